@@ -1,0 +1,15 @@
+"""skbudget: budget kernel perceptrons for scikit-learn.
+
+Online kernel classifiers whose support set stays bounded however long the
+stream runs, each exactly as published, on one compiled engine.
+"""
+
+from skbudget._perceptron import KernelPerceptron
+from skbudget.model_selection import SequentialSearchCV
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "KernelPerceptron",
+    "SequentialSearchCV",
+]

@@ -1,0 +1,416 @@
+"""The estimator layer shared by every online kernel classifier.
+
+:class:`BaseOnlineKernelClassifier` does everything that is not an update
+rule: parameter and input validation, labels and the one-vs-rest wrapper,
+kernel evaluation in blocks, the epoch/chunk driver around the compiled
+stream loop, the fitted attributes and prediction.  An algorithm adds its
+parameters and one method, ``_make_learner``, which returns the compiled
+policy (a subclass of ``skbudget._engine.OnlineLearner``).
+"""
+
+import copy
+import numbers
+import sys
+from abc import abstractmethod
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS, pairwise_kernels
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import (
+    _check_partial_fit_first_call,
+    check_classification_targets,
+)
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+__all__ = ["BaseOnlineKernelClassifier"]
+
+KERNELS = sorted(PAIRWISE_KERNEL_FUNCTIONS)
+
+
+def compute_gamma(gamma, X):
+    """The numeric kernel width for ``gamma`` = 'scale', 'auto' or a number,
+    exactly as :class:`sklearn.svm.SVC` resolves it."""
+    if gamma == "scale":
+        if sp.issparse(X):
+            variance = X.multiply(X).mean() - X.mean() ** 2
+        else:
+            variance = X.var()
+        return 1.0 / (X.shape[1] * variance) if variance != 0 else 1.0
+    if gamma == "auto":
+        return 1.0 / X.shape[1]
+    return float(gamma)
+
+
+def _stack_rows(first, second):
+    if sp.issparse(first):
+        return sp.vstack([first, second], format="csr")
+    return np.concatenate([first, second], axis=0)
+
+
+class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
+    """Base class of the online kernel classifiers (not for direct use).
+
+    Multi-class problems are learned one-vs-rest: one binary learner per
+    class, all fed the same examples in the same order; each learner has its
+    own support set (so a budget ``B`` means up to ``n_classes * B`` stored
+    vectors).  Prediction takes the class whose learner gives the largest
+    score.  With two classes there is a single learner.
+    """
+
+    _parameter_constraints: dict = {
+        "kernel": [StrOptions(set(KERNELS)), callable],
+        "gamma": [StrOptions({"scale", "auto"}), Interval(numbers.Real, 0.0, None, closed="left")],
+        "degree": [Interval(numbers.Integral, 0, None, closed="left")],
+        "coef0": [Interval(numbers.Real, None, None, closed="neither")],
+        "kernel_params": [dict, None],
+        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "shuffle": ["boolean"],
+        "random_state": ["random_state"],
+        "warm_start": ["boolean"],
+        "verbose": ["verbose"],
+    }
+
+    # examples per block of kernel values; results never depend on it
+    _chunk_size = 256
+    # rows per block when predicting
+    _predict_chunk_size = 2048
+
+    @abstractmethod
+    def __init__(self, *, kernel, gamma, degree, coef0, kernel_params, max_iter,
+                 shuffle, random_state, warm_start, verbose):
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.kernel_params = kernel_params
+        self.max_iter = max_iter
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.warm_start = warm_start
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------
+    # what an algorithm provides
+    # ------------------------------------------------------------------
+    @abstractmethod
+    def _make_learner(self, rng):
+        """A new binary learner (an ``OnlineLearner`` subclass)."""
+
+    def _init_constants(self, X):
+        """Data-dependent constants, computed from the first training data."""
+
+    def _learner_expansion(self, learner):
+        """(coefficients oldest first, intercept) that predict with."""
+        return learner.coefficients(), learner.intercept
+
+    def _needs_distances(self):
+        """Whether the policy needs squared input-space distances too."""
+        return False
+
+    # ------------------------------------------------------------------
+    # kernels
+    # ------------------------------------------------------------------
+    def _kernel(self, X, Y):
+        """k(X, Y) as a C-contiguous float64 block."""
+        if Y.shape[0] == 0:
+            return np.zeros((X.shape[0], 0))
+        if callable(self.kernel):
+            params = self.kernel_params or {}
+        else:
+            params = {"gamma": self._gamma, "degree": self.degree, "coef0": self.coef0}
+            params.update(self.kernel_params or {})
+        K = pairwise_kernels(X, Y, metric=self.kernel, filter_params=True, **params)
+        return np.ascontiguousarray(K, dtype=np.float64)
+
+    def _kernel_diagonal(self, X):
+        """k(x_i, x_i) for every row, block by block."""
+        step = self._chunk_size
+        return np.concatenate(
+            [np.diag(self._kernel(X[i:i + step], X[i:i + step])) for i in range(0, X.shape[0], step)]
+        )
+
+    @staticmethod
+    def _squared_distances(X, Y):
+        if Y.shape[0] == 0:
+            return np.zeros((X.shape[0], 0))
+        XY = X @ Y.T
+        XY = XY.toarray() if sp.issparse(XY) else XY
+        xx = np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X) else (X * X).sum(axis=1)
+        yy = np.asarray(Y.multiply(Y).sum(axis=1)).ravel() if sp.issparse(Y) else (Y * Y).sum(axis=1)
+        return np.ascontiguousarray(np.maximum(xx[:, None] + yy[None, :] - 2 * XY, 0.0))
+
+    # ------------------------------------------------------------------
+    # state
+    # ------------------------------------------------------------------
+    def _reset(self, X, classes):
+        """Start a new model for ``classes`` (fit without warm start, or the
+        first partial_fit)."""
+        if len(classes) < 2:
+            raise ValueError(
+                f"The number of classes has to be greater than one; got {len(classes)} class"
+            )
+        self.classes_ = classes
+        self._rng = check_random_state(self.random_state)
+        self._gamma = None if callable(self.kernel) else compute_gamma(self.gamma, X)
+        self._init_constants(X)
+        n_learners = 1 if len(classes) == 2 else len(classes)
+        if n_learners == 1:
+            rngs = [self._rng]
+        else:  # one generator per learner: draws never depend on chunking
+            seeds = self._rng.randint(np.iinfo(np.int32).max, size=n_learners)
+            rngs = [np.random.RandomState(seed) for seed in seeds]
+        self._learners = [self._make_learner(rng) for rng in rngs]
+        self._pools = [X[:0] for _ in range(n_learners)]
+        self._mistake_flags = np.zeros(0, dtype=np.uint8)
+        self._n_examples_seen = 0
+        self.n_iter_ = 0
+
+    def _signed_targets(self, y):
+        """One column per learner, +1 for its class and -1 for the others."""
+        if len(self.classes_) == 2:
+            return np.where(y == self.classes_[1], 1.0, -1.0)[:, None]
+        return np.where(y[:, None] == self.classes_[None, :], 1.0, -1.0)
+
+    def _check_labels(self, y):
+        unknown = np.setdiff1d(np.unique(y), self.classes_)
+        if unknown.size:
+            raise ValueError(
+                f"y contains labels {unknown.tolist()} that are not in classes_ "
+                f"{self.classes_.tolist()}"
+            )
+
+    # ------------------------------------------------------------------
+    # the stream
+    # ------------------------------------------------------------------
+    def _run_stream(self, X, Y, order, first_id):
+        """Feed the examples ``X[order]`` through every learner, chunk by chunk.
+
+        Example ``order[i]`` gets the identity ``first_id + order[i]`` (the
+        same identity in every epoch of one ``fit`` call).  Returns the
+        mistake flags of the rounds, in stream order.
+        """
+        n_learners = len(self._learners)
+        distances = self._needs_distances()
+        flags = []
+        for start in range(0, len(order), self._chunk_size):
+            idx = order[start:start + self._chunk_size]
+            Xc = X[idx]
+            K_new = self._kernel(Xc, Xc)
+            D_new = self._squared_distances(Xc, Xc) if distances else None
+            ids = (first_id + idx).astype(np.intp)
+            scores = np.empty((len(idx), n_learners))
+            for k, learner in enumerate(self._learners):
+                pool = self._pools[k]
+                K_old = self._kernel(Xc, pool)
+                D_old = self._squared_distances(Xc, pool) if distances else None
+                column = np.ascontiguousarray(Y[idx, k])
+                learner_scores = np.empty(len(idx))
+                learner.process_chunk(K_old, K_new, column, ids, learner_scores, D_old, D_new)
+                scores[:, k] = learner_scores
+                keep = learner.finish_chunk()
+                n_old = pool.shape[0]
+                self._pools[k] = _stack_rows(pool[keep[:n_old]], Xc[keep[n_old:]])
+            flags.append(self._mistakes(scores, Y[idx]))
+        return np.concatenate(flags) if flags else np.zeros(0, dtype=np.uint8)
+
+    @staticmethod
+    def _mistakes(scores, Y):
+        """A round is a mistake unless the true class's score is strictly the
+        largest (binary: unless ``y f(x) > 0``); a zero score is a mistake."""
+        if Y.shape[1] == 1:
+            return (Y[:, 0] * scores[:, 0] <= 0).astype(np.uint8)
+        true = Y > 0
+        true_score = scores[true]
+        others = np.where(true, -np.inf, scores).max(axis=1)
+        return (true_score <= others).astype(np.uint8)
+
+    def _record(self, flags):
+        self._mistake_flags = np.concatenate([self._mistake_flags, flags])
+
+    def _log_epoch(self, epoch):
+        if self.verbose:
+            print(
+                f"-- Epoch {epoch}: examples seen {self._mistake_flags.size}, "
+                f"mistakes {self.n_mistakes_}, support vectors "
+                f"{sum(learner.n_sv for learner in self._learners)}",
+                file=sys.stdout,
+            )
+
+    def _update_fitted_attributes(self):
+        vectors, blocks, intercepts, counts = [], [], [], []
+        for learner, pool in zip(self._learners, self._pools):
+            coef, intercept = self._learner_expansion(learner)
+            vectors.append(pool[learner.support_slots()])
+            blocks.append(np.asarray(coef, dtype=np.float64))
+            intercepts.append(intercept)
+            counts.append(learner.n_sv)
+        self.support_vectors_ = sp.vstack(vectors, format="csr") if sp.issparse(vectors[0]) else np.concatenate(vectors)
+        self.n_support_ = np.asarray(counts, dtype=np.int32)
+        self.dual_coef_ = np.zeros((len(blocks), int(self.n_support_.sum())))
+        offsets = np.concatenate([[0], np.cumsum(self.n_support_)])
+        for k, block in enumerate(blocks):
+            self.dual_coef_[k, offsets[k]:offsets[k + 1]] = block
+        self.intercept_ = np.asarray(intercepts, dtype=np.float64)
+        self.n_mistakes_ = int(self._mistake_flags.sum())
+        self.n_updates_ = int(sum(learner.n_updates for learner in self._learners))
+
+    @property
+    def cumulative_mistakes_(self):
+        """ndarray of shape (n_rounds,): mistakes made up to and including
+        each training round, over every ``fit`` epoch and ``partial_fit``
+        call since the model was started (for learning-curve plots)."""
+        check_is_fitted(self)
+        return np.cumsum(self._mistake_flags, dtype=np.int64)
+
+    # ------------------------------------------------------------------
+    # public API
+    # ------------------------------------------------------------------
+    def _validate_fit_input(self, X, y, reset):
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, reset=reset)
+        check_classification_targets(y)
+        return X, y
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Fit the model with ``max_iter`` passes over the training data.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training vectors.
+        y : array-like of shape (n_samples,)
+            Target values (class labels).
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
+        continuing = self.warm_start and hasattr(self, "classes_")
+        X, y = self._validate_fit_input(X, y, reset=not continuing)
+        classes = np.unique(y)
+        if continuing:
+            self._check_labels(y)
+        else:
+            self._reset(X, classes)
+        Y = self._signed_targets(y)
+        first_id = self._n_examples_seen
+        self._n_examples_seen += X.shape[0]
+        for epoch in range(1, self.max_iter + 1):
+            order = self._rng.permutation(X.shape[0]) if self.shuffle else np.arange(X.shape[0])
+            self._record(self._run_stream(X, Y, order, first_id))
+            self.n_mistakes_ = int(self._mistake_flags.sum())
+            self._log_epoch(epoch)
+        self.n_iter_ = self.max_iter
+        self._update_fitted_attributes()
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y, classes=None):
+        """Learn from one more piece of the stream, in the order given.
+
+        A single call is one online pass (no shuffling); calls on
+        consecutive chunks of a stream give exactly the model of one
+        ``fit`` epoch over the whole stream with ``shuffle=False``.  If the
+        call raises, the model is left as it was.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Examples of the stream, in stream order.
+        y : array-like of shape (n_samples,)
+            Their class labels.
+        classes : array-like of shape (n_classes,), default=None
+            All the classes; required on the first call, ignored after.
+
+        Returns
+        -------
+        self : object
+            The updated estimator.
+        """
+        saved = self.__dict__.copy()
+        if hasattr(self, "_learners") and callable(self.kernel):
+            # a user kernel may raise mid-stream: keep a deep snapshot
+            saved["_learners"], saved["_rng"] = copy.deepcopy((self._learners, self._rng))
+        try:
+            return self._partial_fit(X, y, classes)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(saved)
+            raise
+
+    def _partial_fit(self, X, y, classes):
+        first_call = not hasattr(self, "classes_")
+        X, y = self._validate_fit_input(X, y, reset=first_call)
+        if first_call:
+            if classes is None:
+                raise ValueError("classes must be passed on the first call to partial_fit.")
+            classes = np.unique(classes)
+            if len(classes) < 2:
+                raise ValueError(
+                    f"classes must hold at least two classes; got {classes.tolist()}"
+                )
+        _check_partial_fit_first_call(self, classes)
+        self._check_labels(y)
+        if first_call:
+            self._reset(X, self.classes_)
+        Y = self._signed_targets(y)
+        first_id = self._n_examples_seen
+        self._n_examples_seen += X.shape[0]
+        self._record(self._run_stream(X, Y, np.arange(X.shape[0]), first_id))
+        self._update_fitted_attributes()
+        self._log_epoch(1)
+        return self
+
+    def _raw_scores(self, X):
+        """(n_samples, n_learners) scores of the kernel expansion."""
+        out = np.empty((X.shape[0], len(self.n_support_)))
+        for start in range(0, X.shape[0], self._predict_chunk_size):
+            rows = slice(start, start + self._predict_chunk_size)
+            K = self._kernel(X[rows], self.support_vectors_)
+            out[rows] = K @ self.dual_coef_.T + self.intercept_
+        return out
+
+    def decision_function(self, X):
+        """Score of each sample: f(x) for binary problems, one column per
+        class (its one-vs-rest learner) otherwise.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        scores = self._raw_scores(X)
+        return scores[:, 0] if scores.shape[1] == 1 else scores
+
+    def predict(self, X):
+        """Class labels: ``classes_[1]`` where the binary score is > 0 (else
+        ``classes_[0]``); the arg-max class for several classes.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            return self.classes_[(scores > 0).astype(int)]
+        return self.classes_[np.argmax(scores, axis=1)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags

@@ -1,0 +1,204 @@
+"""KernelPerceptron: the dual perceptron with the Khardon-Wachman variants."""
+
+import numbers
+
+import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from skbudget._base import BaseOnlineKernelClassifier
+from skbudget._perceptron_fast import KernelPerceptronLearner
+
+__all__ = ["KernelPerceptron"]
+
+
+class KernelPerceptron(BaseOnlineKernelClassifier):
+    """Kernel Perceptron with margin, lambda-trick, alpha-bound and the
+    last / voted / longest-survivor / averaged hypotheses.
+
+    The dual (kernel) perceptron of Khardon & Wachman (2007, Fig. 2):
+    several epochs over the training set; on example ``x_j`` it scores
+    ``SUM = w(x_j) + [m_j > 0] y_j lam k(x_j, x_j)`` and updates
+    (``m_j += 1``, ``theta -= eta0 y_j C``) when the prediction with margin
+    ``tau`` is wrong and ``m_j < alpha_bound``.  The support set is not
+    bounded: every example updated on stays.
+
+    The defaults are the classic kernel perceptron (``eta0=1``, no
+    threshold, no margin, no lambda-trick, no alpha-bound, last
+    hypothesis) with an RBF kernel and 10 shuffled epochs.  The paper's
+    settings are ``kernel='linear', eta0=0.1, theta_init='kappa',
+    threshold_step='kappa', max_iter=100`` with ``tau``, ``lam`` and
+    ``alpha_bound`` searched over ``{0, .125, .25, .5, 1, 2, 4}``,
+    ``{0, .125, .25, .5, 1, 2, 4}`` and ``{None, 80, 60, 40, 20, 10, 5}``.
+
+    Parameters
+    ----------
+    kernel : {'linear', 'poly', 'rbf', 'sigmoid', 'laplacian', ...} or callable, default='rbf'
+        Any kernel :func:`sklearn.metrics.pairwise.pairwise_kernels` accepts.
+    gamma : {'scale', 'auto'} or float, default='scale'
+        Kernel coefficient for 'rbf', 'poly', 'sigmoid', 'laplacian' and
+        'chi2', resolved as in :class:`sklearn.svm.SVC`.
+    degree : int, default=3
+        Degree of the 'poly' kernel.
+    coef0 : float, default=0.0
+        Independent term of the 'poly' and 'sigmoid' kernels.
+    kernel_params : dict, default=None
+        Extra parameters for the kernel (a callable kernel gets only these).
+    eta0 : float, default=1.0
+        Learning rate ``eta``: each update adds ``eta0 * y_j`` to the
+        coefficient of ``x_j``.
+    theta_init : float or 'kappa', default=0.0
+        Initial threshold; ``'kappa'`` is ``kappa = mean_i k(x_i, x_i)`` over
+        the first training data (the paper's choice).
+    threshold_step : float or 'kappa', default=0.0
+        The paper's ``C``: each update moves the threshold by
+        ``-eta0 * y_j * C`` (ALGORITHMS.md corrects the paper's sign).
+    tau : float, default=0.0
+        Margin, in units of kappa: predict 0 (forcing an update) when
+        ``|SUM - theta| <= tau * kappa``.
+    lam : float, default=0.0
+        Lambda-trick: an example already updated on gets
+        ``y_j * lam * k(x_j, x_j)`` added to its own score.
+    alpha_bound : int or None, default=None
+        At most this many updates per training example (None: unbounded).
+    hypothesis : {'last', 'voted', 'longest_survivor', 'averaged'}, default='last'
+        Which hypothesis predicts: the final one; the vote of every
+        hypothesis weighted by the rounds it survived (Freund & Schapire);
+        the one that survived longest; or their vote-weighted average
+        (a single kernel expansion).
+    max_iter : int, default=10
+        Epochs over the training data in :meth:`fit`.
+    shuffle : bool, default=True
+        Shuffle the training data before each epoch.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the shuffling.
+    warm_start : bool, default=False
+        Continue from the current model on :meth:`fit` (examples of a new
+        ``fit`` call are new examples: their ``m_j`` start at 0).
+    verbose : int, default=0
+        Print the examples seen, mistakes and support-set size per epoch.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    support_vectors_ : ndarray or sparse matrix of shape (n_SV, n_features)
+        Every example updated on, learner by learner, in the order of its
+        first update.
+    dual_coef_ : ndarray of shape (n_learners, n_SV)
+        Coefficients ``eta0 * m_j * y_j`` of the predicting hypothesis
+        (for ``'voted'``, of the last hypothesis: the vote is not a single
+        expansion; :meth:`decision_function` computes it).
+    intercept_ : ndarray of shape (n_learners,)
+        ``-theta`` of the predicting hypothesis.
+    n_support_ : ndarray of shape (n_learners,)
+        Support vectors per learner (one learner for two classes).
+    kappa_ : float
+        ``mean_i k(x_i, x_i)`` over the first training data.
+    n_mistakes_ : int
+        Training rounds with ``y_j (SUM - theta) <= 0`` (multi-class: the
+        true class's score not strictly the largest), over all epochs.
+    n_updates_ : int
+        Updates made, summed over the learners.
+    cumulative_mistakes_ : ndarray of shape (n_rounds,)
+        Mistakes up to and including each training round.
+    n_iter_ : int
+        Epochs run by the last :meth:`fit`.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit, when X has string column names.
+
+    References
+    ----------
+    R. Khardon and G. Wachman, "Noise Tolerant Variants of the Perceptron
+    Algorithm", Journal of Machine Learning Research 8, 227-248, 2007.
+
+    Y. Freund and R. E. Schapire, "Large Margin Classification Using the
+    Perceptron Algorithm", Machine Learning 37(3), 277-296, 1999.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_moons
+    >>> from skbudget import KernelPerceptron
+    >>> X, y = make_moons(200, noise=0.1, random_state=0)
+    >>> clf = KernelPerceptron(hypothesis="voted", random_state=0).fit(X, y)
+    >>> clf.score(X, y) > 0.95
+    True
+    """
+
+    _parameter_constraints: dict = {
+        **BaseOnlineKernelClassifier._parameter_constraints,
+        "eta0": [Interval(numbers.Real, 0.0, None, closed="neither")],
+        "theta_init": [StrOptions({"kappa"}), Interval(numbers.Real, None, None, closed="neither")],
+        "threshold_step": [StrOptions({"kappa"}), Interval(numbers.Real, None, None, closed="neither")],
+        "tau": [Interval(numbers.Real, 0.0, None, closed="left")],
+        "lam": [Interval(numbers.Real, 0.0, None, closed="left")],
+        "alpha_bound": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "hypothesis": [StrOptions({"last", "voted", "longest_survivor", "averaged"})],
+    }
+
+    def __init__(
+        self,
+        *,
+        kernel="rbf",
+        gamma="scale",
+        degree=3,
+        coef0=0.0,
+        kernel_params=None,
+        eta0=1.0,
+        theta_init=0.0,
+        threshold_step=0.0,
+        tau=0.0,
+        lam=0.0,
+        alpha_bound=None,
+        hypothesis="last",
+        max_iter=10,
+        shuffle=True,
+        random_state=None,
+        warm_start=False,
+        verbose=0,
+    ):
+        super().__init__(
+            kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
+            kernel_params=kernel_params, max_iter=max_iter, shuffle=shuffle,
+            random_state=random_state, warm_start=warm_start, verbose=verbose,
+        )
+        self.eta0 = eta0
+        self.theta_init = theta_init
+        self.threshold_step = threshold_step
+        self.tau = tau
+        self.lam = lam
+        self.alpha_bound = alpha_bound
+        self.hypothesis = hypothesis
+
+    def _init_constants(self, X):
+        self.kappa_ = float(np.mean(self._kernel_diagonal(X)))
+
+    def _in_kappa(self, value):
+        return self.kappa_ if value == "kappa" else float(value)
+
+    def _make_learner(self, rng):
+        return KernelPerceptronLearner(
+            eta=self.eta0,
+            theta_init=self._in_kappa(self.theta_init),
+            threshold_step=self._in_kappa(self.threshold_step),
+            margin_width=self.tau * self.kappa_,
+            lam=self.lam,
+            alpha_bound=np.inf if self.alpha_bound is None else self.alpha_bound,
+        )
+
+    def _learner_expansion(self, learner):
+        which = "last" if self.hypothesis == "voted" else self.hypothesis
+        return learner.hypothesis(which)
+
+    def _raw_scores(self, X):
+        if self.hypothesis != "voted":
+            return super()._raw_scores(X)
+        offsets = np.concatenate([[0], np.cumsum(self.n_support_)])
+        out = np.empty((X.shape[0], len(self._learners)))
+        for k, learner in enumerate(self._learners):
+            vectors = self.support_vectors_[offsets[k]:offsets[k + 1]]
+            for start in range(0, X.shape[0], self._predict_chunk_size):
+                rows = slice(start, start + self._predict_chunk_size)
+                out[rows, k] = learner.voted_scores(self._kernel(X[rows], vectors))
+        return out

@@ -1,0 +1,190 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Kernel Perceptron with the Khardon-Wachman variants (ALGORITHMS.md §1).
+
+Khardon & Wachman, Fig. 2, in dual form.  ``m_j`` (the paper's alpha_j) is
+the number of updates made on training example ``j``; the support vector of
+example ``j`` carries ``alpha = eta * m_j * y_j``.  Every update opens a new
+hypothesis; ``votes[k]`` counts the correct predictions hypothesis ``k``
+made, ``thetas[k]`` is its threshold, ``event_cell[k]`` the support vector
+whose coefficient the update ``k -> k+1`` changed.
+"""
+
+import numpy as np
+from libc.math cimport INFINITY
+
+from skbudget._engine cimport OnlineLearner
+from skbudget._engine import _resized
+
+
+cdef class KernelPerceptronLearner(OnlineLearner):
+    cdef public double eta, lam, margin_width, threshold_step, alpha_bound, theta
+    cdef long long[::1] m_count         # per cell
+    cdef Py_ssize_t[::1] cell_of_example
+    cdef Py_ssize_t[::1] event_cell
+    cdef double[::1] thetas
+    cdef long long[::1] votes
+    cdef public long long tally, best_tally, survivor
+
+    def __init__(self, double eta=1.0, double theta_init=0.0, double threshold_step=0.0,
+                 double margin_width=0.0, double lam=0.0, double alpha_bound=INFINITY,
+                 Py_ssize_t capacity=8):
+        self.m_count = np.zeros(0, dtype=np.int64)
+        OnlineLearner.__init__(self, capacity=capacity)
+        self.eta = eta
+        self.theta = theta_init
+        self.intercept = -theta_init
+        self.threshold_step = threshold_step
+        self.margin_width = margin_width  # tau * kappa
+        self.lam = lam
+        self.alpha_bound = alpha_bound
+        self.cell_of_example = np.full(0, -1, dtype=np.intp)
+        self.event_cell = np.zeros(8, dtype=np.intp)
+        self.thetas = np.zeros(9)
+        self.thetas[0] = theta_init
+        self.votes = np.zeros(9, dtype=np.int64)
+        self.tally = 0
+        self.best_tally = 0
+        self.survivor = 0
+
+    cdef int grow(self, Py_ssize_t new_capacity) except -1:
+        OnlineLearner.grow(self, new_capacity)
+        self.m_count = _resized(self.m_count, new_capacity)
+        return 0
+
+    cdef Py_ssize_t lookup_example(self, Py_ssize_t example_id) except -2:
+        """The cell of a training example's support vector, or -1."""
+        cdef Py_ssize_t n = self.cell_of_example.shape[0]
+        if example_id >= n:
+            grown = np.full(max(2 * n, example_id + 1), -1, dtype=np.intp)
+            grown[:n] = self.cell_of_example
+            self.cell_of_example = grown
+        return self.cell_of_example[example_id]
+
+    cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300:
+        cdef Py_ssize_t cell = self.lookup_example(example_id)
+        cdef double total = self.dot_row()
+        cdef double prediction
+        cdef Py_ssize_t k = self.n_updates
+        if cell >= 0:  # the lambda-trick: only when scoring an updated example itself
+            total += y * self.lam * self.k_tt
+        if total < self.theta - self.margin_width:
+            prediction = -1.0
+        elif total > self.theta + self.margin_width:
+            prediction = 1.0
+        else:
+            prediction = 0.0
+        score = total - self.theta
+        if prediction != y:
+            if cell < 0 or self.m_count[cell] < self.alpha_bound:
+                if cell < 0:
+                    cell = self.append_current(self.eta * y)
+                    self.cell_of_example[example_id] = cell
+                else:
+                    self.add_to_coef(cell, self.eta * y)
+                self.m_count[cell] += 1
+                self.theta -= self.eta * y * self.threshold_step
+                self.intercept = -self.theta
+                self.record_update(cell)
+        else:
+            self.votes[k] += 1
+            self.tally += 1
+            if self.tally > self.best_tally:
+                self.best_tally = self.tally
+                self.survivor = k
+        return score
+
+    cdef int record_update(self, Py_ssize_t cell) except -1:
+        cdef Py_ssize_t k = self.n_updates
+        if k + 1 >= self.thetas.shape[0]:
+            self.event_cell = _resized(self.event_cell, 2 * self.thetas.shape[0])
+            self.thetas = _resized(self.thetas, 2 * self.thetas.shape[0] + 1)
+            self.votes = _resized(self.votes, 2 * self.votes.shape[0] + 1)
+        self.event_cell[k] = cell
+        self.n_updates = k + 1
+        self.thetas[k + 1] = self.theta
+        self.votes[k + 1] = 0
+        self.tally = 0
+        return 0
+
+    # ------------------------------------------------------------------
+    # the hypotheses
+    # ------------------------------------------------------------------
+    def _events(self):
+        """(support position, coefficient change) of every update, in order.
+
+        No support vector is ever removed, so cell ``c`` is position ``c``.
+        """
+        cells = np.asarray(self.event_cell)[:self.n_updates].copy()
+        step = self.eta * np.sign(self.coefficients())  # eta * y_j at every update
+        return cells, step[cells]
+
+    def hypothesis(self, str which):
+        """(coefficients oldest first, intercept) of one single-expansion
+        hypothesis: 'last', 'longest_survivor' or 'averaged'."""
+        cdef Py_ssize_t n_hyp = self.n_updates + 1
+        thetas = np.asarray(self.thetas)[:n_hyp]
+        votes = np.asarray(self.votes)[:n_hyp].astype(float)
+        if which == "last" or (which == "averaged" and votes.sum() == 0):
+            return self.coefficients(), -self.theta
+        cells, steps = self._events()
+        coef = np.zeros(self.n_sv)
+        if which == "longest_survivor":
+            np.add.at(coef, cells[:self.survivor], steps[:self.survivor])
+            return coef, -thetas[self.survivor]
+        if which == "averaged":
+            # event e belongs to every hypothesis k >= e + 1
+            later_votes = np.cumsum(votes[::-1])[::-1][1:]
+            np.add.at(coef, cells, steps * later_votes)
+            total = votes.sum()
+            return coef / total, -np.dot(votes, thetas) / total
+        raise ValueError(f"unknown hypothesis {which!r}")
+
+    def voted_scores(self, const double[:, ::1] K):
+        """sum_k vote_k sign(w_k(x) - theta_k) for every row of
+        ``K = k(X, support vectors oldest first)``, in O(updates) per row."""
+        cells, steps = self._events()
+        cdef Py_ssize_t[::1] ev_cell = cells
+        cdef double[::1] ev_step = steps
+        cdef double[::1] thetas = np.asarray(self.thetas)[:self.n_updates + 1].copy()
+        cdef long long[::1] votes = np.asarray(self.votes)[:self.n_updates + 1].copy()
+        out_arr = np.zeros(K.shape[0])
+        cdef double[::1] out = out_arr
+        cdef Py_ssize_t i, e, n_events = self.n_updates
+        cdef double w, total
+        with nogil:
+            for i in range(K.shape[0]):
+                w = 0.0
+                total = votes[0] * _sign(-thetas[0])
+                for e in range(n_events):
+                    w = w + ev_step[e] * K[i, ev_cell[e]]
+                    if votes[e + 1] != 0:
+                        total = total + votes[e + 1] * _sign(w - thetas[e + 1])
+                out[i] = total
+        return out_arr
+
+    def get_state(self):
+        state = OnlineLearner.get_state(self)
+        state.update(
+            eta=self.eta, lam=self.lam, margin_width=self.margin_width, theta=self.theta,
+            threshold_step=self.threshold_step, alpha_bound=self.alpha_bound,
+            m_count=np.array(self.m_count), cell_of_example=np.array(self.cell_of_example),
+            event_cell=np.array(self.event_cell), thetas=np.array(self.thetas),
+            votes=np.array(self.votes), tally=self.tally,
+            best_tally=self.best_tally, survivor=self.survivor,
+        )
+        return state
+
+    def set_state(self, state):
+        OnlineLearner.set_state(self, state)
+        for name in ("eta", "lam", "margin_width", "theta", "threshold_step", "alpha_bound",
+                     "tally", "best_tally", "survivor"):
+            setattr(self, name, state[name])
+        self.m_count = state["m_count"].copy()
+        self.cell_of_example = state["cell_of_example"].copy()
+        self.event_cell = state["event_cell"].copy()
+        self.thetas = state["thetas"].copy()
+        self.votes = state["votes"].copy()
+
+
+cdef inline double _sign(double v) noexcept nogil:
+    return (v > 0) - (v < 0)
