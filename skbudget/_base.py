@@ -77,6 +77,8 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
     _chunk_size = 256
     # rows per block when predicting
     _predict_chunk_size = 2048
+    # a multi-epoch fit on at most this many examples computes k(X, X) once
+    _gram_cache_limit = 4096
 
     @abstractmethod
     def __init__(self, *, kernel, gamma, degree, coef0, kernel_params, max_iter,
@@ -164,6 +166,8 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
             rngs = [np.random.RandomState(seed) for seed in seeds]
         self._learners = [self._make_learner(rng) for rng in rngs]
         self._pools = [X[:0] for _ in range(n_learners)]
+        # identity of each pool row (see _run_stream), for the Gram cache
+        self._pool_ids = [np.zeros(0, dtype=np.intp) for _ in range(n_learners)]
         self._mistake_flags = np.zeros(0, dtype=np.uint8)
         self._n_examples_seen = 0
         self.n_iter_ = 0
@@ -185,12 +189,14 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------
     # the stream
     # ------------------------------------------------------------------
-    def _run_stream(self, X, Y, order, first_id):
+    def _run_stream(self, X, Y, order, first_id, gram=None):
         """Feed the examples ``X[order]`` through every learner, chunk by chunk.
 
         Example ``order[i]`` gets the identity ``first_id + order[i]`` (the
-        same identity in every epoch of one ``fit`` call).  Returns the
-        mistake flags of the rounds, in stream order.
+        same identity in every epoch of one ``fit`` call).  ``gram``, if
+        given, is ``k(X, X)``: kernel values between examples of this call
+        are then looked up instead of computed.  Returns the mistake flags
+        of the rounds, in stream order.
         """
         n_learners = len(self._learners)
         distances = self._needs_distances()
@@ -198,13 +204,17 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         for start in range(0, len(order), self._chunk_size):
             idx = order[start:start + self._chunk_size]
             Xc = X[idx]
-            K_new = self._kernel(Xc, Xc)
+            K_new = self._cached_block(gram, idx, idx) if gram is not None else self._kernel(Xc, Xc)
             D_new = self._squared_distances(Xc, Xc) if distances else None
             ids = (first_id + idx).astype(np.intp)
             scores = np.empty((len(idx), n_learners))
             for k, learner in enumerate(self._learners):
-                pool = self._pools[k]
-                K_old = self._kernel(Xc, pool)
+                pool, pool_ids = self._pools[k], self._pool_ids[k]
+                rows = pool_ids - first_id
+                if gram is not None and np.all((rows >= 0) & (rows < X.shape[0])):
+                    K_old = self._cached_block(gram, idx, rows)
+                else:
+                    K_old = self._kernel(Xc, pool)
                 D_old = self._squared_distances(Xc, pool) if distances else None
                 column = np.ascontiguousarray(Y[idx, k])
                 learner_scores = np.empty(len(idx))
@@ -213,8 +223,13 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
                 keep = learner.finish_chunk()
                 n_old = pool.shape[0]
                 self._pools[k] = _stack_rows(pool[keep[:n_old]], Xc[keep[n_old:]])
+                self._pool_ids[k] = np.concatenate([pool_ids[keep[:n_old]], ids[keep[n_old:]]])
             flags.append(self._mistakes(scores, Y[idx]))
         return np.concatenate(flags) if flags else np.zeros(0, dtype=np.uint8)
+
+    @staticmethod
+    def _cached_block(gram, rows, cols):
+        return np.ascontiguousarray(gram[np.ix_(rows, cols)])
 
     @staticmethod
     def _mistakes(scores, Y):
@@ -299,9 +314,12 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         Y = self._signed_targets(y)
         first_id = self._n_examples_seen
         self._n_examples_seen += X.shape[0]
+        gram = None
+        if self.max_iter > 1 and X.shape[0] <= self._gram_cache_limit:
+            gram = self._kernel(X, X)
         for epoch in range(1, self.max_iter + 1):
             order = self._rng.permutation(X.shape[0]) if self.shuffle else np.arange(X.shape[0])
-            self._record(self._run_stream(X, Y, order, first_id))
+            self._record(self._run_stream(X, Y, order, first_id, gram))
             self.n_mistakes_ = int(self._mistake_flags.sum())
             self._log_epoch(epoch)
         self.n_iter_ = self.max_iter
@@ -332,6 +350,8 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
             The updated estimator.
         """
         saved = self.__dict__.copy()
+        if hasattr(self, "_pools"):   # these lists are updated in place
+            saved["_pools"], saved["_pool_ids"] = list(self._pools), list(self._pool_ids)
         if hasattr(self, "_learners") and callable(self.kernel):
             # a user kernel may raise mid-stream: keep a deep snapshot
             saved["_learners"], saved["_rng"] = copy.deepcopy((self._learners, self._rng))

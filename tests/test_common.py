@@ -1,0 +1,284 @@
+"""Properties every estimator of skbudget must have.
+
+Estimators are discovered from ``skbudget.__all__``, so a new algorithm is
+covered as soon as it is exported.
+"""
+
+import inspect
+import io
+import pickle
+from contextlib import redirect_stdout
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from numpy.testing import assert_allclose, assert_array_equal
+from sklearn.base import clone
+from sklearn.datasets import make_blobs, make_classification
+from sklearn.model_selection import GridSearchCV, cross_val_score
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+import skbudget
+from skbudget._base import BaseOnlineKernelClassifier
+
+ESTIMATORS = [
+    obj for name in skbudget.__all__
+    if inspect.isclass(obj := getattr(skbudget, name))
+    and issubclass(obj, BaseOnlineKernelClassifier)
+]
+BUDGETED = [Est for Est in ESTIMATORS if "budget" in Est().get_params()]
+IDS = [Est.__name__ for Est in ESTIMATORS]
+
+
+def small(Est, **params):
+    """A configuration that makes the budget bind on small data (and a fixed
+    gamma: 'scale' is resolved on the first call's data)."""
+    params.setdefault("gamma", 1.0)
+    est = Est(random_state=0, **params)
+    if "budget" in est.get_params() and "budget" not in params:
+        est.set_params(budget=7)
+    return est
+
+
+def fitted_state(est):
+    return (est.support_vectors_.toarray() if sp.issparse(est.support_vectors_) else est.support_vectors_,
+            est.dual_coef_, est.intercept_, est.n_support_, est.cumulative_mistakes_, est.n_updates_)
+
+
+def assert_same_model(a, b):
+    for x, y in zip(fitted_state(a), fitted_state(b)):
+        assert_allclose(x, y, rtol=1e-12, atol=1e-12)
+
+
+@pytest.fixture(scope="module")
+def binary_data():
+    X, y = make_classification(160, n_features=4, n_informative=3, n_redundant=0,
+                               flip_y=0.1, random_state=0)
+    return StandardScaler().fit_transform(X), y
+
+
+@pytest.fixture(scope="module")
+def multiclass_data():
+    X, y = make_blobs(150, centers=3, n_features=3, cluster_std=2.0, random_state=0)
+    return StandardScaler().fit_transform(X), y
+
+
+@parametrize_with_checks([Est() for Est in ESTIMATORS])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
+def test_partial_fit_chunks_equal_one_fit_epoch(Est, binary_data):
+    X, y = binary_data
+    fitted = small(Est, shuffle=False, max_iter=1).fit(X, y)
+    streamed = small(Est)
+    for piece in np.array_split(np.arange(len(y)), [1, 8, 50, 51, 120]):
+        streamed.partial_fit(X[piece], y[piece], classes=np.unique(y))
+    assert_same_model(fitted, streamed)
+    assert_array_equal(fitted.predict(X), streamed.predict(X))
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
+def test_result_does_not_depend_on_chunk_size(Est, multiclass_data):
+    X, y = multiclass_data
+    big = small(Est, max_iter=2).fit(X, y)
+    tiny = small(Est, max_iter=2)
+    tiny._chunk_size = 3
+    tiny.fit(X, y)
+    assert_same_model(big, tiny)
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
+def test_random_state_determinism(Est, multiclass_data):
+    X, y = multiclass_data
+    a = small(Est, max_iter=2).fit(X, y)
+    b = small(Est, max_iter=2).fit(X, y)
+    assert_same_model(a, b)
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
+def test_pickle_round_trip_continues_identically(Est, binary_data):
+    X, y = binary_data
+    est = small(Est).partial_fit(X[:80], y[:80], classes=np.unique(y))
+    copy = pickle.loads(pickle.dumps(est))
+    assert_same_model(est, copy)
+    est.partial_fit(X[80:], y[80:])
+    copy.partial_fit(X[80:], y[80:])
+    assert_same_model(est, copy)
+    assert_array_equal(est.decision_function(X), copy.decision_function(X))
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
+def test_sparse_input_gives_the_dense_model(Est, binary_data):
+    X, y = binary_data
+    dense = small(Est).fit(X, y)
+    sparse = small(Est).fit(sp.csr_matrix(X), y)
+    assert sp.issparse(sparse.support_vectors_)
+    assert_same_model(dense, sparse)
+    assert_allclose(dense.decision_function(X), sparse.decision_function(sp.csr_matrix(X)))
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
+def test_one_vs_rest_learners_are_the_binary_learners(Est, multiclass_data):
+    X, y = multiclass_data
+    if "random_state" in inspect.signature(Est._make_learner).parameters and Est.__name__ == "RandomBudgetPerceptron":
+        pytest.skip("each one-vs-rest learner draws from its own generator")
+    multi = small(Est, shuffle=False, max_iter=1).fit(X, y)
+    offsets = np.concatenate([[0], np.cumsum(multi.n_support_)])
+    for k, label in enumerate(multi.classes_):
+        binary = small(Est, shuffle=False, max_iter=1).fit(X, (y == label).astype(int))
+        block = slice(offsets[k], offsets[k + 1])
+        assert_allclose(multi.support_vectors_[block], binary.support_vectors_)
+        assert_allclose(multi.dual_coef_[k, block], binary.dual_coef_[0], rtol=1e-12, atol=1e-12)
+        assert_allclose(multi.intercept_[k], binary.intercept_[0])
+        assert_allclose(multi.decision_function(X)[:, k], binary.decision_function(X), atol=1e-9)
+
+
+@pytest.mark.parametrize("Est", BUDGETED, ids=[E.__name__ for E in BUDGETED])
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), budget=st.integers(1, 6), n_classes=st.sampled_from([2, 3]))
+def test_budget_never_exceeded(Est, seed, budget, n_classes):
+    rng = np.random.RandomState(seed)
+    X = rng.normal(size=(40, 2))
+    y = rng.randint(n_classes, size=40)
+    est = Est(budget=budget, random_state=seed)
+    classes = np.arange(n_classes)
+    for i in range(len(y)):
+        est.partial_fit(X[i:i + 1], y[i:i + 1], classes=classes)
+        assert np.all(est.n_support_ <= budget)
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
+def test_failed_partial_fit_leaves_model_unchanged(Est, binary_data):
+    X, y = binary_data
+    est = small(Est).partial_fit(X[:50], y[:50], classes=np.unique(y))
+    before = pickle.dumps(est)
+    with pytest.raises(ValueError, match="not in classes_"):
+        est.partial_fit(X[50:60], np.full(10, 7))
+    with pytest.raises(ValueError, match="features"):
+        est.partial_fit(X[50:60, :2], y[50:60])
+    bad = X[50:60].copy()
+    bad[3, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        est.partial_fit(bad, y[50:60])
+    assert pickle.dumps(est) == before
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
+def test_failing_callable_kernel_leaves_model_unchanged(Est, binary_data):
+    X, y = binary_data
+    budget = {"calls_left": np.inf}
+
+    def flaky_rbf(a, b):
+        budget["calls_left"] -= 1
+        if budget["calls_left"] < 0:
+            raise RuntimeError("kernel failed")
+        return np.exp(-np.sum((a - b) ** 2))
+
+    est = small(Est, kernel=flaky_rbf)
+    est._chunk_size = 4
+    est.partial_fit(X[:30], y[:30], classes=np.unique(y))
+    before = pickle.dumps((est._learners, est._pools, est._mistake_flags, est._rng))
+    budget["calls_left"] = 300   # fails a few chunks into the next call
+    with pytest.raises(RuntimeError, match="kernel failed"):
+        est.partial_fit(X[30:90], y[30:90])
+    assert pickle.dumps((est._learners, est._pools, est._mistake_flags, est._rng)) == before
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
+def test_partial_fit_needs_classes_first(Est, binary_data):
+    X, y = binary_data
+    with pytest.raises(ValueError, match="classes must be passed"):
+        Est().partial_fit(X, y)
+    with pytest.raises(ValueError, match="at least two classes"):
+        Est().partial_fit(X, y, classes=[0])
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
+@pytest.mark.parametrize("params, message", [
+    (dict(kernel="nope"), "kernel"),
+    (dict(gamma=-1.0), "gamma"),
+    (dict(max_iter=0), "max_iter"),
+    (dict(kernel_params=[1]), "kernel_params"),
+])
+def test_bad_parameters_are_named(Est, params, message, binary_data):
+    X, y = binary_data
+    with pytest.raises(ValueError, match=message):
+        Est(**params).fit(X, y)
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
+def test_kernels_and_callables_agree(Est, binary_data):
+    X, y = binary_data
+    named = small(Est, kernel="rbf", gamma=0.7).fit(X, y)
+    func = small(Est, kernel=lambda a, b: np.exp(-0.7 * np.sum((a - b) ** 2))).fit(X, y)
+    assert_same_model(named, func)
+    poly = small(Est, kernel="poly", degree=2, gamma=0.5, coef0=1.0).fit(X, y)
+    via_params = small(Est, kernel="poly", kernel_params={"degree": 2, "gamma": 0.5, "coef0": 1.0}).fit(X, y)
+    assert_same_model(poly, via_params)
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
+def test_fitted_attributes_are_svc_like(Est, multiclass_data):
+    X, y = multiclass_data
+    est = small(Est).fit(X, y)
+    n_sv = int(est.n_support_.sum())
+    assert est.support_vectors_.shape == (n_sv, X.shape[1])
+    assert est.dual_coef_.shape == (3, n_sv)
+    assert est.intercept_.shape == (3,)
+    assert est.n_mistakes_ == est.cumulative_mistakes_[-1]
+    assert len(est.cumulative_mistakes_) == len(y) * est.max_iter
+    assert np.all(np.diff(est.cumulative_mistakes_) >= 0)
+    manual = est._kernel(X, est.support_vectors_) @ est.dual_coef_.T + est.intercept_
+    if getattr(est, "hypothesis", "last") != "voted":
+        assert_allclose(est.decision_function(X), manual, atol=1e-10)
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
+def test_warm_start_continues(Est, binary_data):
+    X, y = binary_data
+    est = small(Est, warm_start=True, max_iter=1).fit(X, y)
+    seen = len(est.cumulative_mistakes_)
+    est.fit(X, y)
+    assert len(est.cumulative_mistakes_) == 2 * seen
+    cold = small(Est, max_iter=1).fit(X, y)
+    cold.fit(X, y)
+    assert len(cold.cumulative_mistakes_) == seen
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
+def test_verbose_reports_each_epoch(Est, binary_data):
+    X, y = binary_data
+    out = io.StringIO()
+    with redirect_stdout(out):
+        small(Est, verbose=1, max_iter=2).fit(X, y)
+    lines = [line for line in out.getvalue().splitlines() if line.startswith("-- Epoch")]
+    assert len(lines) == 2
+    assert "mistakes" in lines[0] and "support vectors" in lines[0]
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
+def test_pipeline_grid_search_and_cross_validation(Est, binary_data):
+    X, y = binary_data
+    pipe = make_pipeline(StandardScaler(), small(Est))
+    grid = {f"{pipe.steps[-1][0]}__gamma": [0.5, 2.0]}
+    if "budget" in pipe.steps[-1][1].get_params():
+        grid[f"{pipe.steps[-1][0]}__budget"] = [5, 20]
+    search = GridSearchCV(pipe, grid, cv=3).fit(X, y)
+    assert search.best_score_ > 0.5
+    assert cross_val_score(clone(pipe), X, y, cv=3).shape == (3,)
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
+def test_gram_cache_gives_the_computed_model(Est, multiclass_data):
+    X, y = multiclass_data
+    cached = small(Est, max_iter=3).fit(X, y)
+    computed = small(Est, max_iter=3)
+    computed._gram_cache_limit = 0
+    computed.fit(X, y)
+    assert_same_model(cached, computed)
