@@ -43,9 +43,11 @@ class PlainKernelPerceptron:
             self.n_updates = 0
         C = self._value(self.threshold_step)
         for j in range(len(X)):
-            k_row = self.kernel(X[j:j + 1], X)[0]          # k(x_i, x_j) for every i
-            w_x = float(np.sum(self.eta0 * self.m * y * k_row))
-            total = w_x + (y[j] * self.lam * k_row[j] if self.m[j] > 0 else 0.0)
+            sv = np.flatnonzero(self.m)                      # examples updated on
+            k_row = self.kernel(X[j:j + 1], X[sv])[0] if len(sv) else np.zeros(0)
+            w_x = float(np.sum(self.eta0 * self.m[sv] * y[sv] * k_row))
+            k_jj = self.kernel(X[j:j + 1], X[j:j + 1])[0, 0]
+            total = w_x + (y[j] * self.lam * k_jj if self.m[j] > 0 else 0.0)
             if total < self.theta - self.tau * self.kappa:
                 y_hat = -1
             elif total > self.theta + self.tau * self.kappa:
