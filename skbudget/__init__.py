@@ -5,6 +5,7 @@ stream runs, each exactly as published, on one compiled engine.
 """
 
 from skbudget._perceptron import KernelPerceptron
+from skbudget._tighter import TighterPerceptron, TightestPerceptron
 from skbudget.model_selection import SequentialSearchCV
 
 __version__ = "0.1.0"
@@ -12,4 +13,6 @@ __version__ = "0.1.0"
 __all__ = [
     "KernelPerceptron",
     "SequentialSearchCV",
+    "TighterPerceptron",
+    "TightestPerceptron",
 ]
