@@ -183,3 +183,18 @@ def test_one_vs_rest_learners_without_draws_are_the_binary_learners(Est, params)
     for k, label in enumerate(multi.classes_):
         binary = Est(budget=6, gamma=1.0, shuffle=False, **params).fit(X, (y == label).astype(int))
         assert_allclose(multi.support_vectors_[offsets[k]:offsets[k + 1]], binary.support_vectors_)
+
+
+@pytest.mark.slow
+def test_tightest_reaches_the_papers_ncheckerboard_accuracy():
+    # wang-vucetic Table 2: Tightest 87.6 +- 1.3 at B = 100 (10 000 / 5 000,
+    # 15% training noise, delta^2 = 0.1); benchmarks/bench_tighter.py runs all
+    accuracies = []
+    for rep in range(3):
+        X, y = make_checkerboard(10000, noise=0.15, random_state=1000 + rep)
+        X_test, y_test = make_checkerboard(5000, random_state=2000 + rep)
+        scaler = StandardScaler().fit(X)
+        est = TightestPerceptron(budget=100, gamma=5.0, random_state=rep)
+        est.fit(scaler.transform(X), y)
+        accuracies.append(100 * est.score(scaler.transform(X_test), y_test))
+    assert np.mean(accuracies) > 87.6 - 2
