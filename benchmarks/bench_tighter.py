@@ -163,7 +163,7 @@ def available_columns():
     return columns
 
 
-def run(datasets, budgets, reps, quick, columns, out_path):
+def run(datasets, budgets, reps, quick, columns, out_path, first_rep=0):
     results = {"protocol": __doc__.split("Usage::")[0].strip(), "quick": quick,
                "budgets": list(budgets), "datasets": {}}
     if out_path.exists():   # keep the data sets of earlier runs (one file, several runs)
@@ -175,7 +175,7 @@ def run(datasets, budgets, reps, quick, columns, out_path):
         acc = {(c, b): [] for c in columns for b in budgets}
         secs = {(c, b): [] for c in columns for b in budgets}
         perceptron_svs = []
-        for rep in range(reps):
+        for rep in range(first_rep, first_rep + reps):
             X, y, Xt, yt = load(name, rep, quick)
             for column in columns:
                 for budget in (budgets if column != "Perceptron" else budgets[:1]):
@@ -192,8 +192,8 @@ def run(datasets, budgets, reps, quick, columns, out_path):
                     else:
                         acc[(column, budget)].append(score)
                         secs[(column, budget)].append(elapsed)
-            print(f"  {name}: repetition {rep + 1}/{reps} done", flush=True)
-        entry = {"reps": reps, "gamma": gamma, "delta2": DELTA2[name], "n_train": int(X.shape[0]),
+            print(f"  {name}: repetition {rep + 1 - first_rep}/{reps} done", flush=True)
+        entry = {"reps": reps, "first_rep": first_rep, "gamma": gamma, "delta2": DELTA2[name], "n_train": int(X.shape[0]),
                  "n_test": int(Xt.shape[0]),
                  "perceptron_svs": float(np.mean(perceptron_svs)),
                  "paper_perceptron_svs": PAPER_PERCEPTRON_SVS[name], "budgets": {}}
@@ -283,6 +283,8 @@ def main(argv=None):
                         choices=list(PAPER))
     parser.add_argument("--budgets", nargs="+", type=int, default=list(BUDGETS),
                         choices=list(BUDGETS))
+    parser.add_argument("--first-rep", type=int, default=0,
+                        help="index of the first repetition (to split a long run in parts)")
     parser.add_argument("--no-figure", action="store_true", help="skip Fig. 2")
     parser.add_argument("--out", default=None,
                         help="JSON path (default in benchmarks/results/); data sets already in "
@@ -293,7 +295,7 @@ def main(argv=None):
     out = Path(args.out) if args.out else RESULTS / ("bench_tighter_quick.json" if args.quick
                                                      else "bench_tighter.json")
     columns = available_columns()
-    results = run(args.datasets, args.budgets, reps, args.quick, columns, out)
+    results = run(args.datasets, args.budgets, reps, args.quick, columns, out, args.first_rep)
     print_tables(results, columns)
     print(f"wrote {out}")
     if not args.no_figure:
