@@ -236,6 +236,22 @@ def print_tables(results, columns):
               f"  ({entry['reps']} repetitions, n_train = {entry['n_train']}, n_test = {entry['n_test']}, gamma = {entry['gamma']:.4g})")
 
 
+def markdown_tables(results, columns):
+    """The tables as Markdown (for doc/algorithms.md)."""
+    lines = []
+    for b in results["budgets"]:
+        lines += ["", f"B = {b} (Perceptron: B = inf)", "",
+                  "| data set | " + " | ".join(columns) + " |",
+                  "|---|" + "---|" * len(columns)]
+        for name, entry in results["datasets"].items():
+            cells = []
+            for column in columns:
+                r = entry["budgets"][str(b)][column]
+                cells.append(f"{r['mean']:.1f} ± {r['std']:.1f} [{r['paper_mean']:.1f}]")
+            lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def plot_figure(columns, path, budget=500):
     """Fig. 2: the solutions of the eight algorithms on NCheckerboard."""
     import matplotlib
@@ -285,6 +301,8 @@ def main(argv=None):
                         choices=list(BUDGETS))
     parser.add_argument("--first-rep", type=int, default=0,
                         help="index of the first repetition (to split a long run in parts)")
+    parser.add_argument("--table-only", action="store_true",
+                        help="print the tables (text and Markdown) of the existing JSON, run nothing")
     parser.add_argument("--no-figure", action="store_true", help="skip Fig. 2")
     parser.add_argument("--out", default=None,
                         help="JSON path (default in benchmarks/results/); data sets already in "
@@ -295,6 +313,13 @@ def main(argv=None):
     out = Path(args.out) if args.out else RESULTS / ("bench_tighter_quick.json" if args.quick
                                                      else "bench_tighter.json")
     columns = available_columns()
+    if args.table_only:
+        results = json.loads(out.read_text())
+        columns = [c for c in columns if all(c in e["budgets"][str(results["budgets"][0])]
+                                             for e in results["datasets"].values())]
+        print_tables(results, columns)
+        print(markdown_tables(results, columns))
+        return
     results = run(args.datasets, args.budgets, reps, args.quick, columns, out, args.first_rep)
     print_tables(results, columns)
     print(f"wrote {out}")
