@@ -6,14 +6,17 @@ an update, it makes room, appends ``(x_t, alpha_t)`` as the newest support
 vector and tidies up.  :class:`MistakeDrivenLearner` runs that skeleton; each
 policy says only what differs:
 
-=====================  =============================================
-Stoptron               no room once ``|S| = B``: stop adding (§2)
-RandomBudget           room: remove position ``rng.randint(B)`` (§3)
-CrammerKandolaSinger   room: remove the largest leave-one-out margin;
-                       adaptive cache: DistillCache after insertion (§4)
-Forgetron              after insertion: shrink by phi, drop the oldest (§5)
-PassiveAggressive      update on hinge loss, step ``min(C, loss / k_tt)`` (§9)
-=====================  =============================================
+===========================  ==========================================
+StoptronLearner              no room once ``|S| = B``: stop adding (§2)
+RandomBudgetLearner          room: remove position ``rng.randint(B)`` (§3)
+CrammerKandolaSingerLearner  room: remove the largest leave-one-out
+                             margin; adaptive cache: DistillCache after
+                             the insertion (§4)
+ForgetronLearner             after the insertion: shrink by phi, drop the
+                             oldest (§5)
+PassiveAggressiveLearner     update on hinge loss, step
+                             ``min(C, loss / k_tt)`` (§9)
+===========================  ==========================================
 
 Ties between support vectors go to the oldest.  Values compared for a tie
 come from incrementally maintained margins, so two mathematically equal
@@ -22,7 +25,6 @@ values may differ in the last bits; they count as tied when they agree to
 :meth:`CrammerKandolaSingerLearner.best_removal`.
 """
 
-import numpy as np
 from libc.math cimport fabs, sqrt, INFINITY
 
 from skbudget._engine cimport OnlineLearner

@@ -172,6 +172,15 @@ def test_forgetron_streams_hit_every_branch_of_phi():
     assert branches >= {1.0, -1.0, "phi=1"}
 
 
+def test_forgetron_survives_a_vanishing_global_scale():
+    # B = 1 on a noisy stream: the product of the shrink factors falls below
+    # 1e-100, so the engine folds its global scale into the coefficients
+    X, y = make_noisy_gaussians(1000, random_state=0)
+    plain = PlainForgetron(_kernel("rbf", gamma=1.0), budget=1)
+    assert_matches(Forgetron(budget=1, gamma=1.0, shuffle=False), plain, X, y)
+    assert np.sum(np.log10([r["phi"] for r in plain.removals])) < -100
+
+
 @pytest.mark.parametrize("x2, a, phi", [
     (-0.5, 0.0, 15 / 32),                                    # mu = 1/2: linear Psi
     (-0.25, -0.5, 2 - np.sqrt(4 - 15 / 8)),                  # mu = 3/4: concave Psi
