@@ -114,6 +114,16 @@ def _example(name, call):
     )
 
 
+_SHARED_PARAMS = ("kernel", "gamma", "degree", "coef0", "kernel_params", "max_iter",
+                  "shuffle", "random_state", "warm_start", "verbose")
+
+
+def _shared_params(init_locals):
+    """The parameters of ``BaseOnlineKernelClassifier.__init__`` among an
+    estimator's ``__init__`` arguments (``locals()``), unchanged."""
+    return {name: init_locals[name] for name in _SHARED_PARAMS}
+
+
 _BUDGET = {"budget": [Interval(numbers.Integral, 1, None, closed="left")]}
 
 
@@ -126,11 +136,7 @@ class _FixedBudgetClassifier(BaseOnlineKernelClassifier):
     def __init__(self, *, budget=100, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
                  kernel_params=None, max_iter=1, shuffle=True, random_state=None,
                  warm_start=False, verbose=0):
-        super().__init__(
-            kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
-            kernel_params=kernel_params, max_iter=max_iter, shuffle=shuffle,
-            random_state=random_state, warm_start=warm_start, verbose=verbose,
-        )
+        super().__init__(**_shared_params(locals()))
         self.budget = budget
 
 
@@ -224,11 +230,7 @@ class BudgetPerceptron(BaseOnlineKernelClassifier):
     def __init__(self, *, budget=100, beta=0.0, kernel="rbf", gamma="scale", degree=3,
                  coef0=0.0, kernel_params=None, max_iter=1, shuffle=True, random_state=None,
                  warm_start=False, verbose=0):
-        super().__init__(
-            kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
-            kernel_params=kernel_params, max_iter=max_iter, shuffle=shuffle,
-            random_state=random_state, warm_start=warm_start, verbose=verbose,
-        )
+        super().__init__(**_shared_params(locals()))
         self.budget = budget
         self.beta = beta
 
@@ -280,11 +282,7 @@ class Forgetron(BaseOnlineKernelClassifier):
     def __init__(self, *, budget=100, self_tuned=True, kernel="rbf", gamma="scale", degree=3,
                  coef0=0.0, kernel_params=None, max_iter=1, shuffle=True, random_state=None,
                  warm_start=False, verbose=0):
-        super().__init__(
-            kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
-            kernel_params=kernel_params, max_iter=max_iter, shuffle=shuffle,
-            random_state=random_state, warm_start=warm_start, verbose=verbose,
-        )
+        super().__init__(**_shared_params(locals()))
         self.budget = budget
         self.self_tuned = self_tuned
 
@@ -322,11 +320,7 @@ class KernelPassiveAggressive(BaseOnlineKernelClassifier):
     def __init__(self, *, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
                  kernel_params=None, max_iter=1, shuffle=True, random_state=None,
                  warm_start=False, verbose=0):
-        super().__init__(
-            kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
-            kernel_params=kernel_params, max_iter=max_iter, shuffle=shuffle,
-            random_state=random_state, warm_start=warm_start, verbose=verbose,
-        )
+        super().__init__(**_shared_params(locals()))
         self.C = C
 
     def _make_learner(self, rng):
