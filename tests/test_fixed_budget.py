@@ -77,7 +77,9 @@ STREAM_IDS = [s[0] for s in STREAMS]
 
 def assert_matches(est, plain, X, y, stream=False):
     """Same mistakes, support set, coefficients and decision function
-    (``fit``, or with ``stream`` one ``partial_fit`` call)."""
+    (``fit``, or with ``stream`` one ``partial_fit`` call).  Chunks of 37
+    examples: the streams cross several kernel blocks."""
+    est._chunk_size = 37
     if stream:
         est.partial_fit(X, y, classes=[-1, 1])
     else:
