@@ -185,11 +185,11 @@ class RandomBudgetPerceptron(_FixedBudgetClassifier):
                          "RandomBudgetPerceptron(budget=50, gamma=2.0, random_state=0)"),
     )
 
-    def _make_learner(self, random_state):
-        # the learner draws from ``random_state`` (a RandomState): with
-        # several classes its draws differ from a binary fit's, which
-        # test_common recognises by this parameter name
-        return RandomBudgetLearner(budget=self.budget, rng=random_state)
+    def _make_learner(self, rng):
+        return RandomBudgetLearner(budget=self.budget, rng=rng)
+
+    def _draws_random_numbers(self):
+        return True
 
 
 class BudgetPerceptron(BaseOnlineKernelClassifier):
