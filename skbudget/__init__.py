@@ -5,11 +5,14 @@ stream runs, each exactly as published, on one compiled engine.
 """
 
 from skbudget._perceptron import KernelPerceptron
+from skbudget._projectron import Projectron, ProjectronPlusPlus
 from skbudget.model_selection import SequentialSearchCV
 
 __version__ = "0.1.0"
 
 __all__ = [
     "KernelPerceptron",
+    "Projectron",
+    "ProjectronPlusPlus",
     "SequentialSearchCV",
 ]
