@@ -66,15 +66,19 @@ def assert_matches(est, plain, X):
     assert_allclose(est.decision_function(Z), plain.decision_function(Z), rtol=1e-8, atol=1e-8)
 
 
-@pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
-@pytest.mark.parametrize("Est, Plain", PAIRS, ids=PAIR_IDS)
+# Projectron++ on exact duplicates is left out: a margin step with
+# tau = loss / ||P k||² on a duplicate sets f(x) = 1 exactly, so its next copy
+# is a tie y f(x) = 1 that rounding decides (the stability tests cover it)
+ORACLE_CASES = [
+    pytest.param(Est, Plain, case, id=f"{Est.__name__}-{case_id}")
+    for Est, Plain in PAIRS for case, case_id in zip(CASES, CASE_IDS)
+    if not (case[0] == "duplicates" and Est is ProjectronPlusPlus)
+]
+
+
+@pytest.mark.parametrize("Est, Plain, case", ORACLE_CASES)
 def test_matches_plain_implementation(Est, Plain, case):
-    name, X, y, kernel_kw, kernel, eta = case
-    if name == "duplicates" and Est is ProjectronPlusPlus:
-        # a margin step with tau = loss / ||P k||² on a duplicate sets
-        # f(x) = 1 exactly, so its next copy is a tie y f(x) = 1 that
-        # rounding decides: no two implementations agree there
-        pytest.skip("exact ties at y f(x) = 1")
+    _, X, y, kernel_kw, kernel, eta = case
     est = Est(eta=eta, shuffle=False, **kernel_kw).fit(X, y)
     plain = Plain(kernel, eta=eta).partial_fit(X, y)
     assert sum(plain.mistakes) > 10
@@ -272,9 +276,10 @@ def test_support_set_stays_finite_on_a_bounded_domain(Est):
     assert est.n_mistakes_ < 0.25 * 10_000
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("Est", [Projectron, ProjectronPlusPlus])
 def test_support_set_stays_finite_on_a_long_stream(Est):
+    # 50 000 points take about a second: the support set grows like the
+    # log of the stream (Gaussian tails keep sending new far points)
     est, sizes = _support_growth(Est, 50_000, eta=0.1)
     assert sizes[-1] <= 250
     assert sizes[-1] - sizes[4] < 0.2 * sizes[4]
