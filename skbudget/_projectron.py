@@ -73,7 +73,7 @@ _PARAMETERS = """
         Training rounds with ``y_t f(x_t) <= 0`` (multi-class: the true
         class's score not strictly the largest), over all epochs.
     n_updates_ : int
-        Rounds that changed the model (additions, projections{pp_updates}),
+        Rounds whose update rule fired (additions, projections{pp_updates}),
         summed over the learners.
     cumulative_mistakes_ : ndarray of shape (n_rounds,)
         Mistakes up to and including each training round.
@@ -83,6 +83,10 @@ _PARAMETERS = """
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Names of features seen during fit, when X has string column names.
+
+    See Also
+    --------
+    {see_also}
 
     Notes
     -----
@@ -102,6 +106,19 @@ _PARAMETERS = """
 """
 
 
+def _example(name):
+    return f"""
+    Examples
+    --------
+    >>> from sklearn.datasets import make_moons
+    >>> from skbudget import {name}
+    >>> X, y = make_moons(500, noise=0.1, random_state=0)
+    >>> clf = {name}(eta=0.3, gamma=2.0, max_iter=3, random_state=0).fit(X, y)
+    >>> bool(clf.score(X, y) > 0.9), bool(clf.n_support_[0] < 100)
+    (True, True)
+"""
+
+
 class Projectron(BaseOnlineKernelClassifier):
     __doc__ = """Projectron: a kernel perceptron whose support set stays bounded
     by projecting instead of adding.
@@ -115,20 +132,9 @@ class Projectron(BaseOnlineKernelClassifier):
     finite for every ``eta > 0``, but its size is not fixed in advance: use
     ``eta`` (or the optional hard cap ``budget``) to trade accuracy for
     sparsity.
-""" + _PARAMETERS.replace("{pp_updates}", "") + """
-    See Also
-    --------
-    ProjectronPlusPlus : also updates, by projection only, on margin errors.
-
-    Examples
-    --------
-    >>> from sklearn.datasets import make_moons
-    >>> from skbudget import Projectron
-    >>> X, y = make_moons(500, noise=0.1, random_state=0)
-    >>> clf = Projectron(eta=0.3, gamma=2.0, max_iter=3, random_state=0).fit(X, y)
-    >>> bool(clf.score(X, y) > 0.9), bool(clf.n_support_[0] < 100)
-    (True, True)
-"""
+""" + _PARAMETERS.replace("{pp_updates}", "").replace(
+    "{see_also}", "ProjectronPlusPlus : also updates, by projection only, on margin errors.") \
+        + _example("Projectron")
 
     _learner_class = ProjectronLearner
 
@@ -181,19 +187,7 @@ class ProjectronPlusPlus(Projectron):
     (the form of the journal version, which shrinks ``tau`` to keep the
     progress of the mistake bound non-negative).  With ``eta = 0`` only
     points exactly in the span (``||delta|| = 0``) get a margin update.
-""" + _PARAMETERS.replace("{pp_updates}", ", margin updates") + """
-    See Also
-    --------
-    Projectron : the same rule on mistakes only.
-
-    Examples
-    --------
-    >>> from sklearn.datasets import make_moons
-    >>> from skbudget import ProjectronPlusPlus
-    >>> X, y = make_moons(500, noise=0.1, random_state=0)
-    >>> clf = ProjectronPlusPlus(eta=0.3, gamma=2.0, max_iter=3, random_state=0).fit(X, y)
-    >>> bool(clf.score(X, y) > 0.9), bool(clf.n_support_[0] < 100)
-    (True, True)
-"""
+""" + _PARAMETERS.replace("{pp_updates}", ", margin updates").replace(
+    "{see_also}", "Projectron : the same rule on mistakes only.") + _example("ProjectronPlusPlus")
 
     _learner_class = ProjectronPlusPlusLearner

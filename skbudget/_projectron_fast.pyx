@@ -51,6 +51,7 @@ cdef class ProjectronLearner(OnlineLearner):
     cdef public double eta
     cdef public Py_ssize_t budget
     cdef public long long n_projections     # mistake rounds solved by projection
+    cdef public long long n_margin_updates  # Projectron++ only
     cdef double[::1] chol                   # packed rows of L
     cdef double[::1] work                   # scratch by position: k_t, then α
     cdef double[::1] c                      # L⁻¹ k_t
@@ -67,6 +68,7 @@ cdef class ProjectronLearner(OnlineLearner):
         self.eta = eta
         self.budget = budget
         self.n_projections = 0
+        self.n_margin_updates = 0
 
     cdef int grow(self, Py_ssize_t new_capacity) except -1:
         OnlineLearner.grow(self, new_capacity)
@@ -150,10 +152,16 @@ cdef class ProjectronLearner(OnlineLearner):
         self.n_updates += 1
         return 0
 
+    cdef int correct_round(self, double y, double f) except -1:
+        """A round without a mistake: nothing for the Projectron."""
+        return 0
+
     cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300:
         cdef double f = self.dot_row()
         if y * f <= 0:
             self.mistake_update(y)
+        else:
+            self.correct_round(y, f)
         return f
 
     # ------------------------------------------------------------------
@@ -190,6 +198,7 @@ cdef class ProjectronLearner(OnlineLearner):
     def get_state(self):
         state = OnlineLearner.get_state(self)
         state.update(eta=self.eta, budget=self.budget, n_projections=self.n_projections,
+                     n_margin_updates=self.n_margin_updates,
                      chol=np.array(self.chol), work=np.array(self.work), c=np.array(self.c),
                      w=np.array(self.w))
         return state
@@ -199,6 +208,7 @@ cdef class ProjectronLearner(OnlineLearner):
         self.eta = state["eta"]
         self.budget = state["budget"]
         self.n_projections = state["n_projections"]
+        self.n_margin_updates = state["n_margin_updates"]
         self.chol = state["chol"].copy()
         self.work = state["work"].copy()
         self.c = state["c"].copy()
@@ -209,12 +219,6 @@ cdef class ProjectronPlusPlusLearner(ProjectronLearner):
     """Projectron++: the Projectron's mistake update, plus a projected
     update on margin errors (``0 < y_t f(x_t) < 1``) that never adds a
     support vector."""
-
-    cdef public long long n_margin_updates
-
-    def __init__(self, double eta=0.1, Py_ssize_t budget=-1, Py_ssize_t capacity=8):
-        ProjectronLearner.__init__(self, eta=eta, budget=budget, capacity=capacity)
-        self.n_margin_updates = 0
 
     cdef int margin_update(self, double y, double loss) except -1:
         """τ = min{ℓ/‖Pk‖², 2(ℓ − ‖δ‖/η)/‖Pk‖², 1}, α_i += y τ d_i, when
@@ -237,22 +241,10 @@ cdef class ProjectronPlusPlusLearner(ProjectronLearner):
         self.n_margin_updates += 1
         return 0
 
-    cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300:
-        cdef double f = self.dot_row()
-        if y * f <= 0:
-            self.mistake_update(y)
-        elif y * f < 1.0:
+    cdef int correct_round(self, double y, double f) except -1:
+        if y * f < 1.0:
             self.margin_update(y, 1.0 - y * f)
-        return f
-
-    def get_state(self):
-        state = ProjectronLearner.get_state(self)
-        state["n_margin_updates"] = self.n_margin_updates
-        return state
-
-    def set_state(self, state):
-        ProjectronLearner.set_state(self, state)
-        self.n_margin_updates = state["n_margin_updates"]
+        return 0
 
 
 cdef inline double _dot(const double* a, const double* b, Py_ssize_t n) noexcept nogil:
