@@ -24,6 +24,7 @@ class PlainProjectron:
         self.budget = budget
         self.support_indices = []
         self.support_vectors = []
+        self._cache = np.zeros((0, 0))
         self.coef = np.zeros(0)
         self.gram = np.zeros((0, 0))
         self.mistakes = []
@@ -75,7 +76,8 @@ class PlainProjectron:
             x = X[i:i + 1]
             index = self.n_seen
             self.n_seen += 1
-            row = self.kernel(x, np.vstack(self.support_vectors + [x[0]]))[0]
+            stored = self._stored() if self.support_vectors else x[:0]
+            row = self.kernel(x, np.vstack([stored, x]))[0]
             k_t, k_tt = row[:-1], float(row[-1])
             score = float(k_t @ self.coef)
             self.mistakes.append(y[i] * score <= 0)
@@ -85,10 +87,16 @@ class PlainProjectron:
                 self._margin_update(y[i], score, k_t, k_tt)
         return self
 
+    def _stored(self):
+        """The support vectors as one array (rebuilt only after an addition)."""
+        if len(self._cache) != len(self.support_vectors):
+            self._cache = np.array(self.support_vectors).reshape(len(self.support_vectors), -1)
+        return self._cache
+
     def decision_function(self, Z):
         if not self.support_vectors:
             return np.zeros(Z.shape[0])
-        return self.kernel(Z, np.vstack(self.support_vectors)) @ self.coef
+        return self.kernel(Z, self._stored()) @ self.coef
 
 
 class PlainProjectronPlusPlus(PlainProjectron):
