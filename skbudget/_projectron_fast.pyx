@@ -10,8 +10,8 @@ that needs the projection of ``k(x_t, ·)`` onto the span of ``S``:
 
 * ``c = L⁻¹ k_t`` (forward substitution, O(|S|²)); then
   ``‖P k_t‖² = k_tᵀ K⁻¹ k_t = ‖c‖²`` and ``δ² = k(x_t, x_t) − ‖c‖²``;
-* ``d = K⁻¹ k_t = L⁻ᵀ c`` (back substitution, O(|S|²)), only when the
-  coefficients move.
+* a projected update moves the coefficients by ``step · d`` with
+  ``d = K⁻¹ k_t = L⁻ᵀ c``, done through ``w`` below.
 
 The hypothesis is kept in two forms.  The master copy is ``w = Lᵀ α``,
 its coordinates in the orthonormal basis of ``span(S)`` that ``L`` defines
@@ -20,9 +20,8 @@ a projected update is ``w += step · c`` and adding ``x_t`` appends
 ``y_t ‖δ‖`` after ``w += y_t c``.  The dual coefficients that score every
 round in O(|S|) are then re-derived as ``α = L⁻ᵀ w`` (one back
 substitution, O(|S|²), only on projection rounds; an addition just appends
-``α_t = y_t``), so rounding errors never accumulate in ``α`` even when
-``K`` is badly conditioned and ``α`` is large (``η = 0`` on a dense
-stream).
+``α_t = y_t``).  So ``α`` is always one back substitution away from the
+well-scaled ``w``, never a running sum of many solves.
 
 Adding ``x_t`` appends the row ``[cᵀ, ‖δ‖]`` to ``L``: the bordered
 Cholesky step, which is the same arithmetic a from-scratch (row-oriented)
