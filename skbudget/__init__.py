@@ -12,6 +12,7 @@ from skbudget._budget import (
     Stoptron,
 )
 from skbudget._perceptron import KernelPerceptron
+from skbudget._projectron import Projectron, ProjectronPlusPlus
 from skbudget.model_selection import SequentialSearchCV
 
 __version__ = "0.1.0"
@@ -23,5 +24,7 @@ __all__ = [
     "KernelPerceptron",
     "RandomBudgetPerceptron",
     "Stoptron",
+    "Projectron",
+    "ProjectronPlusPlus",
     "SequentialSearchCV",
 ]
