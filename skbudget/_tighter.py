@@ -190,6 +190,10 @@ class TighterPerceptron(_ValidatedRemovalClassifier):
                           shuffle, random_state, warm_start, verbose)
         self.validation = validation
 
+    def _draws_random_numbers(self):
+        """The reservoir (Tighter^A, Tighter^B) draws; 'full' and 'support' do not."""
+        return self.validation not in ("full", "support")
+
     def _make_learner(self, rng):
         if isinstance(self.validation, str) and self.validation != "budget":
             return TighterLearner(budget=self.budget, mode=_VALIDATION_MODES[self.validation],
