@@ -174,7 +174,7 @@ def run(datasets, budgets, reps, quick, columns, out_path, first_rep=0):
         gamma = 1.0 / (2.0 * DELTA2[name])
         acc = {(c, b): [] for c in columns for b in budgets}
         secs = {(c, b): [] for c in columns for b in budgets}
-        perceptron_svs = []
+        perceptron_svs = [np.nan]
         for rep in range(first_rep, first_rep + reps):
             X, y, Xt, yt = load(name, rep, quick)
             for column in columns:
@@ -186,6 +186,7 @@ def run(datasets, budgets, reps, quick, columns, out_path, first_rep=0):
                     score = 100.0 * est.score(Xt, yt)
                     if column == "Perceptron":
                         perceptron_svs.append(int(est.n_support_.sum()))
+                        perceptron_svs = [v for v in perceptron_svs if v == v]
                         for b in budgets:  # the same unbudgeted model in every table
                             acc[(column, b)].append(score)
                             secs[(column, b)].append(elapsed)
@@ -207,6 +208,17 @@ def run(datasets, budgets, reps, quick, columns, out_path, first_rep=0):
                     "paper_mean": paper[0], "paper_std": paper[1],
                     "seconds_per_fit": float(np.mean(secs[(column, b)])),
                 }
+        previous = results["datasets"].get(name)
+        if previous is not None and set(columns) != {c[0] for c in COLUMNS}:
+            # a run of some columns only: keep the other columns' results
+            for b in budgets:
+                previous["budgets"][str(b)].update(entry["budgets"][str(b)])
+                previous["budgets"][str(b)] = {
+                    c[0]: previous["budgets"][str(b)][c[0]] for c in COLUMNS
+                    if c[0] in previous["budgets"][str(b)]}
+            if "Perceptron" not in columns:
+                entry["perceptron_svs"] = previous["perceptron_svs"]
+            entry["budgets"] = previous["budgets"]
         results["datasets"][name] = entry
         out_path.write_text(json.dumps(results, indent=1))
     return results
@@ -301,6 +313,8 @@ def main(argv=None):
                         choices=list(BUDGETS))
     parser.add_argument("--first-rep", type=int, default=0,
                         help="index of the first repetition (to split a long run in parts)")
+    parser.add_argument("--columns", nargs="+", default=None, choices=[c[0] for c in COLUMNS],
+                        help="run only these columns (the others are kept from the JSON)")
     parser.add_argument("--table-only", action="store_true",
                         help="print the tables (text and Markdown) of the existing JSON, run nothing")
     parser.add_argument("--no-figure", action="store_true", help="skip Fig. 2")
@@ -313,6 +327,8 @@ def main(argv=None):
     out = Path(args.out) if args.out else RESULTS / ("bench_tighter_quick.json" if args.quick
                                                      else "bench_tighter.json")
     columns = available_columns()
+    if args.columns:
+        columns = [c for c in columns if c in args.columns]
     if args.table_only:
         results = json.loads(out.read_text())
         columns = [c for c in columns if all(c in e["budgets"][str(results["budgets"][0])]
