@@ -13,6 +13,7 @@ from skbudget._budget import (
 )
 from skbudget._perceptron import KernelPerceptron
 from skbudget._projectron import Projectron, ProjectronPlusPlus
+from skbudget._tighter import TighterPerceptron, TightestPerceptron
 from skbudget.model_selection import SequentialSearchCV
 
 __version__ = "0.1.0"
@@ -27,4 +28,6 @@ __all__ = [
     "Projectron",
     "ProjectronPlusPlus",
     "SequentialSearchCV",
+    "TighterPerceptron",
+    "TightestPerceptron",
 ]
