@@ -11,8 +11,9 @@ __all__ = ["TighterPerceptron", "TightestPerceptron"]
 
 _VALIDATION_MODES = {"support": 0, "full": 1}
 _RESERVOIR = 2
-# kernels whose largest value marks the nearest vector in input space
-_DISTANCE_KERNELS = {"rbf", "laplacian"}
+# kernels whose largest value marks the Euclidean-nearest vector (not
+# 'laplacian': its largest value marks the L1-nearest one)
+_DISTANCE_KERNELS = {"rbf"}
 
 _SHARED_PARAMETERS_DOC = """
     kernel : {'linear', 'poly', 'rbf', 'sigmoid', 'laplacian', ...} or callable, default='rbf'
@@ -242,10 +243,10 @@ class TightestPerceptron(_ValidatedRemovalClassifier):
     ``f(x_i)`` on every support vector and the support-set Gram matrix are
     kept up to date, so a removal decision costs O(B^2) and no kernel
     evaluation beyond the new example's row (paper §III.B).  The nearest
-    support vector is the one with the largest kernel value for 'rbf' and
-    'laplacian' (Euclidean resp. L1 nearest); for every other kernel,
-    callables included, squared Euclidean distances are computed alongside
-    the kernel blocks and a ``B x B`` distance matrix is kept.
+    support vector (Euclidean) is the one with the largest kernel value for
+    'rbf'; for every other kernel, 'laplacian' and callables included,
+    squared Euclidean distances are computed alongside the kernel blocks
+    and a ``B x B`` distance matrix is kept.
 
     References
     ----------

@@ -70,7 +70,7 @@ def test_tightest_matches_plain_implementation(stream, budget, prior):
     est = TightestPerceptron(budget=budget, prior=prior, shuffle=False,
                              **kernel_kw).fit(X, y)
     plain = PlainTightestPerceptron(kernel, budget=budget, prior=prior,
-                                    nearest_by_kernel=not name.startswith("poly"))
+                                    nearest_by_kernel=name.startswith("rbf"))
     plain.partial_fit(X, y)
     assert len(plain.removed) > 10
     _assert_same_run(est, plain, X)
@@ -85,6 +85,7 @@ def test_tightest_uses_distances_for_other_kernels():
     # point: the estimator asks the engine for squared distances
     assert TightestPerceptron(kernel="poly")._needs_distances()
     assert TightestPerceptron(kernel=lambda a, b: a @ b)._needs_distances()
+    assert TightestPerceptron(kernel="laplacian")._needs_distances()   # L1, not Euclidean
     assert not TightestPerceptron(kernel="rbf")._needs_distances()
     X, y = make_noisy_gaussians(300, random_state=2)
     kernel = _kernel(metric="poly", gamma=0.5, degree=2, coef0=1.0)

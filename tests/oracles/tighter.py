@@ -135,7 +135,7 @@ class PlainTightestPerceptron(_PlainBudgetStream):
     """Tightest Perceptron, §8: soft counts, Beta weights, hinge loss.
 
     ``nearest_by_kernel``: the nearest support vector is the largest kernel
-    value (RBF, Laplacian), else the smallest Euclidean distance.
+    value (RBF), else the smallest Euclidean distance.
     """
 
     def __init__(self, kernel, budget=100, prior=(1.0, 1.0), nearest_by_kernel=True):
