@@ -25,6 +25,8 @@ from sklearn.utils.multiclass import (
 )
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from skbudget._engine import gather_block
+
 __all__ = ["BaseOnlineKernelClassifier"]
 
 KERNELS = sorted(PAIRWISE_KERNEL_FUNCTIONS)
@@ -44,10 +46,10 @@ def compute_gamma(gamma, X):
     return float(gamma)
 
 
-def _stack_rows(first, second):
-    if sp.issparse(first):
-        return sp.vstack([first, second], format="csr")
-    return np.concatenate([first, second], axis=0)
+def _stack_rows(*blocks):
+    if sp.issparse(blocks[0]):
+        return sp.vstack(blocks, format="csr")
+    return np.concatenate(blocks, axis=0)
 
 
 class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
@@ -73,8 +75,9 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         "verbose": ["verbose"],
     }
 
-    # examples per block of kernel values; results never depend on it
-    _chunk_size = 256
+    # examples per block of kernel values (None: chosen by _chunk_length);
+    # results never depend on it
+    _chunk_size = None
     # rows per block when predicting
     _predict_chunk_size = 2048
     # a multi-epoch fit on at most this many examples computes k(X, X) once
@@ -129,7 +132,7 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
 
     def _kernel_diagonal(self, X):
         """k(x_i, x_i) for every row, block by block."""
-        step = self._chunk_size
+        step = self._predict_chunk_size
         return np.concatenate(
             [np.diag(self._kernel(X[i:i + step], X[i:i + step])) for i in range(0, X.shape[0], step)]
         )
@@ -189,6 +192,24 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------
     # the stream
     # ------------------------------------------------------------------
+    def _chunk_length(self, n_features, cached=False):
+        """Examples per chunk of the stream loop.
+
+        ``_chunk_size`` (an int) fixes it; ``None`` (the default) picks it
+        from the cost model of one chunk of ``c`` examples: a fixed
+        per-chunk overhead ``h`` (Python bookkeeping, one
+        ``pairwise_kernels`` call) plus ``c * (pool + c)`` kernel values of
+        cost ``v`` each, i.e. per example ``h / c + v * (pool + c)``, which
+        is smallest at ``c = sqrt(h / v)``, whatever the pool size.  ``v``
+        grows with the number of features (a lookup in a cached Gram
+        matrix, ``cached``, costs ~2 ns).  Results never depend on it.
+        """
+        if self._chunk_size is not None:
+            return int(self._chunk_size)
+        # measured on a 2-core x86 machine: h ~ 60 us, v ~ (4 + 0.5 d) ns
+        overhead_ns, value_ns = 6e4, 2.0 if cached else 4.0 + 0.5 * n_features
+        return int(np.clip(np.sqrt(overhead_ns / value_ns), 16, 512))
+
     def _run_stream(self, X, Y, order, first_id, gram=None):
         """Feed the examples ``X[order]`` through every learner, chunk by chunk.
 
@@ -200,36 +221,67 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         """
         n_learners = len(self._learners)
         distances = self._needs_distances()
+        step = self._chunk_length(X.shape[1], cached=gram is not None)
         flags = []
-        for start in range(0, len(order), self._chunk_size):
-            idx = order[start:start + self._chunk_size]
+        for start in range(0, len(order), step):
+            idx = order[start:start + step]
             Xc = X[idx]
-            K_new = self._cached_block(gram, idx, idx) if gram is not None else self._kernel(Xc, Xc)
-            D_new = self._squared_distances(Xc, Xc) if distances else None
             ids = (first_id + idx).astype(np.intp)
-            scores = np.empty((len(idx), n_learners))
+            K_olds, K_new, D_olds, D_new = self._chunk_blocks(X, Xc, idx, first_id, gram, distances)
+            scores = np.empty((n_learners, len(idx)))
             for k, learner in enumerate(self._learners):
-                pool, pool_ids = self._pools[k], self._pool_ids[k]
-                rows = pool_ids - first_id
-                if gram is not None and np.all((rows >= 0) & (rows < X.shape[0])):
-                    K_old = self._cached_block(gram, idx, rows)
-                else:
-                    K_old = self._kernel(Xc, pool)
-                D_old = self._squared_distances(Xc, pool) if distances else None
                 column = np.ascontiguousarray(Y[idx, k])
-                learner_scores = np.empty(len(idx))
-                learner.process_chunk(K_old, K_new, column, ids, learner_scores, D_old, D_new)
-                scores[:, k] = learner_scores
+                learner.process_chunk(K_olds[k], K_new, column, ids, scores[k],
+                                      D_olds[k] if distances else None, D_new)
                 keep = learner.finish_chunk()
+                pool, pool_ids = self._pools[k], self._pool_ids[k]
                 n_old = pool.shape[0]
-                self._pools[k] = _stack_rows(pool[keep[:n_old]], Xc[keep[n_old:]])
-                self._pool_ids[k] = np.concatenate([pool_ids[keep[:n_old]], ids[keep[n_old:]]])
-            flags.append(self._mistakes(scores, Y[idx]))
+                keep_old, keep_new = keep[:n_old], keep[n_old:]
+                if not keep_new.any():
+                    if not keep_old.all():
+                        self._pools[k], self._pool_ids[k] = pool[keep_old], pool_ids[keep_old]
+                else:
+                    self._pools[k] = _stack_rows(pool[keep_old], Xc[keep_new])
+                    self._pool_ids[k] = np.concatenate([pool_ids[keep_old], ids[keep_new]])
+            flags.append(self._mistakes(scores.T, Y[idx]))
         return np.concatenate(flags) if flags else np.zeros(0, dtype=np.uint8)
 
+    def _chunk_blocks(self, X, Xc, idx, first_id, gram, distances):
+        """The kernel (and distance) blocks of one chunk: per learner
+        ``k(chunk, pool)``, and ``k(chunk, chunk)``.
+
+        With a Gram cache they are looked up; otherwise one
+        ``pairwise_kernels`` call computes the chunk against every pool and
+        itself at once (one call's overhead instead of one per block).
+        """
+        pools = self._pools
+        if gram is not None:
+            rows = [ids - first_id for ids in self._pool_ids]
+            if all(np.all((r >= 0) & (r < X.shape[0])) for r in rows):
+                idx = np.ascontiguousarray(idx, dtype=np.intp)
+                K_olds = [gather_block(gram, idx, r.astype(np.intp)) for r in rows]
+                K_new = gather_block(gram, idx, idx)
+                D_olds, D_new = self._split_columns(
+                    self._squared_distances(Xc, _stack_rows(*pools, Xc)), pools
+                ) if distances else (None, None)
+                return K_olds, K_new, D_olds, D_new
+        everything = _stack_rows(*pools, Xc)
+        K_olds, K_new = self._split_columns(self._kernel(Xc, everything), pools)
+        D_olds, D_new = (
+            self._split_columns(self._squared_distances(Xc, everything), pools)
+            if distances else (None, None)
+        )
+        return K_olds, K_new, D_olds, D_new
+
     @staticmethod
-    def _cached_block(gram, rows, cols):
-        return np.ascontiguousarray(gram[np.ix_(rows, cols)])
+    def _split_columns(block, pools):
+        """Cut ``block`` = f(chunk, [pool_1; ...; pool_L; chunk]) into one
+        C-contiguous block per pool and the chunk's own block."""
+        parts, offset = [], 0
+        for pool in pools:
+            parts.append(np.ascontiguousarray(block[:, offset:offset + pool.shape[0]]))
+            offset += pool.shape[0]
+        return parts, np.ascontiguousarray(block[:, offset:])
 
     @staticmethod
     def _mistakes(scores, Y):
