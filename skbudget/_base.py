@@ -46,6 +46,56 @@ def compute_gamma(gamma, X):
     return float(gamma)
 
 
+def _dot_t(X, Y):
+    """X @ Y.T as a dense float64 array (X, Y dense or CSR)."""
+    K = X @ Y.T
+    return K.toarray() if sp.issparse(K) else np.asarray(K)
+
+
+def _row_sq_norms(X):
+    if sp.issparse(X):
+        return np.asarray(X.multiply(X).sum(axis=1)).ravel()
+    return np.einsum("ij,ij->i", X, X)
+
+
+def _rbf(X, Y, gamma, degree, coef0):
+    """sklearn's rbf_kernel: exp(-gamma ||x - y||^2), distances computed as
+    in euclidean_distances (zero diagonal when X is Y)."""
+    K = -2 * _dot_t(X, Y)
+    K += _row_sq_norms(X)[:, None]
+    K += _row_sq_norms(Y)[None, :]
+    np.maximum(K, 0, out=K)
+    if X is Y:
+        np.fill_diagonal(K, 0)
+    K *= -gamma
+    return np.exp(K, out=K)
+
+
+def _poly(X, Y, gamma, degree, coef0):
+    K = _dot_t(X, Y)
+    K *= gamma
+    K += coef0
+    K **= degree
+    return K
+
+
+def _sigmoid(X, Y, gamma, degree, coef0):
+    K = _dot_t(X, Y)
+    K *= gamma
+    K += coef0
+    return np.tanh(K, out=K)
+
+
+# the common kernels, without pairwise_kernels' input validation
+_FAST_KERNELS = {
+    "linear": lambda X, Y, gamma, degree, coef0: _dot_t(X, Y),
+    "rbf": _rbf,
+    "poly": _poly,
+    "polynomial": _poly,
+    "sigmoid": _sigmoid,
+}
+
+
 def _stack_rows(*blocks):
     if sp.issparse(blocks[0]):
         return sp.vstack(blocks, format="csr")
@@ -127,7 +177,13 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         else:
             params = {"gamma": self._gamma, "degree": self.degree, "coef0": self.coef0}
             params.update(self.kernel_params or {})
-        K = pairwise_kernels(X, Y, metric=self.kernel, filter_params=True, **params)
+        if self.kernel in _FAST_KERNELS and not self.kernel_params:
+            # inputs are already validated float64: skip pairwise_kernels'
+            # per-call validation (it costs more than a whole block of a
+            # few hundred rows); same formulas as sklearn.metrics.pairwise
+            K = _FAST_KERNELS[self.kernel](X, Y, self._gamma, self.degree, self.coef0)
+        else:
+            K = pairwise_kernels(X, Y, metric=self.kernel, filter_params=True, **params)
         return np.ascontiguousarray(K, dtype=np.float64)
 
     def _kernel_diagonal(self, X):
@@ -250,9 +306,10 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         """The kernel (and distance) blocks of one chunk: per learner
         ``k(chunk, pool)``, and ``k(chunk, chunk)``.
 
-        With a Gram cache they are looked up; otherwise one
-        ``pairwise_kernels`` call computes the chunk against every pool and
-        itself at once (one call's overhead instead of one per block).
+        With a Gram cache they are looked up; otherwise one kernel call
+        computes the chunk against every learner's pool at once (one call's
+        overhead instead of one per learner) and one the chunk against
+        itself.
         """
         pools = self._pools
         if gram is not None:
@@ -261,27 +318,29 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
                 idx = np.ascontiguousarray(idx, dtype=np.intp)
                 K_olds = [gather_block(gram, idx, r.astype(np.intp)) for r in rows]
                 K_new = gather_block(gram, idx, idx)
-                D_olds, D_new = self._split_columns(
-                    self._squared_distances(Xc, _stack_rows(*pools, Xc)), pools
-                ) if distances else (None, None)
+                D_new = self._squared_distances(Xc, Xc) if distances else None
+                D_olds = [self._squared_distances(Xc, pool) for pool in pools] if distances else None
                 return K_olds, K_new, D_olds, D_new
-        everything = _stack_rows(*pools, Xc)
-        K_olds, K_new = self._split_columns(self._kernel(Xc, everything), pools)
-        D_olds, D_new = (
-            self._split_columns(self._squared_distances(Xc, everything), pools)
-            if distances else (None, None)
-        )
+        K_new = self._kernel(Xc, Xc)
+        D_new = self._squared_distances(Xc, Xc) if distances else None
+        if len(pools) == 1:
+            K_olds = [self._kernel(Xc, pools[0])]
+            D_olds = [self._squared_distances(Xc, pools[0])] if distances else None
+            return K_olds, K_new, D_olds, D_new
+        every_pool = _stack_rows(*pools)
+        K_olds = self._split_columns(self._kernel(Xc, every_pool), pools)
+        D_olds = self._split_columns(self._squared_distances(Xc, every_pool), pools) if distances else None
         return K_olds, K_new, D_olds, D_new
 
     @staticmethod
     def _split_columns(block, pools):
-        """Cut ``block`` = f(chunk, [pool_1; ...; pool_L; chunk]) into one
-        C-contiguous block per pool and the chunk's own block."""
+        """Cut ``block`` = f(chunk, [pool_1; ...; pool_L]) into one
+        C-contiguous block per pool."""
         parts, offset = [], 0
         for pool in pools:
             parts.append(np.ascontiguousarray(block[:, offset:offset + pool.shape[0]]))
             offset += pool.shape[0]
-        return parts, np.ascontiguousarray(block[:, offset:])
+        return parts
 
     @staticmethod
     def _mistakes(scores, Y):
