@@ -27,6 +27,18 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skbudget._engine import gather_block
 
+_THREADPOOLS = []
+
+
+def _single_threaded_blas():
+    """Context: BLAS on one thread (the stream loop's blocks are too small
+    for threads to pay off; their wake-up latency dominates, badly so on a
+    busy machine).  The controller is built once (~2 ms), entering ~20 us."""
+    if not _THREADPOOLS:
+        from threadpoolctl import ThreadpoolController  # a dependency of scikit-learn
+        _THREADPOOLS.append(ThreadpoolController())
+    return _THREADPOOLS[0].limit(limits=1, user_api="blas")
+
 __all__ = ["BaseOnlineKernelClassifier"]
 
 KERNELS = sorted(PAIRWISE_KERNEL_FUNCTIONS)
@@ -58,20 +70,24 @@ def _row_sq_norms(X):
     return np.einsum("ij,ij->i", X, X)
 
 
-def _rbf(X, Y, gamma, degree, coef0):
+def _rbf(X, Y, gamma, degree, coef0, self_offset=None):
     """sklearn's rbf_kernel: exp(-gamma ||x - y||^2), distances computed as
-    in euclidean_distances (zero diagonal when X is Y)."""
+    in euclidean_distances (zero self-distance when X is Y, or, with
+    ``self_offset``, when row i of X is row self_offset + i of Y)."""
     K = -2 * _dot_t(X, Y)
     K += _row_sq_norms(X)[:, None]
     K += _row_sq_norms(Y)[None, :]
     np.maximum(K, 0, out=K)
     if X is Y:
         np.fill_diagonal(K, 0)
+    elif self_offset is not None:
+        rows = np.arange(X.shape[0])
+        K[rows, self_offset + rows] = 0
     K *= -gamma
     return np.exp(K, out=K)
 
 
-def _poly(X, Y, gamma, degree, coef0):
+def _poly(X, Y, gamma, degree, coef0, self_offset=None):
     K = _dot_t(X, Y)
     K *= gamma
     K += coef0
@@ -79,7 +95,7 @@ def _poly(X, Y, gamma, degree, coef0):
     return K
 
 
-def _sigmoid(X, Y, gamma, degree, coef0):
+def _sigmoid(X, Y, gamma, degree, coef0, self_offset=None):
     K = _dot_t(X, Y)
     K *= gamma
     K += coef0
@@ -88,7 +104,7 @@ def _sigmoid(X, Y, gamma, degree, coef0):
 
 # the common kernels, without pairwise_kernels' input validation
 _FAST_KERNELS = {
-    "linear": lambda X, Y, gamma, degree, coef0: _dot_t(X, Y),
+    "linear": lambda X, Y, gamma, degree, coef0, self_offset=None: _dot_t(X, Y),
     "rbf": _rbf,
     "poly": _poly,
     "polynomial": _poly,
@@ -177,7 +193,7 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         else:
             params = {"gamma": self._gamma, "degree": self.degree, "coef0": self.coef0}
             params.update(self.kernel_params or {})
-        if self.kernel in _FAST_KERNELS and not self.kernel_params:
+        if self._fast_kernel():
             # inputs are already validated float64: skip pairwise_kernels'
             # per-call validation (it costs more than a whole block of a
             # few hundred rows); same formulas as sklearn.metrics.pairwise
@@ -185,6 +201,9 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         else:
             K = pairwise_kernels(X, Y, metric=self.kernel, filter_params=True, **params)
         return np.ascontiguousarray(K, dtype=np.float64)
+
+    def _fast_kernel(self):
+        return not callable(self.kernel) and self.kernel in _FAST_KERNELS and not self.kernel_params
 
     def _kernel_diagonal(self, X):
         """k(x_i, x_i) for every row, block by block."""
@@ -275,6 +294,10 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         are then looked up instead of computed.  Returns the mistake flags
         of the rounds, in stream order.
         """
+        with _single_threaded_blas():
+            return self._run_chunks(X, Y, order, first_id, gram)
+
+    def _run_chunks(self, X, Y, order, first_id, gram):
         n_learners = len(self._learners)
         distances = self._needs_distances()
         step = self._chunk_length(X.shape[1], cached=gram is not None)
@@ -283,10 +306,11 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
             idx = order[start:start + step]
             Xc = X[idx]
             ids = (first_id + idx).astype(np.intp)
+            Yc = Y[idx]
             K_olds, K_new, D_olds, D_new = self._chunk_blocks(X, Xc, idx, first_id, gram, distances)
             scores = np.empty((n_learners, len(idx)))
             for k, learner in enumerate(self._learners):
-                column = np.ascontiguousarray(Y[idx, k])
+                column = np.ascontiguousarray(Yc[:, k])
                 learner.process_chunk(K_olds[k], K_new, column, ids, scores[k],
                                       D_olds[k] if distances else None, D_new)
                 keep = learner.finish_chunk()
@@ -299,7 +323,7 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
                 else:
                     self._pools[k] = _stack_rows(pool[keep_old], Xc[keep_new])
                     self._pool_ids[k] = np.concatenate([pool_ids[keep_old], ids[keep_new]])
-            flags.append(self._mistakes(scores.T, Y[idx]))
+            flags.append(self._mistakes(scores.T, Yc))
         return np.concatenate(flags) if flags else np.zeros(0, dtype=np.uint8)
 
     def _chunk_blocks(self, X, Xc, idx, first_id, gram, distances):
@@ -321,6 +345,13 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
                 D_new = self._squared_distances(Xc, Xc) if distances else None
                 D_olds = [self._squared_distances(Xc, pool) for pool in pools] if distances else None
                 return K_olds, K_new, D_olds, D_new
+        if self._fast_kernel() and len(pools) == 1 and not distances:
+            # one call for both blocks: k(chunk, [pool; chunk])
+            n_old = pools[0].shape[0]
+            K = _FAST_KERNELS[self.kernel](Xc, _stack_rows(pools[0], Xc), self._gamma,
+                                           self.degree, self.coef0, self_offset=n_old)
+            return ([np.ascontiguousarray(K[:, :n_old])], np.ascontiguousarray(K[:, n_old:]),
+                    None, None)
         K_new = self._kernel(Xc, Xc)
         D_new = self._squared_distances(Xc, Xc) if distances else None
         if len(pools) == 1:
@@ -496,11 +527,19 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         self._log_epoch(1)
         return self
 
+    def _predict_rows(self):
+        """Rows per prediction block: at most ``_predict_chunk_size``, and
+        blocks of about 128k kernel values (1 MB), which stay in cache
+        (an 8 MB block is several times slower per value)."""
+        n_sv = max(int(np.sum(self.n_support_)), 1)
+        return int(np.clip(131072 // n_sv, 64, self._predict_chunk_size))
+
     def _raw_scores(self, X):
         """(n_samples, n_learners) scores of the kernel expansion."""
         out = np.empty((X.shape[0], len(self.n_support_)))
-        for start in range(0, X.shape[0], self._predict_chunk_size):
-            rows = slice(start, start + self._predict_chunk_size)
+        step = self._predict_rows()
+        for start in range(0, X.shape[0], step):
+            rows = slice(start, start + step)
             K = self._kernel(X[rows], self.support_vectors_)
             out[rows] = K @ self.dual_coef_.T + self.intercept_
         return out
