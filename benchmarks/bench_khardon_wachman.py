@@ -28,24 +28,26 @@ import argparse
 import itertools
 import json
 import time
-from pathlib import Path
 
 import numpy as np
 from joblib import Parallel, delayed
 from numpy.testing import assert_allclose
 from sklearn.model_selection import KFold
 
+from _khardon_wachman import (
+    HYPOTHESES,
+    PAPER_SETTINGS,
+    RESULTS,
+    hypothesis_scores,
+    switch_hypothesis,
+    write_json,
+)
 from skbudget import KernelPerceptron
 from skbudget.datasets import make_khardon_wachman
 
-RESULTS = Path(__file__).resolve().parent / "results"
-
-PAPER_SETTINGS = dict(kernel="linear", eta0=0.1, theta_init="kappa", threshold_step="kappa",
-                      max_iter=100, shuffle=False)
 GRID = [0.125, 0.25, 0.5, 1, 2, 4]          # tau and lam, inactive 0 excluded
 ALPHA_GRID = [80, 60, 40, 20, 10, 5]        # alpha, inactive infinity excluded
 NOISES = [0.0, 0.05, 0.1, 0.15, 0.25]
-HYPOTHESES = {"Last": "last", "Longest": "longest_survivor", "Voted": "voted"}
 
 # Table 4 of the paper: rows (N, hypothesis), columns as in COLUMNS
 PAPER_TABLE4 = {
@@ -95,21 +97,14 @@ def data_set(noise, index):
     return X[order], y[order], seed
 
 
-def switch_hypothesis(est, hypothesis):
-    """Predict with another hypothesis of the same training run."""
-    est.set_params(hypothesis=hypothesis)
-    est._update_fitted_attributes()
-    return est
-
-
 def cv_accuracies(noise, index, params, n_folds):
     """10-fold CV accuracy (%) of each hypothesis for one parameter value."""
     X, y, seed = data_set(noise, index)
     scores = {name: [] for name in HYPOTHESES}
     for train, test in KFold(n_folds, shuffle=True, random_state=seed).split(X):
         est = KernelPerceptron(**PAPER_SETTINGS, **params).fit(X[train], y[train])
-        for name, hypothesis in HYPOTHESES.items():
-            scores[name].append(switch_hypothesis(est, hypothesis).score(X[test], y[test]))
+        for name, score in hypothesis_scores(est, X[test], y[test]).items():
+            scores[name].append(score)
     return noise, index, key(params), {n: 100 * float(np.mean(s)) for n, s in scores.items()}
 
 
@@ -194,25 +189,22 @@ def main():
     print(f"\nours - paper: mean {diffs.mean():+.2f}, mean |.| {np.abs(diffs).mean():.2f}, "
           f"max |.| {np.abs(diffs).max():.2f} points over {diffs.size} cells")
 
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    with open(args.out, "w") as fh:
-        json.dump({
-            "benchmark": "Khardon & Wachman 2007, Table 4 (parameter search, f=50, M=0.05)",
-            "settings": dict(PAPER_SETTINGS, n_samples=600, n_features=50, margin=0.05,
-                             n_folds=args.n_folds, n_datasets=n_datasets, noises=noises,
-                             grid_tau_lam=GRID, grid_alpha=ALPHA_GRID,
-                             aggregation="mean over data sets of the best CV accuracy "
-                                         "over the column's grid (inactive value excluded)"),
-            "columns": columns,
-            "ours": table,
-            "paper": {f"{n}, N={noise}": [PAPER_TABLE4[noise][n][ALL_COLUMNS.index(c)]
-                                          for c in columns]
-                      for noise in noises for n in HYPOTHESES},
-            "best_params": chosen,
-            "cv_accuracy_per_value": acc,
-            "seconds": elapsed,
-        }, fh, indent=1)
-    print(f"wrote {args.out}")
+    write_json(args.out, {
+        "benchmark": "Khardon & Wachman 2007, Table 4 (parameter search, f=50, M=0.05)",
+        "settings": dict(PAPER_SETTINGS, n_samples=600, n_features=50, margin=0.05,
+                         n_folds=args.n_folds, n_datasets=n_datasets, noises=noises,
+                         grid_tau_lam=GRID, grid_alpha=ALPHA_GRID,
+                         aggregation="mean over data sets of the best CV accuracy "
+                                     "over the column's grid (inactive value excluded)"),
+        "columns": columns,
+        "ours": table,
+        "paper": {f"{n}, N={noise}": [PAPER_TABLE4[noise][n][ALL_COLUMNS.index(c)]
+                                      for c in columns]
+                  for noise in noises for n in HYPOTHESES},
+        "best_params": chosen,
+        "cv_accuracy_per_value": acc,
+        "seconds": elapsed,
+    })
 
 
 if __name__ == "__main__":

@@ -28,6 +28,9 @@ Reported per run: training examples/s of one epoch (``fit`` with
 (``benchmarks/_standin.py``: a Stoptron-like and a remove-oldest
 perceptron), for engine work before the real budget algorithms exist.
 ``--quick``: streams of 5 000, plain loop on 500 examples, B = 100 only.
+Everything timed runs with BLAS on ``--blas-threads`` threads (default 1,
+as the training loop itself does): on a shared 2-core machine threaded BLAS
+makes prediction slow and erratic.
 Writes ``benchmarks/results/speed.json``.  Timings share the machine with
 whatever else runs: the ratios (same process, back to back) are the
 meaningful numbers.
@@ -36,7 +39,6 @@ meaningful numbers.
 import argparse
 import importlib
 import inspect
-import json
 import pkgutil
 import platform
 import sys
@@ -47,13 +49,16 @@ import numpy as np
 from sklearn.datasets import make_classification
 from sklearn.metrics.pairwise import pairwise_kernels
 from sklearn.preprocessing import StandardScaler
+from threadpoolctl import threadpool_limits
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
 RESULTS = Path(__file__).resolve().parent / "results"
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import skbudget  # noqa: E402
+from _common import write_json  # noqa: E402
 from skbudget._base import BaseOnlineKernelClassifier  # noqa: E402
 from skbudget.datasets import make_noisy_gaussians  # noqa: E402
 
@@ -67,7 +72,6 @@ def estimators(standin):
         if inspect.isclass(obj) and issubclass(obj, BaseOnlineKernelClassifier):
             found[name] = obj
     if standin:
-        sys.path.insert(0, str(Path(__file__).resolve().parent))
         import _standin
         found["StandinStoptron"] = _standin.StandinStoptron
         found["StandinRemoveOldest"] = _standin.StandinRemoveOldest
@@ -162,6 +166,8 @@ def main():
     parser.add_argument("--dims", type=int, nargs="+", default=[2, 54, 784])
     parser.add_argument("--only", nargs="+", help="estimator names to run")
     parser.add_argument("--repeats", type=int, default=2, help="best of this many timings")
+    parser.add_argument("--blas-threads", type=int, default=1,
+                        help="BLAS threads for everything timed (training already uses 1)")
     parser.add_argument("--out", default=str(RESULTS / "speed.json"))
     args = parser.parse_args()
     n = 5000 if args.quick else 20000
@@ -172,6 +178,15 @@ def main():
         ests = {k: v for k, v in ests.items() if k in args.only}
     plains = oracles(args.standin)
 
+    with threadpool_limits(args.blas_threads, user_api="blas"):
+        rows = run_all(args, n, n_plain, budgets, ests, plains)
+    write_json(args.out, {"benchmark": "one training epoch, RBF, examples per second",
+                          "n_examples": n, "n_plain": n_plain, "budgets": budgets,
+                          "blas_threads": args.blas_threads,
+                          "machine": platform.platform(), "rows": rows})
+
+
+def run_all(args, n, n_plain, budgets, ests, plains):
     rows = []
     print(f"{'estimator':22s} {'d':>4s} {'B':>5s} {'train ex/s':>11s} {'predict ex/s':>13s} "
           f"{'train/pred':>10s} {'plain ex/s':>10s} {'vs plain':>9s} {'n_SV':>6s}")
@@ -200,12 +215,7 @@ def main():
                       f"{row.get('plain_eps', float('nan')):10.0f} "
                       f"{row.get('speedup_vs_plain', float('nan')):8.1f}x {row['n_support']:6d}{ok}",
                       flush=True)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    with open(args.out, "w") as fh:
-        json.dump({"benchmark": "one training epoch, RBF, examples per second",
-                   "n_examples": n, "n_plain": n_plain, "budgets": budgets,
-                   "machine": platform.platform(), "rows": rows}, fh, indent=1)
-    print(f"wrote {args.out}")
+    return rows
 
 
 if __name__ == "__main__":

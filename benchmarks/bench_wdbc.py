@@ -33,7 +33,6 @@ epochs; ``--combos``: add tau x lam and tau x alpha).  Writes
 import argparse
 import json
 import time
-from pathlib import Path
 
 import numpy as np
 from joblib import Parallel, delayed
@@ -42,16 +41,12 @@ from scipy import stats
 from sklearn.datasets import load_breast_cancer
 from sklearn.model_selection import GridSearchCV, KFold, ParameterGrid, cross_val_score
 
+from _khardon_wachman import HYPOTHESES, PAPER_SETTINGS, RESULTS, hypothesis_scores, write_json
 from skbudget import KernelPerceptron, SequentialSearchCV
 
-RESULTS = Path(__file__).resolve().parent / "results"
-
-PAPER_SETTINGS = dict(kernel="linear", eta0=0.1, theta_init="kappa", threshold_step="kappa",
-                      max_iter=100, shuffle=False)
 TAU = [0, 0.125, 0.25, 0.5, 1, 2, 4]
 LAM = [0, 0.125, 0.25, 0.5, 1, 2, 4]
 ALPHA = [None, 80, 60, 40, 20, 10, 5]
-HYPOTHESES = {"Last": "last", "Longest": "longest_survivor", "Voted": "voted"}
 
 # column -> list of stage grids (one stage: GridSearchCV; two: SequentialSearchCV)
 COLUMNS = {
@@ -105,12 +100,7 @@ class SharedRuns:
         k = (tag, key(params))
         if k not in self.cache:
             est = KernelPerceptron(**self.settings, **params).fit(self.X[train], self.y[train])
-            out = {}
-            for name, hypothesis in HYPOTHESES.items():
-                est.set_params(hypothesis=hypothesis)
-                est._update_fitted_attributes()
-                out[name] = est.score(self.X[test], self.y[test])
-            self.cache[k] = out
+            self.cache[k] = hypothesis_scores(est, self.X[test], self.y[test])
         return self.cache[k]
 
 
@@ -210,19 +200,16 @@ def main():
     print("paper SVM (parameter search): " +
           ", ".join(f"{k} {m} +/- {h}" for k, (m, h) in PAPER_SVM.items()))
 
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    with open(args.out, "w") as fh:
-        json.dump({
-            "benchmark": "Khardon & Wachman 2007, Table 6, wdbc (parameter optimization)",
-            "settings": dict(settings, n_outer=n_outer, n_inner=n_inner,
-                             grids={"tau": TAU, "lam": LAM, "alpha": ALPHA}),
-            "columns": columns,
-            "ours": ours,
-            "paper": {n: {c: PAPER[n][list(COLUMNS).index(c)] for c in columns} for n in PAPER},
-            "paper_svm": PAPER_SVM,
-            "seconds": elapsed,
-        }, fh, indent=1)
-    print(f"wrote {args.out}")
+    write_json(args.out, {
+        "benchmark": "Khardon & Wachman 2007, Table 6, wdbc (parameter optimization)",
+        "settings": dict(settings, n_outer=n_outer, n_inner=n_inner,
+                         grids={"tau": TAU, "lam": LAM, "alpha": ALPHA}),
+        "columns": columns,
+        "ours": ours,
+        "paper": {n: {c: PAPER[n][list(COLUMNS).index(c)] for c in columns} for n in PAPER},
+        "paper_svm": PAPER_SVM,
+        "seconds": elapsed,
+    })
 
 
 if __name__ == "__main__":
