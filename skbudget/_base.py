@@ -112,6 +112,17 @@ _FAST_KERNELS = {
 }
 
 
+def _compress_rows(first, keep_first, second, keep_second):
+    """[first[keep_first]; second[keep_second]] with one copy (dense)."""
+    if sp.issparse(first):
+        return sp.vstack([first[keep_first], second[keep_second]], format="csr")
+    n_first = int(np.count_nonzero(keep_first))
+    out = np.empty((n_first + int(np.count_nonzero(keep_second)), first.shape[1]))
+    np.compress(keep_first, first, axis=0, out=out[:n_first])
+    np.compress(keep_second, second, axis=0, out=out[n_first:])
+    return out
+
+
 def _stack_rows(*blocks):
     if sp.issparse(blocks[0]):
         return sp.vstack(blocks, format="csr")
@@ -206,8 +217,9 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         return not callable(self.kernel) and self.kernel in _FAST_KERNELS and not self.kernel_params
 
     def _kernel_diagonal(self, X):
-        """k(x_i, x_i) for every row, block by block."""
-        step = self._predict_chunk_size
+        """k(x_i, x_i) for every row, from small diagonal blocks (64 kernel
+        values per row)."""
+        step = 64
         return np.concatenate(
             [np.diag(self._kernel(X[i:i + step], X[i:i + step])) for i in range(0, X.shape[0], step)]
         )
@@ -267,23 +279,26 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------
     # the stream
     # ------------------------------------------------------------------
-    def _chunk_length(self, n_features, cached=False):
-        """Examples per chunk of the stream loop.
+    def _chunk_length(self, n_features, pool_size, cached=False):
+        """Examples in the next chunk of the stream loop.
 
-        ``_chunk_size`` (an int) fixes it; ``None`` (the default) picks it
-        from the cost model of one chunk of ``c`` examples: a fixed
-        per-chunk overhead ``h`` (Python bookkeeping, one
-        ``pairwise_kernels`` call) plus ``c * (pool + c)`` kernel values of
-        cost ``v`` each, i.e. per example ``h / c + v * (pool + c)``, which
-        is smallest at ``c = sqrt(h / v)``, whatever the pool size.  ``v``
-        grows with the number of features (a lookup in a cached Gram
-        matrix, ``cached``, costs ~2 ns).  Results never depend on it.
+        ``_chunk_size`` (an int) fixes it.  ``None`` (the default) picks it
+        from the cost of a chunk of ``c`` examples against a pool of ``p``
+        stored vectors: ``c * (p + c)`` kernel values (prediction costs
+        ``p`` per example) plus a fixed overhead ``h`` per chunk (Python
+        bookkeeping, kernel calls).  ``c <= p / 2`` keeps the extra kernel
+        work within half of prediction's; below that, ``c = sqrt(h / v)``
+        (``v`` = cost of one kernel value, ~4 + 0.5 d ns, ~2 ns for a
+        Gram-cache lookup) minimizes ``h / c + v c``.  Hence
+        ``c = max(sqrt(h / v), p / 2)``, in [16, 512].  Results never
+        depend on it.
         """
         if self._chunk_size is not None:
             return int(self._chunk_size)
-        # measured on a 2-core x86 machine: h ~ 60 us, v ~ (4 + 0.5 d) ns
+        # measured on a 2-core x86 machine: h ~ 60 us
         overhead_ns, value_ns = 6e4, 2.0 if cached else 4.0 + 0.5 * n_features
-        return int(np.clip(np.sqrt(overhead_ns / value_ns), 16, 512))
+        c = max(np.sqrt(overhead_ns / value_ns), pool_size / 2)
+        return int(np.clip(c, 16, 512))
 
     def _run_stream(self, X, Y, order, first_id, gram=None):
         """Feed the examples ``X[order]`` through every learner, chunk by chunk.
@@ -300,10 +315,13 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
     def _run_chunks(self, X, Y, order, first_id, gram):
         n_learners = len(self._learners)
         distances = self._needs_distances()
-        step = self._chunk_length(X.shape[1], cached=gram is not None)
         flags = []
-        for start in range(0, len(order), step):
+        start = 0
+        while start < len(order):
+            pool_size = sum(pool.shape[0] for pool in self._pools)
+            step = self._chunk_length(X.shape[1], pool_size, cached=gram is not None)
             idx = order[start:start + step]
+            start += step
             Xc = X[idx]
             ids = (first_id + idx).astype(np.intp)
             Yc = Y[idx]
@@ -321,7 +339,7 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
                     if not keep_old.all():
                         self._pools[k], self._pool_ids[k] = pool[keep_old], pool_ids[keep_old]
                 else:
-                    self._pools[k] = _stack_rows(pool[keep_old], Xc[keep_new])
+                    self._pools[k] = _compress_rows(pool, keep_old, Xc, keep_new)
                     self._pool_ids[k] = np.concatenate([pool_ids[keep_old], ids[keep_new]])
             flags.append(self._mistakes(scores.T, Yc))
         return np.concatenate(flags) if flags else np.zeros(0, dtype=np.uint8)
@@ -345,8 +363,9 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
                 D_new = self._squared_distances(Xc, Xc) if distances else None
                 D_olds = [self._squared_distances(Xc, pool) for pool in pools] if distances else None
                 return K_olds, K_new, D_olds, D_new
-        if self._fast_kernel() and len(pools) == 1 and not distances:
-            # one call for both blocks: k(chunk, [pool; chunk])
+        if self._fast_kernel() and len(pools) == 1 and not distances and X.shape[1] <= 64:
+            # one call for both blocks, k(chunk, [pool; chunk]): saves a
+            # call's overhead; with many features copying the pool costs more
             n_old = pools[0].shape[0]
             K = _FAST_KERNELS[self.kernel](Xc, _stack_rows(pools[0], Xc), self._gamma,
                                            self.degree, self.coef0, self_offset=n_old)
