@@ -127,6 +127,8 @@ def main():
     parser.add_argument("--quick", action="store_true",
                         help="one noise level (0.1), one data set, no combinations")
     parser.add_argument("--combos", action="store_true", help="add tau x lam and tau x alpha")
+    parser.add_argument("--columns", nargs="+", choices=ALL_COLUMNS,
+                        help="only these columns (default: all that are enabled)")
     parser.add_argument("--n-datasets", type=int, default=2, help="data sets per setting")
     parser.add_argument("--n-folds", type=int, default=10)
     parser.add_argument("--n-jobs", type=int, default=2)
@@ -137,7 +139,9 @@ def main():
     combos = args.combos and not args.quick
 
     check_shared_training_run()
-    grids = column_grids(combos)
+    grids = column_grids(combos or bool(args.columns and set(args.columns) & set(ALL_COLUMNS[4:])))
+    if args.columns:
+        grids = {c: g for c, g in grids.items() if c in args.columns}
     configs = {key(p): p for grid in grids.values() for p in grid}
     tasks = [(noise, index, p) for noise in noises for index in range(n_datasets)
              for p in configs.values()]

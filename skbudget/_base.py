@@ -9,6 +9,7 @@ policy (a subclass of ``skbudget._engine.OnlineLearner``).
 """
 
 import copy
+import math
 import numbers
 import sys
 from abc import abstractmethod
@@ -297,8 +298,8 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
             return int(self._chunk_size)
         # measured on a 2-core x86 machine: h ~ 60 us
         overhead_ns, value_ns = 6e4, 2.0 if cached else 4.0 + 0.5 * n_features
-        c = max(np.sqrt(overhead_ns / value_ns), pool_size / 2)
-        return int(np.clip(c, 16, 512))
+        c = max(math.sqrt(overhead_ns / value_ns), pool_size / 2)
+        return int(min(max(c, 16), 512))
 
     def _run_stream(self, X, Y, order, first_id, gram=None):
         """Feed the examples ``X[order]`` through every learner, chunk by chunk.
@@ -313,23 +314,23 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
             return self._run_chunks(X, Y, order, first_id, gram)
 
     def _run_chunks(self, X, Y, order, first_id, gram):
-        n_learners = len(self._learners)
+        n_learners, n = len(self._learners), len(order)
         distances = self._needs_distances()
-        flags = []
+        # per-stream arrays whose chunk slices are contiguous views
+        all_ids = np.add(order, first_id, dtype=np.intp)
+        labels = np.ascontiguousarray(Y[order].T)
+        scores = np.empty((n_learners, n))
         start = 0
-        while start < len(order):
+        while start < n:
             pool_size = sum(pool.shape[0] for pool in self._pools)
-            step = self._chunk_length(X.shape[1], pool_size, cached=gram is not None)
-            idx = order[start:start + step]
-            start += step
+            stop = start + self._chunk_length(X.shape[1], pool_size, cached=gram is not None)
+            idx = order[start:stop]
             Xc = X[idx]
-            ids = (first_id + idx).astype(np.intp)
-            Yc = Y[idx]
+            ids = all_ids[start:stop]
             K_olds, K_new, D_olds, D_new = self._chunk_blocks(X, Xc, idx, first_id, gram, distances)
-            scores = np.empty((n_learners, len(idx)))
             for k, learner in enumerate(self._learners):
-                column = np.ascontiguousarray(Yc[:, k])
-                learner.process_chunk(K_olds[k], K_new, column, ids, scores[k],
+                learner.process_chunk(K_olds[k], K_new, labels[k, start:stop], ids,
+                                      scores[k, start:stop],
                                       D_olds[k] if distances else None, D_new)
                 keep = learner.finish_chunk()
                 pool, pool_ids = self._pools[k], self._pool_ids[k]
@@ -341,8 +342,8 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
                 else:
                     self._pools[k] = _compress_rows(pool, keep_old, Xc, keep_new)
                     self._pool_ids[k] = np.concatenate([pool_ids[keep_old], ids[keep_new]])
-            flags.append(self._mistakes(scores.T, Yc))
-        return np.concatenate(flags) if flags else np.zeros(0, dtype=np.uint8)
+            start = stop
+        return self._mistakes(scores.T, labels.T)
 
     def _chunk_blocks(self, X, Xc, idx, first_id, gram, distances):
         """The kernel (and distance) blocks of one chunk: per learner
