@@ -127,7 +127,8 @@ def plain_loop_speed(Plain, est, X, y, n_plain):
     gamma = est._gamma
     kernel = lambda A, B: pairwise_kernels(A, B, metric="rbf", gamma=gamma)  # noqa: E731
     accepted = inspect.signature(Plain.__init__).parameters
-    params = {k: v for k, v in est.get_params().items() if k in accepted and k != "kernel"}
+    skip = BASE_PARAMS - {"random_state"}     # the kernel is passed as a callable
+    params = {k: v for k, v in est.get_params().items() if k in accepted and k not in skip}
     plain = Plain(kernel, **params)
     start = time.perf_counter()
     plain.partial_fit(X[:n_plain], y[:n_plain])
