@@ -4,12 +4,27 @@ Online kernel classifiers whose support set stays bounded however long the
 stream runs, each exactly as published, on one compiled engine.
 """
 
+from skbudget._budget import (
+    BudgetPerceptron,
+    Forgetron,
+    KernelPassiveAggressive,
+    RandomBudgetPerceptron,
+    Stoptron,
+)
 from skbudget._perceptron import KernelPerceptron
+from skbudget._projectron import Projectron, ProjectronPlusPlus
 from skbudget.model_selection import SequentialSearchCV
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "BudgetPerceptron",
+    "Forgetron",
+    "KernelPassiveAggressive",
     "KernelPerceptron",
+    "RandomBudgetPerceptron",
+    "Stoptron",
+    "Projectron",
+    "ProjectronPlusPlus",
     "SequentialSearchCV",
 ]

@@ -189,6 +189,11 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         """(coefficients oldest first, intercept) that predict with."""
         return learner.coefficients(), learner.intercept
 
+    def _draws_random_numbers(self):
+        """Whether the update rule draws from the random generator (then the
+        one-vs-rest learners draw from generators of their own)."""
+        return False
+
     def _needs_distances(self):
         """Whether the policy needs squared input-space distances too."""
         return False

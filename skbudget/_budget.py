@@ -1,0 +1,327 @@
+"""The fixed-budget family: Stoptron, RandomBudgetPerceptron,
+BudgetPerceptron (Crammer-Kandola-Singer), Forgetron, and the unbounded
+kernel Passive-Aggressive (PA-I) baseline.
+
+Each estimator is a thin wrapper: its parameters and ``_make_learner``,
+which configures one of the compiled policies of ``_budget_fast``.
+"""
+
+import numbers
+
+import numpy as np
+from sklearn.utils._param_validation import Interval
+
+from skbudget._base import BaseOnlineKernelClassifier
+from skbudget._budget_fast import (
+    CrammerKandolaSingerLearner,
+    ForgetronLearner,
+    PassiveAggressiveLearner,
+    RandomBudgetLearner,
+    StoptronLearner,
+)
+
+__all__ = [
+    "BudgetPerceptron",
+    "Forgetron",
+    "KernelPassiveAggressive",
+    "RandomBudgetPerceptron",
+    "Stoptron",
+]
+
+# ---------------------------------------------------------------------------
+# docstring pieces shared by the five estimators
+# ---------------------------------------------------------------------------
+_BUDGET_DOC = """\
+budget : int, default=100
+        Maximum number of support vectors ``B`` (per one-vs-rest learner:
+        with ``n_classes > 2`` up to ``n_classes * B`` vectors are stored)."""
+
+_KERNEL_DOC = """\
+kernel : {'linear', 'poly', 'rbf', 'sigmoid', 'laplacian', ...} or callable, default='rbf'
+        Any kernel :func:`sklearn.metrics.pairwise.pairwise_kernels` accepts.
+    gamma : {'scale', 'auto'} or float, default='scale'
+        Kernel coefficient for 'rbf', 'poly', 'sigmoid', 'laplacian' and
+        'chi2', resolved as in :class:`sklearn.svm.SVC` from the data of the
+        first ``fit`` / ``partial_fit`` call.  The papers' RBF
+        ``exp(-||x - y||^2 / (2 delta^2))`` is ``gamma = 1 / (2 delta^2)``.
+    degree : int, default=3
+        Degree of the 'poly' kernel.
+    coef0 : float, default=0.0
+        Independent term of the 'poly' and 'sigmoid' kernels.
+    kernel_params : dict, default=None
+        Extra parameters for the kernel (a callable kernel gets only these)."""
+
+_STREAM_DOC = """\
+max_iter : int, default=1
+        Passes over the training data in :meth:`fit`.  One online pass is
+        what the papers run.
+    shuffle : bool, default=True
+        Shuffle the training data before each pass of :meth:`fit`.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the shuffling{extra}.
+    warm_start : bool, default=False
+        Continue from the current model on :meth:`fit`.
+    verbose : int, default=0
+        Print the examples seen, mistakes and support-set size per pass."""
+
+_ATTRIBUTES_DOC = """\
+classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    support_vectors_ : ndarray or sparse matrix of shape (n_SV, n_features)
+        The support vectors, learner by learner, oldest first.
+    dual_coef_ : ndarray of shape (n_learners, n_SV)
+        Signed coefficients of the support vectors (zeros outside each
+        learner's own block).
+    intercept_ : ndarray of shape (n_learners,)
+        Always 0: the model has no bias.
+    n_support_ : ndarray of shape (n_learners,)
+        Support vectors per learner (one learner for two classes).
+    n_mistakes_ : int
+        Training rounds with ``y f(x) <= 0`` (multi-class: the true class's
+        score not strictly the largest), over every pass and call.
+    n_updates_ : int
+        Insertions made, summed over the learners.
+    cumulative_mistakes_ : ndarray of shape (n_rounds,)
+        Mistakes up to and including each training round.
+    n_iter_ : int
+        Passes run by the last :meth:`fit`.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit, when X has string column names."""
+
+
+def _docstring(summary, parameters, *, random_extra="", attributes="", references, example):
+    """Assemble a numpydoc class docstring from the shared pieces."""
+    params = "\n    ".join(parameters + [_KERNEL_DOC, _STREAM_DOC.format(extra=random_extra)])
+    attrs = _ATTRIBUTES_DOC + (("\n    " + attributes) if attributes else "")
+    return (
+        f"{summary}\n\n    Parameters\n    ----------\n    {params}\n\n"
+        f"    Attributes\n    ----------\n    {attrs}\n\n"
+        f"    References\n    ----------\n    {references}\n\n"
+        f"    Examples\n    --------\n    {example}\n    "
+    )
+
+
+def _example(name, call):
+    return (
+        f">>> from sklearn.datasets import make_moons\n"
+        f"    >>> from skbudget import {name}\n"
+        f"    >>> X, y = make_moons(500, noise=0.1, random_state=0)\n"
+        f"    >>> clf = {call}.fit(X, y)\n"
+        f"    >>> clf.score(X, y) > 0.8\n"
+        f"    True"
+    )
+
+
+_SHARED_PARAMS = ("kernel", "gamma", "degree", "coef0", "kernel_params", "max_iter",
+                  "shuffle", "random_state", "warm_start", "verbose")
+
+
+def _shared_params(init_locals):
+    """The parameters of ``BaseOnlineKernelClassifier.__init__`` among an
+    estimator's ``__init__`` arguments (``locals()``), unchanged."""
+    return {name: init_locals[name] for name in _SHARED_PARAMS}
+
+
+_BUDGET = {"budget": [Interval(numbers.Integral, 1, None, closed="left")]}
+
+
+class _FixedBudgetClassifier(BaseOnlineKernelClassifier):
+    """Base of the estimators whose only parameter beyond the shared ones
+    is the budget (not for direct use)."""
+
+    _parameter_constraints: dict = {**BaseOnlineKernelClassifier._parameter_constraints, **_BUDGET}
+
+    def __init__(self, *, budget=100, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
+                 kernel_params=None, max_iter=1, shuffle=True, random_state=None,
+                 warm_start=False, verbose=0):
+        super().__init__(**_shared_params(locals()))
+        self.budget = budget
+
+
+class Stoptron(_FixedBudgetClassifier):
+    __doc__ = _docstring(
+        """Stoptron: the kernel perceptron that stops learning at the budget.
+
+    On a mistake (``y f(x) <= 0``, a zero score included) the example is
+    added with coefficient ``y`` while fewer than ``budget`` support vectors
+    are stored; once ``|S| = B`` the model never changes again (later
+    rounds only predict).  The baseline of the budget-perceptron papers.""",
+        [_BUDGET_DOC],
+        references="""Z. Wang and S. Vucetic, "Tighter Perceptron with Improved Dual Use of
+    Cached Data for Model Representation and Validation", IJCNN 2009.
+
+    F. Orabona, J. Keshet and B. Caputo, "The Projectron: a Bounded
+    Kernel-Based Perceptron", ICML 2008.""",
+        example=_example("Stoptron", "Stoptron(budget=50, gamma=2.0, random_state=0)"),
+    )
+
+    def _make_learner(self, rng):
+        return StoptronLearner(budget=self.budget)
+
+
+class RandomBudgetPerceptron(_FixedBudgetClassifier):
+    __doc__ = _docstring(
+        """Random Budget Perceptron: on a full budget, forget a random support vector.
+
+    On a mistake (``y f(x) <= 0``) with ``|S| = B``, one support vector
+    chosen uniformly at random among the ``B`` current ones is removed, then
+    the example is added with coefficient ``y`` (the new example is never
+    the one removed).  The draw is ``rng.randint(B)`` on the estimator's
+    ``numpy.random.RandomState`` (the ``RandomState`` equivalent of
+    ``Generator.integers(B)``): the position of the removed vector, oldest
+    first.  With two classes the same generator also shuffles the data in
+    :meth:`fit`; with more, each one-vs-rest learner draws from its own
+    generator seeded from ``random_state``.""",
+        [_BUDGET_DOC],
+        random_extra=" and of the removals",
+        references="""N. Cesa-Bianchi and C. Gentile, "Tracking the best hyperplane with a
+    simple budget Perceptron", COLT 2006.
+
+    Z. Wang and S. Vucetic, "Tighter Perceptron with Improved Dual Use of
+    Cached Data for Model Representation and Validation", IJCNN 2009.""",
+        example=_example("RandomBudgetPerceptron",
+                         "RandomBudgetPerceptron(budget=50, gamma=2.0, random_state=0)"),
+    )
+
+    def _make_learner(self, rng):
+        return RandomBudgetLearner(budget=self.budget, rng=rng)
+
+    def _draws_random_numbers(self):
+        return True
+
+
+class BudgetPerceptron(BaseOnlineKernelClassifier):
+    __doc__ = _docstring(
+        """Budget Perceptron of Crammer, Kandola & Singer (fixed or adaptive cache).
+
+    Updates when ``y f(x) <= beta`` by adding the example with coefficient
+    ``y``.  Fixed cache (``budget`` an integer, the paper's Fig. 3): on an
+    update with ``|S| = B`` it first removes the support vector that would
+    keep the largest margin without itself,
+    ``argmax_j y_j (f(x_j) - alpha_j k(x_j, x_j))`` (ties: the oldest).
+    Adaptive cache (``budget=None``, the paper's DistillCache, Fig. 2): no
+    fixed size; after each insertion it keeps removing the support vector
+    with the largest such margin while that margin is ``>= beta`` (the
+    example just inserted is never a candidate), so the cache size adapts
+    to the data.  The margins ``f(x_j)`` of the support vectors are kept up
+    to date incrementally, O(|S|) per change (the support-set Gram matrix
+    is stored: O(B^2) memory).""",
+        ["""budget : int or None, default=100
+        Cache size ``B`` (per one-vs-rest learner); ``None`` selects the
+        adaptive DistillCache variant (no fixed bound).""",
+         """beta : float, default=0.0
+        Margin tolerance: update when ``y f(x) <= beta`` (the paper's
+        experiments use 0.01).  With ``budget=None`` it is also the
+        DistillCache threshold."""],
+        references="""K. Crammer, J. Kandola and Y. Singer, "Online Classification on a
+    Budget", NIPS 2003.""",
+        example=_example("BudgetPerceptron",
+                         "BudgetPerceptron(budget=50, beta=0.01, gamma=2.0, random_state=0)"),
+    )
+
+    _parameter_constraints: dict = {
+        **BaseOnlineKernelClassifier._parameter_constraints,
+        "budget": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "beta": [Interval(numbers.Real, 0.0, None, closed="left")],
+    }
+
+    def __init__(self, *, budget=100, beta=0.0, kernel="rbf", gamma="scale", degree=3,
+                 coef0=0.0, kernel_params=None, max_iter=1, shuffle=True, random_state=None,
+                 warm_start=False, verbose=0):
+        super().__init__(**_shared_params(locals()))
+        self.budget = budget
+        self.beta = beta
+
+    def _make_learner(self, rng):
+        budget = -1 if self.budget is None else self.budget
+        return CrammerKandolaSingerLearner(budget=budget, beta=self.beta)
+
+
+class Forgetron(BaseOnlineKernelClassifier):
+    __doc__ = _docstring(
+        """Forgetron: a kernel perceptron on a fixed budget that forgets gradually.
+
+    The self-tuned Forgetron of Dekel, Shalev-Shwartz & Singer (Fig. 1).
+    Weights are ``alpha_i = sigma_i y_i`` with ``sigma_i in (0, 1]``; ``M``
+    counts mistakes and ``Q`` the damage of the removals so far.  On a
+    mistake (``y f(x) <= 0``): ``M += 1`` and the example is added with
+    ``sigma = 1``; if then ``|S| = B + 1``, with ``r`` the oldest support
+    vector and ``mu = y_r f'(x_r)`` (the model after the insertion), every
+    weight is multiplied by the largest ``phi in (0, 1]`` with
+    ``Psi(phi) + Q <= 15/32 M``, ``Psi(phi) = (sigma_r phi)^2 +
+    2 sigma_r phi (1 - phi mu)`` (closed form; when Psi is concave, the
+    smaller root), ``Q += Psi(phi)`` and ``r`` is removed.  The shrink is
+    O(1) (a global scale factor); ``mu`` comes from margins kept up to date
+    incrementally (O(B^2) memory for the support-set Gram matrix).
+
+    ``self_tuned=False`` is the paper's plain variant (§3): remove the
+    oldest support vector, never shrink (O(B) memory).""",
+        [_BUDGET_DOC,
+         """self_tuned : bool, default=True
+        Shrink by the self-tuned ``phi`` before each removal; ``False``
+        gives the plain "remove the oldest" budget perceptron."""],
+        attributes="""M_ : ndarray of shape (n_learners,)
+        The paper's ``M``: mistakes of each binary learner.
+    Q_ : ndarray of shape (n_learners,)
+        The paper's ``Q``: accumulated removal damage ``sum Psi(phi)`` of
+        each learner; ``Q_ <= 15/32 M_`` always (0 when not self-tuned).""",
+        references="""O. Dekel, S. Shalev-Shwartz and Y. Singer, "The Forgetron: A
+    Kernel-Based Perceptron on a Fixed Budget", NIPS 2005; SIAM Journal on
+    Computing 37(5), 2008.""",
+        example=_example("Forgetron", "Forgetron(budget=50, gamma=2.0, random_state=0)"),
+    )
+
+    _parameter_constraints: dict = {
+        **BaseOnlineKernelClassifier._parameter_constraints,
+        **_BUDGET,
+        "self_tuned": ["boolean"],
+    }
+
+    def __init__(self, *, budget=100, self_tuned=True, kernel="rbf", gamma="scale", degree=3,
+                 coef0=0.0, kernel_params=None, max_iter=1, shuffle=True, random_state=None,
+                 warm_start=False, verbose=0):
+        super().__init__(**_shared_params(locals()))
+        self.budget = budget
+        self.self_tuned = self_tuned
+
+    def _make_learner(self, rng):
+        return ForgetronLearner(budget=self.budget, self_tuned=self.self_tuned)
+
+    def _update_fitted_attributes(self):
+        super()._update_fitted_attributes()
+        self.M_ = np.array([learner.M for learner in self._learners], dtype=np.int64)
+        self.Q_ = np.array([learner.Q for learner in self._learners])
+
+
+class KernelPassiveAggressive(BaseOnlineKernelClassifier):
+    __doc__ = _docstring(
+        """Kernel Passive-Aggressive classifier (PA-I), unbounded.
+
+    On a round with hinge loss ``l = max(0, 1 - y f(x)) > 0`` the example
+    is added with coefficient ``y min(C, l / k(x, x))`` (``y C`` if
+    ``k(x, x) = 0``).  The support set is not bounded: this is the
+    reference the Projectron paper compares the budget algorithms with.""",
+        ["""C : float, default=1.0
+        Aggressiveness: the largest coefficient a single update may give."""],
+        references="""K. Crammer, O. Dekel, J. Keshet, S. Shalev-Shwartz and Y. Singer,
+    "Online Passive-Aggressive Algorithms", Journal of Machine Learning
+    Research 7, 551-585, 2006.""",
+        example=_example("KernelPassiveAggressive",
+                         "KernelPassiveAggressive(C=1.0, gamma=2.0, random_state=0)"),
+    )
+
+    _parameter_constraints: dict = {
+        **BaseOnlineKernelClassifier._parameter_constraints,
+        "C": [Interval(numbers.Real, 0.0, None, closed="neither")],
+    }
+
+    def __init__(self, *, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
+                 kernel_params=None, max_iter=1, shuffle=True, random_state=None,
+                 warm_start=False, verbose=0):
+        super().__init__(**_shared_params(locals()))
+        self.C = C
+
+    def _make_learner(self, rng):
+        return PassiveAggressiveLearner(C=self.C)

@@ -1,0 +1,27 @@
+# cython: language_level=3
+"""Declarations of the fixed-budget family (see ``_budget_fast.pyx``).
+
+:class:`MistakeDrivenLearner` is the skeleton every algorithm of the family
+shares: *if the round asks for an update, make room, add the example, then
+tidy up*.  A policy overrides only the hooks it needs.
+"""
+
+from skbudget._engine cimport OnlineLearner
+
+
+cdef class MistakeDrivenLearner(OnlineLearner):
+    cdef public Py_ssize_t budget   # B; -1 means no fixed budget
+    cdef public double beta         # update when y f(x) <= beta
+
+    # the update condition (default: y * score <= beta)
+    cdef bint wants_update(self, double y, double score) noexcept
+    # the true coefficient of the inserted example (default: y)
+    cdef double new_coefficient(self, double y, double score) noexcept
+    # before the insertion: remove what must go; return 0 to skip inserting
+    cdef int make_room(self) except -1
+    # after the insertion (the new example is the newest support vector)
+    cdef int after_insert(self) except -1
+
+    # helpers
+    cdef double sv_label(self, Py_ssize_t cell) noexcept
+    cdef double leave_one_out_margin(self, Py_ssize_t cell) noexcept

@@ -1,0 +1,282 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""The fixed-budget family (ALGORITHMS.md §2, §3, §4, §5, §9).
+
+Every algorithm here is a perceptron-style learner: when a round asks for
+an update, it makes room, appends ``(x_t, alpha_t)`` as the newest support
+vector and tidies up.  :class:`MistakeDrivenLearner` runs that skeleton; each
+policy says only what differs:
+
+===========================  ==========================================
+StoptronLearner              no room once ``|S| = B``: stop adding (§2)
+RandomBudgetLearner          room: remove position ``rng.randint(B)`` (§3)
+CrammerKandolaSingerLearner  room: remove the largest leave-one-out
+                             margin; adaptive cache: DistillCache after
+                             the insertion (§4)
+ForgetronLearner             after the insertion: shrink by phi, drop the
+                             oldest (§5)
+PassiveAggressiveLearner     update on hinge loss, step
+                             ``min(C, loss / k_tt)`` (§9)
+===========================  ==========================================
+
+Ties between support vectors go to the oldest.  Values compared for a tie
+come from incrementally maintained margins, so two mathematically equal
+values may differ in the last bits; they count as tied when they agree to
+``TIE_TOL`` (relative), see
+:meth:`CrammerKandolaSingerLearner.best_removal`.
+"""
+
+from libc.math cimport fabs, sqrt, INFINITY
+
+from skbudget._engine cimport OnlineLearner
+
+# relative tolerance under which two leave-one-out margins count as tied
+cdef double TIE_TOL = 1e-9
+# the Forgetron's damage allowance per mistake (Dekel et al., Lemma 2)
+cdef double FORGETRON_RATE = 15.0 / 32.0
+
+
+cdef inline double _tolerance(double v) noexcept nogil:
+    return TIE_TOL * (1.0 + fabs(v))
+
+
+cdef class MistakeDrivenLearner(OnlineLearner):
+    """The shared skeleton: update condition, make room, insert, tidy up.
+
+    Parameters
+    ----------
+    budget : int
+        ``B``; ``-1`` for no fixed budget.
+    beta : float
+        Update when ``y f(x) <= beta``.
+    """
+
+    # public attributes saved by get_state (subclasses extend the tuple)
+    _state_names = ("budget", "beta")
+
+    def __init__(self, Py_ssize_t budget=-1, double beta=0.0, rng=None,
+                 bint track_margins=False, Py_ssize_t capacity=8):
+        cap = capacity if budget < 0 else budget + 2
+        OnlineLearner.__init__(self, capacity=cap, rng=rng, track_margins=track_margins)
+        self.budget = budget
+        self.beta = beta
+
+    cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300:
+        cdef double score = self.dot_row()
+        if self.wants_update(y, score) and self.make_room():
+            self.append_current(self.new_coefficient(y, score))
+            self.n_updates += 1
+            self.after_insert()
+        return score
+
+    cdef bint wants_update(self, double y, double score) noexcept:
+        return y * score <= self.beta
+
+    cdef double new_coefficient(self, double y, double score) noexcept:
+        return y
+
+    cdef int make_room(self) except -1:
+        return 1
+
+    cdef int after_insert(self) except -1:
+        return 0
+
+    cdef double sv_label(self, Py_ssize_t cell) noexcept:
+        """y_c, the sign of the coefficient (perceptron-style updates)."""
+        return 1.0 if self.alpha[cell] * self.scale > 0 else -1.0
+
+    cdef double leave_one_out_margin(self, Py_ssize_t cell) noexcept:
+        """y_c (f(x_c) - alpha_c k(x_c, x_c)): the margin of support vector
+        ``cell`` under the model without it (needs ``track_margins``)."""
+        return self.sv_label(cell) * self.scale * (
+            self.margin[cell] - self.alpha[cell] * self.kself[cell])
+
+    def get_state(self):
+        state = OnlineLearner.get_state(self)
+        for name in self._state_names:
+            state[name] = getattr(self, name)
+        return state
+
+    def set_state(self, state):
+        OnlineLearner.set_state(self, state)
+        for name in self._state_names:
+            setattr(self, name, state[name])
+
+
+cdef class StoptronLearner(MistakeDrivenLearner):
+    """§2: the kernel perceptron that stops adding once ``|S| = B``."""
+
+    cdef int make_room(self) except -1:
+        return self.n_sv < self.budget
+
+
+cdef class RandomBudgetLearner(MistakeDrivenLearner):
+    """§3: on a mistake with ``|S| = B``, remove a uniformly random support
+    vector, position ``rng.randint(B)`` oldest first (the ``RandomState``
+    spelling of ``Generator.integers(B)``), then append the new example."""
+
+    cdef int make_room(self) except -1:
+        if self.n_sv == self.budget:
+            self.remove_at(self.rng.randint(self.budget))
+        return 1
+
+
+cdef class CrammerKandolaSingerLearner(MistakeDrivenLearner):
+    """§4: the Budget Perceptron of Crammer, Kandola & Singer.
+
+    Fixed cache (``budget >= 1``, Fig. 3): on an update with ``|S| = B``,
+    first remove the support vector with the largest leave-one-out margin
+    ``y_j (f(x_j) - alpha_j k(x_j, x_j))``, then add.  Adaptive cache
+    (``budget = -1``, DistillCache of Fig. 2): after each insertion, remove
+    the support vector with the largest leave-one-out margin while that
+    margin is ``>= beta`` (the new example is never a candidate).  The
+    margins ``f(x_j)`` are kept by the engine (``track_margins``) in
+    O(|S|) per change.
+    """
+
+    def __init__(self, Py_ssize_t budget=-1, double beta=0.0, rng=None):
+        MistakeDrivenLearner.__init__(self, budget, beta, rng, track_margins=True)
+
+    cdef Py_ssize_t best_removal(self, Py_ssize_t n_candidates, double *best) noexcept:
+        """Position among the oldest ``n_candidates`` with the largest
+        leave-one-out margin (ties: oldest); its margin goes to ``best``."""
+        cdef Py_ssize_t i, pos = 0
+        cdef double v, top = -INFINITY
+        for i in range(n_candidates):
+            v = self.leave_one_out_margin(self.order[i])
+            if v > top:
+                top = v
+        for i in range(n_candidates):
+            v = self.leave_one_out_margin(self.order[i])
+            if v >= top - _tolerance(top):
+                pos = i
+                top = v
+                break
+        best[0] = top
+        return pos
+
+    cdef int make_room(self) except -1:
+        cdef double value
+        if self.n_sv == self.budget:
+            self.remove_at(self.best_removal(self.n_sv, &value))
+        return 1
+
+    cdef int after_insert(self) except -1:
+        cdef double value
+        cdef Py_ssize_t pos
+        if self.budget >= 0:
+            return 0
+        while self.n_sv > 1:
+            pos = self.best_removal(self.n_sv - 1, &value)
+            if value < self.beta - _tolerance(self.beta):
+                break
+            self.remove_at(pos)
+        return 0
+
+
+cdef class ForgetronLearner(MistakeDrivenLearner):
+    """§5: the self-tuned Forgetron of Dekel, Shalev-Shwartz & Singer.
+
+    On a mistake: ``M += 1``; add ``(x_t, sigma = 1)``; if ``|S| = B + 1``:
+    with ``r`` the oldest support vector and ``mu = y_r f'(x_r)`` (the model
+    after the insertion), shrink every weight by the largest
+    ``phi in (0, 1]`` with ``Psi(phi) + Q <= 15/32 M`` (O(1): the engine's
+    global scale), ``Q += Psi(phi)``, and remove ``r``.  With
+    ``self_tuned=False``: remove the oldest, never shrink.
+
+    ``last_phi`` / ``n_removals`` record the latest shrink factor and the
+    number of removals (``phi = 1`` for the plain variant).
+    """
+
+    cdef public bint self_tuned
+    cdef public long long M, n_removals
+    cdef public double Q, last_phi
+
+    _state_names = MistakeDrivenLearner._state_names + (
+        "self_tuned", "M", "Q", "n_removals", "last_phi")
+
+    def __init__(self, Py_ssize_t budget=1, bint self_tuned=True):
+        MistakeDrivenLearner.__init__(self, budget, 0.0, None, track_margins=self_tuned)
+        self.self_tuned = self_tuned
+        self.M = 0
+        self.Q = 0.0
+        self.n_removals = 0
+        self.last_phi = 1.0
+
+    cdef int after_insert(self) except -1:
+        cdef Py_ssize_t r
+        cdef double sigma, mu, phi = 1.0
+        self.M += 1
+        if self.n_sv <= self.budget:
+            return 0
+        if self.self_tuned:
+            r = self.order[0]
+            sigma = fabs(self.alpha[r] * self.scale)
+            mu = self.sv_label(r) * self.scale * self.margin[r]
+            phi = forgetron_phi(sigma, mu, FORGETRON_RATE * self.M - self.Q)
+            self.Q += forgetron_psi(sigma, phi, mu)
+            if phi < 1.0:
+                self.rescale(phi)
+        self.last_phi = phi
+        self.n_removals += 1
+        self.remove_at(0)
+        return 0
+
+
+cdef inline double forgetron_psi(double sigma, double phi, double mu) noexcept nogil:
+    """Psi(sigma, phi, mu) = (sigma phi)^2 + 2 sigma phi (1 - phi mu)."""
+    return (sigma * phi) ** 2 + 2.0 * sigma * phi * (1.0 - phi * mu)
+
+
+cdef double forgetron_phi(double sigma, double mu, double room) noexcept nogil:
+    """max{phi in (0, 1] : Psi(phi) <= room}, ``room = 15/32 M - Q > 0``.
+
+    ``Psi(phi) = a phi^2 + b phi`` with ``a = sigma^2 - 2 sigma mu`` and
+    ``b = 2 sigma >= 0``; ``Psi(0) = 0 < room``.  If ``Psi(1) <= room``,
+    phi = 1.  Otherwise phi is where Psi first climbs to ``room``:
+    * a > 0 (convex): the positive root of ``a phi^2 + b phi - room``;
+    * a = 0 (linear): ``room / b``;
+    * a < 0 (concave, rising at 0): the *smaller* positive root -- the
+      larger one lies beyond 1 since Psi(1) > room, so it is not in (0, 1]
+      (LIBOKL/KOL take it; that is wrong).
+    All three are ``2 room / (b + sqrt(b^2 + 4 a room))``, the form without
+    cancellation (the textbook ``(-b + sqrt(.)) / (2a)`` loses digits when
+    ``|a|`` is small, and is 0/0 at ``a = 0``).
+    """
+    cdef double a = sigma * sigma - 2.0 * sigma * mu
+    cdef double b = 2.0 * sigma
+    cdef double disc
+    if a + b <= room:  # Psi(1) + Q <= 15/32 M
+        return 1.0
+    if a == 0.0:
+        return room / b
+    disc = b * b + 4.0 * a * room
+    if disc < 0.0:  # only by rounding: Psi(1) > room implies a real root
+        disc = 0.0
+    return min(2.0 * room / (b + sqrt(disc)), 1.0)
+
+
+def _forgetron_phi(double sigma, double mu, double room):
+    """Python access to the closed form (for tests)."""
+    return forgetron_phi(sigma, mu, room)
+
+
+cdef class PassiveAggressiveLearner(MistakeDrivenLearner):
+    """§9: kernel PA-I (unbounded).  On ``loss = 1 - y f(x) > 0``, add
+    ``(x_t, y min(C, loss / k(x_t, x_t)))`` (``y C`` when ``k(x_t, x_t) = 0``)."""
+
+    cdef public double C
+
+    _state_names = MistakeDrivenLearner._state_names + ("C",)
+
+    def __init__(self, double C=1.0):
+        MistakeDrivenLearner.__init__(self, -1, 0.0, None)
+        self.C = C
+
+    cdef bint wants_update(self, double y, double score) noexcept:
+        return y * score < 1.0
+
+    cdef double new_coefficient(self, double y, double score) noexcept:
+        cdef double loss = 1.0 - y * score
+        if self.k_tt > 0.0 and loss / self.k_tt < self.C:
+            return y * loss / self.k_tt
+        return y * self.C

@@ -1,0 +1,122 @@
+"""ALGORITHMS.md §6: Projectron and Projectron++, one example at a time.
+
+Plain NumPy: the Gram matrix of the support set is kept (kernel rows against
+the support set only) and every projection solves ``K d = k_t`` from
+scratch with :func:`numpy.linalg.solve`.
+"""
+
+import numpy as np
+
+SPAN_TOL = 1e-12   # delta² <= SPAN_TOL * k(x_t, x_t): x_t is in the span
+
+
+class PlainProjectron:
+    """Projectron (Orabona, Keshet & Caputo, ALGORITHMS.md §6).
+
+    ``partial_fit(X, y)`` continues the stream with ``X`` (labels in
+    {-1, +1}); ``support_indices`` are stream indices, oldest first, and
+    ``coef`` their coefficients.
+    """
+
+    def __init__(self, kernel, eta=0.1, budget=None):
+        self.kernel = kernel
+        self.eta = eta
+        self.budget = budget
+        self.support_indices = []
+        self.support_vectors = []
+        self._cache = np.zeros((0, 0))
+        self.coef = np.zeros(0)
+        self.gram = np.zeros((0, 0))
+        self.mistakes = []
+        self.n_updates = 0
+        self.n_seen = 0
+
+    # -- the projection of k(x_t, .) onto span(S) ------------------------
+    def _project(self, k_t, k_tt):
+        """d = K^-1 k_t, ||P k_t||² = k_t . d, delta² (0 when in the span)."""
+        if len(self.coef) == 0:
+            d = np.zeros(0)
+        else:
+            d = np.linalg.solve(self.gram, k_t)
+        pk2 = float(k_t @ d)
+        delta2 = k_tt - pk2
+        if delta2 <= SPAN_TOL * k_tt:
+            delta2 = 0.0
+        return d, pk2, delta2
+
+    def _add(self, x, index, k_t, k_tt, coef):
+        n = len(self.coef)
+        gram = np.empty((n + 1, n + 1))
+        gram[:n, :n] = self.gram
+        gram[n, :n] = gram[:n, n] = k_t
+        gram[n, n] = k_tt
+        self.gram = gram
+        self.support_vectors.append(x)
+        self.support_indices.append(index)
+        self.coef = np.append(self.coef, coef)
+
+    def _mistake_update(self, x, index, y, k_t, k_tt):
+        d, _, delta2 = self._project(k_t, k_tt)
+        n = len(self.coef)
+        full = self.budget is not None and n >= self.budget
+        if n == 0:
+            if delta2 > 0:          # k(x_t, x_t) > 0: always add
+                self._add(x, index, k_t, k_tt, y)
+        elif delta2 == 0 or np.sqrt(delta2) <= self.eta or full:
+            self.coef = self.coef + y * d
+        else:
+            self._add(x, index, k_t, k_tt, y)
+        self.n_updates += 1
+
+    def _margin_update(self, y, score, k_t, k_tt):
+        pass
+
+    def partial_fit(self, X, y):
+        for i in range(X.shape[0]):
+            x = X[i:i + 1]
+            index = self.n_seen
+            self.n_seen += 1
+            stored = self._stored() if self.support_vectors else x[:0]
+            row = self.kernel(x, np.vstack([stored, x]))[0]
+            k_t, k_tt = row[:-1], float(row[-1])
+            score = float(k_t @ self.coef)
+            self.mistakes.append(y[i] * score <= 0)
+            if y[i] * score <= 0:
+                self._mistake_update(x[0], index, y[i], k_t, k_tt)
+            else:
+                self._margin_update(y[i], score, k_t, k_tt)
+        return self
+
+    def _stored(self):
+        """The support vectors as one array (rebuilt only after an addition)."""
+        if len(self._cache) != len(self.support_vectors):
+            self._cache = np.array(self.support_vectors).reshape(len(self.support_vectors), -1)
+        return self._cache
+
+    def decision_function(self, Z):
+        if not self.support_vectors:
+            return np.zeros(Z.shape[0])
+        return self.kernel(Z, self._stored()) @ self.coef
+
+
+class PlainProjectronPlusPlus(PlainProjectron):
+    """Projectron++: the Projectron, plus on a margin error
+    (0 < y f(x) < 1) the journal-form projected update."""
+
+    def _margin_update(self, y, score, k_t, k_tt):
+        if not y * score < 1:
+            return
+        loss = 1 - y * score
+        d, pk2, delta2 = self._project(k_t, k_tt)
+        if not pk2 > 0:
+            return
+        if delta2 == 0:
+            ratio = 0.0
+        elif self.eta == 0:
+            ratio = np.inf
+        else:
+            ratio = np.sqrt(delta2) / self.eta
+        if loss >= ratio:
+            tau = min(loss / pk2, 2 * (loss - ratio) / pk2, 1.0)
+            self.coef = self.coef + y * tau * d
+            self.n_updates += 1
