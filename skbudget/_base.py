@@ -9,6 +9,7 @@ policy (a subclass of ``skbudget._engine.OnlineLearner``).
 """
 
 import copy
+import math
 import numbers
 import sys
 from abc import abstractmethod
@@ -24,6 +25,20 @@ from sklearn.utils.multiclass import (
     check_classification_targets,
 )
 from sklearn.utils.validation import check_is_fitted, validate_data
+
+from skbudget._engine import gather_block
+
+_THREADPOOLS = []
+
+
+def _single_threaded_blas():
+    """Context: BLAS on one thread (the stream loop's blocks are too small
+    for threads to pay off; their wake-up latency dominates, badly so on a
+    busy machine).  The controller is built once (~2 ms), entering ~20 us."""
+    if not _THREADPOOLS:
+        from threadpoolctl import ThreadpoolController  # a dependency of scikit-learn
+        _THREADPOOLS.append(ThreadpoolController())
+    return _THREADPOOLS[0].limit(limits=1, user_api="blas")
 
 __all__ = ["BaseOnlineKernelClassifier"]
 
@@ -44,10 +59,75 @@ def compute_gamma(gamma, X):
     return float(gamma)
 
 
-def _stack_rows(first, second):
+def _dot_t(X, Y):
+    """X @ Y.T as a dense float64 array (X, Y dense or CSR)."""
+    K = X @ Y.T
+    return K.toarray() if sp.issparse(K) else np.asarray(K)
+
+
+def _row_sq_norms(X):
+    if sp.issparse(X):
+        return np.asarray(X.multiply(X).sum(axis=1)).ravel()
+    return np.einsum("ij,ij->i", X, X)
+
+
+def _rbf(X, Y, gamma, degree, coef0, self_offset=None):
+    """sklearn's rbf_kernel: exp(-gamma ||x - y||^2), distances computed as
+    in euclidean_distances (zero self-distance when X is Y, or, with
+    ``self_offset``, when row i of X is row self_offset + i of Y)."""
+    K = -2 * _dot_t(X, Y)
+    K += _row_sq_norms(X)[:, None]
+    K += _row_sq_norms(Y)[None, :]
+    np.maximum(K, 0, out=K)
+    if X is Y:
+        np.fill_diagonal(K, 0)
+    elif self_offset is not None:
+        rows = np.arange(X.shape[0])
+        K[rows, self_offset + rows] = 0
+    K *= -gamma
+    return np.exp(K, out=K)
+
+
+def _poly(X, Y, gamma, degree, coef0, self_offset=None):
+    K = _dot_t(X, Y)
+    K *= gamma
+    K += coef0
+    K **= degree
+    return K
+
+
+def _sigmoid(X, Y, gamma, degree, coef0, self_offset=None):
+    K = _dot_t(X, Y)
+    K *= gamma
+    K += coef0
+    return np.tanh(K, out=K)
+
+
+# the common kernels, without pairwise_kernels' input validation
+_FAST_KERNELS = {
+    "linear": lambda X, Y, gamma, degree, coef0, self_offset=None: _dot_t(X, Y),
+    "rbf": _rbf,
+    "poly": _poly,
+    "polynomial": _poly,
+    "sigmoid": _sigmoid,
+}
+
+
+def _compress_rows(first, keep_first, second, keep_second):
+    """[first[keep_first]; second[keep_second]] with one copy (dense)."""
     if sp.issparse(first):
-        return sp.vstack([first, second], format="csr")
-    return np.concatenate([first, second], axis=0)
+        return sp.vstack([first[keep_first], second[keep_second]], format="csr")
+    n_first = int(np.count_nonzero(keep_first))
+    out = np.empty((n_first + int(np.count_nonzero(keep_second)), first.shape[1]))
+    np.compress(keep_first, first, axis=0, out=out[:n_first])
+    np.compress(keep_second, second, axis=0, out=out[n_first:])
+    return out
+
+
+def _stack_rows(*blocks):
+    if sp.issparse(blocks[0]):
+        return sp.vstack(blocks, format="csr")
+    return np.concatenate(blocks, axis=0)
 
 
 class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
@@ -73,8 +153,9 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         "verbose": ["verbose"],
     }
 
-    # examples per block of kernel values; results never depend on it
-    _chunk_size = 256
+    # examples per block of kernel values (None: chosen by _chunk_length);
+    # results never depend on it
+    _chunk_size = None
     # rows per block when predicting
     _predict_chunk_size = 2048
     # a multi-epoch fit on at most this many examples computes k(X, X) once
@@ -129,12 +210,22 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         else:
             params = {"gamma": self._gamma, "degree": self.degree, "coef0": self.coef0}
             params.update(self.kernel_params or {})
-        K = pairwise_kernels(X, Y, metric=self.kernel, filter_params=True, **params)
+        if self._fast_kernel():
+            # inputs are already validated float64: skip pairwise_kernels'
+            # per-call validation (it costs more than a whole block of a
+            # few hundred rows); same formulas as sklearn.metrics.pairwise
+            K = _FAST_KERNELS[self.kernel](X, Y, self._gamma, self.degree, self.coef0)
+        else:
+            K = pairwise_kernels(X, Y, metric=self.kernel, filter_params=True, **params)
         return np.ascontiguousarray(K, dtype=np.float64)
 
+    def _fast_kernel(self):
+        return not callable(self.kernel) and self.kernel in _FAST_KERNELS and not self.kernel_params
+
     def _kernel_diagonal(self, X):
-        """k(x_i, x_i) for every row, block by block."""
-        step = self._chunk_size
+        """k(x_i, x_i) for every row, from small diagonal blocks (64 kernel
+        values per row)."""
+        step = 64
         return np.concatenate(
             [np.diag(self._kernel(X[i:i + step], X[i:i + step])) for i in range(0, X.shape[0], step)]
         )
@@ -194,6 +285,27 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------
     # the stream
     # ------------------------------------------------------------------
+    def _chunk_length(self, n_features, pool_size, cached=False):
+        """Examples in the next chunk of the stream loop.
+
+        ``_chunk_size`` (an int) fixes it.  ``None`` (the default) picks it
+        from the cost of a chunk of ``c`` examples against a pool of ``p``
+        stored vectors: ``c * (p + c)`` kernel values (prediction costs
+        ``p`` per example) plus a fixed overhead ``h`` per chunk (Python
+        bookkeeping, kernel calls).  ``c <= p / 2`` keeps the extra kernel
+        work within half of prediction's; below that, ``c = sqrt(h / v)``
+        (``v`` = cost of one kernel value, ~4 + 0.5 d ns, ~2 ns for a
+        Gram-cache lookup) minimizes ``h / c + v c``.  Hence
+        ``c = max(sqrt(h / v), p / 2)``, in [16, 512].  Results never
+        depend on it.
+        """
+        if self._chunk_size is not None:
+            return int(self._chunk_size)
+        # measured on a 2-core x86 machine: h ~ 60 us
+        overhead_ns, value_ns = 6e4, 2.0 if cached else 4.0 + 0.5 * n_features
+        c = max(math.sqrt(overhead_ns / value_ns), pool_size / 2)
+        return int(min(max(c, 16), 512))
+
     def _run_stream(self, X, Y, order, first_id, gram=None):
         """Feed the examples ``X[order]`` through every learner, chunk by chunk.
 
@@ -203,38 +315,88 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         are then looked up instead of computed.  Returns the mistake flags
         of the rounds, in stream order.
         """
-        n_learners = len(self._learners)
+        with _single_threaded_blas():
+            return self._run_chunks(X, Y, order, first_id, gram)
+
+    def _run_chunks(self, X, Y, order, first_id, gram):
+        n_learners, n = len(self._learners), len(order)
         distances = self._needs_distances()
-        flags = []
-        for start in range(0, len(order), self._chunk_size):
-            idx = order[start:start + self._chunk_size]
+        # per-stream arrays whose chunk slices are contiguous views
+        all_ids = np.add(order, first_id, dtype=np.intp)
+        labels = np.ascontiguousarray(Y[order].T)
+        scores = np.empty((n_learners, n))
+        start = 0
+        while start < n:
+            pool_size = sum(pool.shape[0] for pool in self._pools)
+            stop = start + self._chunk_length(X.shape[1], pool_size, cached=gram is not None)
+            idx = order[start:stop]
             Xc = X[idx]
-            K_new = self._cached_block(gram, idx, idx) if gram is not None else self._kernel(Xc, Xc)
-            D_new = self._squared_distances(Xc, Xc) if distances else None
-            ids = (first_id + idx).astype(np.intp)
-            scores = np.empty((len(idx), n_learners))
+            ids = all_ids[start:stop]
+            K_olds, K_new, D_olds, D_new = self._chunk_blocks(X, Xc, idx, first_id, gram, distances)
             for k, learner in enumerate(self._learners):
-                pool, pool_ids = self._pools[k], self._pool_ids[k]
-                rows = pool_ids - first_id
-                if gram is not None and np.all((rows >= 0) & (rows < X.shape[0])):
-                    K_old = self._cached_block(gram, idx, rows)
-                else:
-                    K_old = self._kernel(Xc, pool)
-                D_old = self._squared_distances(Xc, pool) if distances else None
-                column = np.ascontiguousarray(Y[idx, k])
-                learner_scores = np.empty(len(idx))
-                learner.process_chunk(K_old, K_new, column, ids, learner_scores, D_old, D_new)
-                scores[:, k] = learner_scores
+                learner.process_chunk(K_olds[k], K_new, labels[k, start:stop], ids,
+                                      scores[k, start:stop],
+                                      D_olds[k] if distances else None, D_new)
                 keep = learner.finish_chunk()
+                pool, pool_ids = self._pools[k], self._pool_ids[k]
                 n_old = pool.shape[0]
-                self._pools[k] = _stack_rows(pool[keep[:n_old]], Xc[keep[n_old:]])
-                self._pool_ids[k] = np.concatenate([pool_ids[keep[:n_old]], ids[keep[n_old:]]])
-            flags.append(self._mistakes(scores, Y[idx]))
-        return np.concatenate(flags) if flags else np.zeros(0, dtype=np.uint8)
+                keep_old, keep_new = keep[:n_old], keep[n_old:]
+                if not keep_new.any():
+                    if not keep_old.all():
+                        self._pools[k], self._pool_ids[k] = pool[keep_old], pool_ids[keep_old]
+                else:
+                    self._pools[k] = _compress_rows(pool, keep_old, Xc, keep_new)
+                    self._pool_ids[k] = np.concatenate([pool_ids[keep_old], ids[keep_new]])
+            start = stop
+        return self._mistakes(scores.T, labels.T)
+
+    def _chunk_blocks(self, X, Xc, idx, first_id, gram, distances):
+        """The kernel (and distance) blocks of one chunk: per learner
+        ``k(chunk, pool)``, and ``k(chunk, chunk)``.
+
+        With a Gram cache they are looked up; otherwise one kernel call
+        computes the chunk against every learner's pool at once (one call's
+        overhead instead of one per learner) and one the chunk against
+        itself.
+        """
+        pools = self._pools
+        if gram is not None:
+            rows = [ids - first_id for ids in self._pool_ids]
+            if all(np.all((r >= 0) & (r < X.shape[0])) for r in rows):
+                idx = np.ascontiguousarray(idx, dtype=np.intp)
+                K_olds = [gather_block(gram, idx, r.astype(np.intp)) for r in rows]
+                K_new = gather_block(gram, idx, idx)
+                D_new = self._squared_distances(Xc, Xc) if distances else None
+                D_olds = [self._squared_distances(Xc, pool) for pool in pools] if distances else None
+                return K_olds, K_new, D_olds, D_new
+        if self._fast_kernel() and len(pools) == 1 and not distances and X.shape[1] <= 64:
+            # one call for both blocks, k(chunk, [pool; chunk]): saves a
+            # call's overhead; with many features copying the pool costs more
+            n_old = pools[0].shape[0]
+            K = _FAST_KERNELS[self.kernel](Xc, _stack_rows(pools[0], Xc), self._gamma,
+                                           self.degree, self.coef0, self_offset=n_old)
+            return ([np.ascontiguousarray(K[:, :n_old])], np.ascontiguousarray(K[:, n_old:]),
+                    None, None)
+        K_new = self._kernel(Xc, Xc)
+        D_new = self._squared_distances(Xc, Xc) if distances else None
+        if len(pools) == 1:
+            K_olds = [self._kernel(Xc, pools[0])]
+            D_olds = [self._squared_distances(Xc, pools[0])] if distances else None
+            return K_olds, K_new, D_olds, D_new
+        every_pool = _stack_rows(*pools)
+        K_olds = self._split_columns(self._kernel(Xc, every_pool), pools)
+        D_olds = self._split_columns(self._squared_distances(Xc, every_pool), pools) if distances else None
+        return K_olds, K_new, D_olds, D_new
 
     @staticmethod
-    def _cached_block(gram, rows, cols):
-        return np.ascontiguousarray(gram[np.ix_(rows, cols)])
+    def _split_columns(block, pools):
+        """Cut ``block`` = f(chunk, [pool_1; ...; pool_L]) into one
+        C-contiguous block per pool."""
+        parts, offset = [], 0
+        for pool in pools:
+            parts.append(np.ascontiguousarray(block[:, offset:offset + pool.shape[0]]))
+            offset += pool.shape[0]
+        return parts
 
     @staticmethod
     def _mistakes(scores, Y):
@@ -390,11 +552,19 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         self._log_epoch(1)
         return self
 
+    def _predict_rows(self):
+        """Rows per prediction block: at most ``_predict_chunk_size``, and
+        blocks of about 128k kernel values (1 MB), which stay in cache
+        (an 8 MB block is several times slower per value)."""
+        n_sv = max(int(np.sum(self.n_support_)), 1)
+        return int(np.clip(131072 // n_sv, 64, self._predict_chunk_size))
+
     def _raw_scores(self, X):
         """(n_samples, n_learners) scores of the kernel expansion."""
         out = np.empty((X.shape[0], len(self.n_support_)))
-        for start in range(0, X.shape[0], self._predict_chunk_size):
-            rows = slice(start, start + self._predict_chunk_size)
+        step = self._predict_rows()
+        for start in range(0, X.shape[0], step):
+            rows = slice(start, start + step)
             K = self._kernel(X[rows], self.support_vectors_)
             out[rows] = K @ self.dual_coef_.T + self.intercept_
         return out

@@ -108,18 +108,37 @@ cdef class OnlineLearner:
         return self.D_new[self.t, s - self.n_old]
 
     cdef void gather_row(self) noexcept nogil:
-        cdef Py_ssize_t i, c
-        for i in range(self.n_sv):
-            c = self.order[i]
-            self.k_row[c] = self.kernel_to_slot(self.slot[c])
+        """k_row[c] = k(x_t, x_c) for every support-vector cell, from the
+        two kernel blocks (raw pointers: this is the hottest loop)."""
+        cdef Py_ssize_t i, c, s, n = self.n_sv, n_old = self.n_old
+        if n == 0:
+            return
+        cdef const Py_ssize_t* order = &self.order[0]
+        cdef const Py_ssize_t* slot = &self.slot[0]
+        cdef double* k_row = &self.k_row[0]
+        cdef const double* new_row = &self.K_new[self.t, 0]
+        cdef const double* old_row = new_row
+        if n_old > 0:
+            old_row = &self.K_old[self.t, 0]
+        for i in range(n):
+            c = order[i]
+            s = slot[c]
+            if s < n_old:
+                k_row[c] = old_row[s]
+            else:
+                k_row[c] = new_row[s - n_old]
 
     cdef double dot_row(self) noexcept nogil:
         """f(x_t) without the intercept, from the gathered kernel row."""
-        cdef Py_ssize_t i, c
+        cdef Py_ssize_t i, n = self.n_sv
         cdef double s = 0.0
-        for i in range(self.n_sv):
-            c = self.order[i]
-            s += self.alpha[c] * self.k_row[c]
+        if n == 0:
+            return 0.0
+        cdef const Py_ssize_t* order = &self.order[0]
+        cdef const double* alpha = &self.alpha[0]
+        cdef const double* k_row = &self.k_row[0]
+        for i in range(n):
+            s += alpha[order[i]] * k_row[order[i]]
         return s * self.scale
 
     cdef Py_ssize_t append_current(self, double coef) except -1:
@@ -324,3 +343,23 @@ def _resized(arr, Py_ssize_t n):
     m = min(n, arr.shape[0])
     out[:m] = arr[:m]
     return out
+
+
+def gather_block(const double[:, ::1] M, const Py_ssize_t[::1] rows,
+                 const Py_ssize_t[::1] cols):
+    """``M[rows][:, cols]`` as a new C-contiguous array (a compiled
+    ``np.ix_`` gather: the kernel blocks of a cached Gram matrix)."""
+    out_arr = np.empty((rows.shape[0], cols.shape[0]))
+    cdef double[:, ::1] out = out_arr
+    cdef Py_ssize_t i, j, n_cols = cols.shape[0]
+    cdef const double* src
+    cdef double* dst
+    if n_cols == 0:
+        return out_arr
+    with nogil:
+        for i in range(rows.shape[0]):
+            src = &M[rows[i], 0]
+            dst = &out[i, 0]
+            for j in range(n_cols):
+                dst[j] = src[cols[j]]
+    return out_arr

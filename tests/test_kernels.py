@@ -1,0 +1,37 @@
+"""The engine's kernel blocks equal sklearn's pairwise_kernels."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from numpy.testing import assert_allclose, assert_array_equal
+from sklearn.metrics.pairwise import pairwise_kernels
+
+from skbudget import KernelPerceptron
+from skbudget._base import _FAST_KERNELS
+
+
+@pytest.mark.parametrize("kernel", sorted(_FAST_KERNELS))
+@pytest.mark.parametrize("sparse", [False, True])
+def test_fast_kernels_equal_pairwise_kernels(kernel, sparse):
+    rng = np.random.RandomState(0)
+    X, Y = rng.randn(7, 5), rng.randn(4, 5)
+    est = KernelPerceptron(kernel=kernel, gamma=0.3, degree=2, coef0=0.5).fit(X, [0, 1] * 3 + [0])
+    A, B = (sp.csr_matrix(X), sp.csr_matrix(Y)) if sparse else (X, Y)
+    expected = pairwise_kernels(X, Y, metric=kernel, filter_params=True,
+                                gamma=0.3, degree=2, coef0=0.5)
+    assert_allclose(est._kernel(A, B), expected, rtol=1e-12, atol=1e-12)
+    assert_allclose(est._kernel(A, A), pairwise_kernels(X, X, metric=kernel, filter_params=True,
+                                                        gamma=0.3, degree=2, coef0=0.5),
+                    rtol=1e-12, atol=1e-12)
+
+
+def test_rbf_self_values_are_exactly_one():
+    X = np.random.RandomState(0).randn(6, 3) * 100
+    est = KernelPerceptron(gamma=1e-3).fit(X, [0, 1] * 3)
+    assert_array_equal(np.diag(est._kernel(X, X)), 1.0)
+    # the chunk's block inside k(chunk, [pool; chunk]) gets the same values
+    pool = X[:2]
+    est._pools = [pool]
+    K_olds, K_new, _, _ = est._chunk_blocks(X, X[2:], np.arange(2, 6), 0, None, False)
+    assert_array_equal(np.diag(K_new), 1.0)
+    assert_allclose(K_olds[0], est._kernel(X[2:], pool))
