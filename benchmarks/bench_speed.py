@@ -24,9 +24,6 @@ Reported per run: training examples/s of one epoch (``fit`` with
     timed on the first 2 000 examples (target: training >= 10x faster
     for d <= 54).
 
-``--standin`` adds two benchmark-only budgeted stand-ins
-(``benchmarks/_standin.py``: a Stoptron-like and a remove-oldest
-perceptron), for engine work before the real budget algorithms exist.
 ``--quick``: streams of 5 000, plain loop on 500 examples, B = 100 only.
 Everything timed runs with BLAS on ``--blas-threads`` threads (default 1,
 as the training loop itself does): on a shared 2-core machine threaded BLAS
@@ -65,20 +62,16 @@ from skbudget.datasets import make_noisy_gaussians  # noqa: E402
 BASE_PARAMS = set(inspect.signature(BaseOnlineKernelClassifier.__init__).parameters) - {"self"}
 
 
-def estimators(standin):
+def estimators():
     found = {}
     for name in skbudget.__all__:
         obj = getattr(skbudget, name)
         if inspect.isclass(obj) and issubclass(obj, BaseOnlineKernelClassifier):
             found[name] = obj
-    if standin:
-        import _standin
-        found["StandinStoptron"] = _standin.StandinStoptron
-        found["StandinRemoveOldest"] = _standin.StandinRemoveOldest
     return found
 
 
-def oracles(standin):
+def oracles():
     """``Plain*`` classes of every module of ``tests/oracles``, by name."""
     found = {}
     import tests.oracles as package
@@ -87,10 +80,6 @@ def oracles(standin):
         for name, obj in vars(module).items():
             if name.startswith("Plain") and inspect.isclass(obj):
                 found[name] = obj
-    if standin:
-        import _standin
-        found["PlainStandinStoptron"] = _standin.PlainStandinStoptron
-        found["PlainStandinRemoveOldest"] = _standin.PlainStandinRemoveOldest
     return found
 
 
@@ -163,7 +152,6 @@ def run_one(Est, params, X, y, Plain, n_plain, repeats):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="5 000 examples, B = 100")
-    parser.add_argument("--standin", action="store_true", help="add the budgeted stand-ins")
     parser.add_argument("--dims", type=int, nargs="+", default=[2, 54, 784])
     parser.add_argument("--only", nargs="+", help="estimator names to run")
     parser.add_argument("--repeats", type=int, default=2, help="best of this many timings")
@@ -174,10 +162,10 @@ def main():
     n = 5000 if args.quick else 20000
     n_plain = 500 if args.quick else 2000
     budgets = [100] if args.quick else [100, 500]
-    ests = estimators(args.standin)
+    ests = estimators()
     if args.only:
         ests = {k: v for k, v in ests.items() if k in args.only}
-    plains = oracles(args.standin)
+    plains = oracles()
 
     with threadpool_limits(args.blas_threads, user_api="blas"):
         rows = run_all(args, n, n_plain, budgets, ests, plains)
