@@ -19,6 +19,7 @@ from skbudget._budget_fast import (
     RandomBudgetLearner,
     StoptronLearner,
 )
+from skbudget._docstrings import BUDGET_DOC, attributes_doc, docstring, kernel_doc, stream_doc
 
 __all__ = [
     "BudgetPerceptron",
@@ -28,78 +29,12 @@ __all__ = [
     "Stoptron",
 ]
 
-# ---------------------------------------------------------------------------
-# docstring pieces shared by the five estimators
-# ---------------------------------------------------------------------------
-_BUDGET_DOC = """\
-budget : int, default=100
-        Maximum number of support vectors ``B`` (per one-vs-rest learner:
-        with ``n_classes > 2`` up to ``n_classes * B`` vectors are stored)."""
-
-_KERNEL_DOC = """\
-kernel : {'linear', 'poly', 'rbf', 'sigmoid', 'laplacian', ...} or callable, default='rbf'
-        Any kernel :func:`sklearn.metrics.pairwise.pairwise_kernels` accepts.
-    gamma : {'scale', 'auto'} or float, default='scale'
-        Kernel coefficient for 'rbf', 'poly', 'sigmoid', 'laplacian' and
-        'chi2', resolved as in :class:`sklearn.svm.SVC` from the data of the
-        first ``fit`` / ``partial_fit`` call.  The papers' RBF
-        ``exp(-||x - y||^2 / (2 delta^2))`` is ``gamma = 1 / (2 delta^2)``.
-    degree : int, default=3
-        Degree of the 'poly' kernel.
-    coef0 : float, default=0.0
-        Independent term of the 'poly' and 'sigmoid' kernels.
-    kernel_params : dict, default=None
-        Extra parameters for the kernel (a callable kernel gets only these)."""
-
-_STREAM_DOC = """\
-max_iter : int, default=1
-        Passes over the training data in :meth:`fit`.  One online pass is
-        what the papers run.
-    shuffle : bool, default=True
-        Shuffle the training data before each pass of :meth:`fit`.
-    random_state : int, RandomState instance or None, default=None
-        Seed of the shuffling{extra}.
-    warm_start : bool, default=False
-        Continue from the current model on :meth:`fit`.
-    verbose : int, default=0
-        Print the examples seen, mistakes and support-set size per pass."""
-
-_ATTRIBUTES_DOC = """\
-classes_ : ndarray of shape (n_classes,)
-        Class labels.
-    support_vectors_ : ndarray or sparse matrix of shape (n_SV, n_features)
-        The support vectors, learner by learner, oldest first.
-    dual_coef_ : ndarray of shape (n_learners, n_SV)
-        Signed coefficients of the support vectors (zeros outside each
-        learner's own block).
-    intercept_ : ndarray of shape (n_learners,)
-        Always 0: the model has no bias.
-    n_support_ : ndarray of shape (n_learners,)
-        Support vectors per learner (one learner for two classes).
-    n_mistakes_ : int
-        Training rounds with ``y f(x) <= 0`` (multi-class: the true class's
-        score not strictly the largest), over every pass and call.
-    n_updates_ : int
-        Insertions made, summed over the learners.
-    cumulative_mistakes_ : ndarray of shape (n_rounds,)
-        Mistakes up to and including each training round.
-    n_iter_ : int
-        Passes run by the last :meth:`fit`.
-    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Names of features seen during fit, when X has string column names."""
-
 
 def _docstring(summary, parameters, *, random_extra="", attributes="", references, example):
-    """Assemble a numpydoc class docstring from the shared pieces."""
-    params = "\n    ".join(parameters + [_KERNEL_DOC, _STREAM_DOC.format(extra=random_extra)])
-    attrs = _ATTRIBUTES_DOC + (("\n    " + attributes) if attributes else "")
-    return (
-        f"{summary}\n\n    Parameters\n    ----------\n    {params}\n\n"
-        f"    Attributes\n    ----------\n    {attrs}\n\n"
-        f"    References\n    ----------\n    {references}\n\n"
-        f"    Examples\n    --------\n    {example}\n    "
+    """A class docstring: the estimator's own parameters, then the shared ones."""
+    return docstring(
+        summary, parameters + [kernel_doc(), stream_doc(random_note=random_extra)],
+        attributes_doc(extra=attributes), references=references, examples=example,
     )
 
 
@@ -148,7 +83,7 @@ class Stoptron(_FixedBudgetClassifier):
     added with coefficient ``y`` while fewer than ``budget`` support vectors
     are stored; once ``|S| = B`` the model never changes again (later
     rounds only predict).  The baseline of the budget-perceptron papers.""",
-        [_BUDGET_DOC],
+        [BUDGET_DOC],
         references="""Z. Wang and S. Vucetic, "Tighter Perceptron with Improved Dual Use of
     Cached Data for Model Representation and Validation", IJCNN 2009.
 
@@ -174,7 +109,7 @@ class RandomBudgetPerceptron(_FixedBudgetClassifier):
     first.  With two classes the same generator also shuffles the data in
     :meth:`fit`; with more, each one-vs-rest learner draws from its own
     generator seeded from ``random_state``.""",
-        [_BUDGET_DOC],
+        [BUDGET_DOC],
         random_extra=" and of the removals",
         references="""N. Cesa-Bianchi and C. Gentile, "Tracking the best hyperplane with a
     simple budget Perceptron", COLT 2006.
@@ -258,7 +193,7 @@ class Forgetron(BaseOnlineKernelClassifier):
 
     ``self_tuned=False`` is the paper's plain variant (§3): remove the
     oldest support vector, never shrink (O(B) memory).""",
-        [_BUDGET_DOC,
+        [BUDGET_DOC,
          """self_tuned : bool, default=True
         Shrink by the self-tuned ``phi`` before each removal; ``False``
         gives the plain "remove the oldest" budget perceptron."""],

@@ -6,13 +6,15 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from skbudget._base import BaseOnlineKernelClassifier
+from skbudget._docstrings import attributes_doc, docstring, kernel_doc, stream_doc
 from skbudget._perceptron_fast import KernelPerceptronLearner
 
 __all__ = ["KernelPerceptron"]
 
 
 class KernelPerceptron(BaseOnlineKernelClassifier):
-    """Kernel Perceptron with margin, lambda-trick, alpha-bound and the
+    __doc__ = docstring(
+        """Kernel Perceptron with margin, lambda-trick, alpha-bound and the
     last / voted / longest-survivor / averaged hypotheses.
 
     The dual (kernel) perceptron of Khardon & Wachman (2007, Fig. 2):
@@ -28,22 +30,9 @@ class KernelPerceptron(BaseOnlineKernelClassifier):
     settings are ``kernel='linear', eta0=0.1, theta_init='kappa',
     threshold_step='kappa', max_iter=100`` with ``tau``, ``lam`` and
     ``alpha_bound`` searched over ``{0, .125, .25, .5, 1, 2, 4}``,
-    ``{0, .125, .25, .5, 1, 2, 4}`` and ``{None, 80, 60, 40, 20, 10, 5}``.
-
-    Parameters
-    ----------
-    kernel : {'linear', 'poly', 'rbf', 'sigmoid', 'laplacian', ...} or callable, default='rbf'
-        Any kernel :func:`sklearn.metrics.pairwise.pairwise_kernels` accepts.
-    gamma : {'scale', 'auto'} or float, default='scale'
-        Kernel coefficient for 'rbf', 'poly', 'sigmoid', 'laplacian' and
-        'chi2', resolved as in :class:`sklearn.svm.SVC`.
-    degree : int, default=3
-        Degree of the 'poly' kernel.
-    coef0 : float, default=0.0
-        Independent term of the 'poly' and 'sigmoid' kernels.
-    kernel_params : dict, default=None
-        Extra parameters for the kernel (a callable kernel gets only these).
-    eta0 : float, default=1.0
+    ``{0, .125, .25, .5, 1, 2, 4}`` and ``{None, 80, 60, 40, 20, 10, 5}``.""",
+        [kernel_doc(gamma_note=""),
+         """eta0 : float, default=1.0
         Learning rate ``eta``: each update adds ``eta0 * y_j`` to the
         coefficient of ``x_j``.
     theta_init : float or 'kappa', default=0.0
@@ -64,67 +53,35 @@ class KernelPerceptron(BaseOnlineKernelClassifier):
         Which hypothesis predicts: the final one; the vote of every
         hypothesis weighted by the rounds it survived (Freund & Schapire);
         the one that survived longest; or their vote-weighted average
-        (a single kernel expansion).
-    max_iter : int, default=10
-        Epochs over the training data in :meth:`fit`.
-    shuffle : bool, default=True
-        Shuffle the training data before each epoch.
-    random_state : int, RandomState instance or None, default=None
-        Seed of the shuffling.
-    warm_start : bool, default=False
-        Continue from the current model on :meth:`fit` (examples of a new
-        ``fit`` call are new examples: their ``m_j`` start at 0).
-    verbose : int, default=0
-        Print the examples seen, mistakes and support-set size per epoch.
-
-    Attributes
-    ----------
-    classes_ : ndarray of shape (n_classes,)
-        Class labels.
-    support_vectors_ : ndarray or sparse matrix of shape (n_SV, n_features)
-        Every example updated on, learner by learner, in the order of its
-        first update.
-    dual_coef_ : ndarray of shape (n_learners, n_SV)
-        Coefficients ``eta0 * m_j * y_j`` of the predicting hypothesis
-        (for ``'voted'``, of the last hypothesis: the vote is not a single
-        expansion; :meth:`decision_function` computes it).
-    intercept_ : ndarray of shape (n_learners,)
-        ``-theta`` of the predicting hypothesis.
-    n_support_ : ndarray of shape (n_learners,)
-        Support vectors per learner (one learner for two classes).
-    kappa_ : float
-        ``mean_i k(x_i, x_i)`` over the first training data.
-    n_mistakes_ : int
-        Training rounds with ``y_j (SUM - theta) <= 0`` (multi-class: the
-        true class's score not strictly the largest), over all epochs.
-    n_updates_ : int
-        Updates made, summed over the learners.
-    cumulative_mistakes_ : ndarray of shape (n_rounds,)
-        Mistakes up to and including each training round.
-    n_iter_ : int
-        Epochs run by the last :meth:`fit`.
-    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Names of features seen during fit, when X has string column names.
-
-    References
-    ----------
-    R. Khardon and G. Wachman, "Noise Tolerant Variants of the Perceptron
+        (a single kernel expansion).""",
+         stream_doc(max_iter=10, unit="epoch", max_iter_note="",
+                    warm_start_note=" (examples of a new\n        ``fit`` call are new "
+                                    "examples: their ``m_j`` start at 0)")],
+        attributes_doc(
+            unit="epoch",
+            support_vectors="Every example updated on, learner by learner, in the order of its\n"
+                            "        first update.",
+            dual_coef=("Coefficients ``eta0 * m_j * y_j`` of the predicting hypothesis\n"
+                       "        (for ``'voted'``, of the last hypothesis: the vote is not a "
+                       "single\n        expansion; :meth:`decision_function` computes it)."),
+            intercept="``-theta`` of the predicting hypothesis.",
+            mistake="``y_j (SUM - theta) <= 0``",
+            n_updates="Updates made, summed over the learners.",
+            extra="""kappa_ : float
+        ``mean_i k(x_i, x_i)`` over the first training data.""",
+        ),
+        references="""R. Khardon and G. Wachman, "Noise Tolerant Variants of the Perceptron
     Algorithm", Journal of Machine Learning Research 8, 227-248, 2007.
 
     Y. Freund and R. E. Schapire, "Large Margin Classification Using the
-    Perceptron Algorithm", Machine Learning 37(3), 277-296, 1999.
-
-    Examples
-    --------
-    >>> from sklearn.datasets import make_moons
+    Perceptron Algorithm", Machine Learning 37(3), 277-296, 1999.""",
+        examples=""">>> from sklearn.datasets import make_moons
     >>> from skbudget import KernelPerceptron
     >>> X, y = make_moons(200, noise=0.1, random_state=0)
     >>> clf = KernelPerceptron(hypothesis="voted", random_state=0).fit(X, y)
     >>> clf.score(X, y) > 0.95
-    True
-    """
+    True""",
+    )
 
     _parameter_constraints: dict = {
         **BaseOnlineKernelClassifier._parameter_constraints,

@@ -5,6 +5,7 @@ import numbers
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from skbudget._base import BaseOnlineKernelClassifier
+from skbudget._docstrings import attributes_doc, docstring, kernel_doc, stream_doc
 from skbudget._tighter_fast import TighterLearner, TightestLearner
 
 __all__ = ["TighterPerceptron", "TightestPerceptron"]
@@ -15,57 +16,29 @@ _RESERVOIR = 2
 # 'laplacian': its largest value marks the L1-nearest one)
 _DISTANCE_KERNELS = {"rbf"}
 
-_SHARED_PARAMETERS_DOC = """
-    kernel : {'linear', 'poly', 'rbf', 'sigmoid', 'laplacian', ...} or callable, default='rbf'
-        Any kernel :func:`sklearn.metrics.pairwise.pairwise_kernels` accepts.
-    gamma : {'scale', 'auto'} or float, default='scale'
-        Kernel coefficient for 'rbf', 'poly', 'sigmoid', 'laplacian' and
-        'chi2', resolved as in :class:`sklearn.svm.SVC`.  The paper's RBF
-        width ``delta`` is ``gamma = 1 / (2 delta^2)``.
-    degree : int, default=3
-        Degree of the 'poly' kernel.
-    coef0 : float, default=0.0
-        Independent term of the 'poly' and 'sigmoid' kernels.
-    kernel_params : dict, default=None
-        Extra parameters for the kernel (a callable kernel gets only these).
-    max_iter : int, default=1
-        Passes over the training data in :meth:`fit` (the paper: one pass,
-        an online algorithm).
-    shuffle : bool, default=True
-        Shuffle the training data before each pass (the paper orders the
-        training examples randomly).
-    random_state : int, RandomState instance or None, default=None
-        Seed of the shuffling (and, for the Tighter reservoir, its draws).
-    warm_start : bool, default=False
-        Continue from the current model on :meth:`fit`.
-    verbose : int, default=0
-        Print the examples seen, mistakes and support-set size per pass."""
+_BUDGET_DOC = """\
+budget : int, default=100
+        The budget ``B``: the support set never holds more than ``B``
+        vectors after a round (``B + 1`` briefly, while choosing which to
+        remove).  With several classes each one-vs-rest learner has its
+        own, so up to ``n_classes * B`` support vectors are stored."""
 
-_SHARED_ATTRIBUTES_DOC = """
-    classes_ : ndarray of shape (n_classes,)
-        Class labels.
-    support_vectors_ : ndarray or sparse matrix of shape (n_SV, n_features)
-        Support vectors, learner by learner, oldest first.
-    dual_coef_ : ndarray of shape (n_learners, n_SV)
-        Coefficients ``y_i`` of the support vectors (zeros outside each
-        learner's own block).
-    intercept_ : ndarray of shape (n_learners,)
-        Always 0 (no bias).
-    n_support_ : ndarray of shape (n_learners,)
-        Support vectors per learner (one learner for two classes).
-    n_mistakes_ : int
-        Training rounds with ``y f(x) <= 0`` (multi-class: the true class's
-        score not strictly the largest).
-    n_updates_ : int
-        Support vectors added, summed over the learners.
-    cumulative_mistakes_ : ndarray of shape (n_rounds,)
-        Mistakes up to and including each training round.
-    n_iter_ : int
-        Passes run by the last :meth:`fit`.
-    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Names of features seen during fit, when X has string column names."""
+
+def _validated_removal_doc(summary, own_parameters, *, random_note="", **sections):
+    """A class docstring: ``budget``, the class's own parameters, then the
+    shared ones."""
+    return docstring(
+        summary,
+        [_BUDGET_DOC, own_parameters, kernel_doc(),
+         stream_doc(shuffle_note="\n        The paper orders the training examples randomly.",
+                    random_note=random_note)],
+        attributes_doc(
+            dual_coef="Coefficients ``y_i`` of the support vectors (zeros outside each\n"
+                      "        learner's own block).",
+            n_updates="Support vectors added, summed over the learners.",
+        ),
+        **sections,
+    )
 
 
 class _ValidatedRemovalClassifier(BaseOnlineKernelClassifier):
@@ -87,7 +60,8 @@ class _ValidatedRemovalClassifier(BaseOnlineKernelClassifier):
 
 
 class TighterPerceptron(_ValidatedRemovalClassifier):
-    """Tighter Perceptron: a budget kernel perceptron that removes the
+    __doc__ = _validated_removal_doc(
+        """Tighter Perceptron: a budget kernel perceptron that removes the
     support vector whose loss hurts validation accuracy least.
 
     On a mistake (``y_t f(x_t) <= 0``) the example is added with
@@ -105,16 +79,8 @@ class TighterPerceptron(_ValidatedRemovalClassifier):
     than ``'support'`` at the same budget; ``'full'`` is the unbounded
     reference (its memory and time grow with the stream).  For budgeted
     learning with the support vectors alone, :class:`TightestPerceptron`
-    is the paper's recommendation.
-
-    Parameters
-    ----------
-    budget : int, default=100
-        The budget ``B``: the support set never holds more than ``B``
-        vectors after a round (``B + 1`` briefly, while choosing which to
-        remove).  With several classes each one-vs-rest learner has its
-        own, so up to ``n_classes * B`` support vectors are stored.
-    validation : {'budget', 'support', 'full'} or int, default='budget'
+    is the paper's recommendation.""",
+        """validation : {'budget', 'support', 'full'} or int, default='budget'
         The validation set ``V``:
 
         - ``'support'``: the ``B + 1`` current support vectors
@@ -129,41 +95,29 @@ class TighterPerceptron(_ValidatedRemovalClassifier):
         - ``'full'``: every distinct example seen so far, ``x_t``
           included (an example seen again in a later epoch of the same
           ``fit`` is not added twice).  Unbounded: memory and time grow
-          with the stream.
-    {shared_parameters}
-
-    Attributes
-    ----------
-    {shared_attributes}
-
-    Notes
-    -----
-    ``f(x_v)`` on every validation vector and the kernel values between
+          with the stream.""",
+        random_note=" (and of the reservoir's draws, for an\n"
+                    "        integer or 'budget' ``validation``)",
+        notes="""``f(x_v)`` on every validation vector and the kernel values between
     support and validation vectors are kept up to date incrementally, so a
     removal decision costs O(B |V|) comparisons and no kernel evaluation
     beyond the new example's row (O(B^2) for ``'support'``).  The
     validation vectors that are not support vectors are stored alongside
-    them (``B + A`` vectors in all).
-
-    References
-    ----------
-    J. Weston, A. Bordes and L. Bottou, "Online (and Offline) on an Even
+    them (``B + A`` vectors in all).""",
+        references="""J. Weston, A. Bordes and L. Bottou, "Online (and Offline) on an Even
     Tighter Budget", AISTATS 2005.
 
     Z. Wang and S. Vucetic, "Tighter Perceptron with Improved Dual Use of
-    Cached Data for Model Representation and Validation", IJCNN 2009.
-
-    Examples
-    --------
-    >>> from sklearn.datasets import make_moons
+    Cached Data for Model Representation and Validation", IJCNN 2009.""",
+        examples=""">>> from sklearn.datasets import make_moons
     >>> from skbudget import TighterPerceptron
     >>> X, y = make_moons(500, noise=0.1, random_state=0)
     >>> clf = TighterPerceptron(budget=30, gamma=2.0, random_state=0).fit(X, y)
     >>> int(clf.n_support_[0]) <= 30
     True
     >>> clf.score(X, y) > 0.9
-    True
-    """
+    True""",
+    )
 
     _parameter_constraints: dict = {
         **_ValidatedRemovalClassifier._parameter_constraints,
@@ -204,7 +158,8 @@ class TighterPerceptron(_ValidatedRemovalClassifier):
 
 
 class TightestPerceptron(_ValidatedRemovalClassifier):
-    """Tightest Perceptron: a budget kernel perceptron that validates on its
+    __doc__ = _validated_removal_doc(
+        """Tightest Perceptron: a budget kernel perceptron that validates on its
     own support vectors, weighted by estimated class probabilities.
 
     Each support vector ``x_i`` carries soft counts ``(c+_i, c-_i)`` of the
@@ -220,42 +175,20 @@ class TightestPerceptron(_ValidatedRemovalClassifier):
     go to the nearest remaining support vector.  A round without a mistake
     passes its label on the same way: the nearest support vector ``n``
     (in input space) gets ``c+_n += [y = +1] k(x, x_n)``,
-    ``c-_n += [y = -1] k(x, x_n)``.
-
-    Parameters
-    ----------
-    budget : int, default=100
-        The budget ``B``: the support set never holds more than ``B``
-        vectors after a round (``B + 1`` briefly, while choosing which to
-        remove).  With several classes each one-vs-rest learner has its
-        own, so up to ``n_classes * B`` support vectors are stored.
-    prior : tuple of two floats > 0, default=(1.0, 1.0)
+    ``c-_n += [y = -1] k(x, x_n)``.""",
+        """prior : tuple of two floats > 0, default=(1.0, 1.0)
         The Beta prior ``(a+, a-)`` of the class probabilities (the
-        paper's uniform prior).
-    {shared_parameters}
-
-    Attributes
-    ----------
-    {shared_attributes}
-
-    Notes
-    -----
-    ``f(x_i)`` on every support vector and the support-set Gram matrix are
+        paper's uniform prior).""",
+        notes="""``f(x_i)`` on every support vector and the support-set Gram matrix are
     kept up to date, so a removal decision costs O(B^2) and no kernel
     evaluation beyond the new example's row (paper §III.B).  The nearest
     support vector (Euclidean) is the one with the largest kernel value for
     'rbf'; for every other kernel, 'laplacian' and callables included,
     squared Euclidean distances are computed alongside the kernel blocks
-    and a ``B x B`` distance matrix is kept.
-
-    References
-    ----------
-    Z. Wang and S. Vucetic, "Tighter Perceptron with Improved Dual Use of
-    Cached Data for Model Representation and Validation", IJCNN 2009.
-
-    Examples
-    --------
-    >>> from skbudget import TightestPerceptron
+    and a ``B x B`` distance matrix is kept.""",
+        references="""Z. Wang and S. Vucetic, "Tighter Perceptron with Improved Dual Use of
+    Cached Data for Model Representation and Validation", IJCNN 2009.""",
+        examples=""">>> from skbudget import TightestPerceptron
     >>> from skbudget.datasets import make_checkerboard
     >>> X, y = make_checkerboard(3000, noise=0.15, random_state=0)
     >>> X_test, y_test = make_checkerboard(2000, random_state=1)
@@ -263,8 +196,8 @@ class TightestPerceptron(_ValidatedRemovalClassifier):
     >>> int(clf.n_support_[0])
     100
     >>> clf.score(X_test, y_test) > 0.75
-    True
-    """
+    True""",
+    )
 
     _parameter_constraints: dict = {
         **_ValidatedRemovalClassifier._parameter_constraints,
@@ -309,9 +242,3 @@ class TightestPerceptron(_ValidatedRemovalClassifier):
         return TightestLearner(budget=self.budget, prior_pos=float(a_pos),
                                prior_neg=float(a_neg),
                                use_distances=self._needs_distances(), rng=rng)
-
-
-for _cls in (TighterPerceptron, TightestPerceptron):
-    _cls.__doc__ = _cls.__doc__.replace(
-        "{shared_parameters}", _SHARED_PARAMETERS_DOC.strip("\n").lstrip()
-    ).replace("{shared_attributes}", _SHARED_ATTRIBUTES_DOC.strip("\n").lstrip())
