@@ -1,9 +1,25 @@
-"""Helpers shared by the benchmark scripts."""
+"""Helpers shared by the benchmark scripts.
+
+Import this module before NumPy: ``use_one_blas_thread()`` only works
+before the BLAS library starts.
+"""
 
 import json
+import os
+import sys
 from pathlib import Path
 
-RESULTS = Path(__file__).resolve().parent / "results"
+ROOT = Path(__file__).resolve().parents[1]          # the repository
+DATA = ROOT.parent / "shared" / "data"              # ../shared/data
+RESULTS = ROOT / "benchmarks" / "results"
+
+sys.path.insert(0, str(ROOT))   # run from a checkout: import skbudget and tests
+
+
+def use_one_blas_thread():
+    """One BLAS thread: the kernel blocks are small and the machine shared."""
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, "1")
 
 
 def write_json(path, payload):

@@ -46,27 +46,20 @@ and the PNGs ``projectron_gaussians_online_error[_quick].png`` and
 
 import argparse
 import json
-import os
-import sys
 import time
-from pathlib import Path
 
-# one BLAS thread: the kernel blocks are small and the machine is shared
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+from _common import DATA, RESULTS, use_one_blas_thread  # noqa: E402  (before NumPy)
+
+use_one_blas_thread()
 
 import numpy as np  # noqa: E402
 from sklearn.datasets import load_svmlight_file  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 import skbudget  # noqa: E402
 from skbudget import KernelPerceptron, Projectron, ProjectronPlusPlus  # noqa: E402
 from skbudget.datasets import make_noisy_gaussians  # noqa: E402
 
-DATA = ROOT.parent / "shared" / "data"
-RESULTS = ROOT / "benchmarks" / "results"
 
 GAUSSIAN_ETAS = (0.1, 0.3, 0.6)
 A9A_ETAS = (0.0, 0.03, 0.1, 0.2, 0.3, 0.5, 0.75)

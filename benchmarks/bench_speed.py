@@ -38,9 +38,7 @@ import importlib
 import inspect
 import pkgutil
 import platform
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 from sklearn.datasets import make_classification
@@ -48,14 +46,8 @@ from sklearn.metrics.pairwise import pairwise_kernels
 from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data"
-RESULTS = Path(__file__).resolve().parent / "results"
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
+from _common import DATA, RESULTS, write_json  # noqa: E402  (puts the repo on sys.path)
 import skbudget  # noqa: E402
-from _common import write_json  # noqa: E402
 from skbudget._base import BaseOnlineKernelClassifier  # noqa: E402
 from skbudget.datasets import make_noisy_gaussians  # noqa: E402
 
