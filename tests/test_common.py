@@ -84,13 +84,17 @@ def test_partial_fit_chunks_equal_one_fit_epoch(Est, binary_data):
 
 
 @pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
-def test_result_does_not_depend_on_chunk_size(Est, multiclass_data):
+@pytest.mark.parametrize("knob, value", [
+    ("_chunk_size", 3),          # tiny chunks instead of the adaptive size
+    ("_gram_cache_limit", 0),    # kernel blocks computed, not looked up in k(X, X)
+])
+def test_engine_knobs_never_change_the_model(Est, knob, value, multiclass_data):
     X, y = multiclass_data
-    big = small(Est, max_iter=2).fit(X, y)
-    tiny = small(Est, max_iter=2)
-    tiny._chunk_size = 3
-    tiny.fit(X, y)
-    assert_same_model(big, tiny)
+    default = small(Est, max_iter=3).fit(X, y)
+    changed = small(Est, max_iter=3)
+    setattr(changed, knob, value)
+    changed.fit(X, y)
+    assert_same_model(default, changed)
 
 
 @pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
@@ -272,13 +276,3 @@ def test_pipeline_grid_search_and_cross_validation(Est, binary_data):
     search = GridSearchCV(pipe, grid, cv=3).fit(X, y)
     assert search.best_score_ > 0.5
     assert cross_val_score(clone(pipe), X, y, cv=3).shape == (3,)
-
-
-@pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
-def test_gram_cache_gives_the_computed_model(Est, multiclass_data):
-    X, y = multiclass_data
-    cached = small(Est, max_iter=3).fit(X, y)
-    computed = small(Est, max_iter=3)
-    computed._gram_cache_limit = 0
-    computed.fit(X, y)
-    assert_same_model(cached, computed)
