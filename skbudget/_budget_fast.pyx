@@ -50,8 +50,7 @@ cdef class MistakeDrivenLearner(OnlineLearner):
         Update when ``y f(x) <= beta``.
     """
 
-    # public attributes saved by get_state (subclasses extend the tuple)
-    _state_names = ("budget", "beta")
+    _state_names = OnlineLearner._state_names + ("budget", "beta")
 
     def __init__(self, Py_ssize_t budget=-1, double beta=0.0, rng=None,
                  bint track_margins=False, Py_ssize_t capacity=8):
@@ -89,17 +88,6 @@ cdef class MistakeDrivenLearner(OnlineLearner):
         ``cell`` under the model without it (needs ``track_margins``)."""
         return self.sv_label(cell) * self.scale * (
             self.margin[cell] - self.alpha[cell] * self.kself[cell])
-
-    def get_state(self):
-        state = OnlineLearner.get_state(self)
-        for name in self._state_names:
-            state[name] = getattr(self, name)
-        return state
-
-    def set_state(self, state):
-        OnlineLearner.set_state(self, state)
-        for name in self._state_names:
-            setattr(self, name, state[name])
 
 
 cdef class StoptronLearner(MistakeDrivenLearner):

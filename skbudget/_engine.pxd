@@ -14,19 +14,19 @@ cdef class OnlineLearner:
     # cell goes back on the free stack, so removal never moves memory.
     cdef public Py_ssize_t n_sv
     cdef public Py_ssize_t capacity
-    cdef Py_ssize_t[::1] order          # cells, oldest first
-    cdef Py_ssize_t[::1] free_cells     # stack of unused cells
-    cdef Py_ssize_t n_free
-    cdef double[::1] alpha              # coefficient of each cell (times scale)
-    cdef Py_ssize_t[::1] slot           # pool slot of each cell's vector
-    cdef double[::1] kself              # k(x_i, x_i) of each cell
+    cdef public Py_ssize_t[::1] order          # cells, oldest first
+    cdef public Py_ssize_t[::1] free_cells     # stack of unused cells
+    cdef public Py_ssize_t n_free
+    cdef public double[::1] alpha              # coefficient of each cell (times scale)
+    cdef public Py_ssize_t[::1] slot           # pool slot of each cell's vector
+    cdef public double[::1] kself              # k(x_i, x_i) of each cell
     cdef public double scale            # global factor on every alpha
     cdef public double intercept
     # optional bookkeeping shared by several policies
     cdef public bint track_gram         # keep gram[c, c'] = k(x_c, x_c')
     cdef public bint track_margins      # keep margin[c] = sum alpha k(x_c', x_c)
-    cdef double[:, ::1] gram
-    cdef double[::1] margin             # unscaled: f(x_c) = scale * margin[c]
+    cdef public double[:, ::1] gram
+    cdef public double[::1] margin             # unscaled: f(x_c) = scale * margin[c]
 
     # ---- the online record -------------------------------------------------
     cdef public long long n_updates
@@ -41,7 +41,7 @@ cdef class OnlineLearner:
     cdef const double[:, ::1] D_new
     cdef Py_ssize_t n_old               # pool slots stored before the chunk
     cdef Py_ssize_t t                   # row of the current example
-    cdef double[::1] k_row              # k(x_t, x_c) per cell, after gather
+    cdef public double[::1] k_row              # k(x_t, x_c) per cell, after gather
     cdef double k_tt                    # k(x_t, x_t)
 
     # ---- helpers for policies ----------------------------------------------

@@ -297,43 +297,32 @@ cdef class OnlineLearner:
         cells = self.support_order()
         return np.asarray(self.gram)[np.ix_(cells, cells)].copy()
 
+    # the attributes that make up a learner's state (pickling, the
+    # partial_fit snapshot); a policy with state of its own extends the tuple
+    _state_names = (
+        "n_sv", "capacity", "n_free", "scale", "intercept", "track_gram",
+        "track_margins", "n_updates", "rng", "order", "free_cells", "alpha",
+        "slot", "kself", "k_row", "margin", "gram",
+    )
+
     def get_state(self):
-        """Everything needed to rebuild the learner (used by pickle)."""
-        return {
-            "n_sv": self.n_sv, "capacity": self.capacity, "n_free": self.n_free,
-            "scale": self.scale, "intercept": self.intercept,
-            "track_gram": self.track_gram, "track_margins": self.track_margins,
-            "n_updates": self.n_updates, "rng": self.rng,
-            "order": np.array(self.order), "free_cells": np.array(self.free_cells),
-            "alpha": np.array(self.alpha), "slot": np.array(self.slot),
-            "kself": np.array(self.kself), "k_row": np.array(self.k_row),
-            "margin": np.array(self.margin), "gram": np.array(self.gram),
-        }
+        """Everything needed to rebuild the learner (arrays copied)."""
+        return {name: _copied(getattr(self, name)) for name in self._state_names}
 
     def set_state(self, state):
-        self.n_sv = state["n_sv"]
-        self.capacity = state["capacity"]
-        self.n_free = state["n_free"]
-        self.scale = state["scale"]
-        self.intercept = state["intercept"]
-        self.track_gram = state["track_gram"]
-        self.track_margins = state["track_margins"]
-        self.n_updates = state["n_updates"]
-        self.rng = state["rng"]
-        self.order = state["order"].copy()
-        self.free_cells = state["free_cells"].copy()
-        self.alpha = state["alpha"].copy()
-        self.slot = state["slot"].copy()
-        self.kself = state["kself"].copy()
-        self.k_row = state["k_row"].copy()
-        self.margin = state["margin"].copy()
-        self.gram = state["gram"].copy()
+        for name in self._state_names:
+            setattr(self, name, _copied(state[name]))
 
     def __reduce__(self):
         return (type(self), (), self.get_state())
 
     def __setstate__(self, state):
         self.set_state(state)
+
+
+def _copied(value):
+    """A copy of an array or memoryview; any other value as it is."""
+    return np.array(value) if hasattr(value, "shape") else value
 
 
 def _resized(arr, Py_ssize_t n):

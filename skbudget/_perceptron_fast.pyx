@@ -18,12 +18,18 @@ from skbudget._engine import _resized
 
 cdef class KernelPerceptronLearner(OnlineLearner):
     cdef public double eta, lam, margin_width, threshold_step, alpha_bound, theta
-    cdef long long[::1] m_count         # per cell
-    cdef Py_ssize_t[::1] cell_of_example
-    cdef Py_ssize_t[::1] event_cell
-    cdef double[::1] thetas
-    cdef long long[::1] votes
+    cdef public long long[::1] m_count  # per cell
+    cdef public Py_ssize_t[::1] cell_of_example
+    cdef public Py_ssize_t[::1] event_cell
+    cdef public double[::1] thetas
+    cdef public long long[::1] votes
     cdef public long long tally, best_tally, survivor
+
+    _state_names = OnlineLearner._state_names + (
+        "eta", "lam", "margin_width", "threshold_step", "alpha_bound", "theta",
+        "m_count", "cell_of_example", "event_cell", "thetas", "votes",
+        "tally", "best_tally", "survivor",
+    )
 
     def __init__(self, double eta=1.0, double theta_init=0.0, double threshold_step=0.0,
                  double margin_width=0.0, double lam=0.0, double alpha_bound=INFINITY,
@@ -161,29 +167,6 @@ cdef class KernelPerceptronLearner(OnlineLearner):
                         total = total + votes[e + 1] * _sign(w - thetas[e + 1])
                 out[i] = total
         return out_arr
-
-    def get_state(self):
-        state = OnlineLearner.get_state(self)
-        state.update(
-            eta=self.eta, lam=self.lam, margin_width=self.margin_width, theta=self.theta,
-            threshold_step=self.threshold_step, alpha_bound=self.alpha_bound,
-            m_count=np.array(self.m_count), cell_of_example=np.array(self.cell_of_example),
-            event_cell=np.array(self.event_cell), thetas=np.array(self.thetas),
-            votes=np.array(self.votes), tally=self.tally,
-            best_tally=self.best_tally, survivor=self.survivor,
-        )
-        return state
-
-    def set_state(self, state):
-        OnlineLearner.set_state(self, state)
-        for name in ("eta", "lam", "margin_width", "theta", "threshold_step", "alpha_bound",
-                     "tally", "best_tally", "survivor"):
-            setattr(self, name, state[name])
-        self.m_count = state["m_count"].copy()
-        self.cell_of_example = state["cell_of_example"].copy()
-        self.event_cell = state["event_cell"].copy()
-        self.thetas = state["thetas"].copy()
-        self.votes = state["votes"].copy()
 
 
 cdef inline double _sign(double v) noexcept nogil:

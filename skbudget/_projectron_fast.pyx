@@ -51,12 +51,15 @@ cdef class ProjectronLearner(OnlineLearner):
     cdef public Py_ssize_t budget
     cdef public long long n_projections     # mistake rounds solved by projection
     cdef public long long n_margin_updates  # Projectron++ only
-    cdef double[::1] chol                   # packed rows of L
-    cdef double[::1] work                   # scratch by position: k_t, then α
-    cdef double[::1] c                      # L⁻¹ k_t
-    cdef double[::1] w                      # Lᵀ α, by position (the master copy of f)
+    cdef public double[::1] chol            # packed rows of L
+    cdef public double[::1] work            # scratch by position: k_t, then α
+    cdef public double[::1] c               # L⁻¹ k_t
+    cdef public double[::1] w               # Lᵀ α, by position (the master copy of f)
     cdef double pk2                         # ‖P k_t‖² of the last projection
     cdef double delta2                      # δ² of the last projection (0 if in the span)
+
+    _state_names = OnlineLearner._state_names + (
+        "eta", "budget", "n_projections", "n_margin_updates", "chol", "work", "c", "w")
 
     def __init__(self, double eta=0.1, Py_ssize_t budget=-1, Py_ssize_t capacity=8):
         self.chol = np.zeros(0)
@@ -193,25 +196,6 @@ cdef class ProjectronLearner(OnlineLearner):
         row[:] = saved[0]
         self.k_tt = saved[1]
         return d, pk2, delta2
-
-    def get_state(self):
-        state = OnlineLearner.get_state(self)
-        state.update(eta=self.eta, budget=self.budget, n_projections=self.n_projections,
-                     n_margin_updates=self.n_margin_updates,
-                     chol=np.array(self.chol), work=np.array(self.work), c=np.array(self.c),
-                     w=np.array(self.w))
-        return state
-
-    def set_state(self, state):
-        OnlineLearner.set_state(self, state)
-        self.eta = state["eta"]
-        self.budget = state["budget"]
-        self.n_projections = state["n_projections"]
-        self.n_margin_updates = state["n_margin_updates"]
-        self.chol = state["chol"].copy()
-        self.work = state["work"].copy()
-        self.c = state["c"].copy()
-        self.w = state["w"].copy()
 
 
 cdef class ProjectronPlusPlusLearner(ProjectronLearner):

@@ -26,7 +26,9 @@ from skbudget._engine import _resized
 cdef class ValidatedRemovalLearner(OnlineLearner):
     """Add on a mistake, then drop the argmin of a validation loss."""
     cdef public Py_ssize_t budget
-    cdef double[::1] label                    # y of each cell
+    cdef public double[::1] label             # y of each cell
+
+    _state_names = OnlineLearner._state_names + ("budget", "label")
 
     def __init__(self, Py_ssize_t budget=1, rng=None):
         self.label = np.zeros(0)
@@ -78,16 +80,6 @@ cdef class ValidatedRemovalLearner(OnlineLearner):
     cdef int on_correct(self, double y, double score, Py_ssize_t example_id) except -1:
         return 0
 
-    def get_state(self):
-        state = OnlineLearner.get_state(self)
-        state.update(budget=self.budget, label=np.array(self.label))
-        return state
-
-    def set_state(self, state):
-        OnlineLearner.set_state(self, state)
-        self.budget = state["budget"]
-        self.label = state["label"].copy()
-
 
 # ---------------------------------------------------------------------------
 # Tighter (§7)
@@ -118,12 +110,16 @@ cdef class TighterLearner(ValidatedRemovalLearner):
     cdef public Py_ssize_t reservoir_size
     cdef public long long n_correct          # i of Algorithm R
     cdef public Py_ssize_t n_val
-    cdef Py_ssize_t vcap
-    cdef Py_ssize_t[::1] vslot
-    cdef double[::1] vy
-    cdef double[::1] vf
-    cdef double[:, ::1] kv                    # cells x validation capacity
-    cdef Py_ssize_t[::1] val_of_example       # full mode: example id -> v (or -1)
+    cdef public Py_ssize_t vcap
+    cdef public Py_ssize_t[::1] vslot
+    cdef public double[::1] vy
+    cdef public double[::1] vf
+    cdef public double[:, ::1] kv             # cells x validation capacity
+    cdef public Py_ssize_t[::1] val_of_example  # full mode: example id -> v (or -1)
+
+    _state_names = ValidatedRemovalLearner._state_names + (
+        "mode", "reservoir_size", "n_correct", "n_val", "vcap", "vslot", "vy", "vf",
+        "kv", "val_of_example")
 
     def __init__(self, Py_ssize_t budget=1, int mode=VALIDATE_SUPPORT,
                  Py_ssize_t reservoir_size=0, rng=None):
@@ -280,27 +276,6 @@ cdef class TighterLearner(ValidatedRemovalLearner):
         """Tracked ``f(x_v)`` on the validation vectors (modes 1 and 2)."""
         return np.asarray(self.vf)[:self.n_val].copy()
 
-    def get_state(self):
-        state = ValidatedRemovalLearner.get_state(self)
-        state.update(
-            mode=self.mode, reservoir_size=self.reservoir_size, n_correct=self.n_correct,
-            n_val=self.n_val, vcap=self.vcap, vslot=np.array(self.vslot),
-            vy=np.array(self.vy), vf=np.array(self.vf), kv=np.array(self.kv),
-            val_of_example=np.array(self.val_of_example),
-        )
-        return state
-
-    def set_state(self, state):
-        ValidatedRemovalLearner.set_state(self, state)
-        for name in ("mode", "reservoir_size", "n_correct", "n_val"):
-            setattr(self, name, state[name])
-        self.vcap = state["vcap"]
-        self.vslot = state["vslot"].copy()
-        self.vy = state["vy"].copy()
-        self.vf = state["vf"].copy()
-        self.kv = state["kv"].copy()
-        self.val_of_example = state["val_of_example"].copy()
-
 
 # ---------------------------------------------------------------------------
 # Tightest (§8)
@@ -319,10 +294,13 @@ cdef class TightestLearner(ValidatedRemovalLearner):
     """
     cdef public double prior_pos, prior_neg
     cdef public bint use_distances
-    cdef double[::1] cpos
-    cdef double[::1] cneg
-    cdef double[::1] wpos
-    cdef double[:, ::1] dist                  # squared distances between cells
+    cdef public double[::1] cpos
+    cdef public double[::1] cneg
+    cdef public double[::1] wpos
+    cdef public double[:, ::1] dist           # squared distances between cells
+
+    _state_names = ValidatedRemovalLearner._state_names + (
+        "prior_pos", "prior_neg", "use_distances", "cpos", "cneg", "wpos", "dist")
 
     def __init__(self, Py_ssize_t budget=1, double prior_pos=1.0, double prior_neg=1.0,
                  bint use_distances=False, rng=None):
@@ -426,22 +404,3 @@ cdef class TightestLearner(ValidatedRemovalLearner):
     def weights(self):
         """w+ of the support vectors, oldest first."""
         return np.asarray(self.wpos)[self.support_order()].copy()
-
-    def get_state(self):
-        state = ValidatedRemovalLearner.get_state(self)
-        state.update(
-            prior_pos=self.prior_pos, prior_neg=self.prior_neg,
-            use_distances=self.use_distances, cpos=np.array(self.cpos),
-            cneg=np.array(self.cneg), wpos=np.array(self.wpos), dist=np.array(self.dist),
-        )
-        return state
-
-    def set_state(self, state):
-        ValidatedRemovalLearner.set_state(self, state)
-        self.prior_pos = state["prior_pos"]
-        self.prior_neg = state["prior_neg"]
-        self.use_distances = state["use_distances"]
-        self.cpos = state["cpos"].copy()
-        self.cneg = state["cneg"].copy()
-        self.wpos = state["wpos"].copy()
-        self.dist = state["dist"].copy()
