@@ -581,6 +581,7 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         Returns
         -------
         scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            The scores (kernel expansion plus intercept).
         """
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
@@ -599,6 +600,7 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
+            Predicted class labels.
         """
         scores = self.decision_function(X)
         if scores.ndim == 1:

@@ -99,7 +99,7 @@ classes_ : ndarray of shape (n_classes,)
         {_plural(unit).capitalize()} run by the last :meth:`fit`.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during fit, when X has string column names.""" + (
         f"\n    {extra}" if extra else "")
 

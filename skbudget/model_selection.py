@@ -89,6 +89,7 @@ class SequentialSearchCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         Returns
         -------
         self : object
+            The fitted search.
         """
         self._validate_params()
         best = {}
@@ -106,12 +107,34 @@ class SequentialSearchCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         return self
 
     def predict(self, X):
-        """Predict with the best estimator."""
+        """Predict class labels with the best estimator.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Predicted class labels.
+        """
         check_is_fitted(self)
         return self.best_estimator_.predict(X)
 
     def decision_function(self, X):
-        """Scores of the best estimator."""
+        """Compute the scores of the best estimator.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            The best estimator's ``decision_function``.
+        """
         check_is_fitted(self)
         return self.best_estimator_.decision_function(X)
 

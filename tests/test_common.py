@@ -4,7 +4,6 @@ Estimators are discovered from ``skbudget.__all__``, so a new algorithm is
 covered as soon as it is exported.
 """
 
-import inspect
 import io
 import pickle
 from contextlib import redirect_stdout
@@ -22,15 +21,10 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-import skbudget
-from skbudget._base import BaseOnlineKernelClassifier
+from skbudget.discovery import all_estimators
 
-ESTIMATORS = [
-    obj for name in skbudget.__all__
-    if inspect.isclass(obj := getattr(skbudget, name))
-    and issubclass(obj, BaseOnlineKernelClassifier)
-]
-BUDGETED = [Est for Est in ESTIMATORS if "budget" in Est().get_params()]
+ESTIMATORS = [Est for _, Est in all_estimators()]
+BUDGETED = [Est for _, Est in all_estimators(budgeted=True)]
 IDS = [Est.__name__ for Est in ESTIMATORS]
 
 
