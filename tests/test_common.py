@@ -181,11 +181,11 @@ def test_failing_callable_kernel_leaves_model_unchanged(Est, binary_data):
     est = small(Est, kernel=flaky_rbf)
     est._chunk_size = 4
     est.partial_fit(X[:30], y[:30], classes=np.unique(y))
-    before = pickle.dumps((est._learners, est._pools, est._mistake_flags, est._rng))
+    before = pickle.dumps((est._learners, est._driver.pools, est._mistake_flags, est._rng))
     budget["calls_left"] = 300   # fails a few chunks into the next call
     with pytest.raises(RuntimeError, match="kernel failed"):
         est.partial_fit(X[30:90], y[30:90])
-    assert pickle.dumps((est._learners, est._pools, est._mistake_flags, est._rng)) == before
+    assert pickle.dumps((est._learners, est._driver.pools, est._mistake_flags, est._rng)) == before
 
 
 @pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)

@@ -7,10 +7,10 @@ from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.metrics.pairwise import pairwise_kernels
 
 from skbudget import KernelPerceptron
-from skbudget._base import _FAST_KERNELS
+from skbudget._kernels import FAST_KERNELS
 
 
-@pytest.mark.parametrize("kernel", sorted(_FAST_KERNELS))
+@pytest.mark.parametrize("kernel", sorted(FAST_KERNELS))
 @pytest.mark.parametrize("sparse", [False, True])
 def test_fast_kernels_equal_pairwise_kernels(kernel, sparse):
     rng = np.random.RandomState(0)
@@ -31,7 +31,7 @@ def test_rbf_self_values_are_exactly_one():
     assert_array_equal(np.diag(est._kernel(X, X)), 1.0)
     # the chunk's block inside k(chunk, [pool; chunk]) gets the same values
     pool = X[:2]
-    est._pools = [pool]
-    K_olds, K_new, _, _ = est._chunk_blocks(X, X[2:], np.arange(2, 6), 0, None, False)
+    est._driver.pools = [pool]
+    K_olds, K_new, _, _ = est._driver.chunk_blocks(X, X[2:], np.arange(2, 6), 0, None)
     assert_array_equal(np.diag(K_new), 1.0)
     assert_allclose(K_olds[0], est._kernel(X[2:], pool))

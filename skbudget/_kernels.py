@@ -1,0 +1,165 @@
+"""Kernel values for the engine and for prediction.
+
+:class:`KernelFunction` is a kernel resolved for one model: a
+``pairwise_kernels`` metric name or a callable, with the numeric ``gamma``
+(``'scale'`` / ``'auto'`` resolved as :class:`sklearn.svm.SVC` does),
+``degree``, ``coef0`` and ``kernel_params``.  It computes blocks
+``k(X, Y)`` as C-contiguous float64 arrays.
+
+The common kernels (``linear``, ``rbf``, ``poly``, ``sigmoid`` without
+``kernel_params``) use scikit-learn's own formulas but skip
+``pairwise_kernels``' per-call input validation: the engine validates its
+inputs once per ``fit`` / ``partial_fit`` call, and the per-call validation
+costs more than a whole block of a few hundred rows.  Every other name and
+every callable goes through :func:`sklearn.metrics.pairwise.pairwise_kernels`.
+"""
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS, pairwise_kernels
+
+__all__ = ["KERNELS", "KernelFunction", "compute_gamma", "squared_distances"]
+
+KERNELS = sorted(PAIRWISE_KERNEL_FUNCTIONS)
+
+
+def compute_gamma(gamma, X):
+    """The numeric kernel width for ``gamma`` = 'scale', 'auto' or a number,
+    exactly as :class:`sklearn.svm.SVC` resolves it."""
+    if gamma == "scale":
+        if sp.issparse(X):
+            variance = X.multiply(X).mean() - X.mean() ** 2
+        else:
+            variance = X.var()
+        return 1.0 / (X.shape[1] * variance) if variance != 0 else 1.0
+    if gamma == "auto":
+        return 1.0 / X.shape[1]
+    return float(gamma)
+
+
+def dot_t(X, Y):
+    """X @ Y.T as a dense float64 array (X, Y dense or CSR)."""
+    K = X @ Y.T
+    return K.toarray() if sp.issparse(K) else np.asarray(K)
+
+
+def row_sq_norms(X):
+    """||x_i||^2 of every row (dense or CSR)."""
+    if sp.issparse(X):
+        return np.asarray(X.multiply(X).sum(axis=1)).ravel()
+    return np.einsum("ij,ij->i", X, X)
+
+
+def squared_distances(X, Y):
+    """||x_i - y_j||^2 as a C-contiguous float64 block (dense or CSR)."""
+    if Y.shape[0] == 0:
+        return np.zeros((X.shape[0], 0))
+    XY = dot_t(X, Y)
+    xx = np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X) else (X * X).sum(axis=1)
+    yy = np.asarray(Y.multiply(Y).sum(axis=1)).ravel() if sp.issparse(Y) else (Y * Y).sum(axis=1)
+    return np.ascontiguousarray(np.maximum(xx[:, None] + yy[None, :] - 2 * XY, 0.0))
+
+
+def _rbf(X, Y, gamma, degree, coef0, self_offset=None):
+    """sklearn's rbf_kernel: exp(-gamma ||x - y||^2), distances computed as
+    in euclidean_distances (zero self-distance when X is Y, or, with
+    ``self_offset``, when row i of X is row self_offset + i of Y)."""
+    K = -2 * dot_t(X, Y)
+    K += row_sq_norms(X)[:, None]
+    K += row_sq_norms(Y)[None, :]
+    np.maximum(K, 0, out=K)
+    if X is Y:
+        np.fill_diagonal(K, 0)
+    elif self_offset is not None:
+        rows = np.arange(X.shape[0])
+        K[rows, self_offset + rows] = 0
+    K *= -gamma
+    return np.exp(K, out=K)
+
+
+def _poly(X, Y, gamma, degree, coef0, self_offset=None):
+    K = dot_t(X, Y)
+    K *= gamma
+    K += coef0
+    K **= degree
+    return K
+
+
+def _sigmoid(X, Y, gamma, degree, coef0, self_offset=None):
+    K = dot_t(X, Y)
+    K *= gamma
+    K += coef0
+    return np.tanh(K, out=K)
+
+
+def _linear(X, Y, gamma, degree, coef0, self_offset=None):
+    return dot_t(X, Y)
+
+
+# the common kernels, without pairwise_kernels' input validation
+FAST_KERNELS = {
+    "linear": _linear,
+    "rbf": _rbf,
+    "poly": _poly,
+    "polynomial": _poly,
+    "sigmoid": _sigmoid,
+}
+
+
+class KernelFunction:
+    """A kernel resolved for one model.
+
+    Parameters
+    ----------
+    kernel : str or callable
+        A ``pairwise_kernels`` metric name, or a callable on two rows.
+    gamma : float or None
+        The numeric width (``None`` for callables).
+    degree, coef0 : float
+        As in :class:`sklearn.svm.SVC`.
+    kernel_params : dict or None
+        Extra keyword arguments for the kernel.
+    """
+
+    def __init__(self, kernel, gamma, degree, coef0, kernel_params):
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.kernel_params = kernel_params
+
+    @property
+    def is_fast(self):
+        """Whether blocks skip ``pairwise_kernels`` (a common kernel
+        without ``kernel_params``)."""
+        return (not callable(self.kernel) and self.kernel in FAST_KERNELS
+                and not self.kernel_params)
+
+    def __call__(self, X, Y):
+        """k(X, Y) as a C-contiguous float64 block."""
+        if Y.shape[0] == 0:
+            return np.zeros((X.shape[0], 0))
+        if self.is_fast:
+            K = FAST_KERNELS[self.kernel](X, Y, self.gamma, self.degree, self.coef0)
+        else:
+            if callable(self.kernel):
+                params = dict(self.kernel_params or {})
+            else:
+                params = {"gamma": self.gamma, "degree": self.degree, "coef0": self.coef0}
+                params.update(self.kernel_params or {})
+            K = pairwise_kernels(X, Y, metric=self.kernel, filter_params=True, **params)
+        return np.ascontiguousarray(K, dtype=np.float64)
+
+    def with_offset(self, X, Y, self_offset):
+        """k(X, Y) of a fast kernel when row i of X is row ``self_offset + i``
+        of Y (those self-distances are exactly zero, as in ``k(X, X)``)."""
+        return FAST_KERNELS[self.kernel](X, Y, self.gamma, self.degree, self.coef0,
+                                         self_offset=self_offset)
+
+    def diagonal(self, X):
+        """k(x_i, x_i) for every row, from small diagonal blocks (64 kernel
+        values per row)."""
+        step = 64
+        return np.concatenate(
+            [np.diag(self(X[i:i + step], X[i:i + step])) for i in range(0, X.shape[0], step)]
+        )

@@ -1,0 +1,206 @@
+"""The stream driver: feeds chunks of examples through the compiled learners.
+
+:class:`StreamDriver` owns the binary learners of one model (one for a binary
+problem, one per class one-vs-rest) and, per learner, the *pool*: the rows of
+every vector the learner stores (its support vectors, plus any extra vectors
+a policy keeps, such as a validation reservoir).  For each chunk of the
+stream it computes, per learner, ``k(chunk, pool)`` and once ``k(chunk,
+chunk)``, runs the compiled loop (``OnlineLearner.process_chunk``) and
+rebuilds the pools from what the learners still reference
+(``OnlineLearner.finish_chunk``).  See ``doc/engine.md``.
+"""
+
+import math
+
+import numpy as np
+import scipy.sparse as sp
+
+from skbudget._engine import gather_block
+from skbudget._kernels import squared_distances
+
+__all__ = ["StreamDriver", "count_mistakes"]
+
+_THREADPOOLS = []
+
+
+def single_threaded_blas():
+    """Context: BLAS on one thread (the stream loop's blocks are too small
+    for threads to pay off; their wake-up latency dominates, badly so on a
+    busy machine).  The controller is built once (~2 ms), entering ~20 us."""
+    if not _THREADPOOLS:
+        from threadpoolctl import ThreadpoolController  # a dependency of scikit-learn
+        _THREADPOOLS.append(ThreadpoolController())
+    return _THREADPOOLS[0].limit(limits=1, user_api="blas")
+
+
+def count_mistakes(scores, Y):
+    """Mistake flags of the rounds: a round is a mistake unless the true
+    class's score is strictly the largest (binary: unless ``y f(x) > 0``);
+    a zero score is a mistake."""
+    if Y.shape[1] == 1:
+        return (Y[:, 0] * scores[:, 0] <= 0).astype(np.uint8)
+    true = Y > 0
+    true_score = scores[true]
+    others = np.where(true, -np.inf, scores).max(axis=1)
+    return (true_score <= others).astype(np.uint8)
+
+
+def _compress_rows(first, keep_first, second, keep_second):
+    """[first[keep_first]; second[keep_second]] with one copy (dense)."""
+    if sp.issparse(first):
+        return sp.vstack([first[keep_first], second[keep_second]], format="csr")
+    n_first = int(np.count_nonzero(keep_first))
+    out = np.empty((n_first + int(np.count_nonzero(keep_second)), first.shape[1]))
+    np.compress(keep_first, first, axis=0, out=out[:n_first])
+    np.compress(keep_second, second, axis=0, out=out[n_first:])
+    return out
+
+
+def _stack_rows(*blocks):
+    if sp.issparse(blocks[0]):
+        return sp.vstack(blocks, format="csr")
+    return np.concatenate(blocks, axis=0)
+
+
+def _split_columns(block, pools):
+    """Cut ``block`` = f(chunk, [pool_1; ...; pool_L]) into one
+    C-contiguous block per pool."""
+    parts, offset = [], 0
+    for pool in pools:
+        parts.append(np.ascontiguousarray(block[:, offset:offset + pool.shape[0]]))
+        offset += pool.shape[0]
+    return parts
+
+
+class StreamDriver:
+    """The binary learners of one model and the rows they store.
+
+    Parameters
+    ----------
+    learners : list of OnlineLearner
+        One binary learner per column of the signed targets.
+    empty_rows : ndarray or sparse matrix of shape (0, n_features)
+        An empty block of the training data's format (the pools start empty).
+    kernel : KernelFunction
+        The model's kernel.
+    needs_distances : bool
+        Whether the policies need squared input-space distances too.
+    chunk_size : int or None
+        Examples per chunk; ``None`` chooses it (see :meth:`chunk_length`).
+        Results never depend on it.
+    """
+
+    def __init__(self, learners, empty_rows, kernel, needs_distances=False, chunk_size=None):
+        self.learners = learners
+        self.pools = [empty_rows for _ in learners]
+        # identity of each pool row (example id, see run), for the Gram cache
+        self.pool_ids = [np.zeros(0, dtype=np.intp) for _ in learners]
+        self.kernel = kernel
+        self.needs_distances = needs_distances
+        self.chunk_size = chunk_size
+
+    def chunk_length(self, n_features, pool_size, cached=False):
+        """Examples in the next chunk of the stream loop.
+
+        ``chunk_size`` (an int) fixes it.  ``None`` (the default) picks it
+        from the cost of a chunk of ``c`` examples against a pool of ``p``
+        stored vectors: ``c * (p + c)`` kernel values (prediction costs
+        ``p`` per example) plus a fixed overhead ``h`` per chunk (Python
+        bookkeeping, kernel calls).  ``c <= p / 2`` keeps the extra kernel
+        work within half of prediction's; below that, ``c = sqrt(h / v)``
+        (``v`` = cost of one kernel value, ~4 + 0.5 d ns, ~2 ns for a
+        Gram-cache lookup) minimizes ``h / c + v c``.  Hence
+        ``c = max(sqrt(h / v), p / 2)``, in [16, 512].
+        """
+        if self.chunk_size is not None:
+            return int(self.chunk_size)
+        # measured on a 2-core x86 machine: h ~ 60 us
+        overhead_ns, value_ns = 6e4, 2.0 if cached else 4.0 + 0.5 * n_features
+        c = max(math.sqrt(overhead_ns / value_ns), pool_size / 2)
+        return int(min(max(c, 16), 512))
+
+    def run(self, X, Y, order, first_id, gram=None):
+        """Feed the examples ``X[order]`` through every learner, chunk by chunk.
+
+        Example ``order[i]`` gets the identity ``first_id + order[i]`` (the
+        same identity in every epoch of one ``fit`` call).  ``Y`` holds the
+        signed targets, one column per learner.  ``gram``, if given, is
+        ``k(X, X)``: kernel values between examples of this call are then
+        looked up instead of computed.  Returns the mistake flags of the
+        rounds, in stream order.
+        """
+        with single_threaded_blas():
+            return self._run_chunks(X, Y, order, first_id, gram)
+
+    def _run_chunks(self, X, Y, order, first_id, gram):
+        n_learners, n = len(self.learners), len(order)
+        distances = self.needs_distances
+        # per-stream arrays whose chunk slices are contiguous views
+        all_ids = np.add(order, first_id, dtype=np.intp)
+        labels = np.ascontiguousarray(Y[order].T)
+        scores = np.empty((n_learners, n))
+        start = 0
+        while start < n:
+            pool_size = sum(pool.shape[0] for pool in self.pools)
+            stop = start + self.chunk_length(X.shape[1], pool_size, cached=gram is not None)
+            idx = order[start:stop]
+            Xc = X[idx]
+            ids = all_ids[start:stop]
+            K_olds, K_new, D_olds, D_new = self.chunk_blocks(X, Xc, idx, first_id, gram)
+            for k, learner in enumerate(self.learners):
+                learner.process_chunk(K_olds[k], K_new, labels[k, start:stop], ids,
+                                      scores[k, start:stop],
+                                      D_olds[k] if distances else None, D_new)
+                keep = learner.finish_chunk()
+                pool, pool_ids = self.pools[k], self.pool_ids[k]
+                n_old = pool.shape[0]
+                keep_old, keep_new = keep[:n_old], keep[n_old:]
+                if not keep_new.any():
+                    if not keep_old.all():
+                        self.pools[k], self.pool_ids[k] = pool[keep_old], pool_ids[keep_old]
+                else:
+                    self.pools[k] = _compress_rows(pool, keep_old, Xc, keep_new)
+                    self.pool_ids[k] = np.concatenate([pool_ids[keep_old], ids[keep_new]])
+            start = stop
+        return count_mistakes(scores.T, labels.T)
+
+    def chunk_blocks(self, X, Xc, idx, first_id, gram):
+        """The kernel (and distance) blocks of one chunk: per learner
+        ``k(chunk, pool)``, and ``k(chunk, chunk)``.
+
+        With a Gram cache they are looked up; otherwise one kernel call
+        computes the chunk against every learner's pool at once (one call's
+        overhead instead of one per learner) and one the chunk against
+        itself.
+        """
+        pools, kernel, distances = self.pools, self.kernel, self.needs_distances
+        if gram is not None:
+            rows = [ids - first_id for ids in self.pool_ids]
+            if all(np.all((r >= 0) & (r < X.shape[0])) for r in rows):
+                idx = np.ascontiguousarray(idx, dtype=np.intp)
+                K_olds = [gather_block(gram, idx, r.astype(np.intp)) for r in rows]
+                K_new = gather_block(gram, idx, idx)
+                D_new = squared_distances(Xc, Xc) if distances else None
+                D_olds = [squared_distances(Xc, pool) for pool in pools] if distances else None
+                return K_olds, K_new, D_olds, D_new
+        if kernel.is_fast and len(pools) == 1 and not distances and X.shape[1] <= 64:
+            # one call for both blocks, k(chunk, [pool; chunk]): saves a
+            # call's overhead; with many features copying the pool costs more
+            n_old = pools[0].shape[0]
+            K = kernel.with_offset(Xc, _stack_rows(pools[0], Xc), self_offset=n_old)
+            return ([np.ascontiguousarray(K[:, :n_old])], np.ascontiguousarray(K[:, n_old:]),
+                    None, None)
+        K_new = kernel(Xc, Xc)
+        D_new = squared_distances(Xc, Xc) if distances else None
+        if len(pools) == 1:
+            K_olds = [kernel(Xc, pools[0])]
+            D_olds = [squared_distances(Xc, pools[0])] if distances else None
+            return K_olds, K_new, D_olds, D_new
+        every_pool = _stack_rows(*pools)
+        K_olds = _split_columns(kernel(Xc, every_pool), pools)
+        D_olds = _split_columns(squared_distances(Xc, every_pool), pools) if distances else None
+        return K_olds, K_new, D_olds, D_new
+
+    def support_vectors(self, k):
+        """Rows of learner ``k``'s support vectors, oldest first."""
+        return self.pools[k][self.learners[k].support_slots()]
