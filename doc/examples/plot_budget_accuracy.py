@@ -1,7 +1,7 @@
 """
-==========================================================
+===================================================
 Accuracy against budget on a real data set (digits)
-==========================================================
+===================================================
 
 How much accuracy does a budget cost?  The handwritten digits shipped with
 scikit-learn (1 797 images of 8 x 8 pixels), as the binary problem "odd or

@@ -1,7 +1,7 @@
 """
-=======================================================
+===============================================
 Double cross-validation with SequentialSearchCV
-=======================================================
+===============================================
 
 Khardon & Wachman (JMLR 2007) compare noise-tolerant variants of the kernel
 perceptron: a margin ``tau``, the lambda-trick ``lam`` and a bound

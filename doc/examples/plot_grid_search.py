@@ -1,7 +1,7 @@
 """
-==============================================
+===============================================
 Tuning the budget and the kernel width together
-==============================================
+===============================================
 
 The two parameters that matter most for every budgeted estimator are the
 budget ``B`` and the RBF width ``gamma``, and they interact: a narrow kernel

@@ -1,7 +1,7 @@
 """
-==============================
+===========================
 Multi-class: the ten digits
-==============================
+===========================
 
 With more than two classes every estimator learns one-vs-rest: one binary
 learner per class, all fed the same stream in the same order, each with its

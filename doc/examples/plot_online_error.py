@@ -1,7 +1,7 @@
 """
-=====================================
+==============================
 Online error on a noisy stream
-=====================================
+==============================
 
 The quantity the budget-perceptron papers plot: the fraction of mistakes
 made so far, ``mistakes / rounds``, as the stream goes by.  In the online

@@ -1,7 +1,7 @@
 """
-====================================================
+======================================================
 Streaming a long stream: the support set stays bounded
-====================================================
+======================================================
 
 A stream too long to hold in memory, generated piece by piece: 200 000
 points of the noisy checkerboard (15 % of the labels flipped), arriving in
