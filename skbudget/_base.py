@@ -26,7 +26,7 @@ from sklearn.utils.multiclass import (
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skbudget._kernels import KERNELS, KernelFunction, compute_gamma
-from skbudget._stream import StreamDriver
+from skbudget._stream import ProgressLog, StreamDriver
 
 __all__ = ["BaseOnlineKernelClassifier"]
 
@@ -61,6 +61,8 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
     _predict_chunk_size = 2048
     # a multi-epoch fit on at most this many examples computes k(X, X) once
     _gram_cache_limit = 4096
+    # with verbose, seconds between progress lines within a pass
+    _progress_interval = 10.0
 
     @abstractmethod
     def __init__(self, *, kernel, gamma, degree, coef0, kernel_params, max_iter,
@@ -161,6 +163,13 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
     def _record(self, flags):
         self._mistake_flags = np.concatenate([self._mistake_flags, flags])
 
+    def _progress_log(self):
+        """What reports progress within the next pass (None unless verbose)."""
+        if not self.verbose:
+            return None
+        return ProgressLog(self._mistake_flags.size, int(self._mistake_flags.sum()),
+                           self._progress_interval)
+
     def _log_epoch(self, epoch):
         if self.verbose:
             print(
@@ -235,7 +244,7 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
             gram = self._kernel(X, X)
         for epoch in range(1, self.max_iter + 1):
             order = self._rng.permutation(X.shape[0]) if self.shuffle else np.arange(X.shape[0])
-            self._record(self._driver.run(X, Y, order, first_id, gram))
+            self._record(self._driver.run(X, Y, order, first_id, gram, self._progress_log()))
             self.n_mistakes_ = int(self._mistake_flags.sum())
             self._log_epoch(epoch)
         self.n_iter_ = self.max_iter
@@ -297,7 +306,8 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         Y = self._signed_targets(y)
         first_id = self._n_examples_seen
         self._n_examples_seen += X.shape[0]
-        self._record(self._driver.run(X, Y, np.arange(X.shape[0]), first_id))
+        self._record(self._driver.run(X, Y, np.arange(X.shape[0]), first_id,
+                                      progress=self._progress_log()))
         self._update_fitted_attributes()
         self._log_epoch(1)
         return self

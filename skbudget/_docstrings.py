@@ -62,7 +62,10 @@ max_iter : int, default={max_iter}
     warm_start : bool, default=False
         Continue from the current model on :meth:`fit`{warm_start_note}.
     verbose : int, default=0
-        Print the examples seen, mistakes and support-set size per {unit}."""
+        Print the examples seen, mistakes and support-set size after each
+        {unit}, and during a long one a progress line every 10 seconds
+        (examples seen, examples per second, online error so far,
+        support-set size)."""
 
 
 def attributes_doc(*, unit="pass",

@@ -261,6 +261,25 @@ def test_verbose_reports_each_epoch(Est, binary_data):
 
 
 @pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
+def test_verbose_reports_progress_within_a_pass(Est, binary_data):
+    # a progress line after every chunk of 40 (interval 0 s): 4 per pass
+    X, y = binary_data
+    est = small(Est, verbose=1)
+    est._progress_interval, est._chunk_size = 0.0, 40
+    out = io.StringIO()
+    with redirect_stdout(out):
+        est.partial_fit(X[:80], y[:80], classes=np.unique(y))
+        est.partial_fit(X[80:], y[80:])
+    progress = [line for line in out.getvalue().splitlines() if "examples/s" in line]
+    assert len(progress) == 4
+    seen = [int(line.split("examples seen ")[1].split(",")[0]) for line in progress]
+    assert seen == [40, 80, 120, 160]
+    last = progress[-1]
+    assert f"online error {est.n_mistakes_ / 160:.4f}" in last
+    assert last.endswith(f"support vectors {est.n_support_.sum()}")
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
 def test_pipeline_grid_search_and_cross_validation(Est, binary_data):
     X, y = binary_data
     pipe = make_pipeline(StandardScaler(), small(Est))
