@@ -118,3 +118,20 @@ def docstring(summary, parameters, attributes, *, see_also="", notes="", referen
     body = "".join(f"\n\n    {title}\n    {'-' * len(title)}\n    {text}"
                    for title, text in sections if text)
     return f"{summary}{body}\n    "
+
+
+def samples_method_doc(summary, returns):
+    """The docstring of a method whose only argument is the samples ``X``
+    (``predict``, ``decision_function``): ``summary``, then Parameters and
+    ``returns``, the Returns entry (its later lines indented 12 spaces)."""
+    return f"""{summary}
+
+        Parameters
+        ----------
+        X : {{array-like, sparse matrix}} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        {returns}
+        """

@@ -5,6 +5,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clo
 from sklearn.model_selection import GridSearchCV
 from sklearn.utils.validation import check_is_fitted
 
+from skbudget._docstrings import samples_method_doc
+
 __all__ = ["SequentialSearchCV"]
 
 
@@ -107,36 +109,21 @@ class SequentialSearchCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         return self
 
     def predict(self, X):
-        """Predict class labels with the best estimator.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-            Predicted class labels.
-        """
         check_is_fitted(self)
         return self.best_estimator_.predict(X)
 
+    predict.__doc__ = samples_method_doc(
+        "Predict class labels with the best estimator.",
+        "y_pred : ndarray of shape (n_samples,)\n            Predicted class labels.")
+
     def decision_function(self, X):
-        """Compute the scores of the best estimator.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
-            The best estimator's ``decision_function``.
-        """
         check_is_fitted(self)
         return self.best_estimator_.decision_function(X)
+
+    decision_function.__doc__ = samples_method_doc(
+        "Compute the scores of the best estimator.",
+        "scores : ndarray of shape (n_samples,) or (n_samples, n_classes)\n"
+        "            The best estimator's ``decision_function``.")
 
     @property
     def n_features_in_(self):
