@@ -104,6 +104,8 @@ html_theme_options = {
     "navbar_align": "left",
     "footer_start": ["copyright"],
     "footer_end": [],
+    # the wide tables need the page's full width
+    "secondary_sidebar_items": {"user_guide/choosing": [], "**": ["page-toc"]},
 }
 html_static_path = []
 html_show_sourcelink = False
