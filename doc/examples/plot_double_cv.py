@@ -30,17 +30,17 @@ from skbudget.datasets import make_khardon_wachman
 # of the labels flipped, and its perceptron settings (linear kernel,
 # learning rate 0.1, threshold starting at and moving by kappa); 10 epochs
 # here instead of the paper's 100, to stay fast.
-X, y = make_khardon_wachman(300, n_features=50, margin=0.05, noise=0.1, random_state=0)
+X, y = make_khardon_wachman(250, n_features=50, margin=0.05, noise=0.1, random_state=0)
 perceptron = KernelPerceptron(kernel="linear", eta0=0.1, theta_init="kappa",
                               threshold_step="kappa", max_iter=10, random_state=0)
-taus = [0.0, 0.5, 2.0, 4.0]
+taus = [0.0, 0.5, 2.0]
 alphas = [None, 20, 5]
 inner, outer = 3, StratifiedKFold(5, shuffle=True, random_state=0)
 
 # %%
 # Four procedures, each scored by the same outer 5-fold cross-validation:
-# no tuning; ``tau`` alone; ``tau`` then ``alpha_bound`` (sequential, 4 + 3
-# candidates); ``tau`` and ``alpha_bound`` jointly (4 x 3 candidates).
+# no tuning; ``tau`` alone; ``tau`` then ``alpha_bound`` (sequential, 3 + 3
+# candidates); ``tau`` and ``alpha_bound`` jointly (3 x 3 candidates).
 procedures = {
     "nothing": perceptron,
     "tau": GridSearchCV(perceptron, {"tau": taus}, cv=inner),

@@ -3,7 +3,7 @@
 Streaming a long stream: the support set stays bounded
 ======================================================
 
-A stream too long to hold in memory, generated piece by piece: 200 000
+A stream too long to hold in memory, generated piece by piece: 120 000
 points of the noisy checkerboard (15 % of the labels flipped), arriving in
 pieces of 2 000.  Each piece is learned with ``partial_fit`` and then
 dropped; only the model is kept.
@@ -12,7 +12,7 @@ The budgeted estimators keep at most ``budget`` support vectors however long
 the stream runs, so every piece costs the same time.  The unbounded kernel
 perceptron adds every example it gets wrong: with noisy labels that is a
 fixed fraction of the stream, so its model, and the time per piece, grow
-without end.  We stop it after 30 000 examples.
+without end.  We stop it after 20 000 examples.
 """
 
 import time
@@ -23,7 +23,7 @@ import numpy as np
 from skbudget import Forgetron, KernelPerceptron, ProjectronPlusPlus, TightestPerceptron
 from skbudget.datasets import make_checkerboard
 
-N_PIECES, PIECE = 100, 2000
+N_PIECES, PIECE = 60, 2000
 SCALE = np.sqrt(4 ** 2 / 12)        # the checkerboard's coordinates have this std
 
 
@@ -41,7 +41,7 @@ models = {
                                                                   gamma=5.0),
     "KernelPerceptron (unbounded)": KernelPerceptron(gamma=5.0),
 }
-STOP_UNBOUNDED = 30000
+STOP_UNBOUNDED = 20000
 
 # %%
 # One pass over the stream.  After each piece we record the support-set
