@@ -24,7 +24,6 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.intersphinx",
-    "sphinx.ext.mathjax",
     "numpydoc",
     "myst_parser",
     "sphinx_gallery.gen_gallery",
@@ -92,7 +91,6 @@ warnings.filterwarnings("ignore", category=UserWarning,
 # -- cross-references --------------------------------------------------------
 intersphinx_mapping = {}   # no network at build time: links are written out
 myst_heading_anchors = 3
-myst_enable_extensions = ["dollarmath"]
 suppress_warnings = []
 
 # -- HTML --------------------------------------------------------------------
