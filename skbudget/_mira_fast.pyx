@@ -10,7 +10,8 @@ support set (``_shared_support``).  Round ``t`` with class ``y``: scores
   remove the pattern with the largest leave-one-out margin (ties: the
   oldest) and recompute the scores without it;
 * the MIRA step with margin ``beta`` (closed form, :meth:`mira_step`); if it
-  is not zero, ``(x_t, tau)`` becomes the newest support pattern;
+  is not zero (``m < beta`` on the scores it is taken from),
+  ``(x_t, tau)`` becomes the newest support pattern;
 * adaptive cache (``distill``, DistillCache of Fig. 2): then remove the
   pattern with the largest leave-one-out margin while that margin is
   ``>= beta`` (the new pattern is never a candidate).
@@ -20,6 +21,7 @@ kernel MIRA, the paper's baseline.
 """
 
 import numpy as np
+from libc.math cimport fabs, INFINITY
 
 from skbudget._shared_support cimport SharedSupportLearner, tie_tolerance
 
@@ -57,21 +59,38 @@ cdef class MIRALearner(SharedSupportLearner):
             raise ValueError(f"the label must be a class index in [0, {self.n_outputs}); got {y}")
         self.compute_scores()
         m = self.class_margin(&self.scores[0], label)
-        if m > self.beta or self.k_tt <= 0.0:
+        if self.versus_beta(label) > 0 or self.k_tt <= 0.0:
             return m
         if self.n_sv == self.budget:
             self.remove_at(self.best_removal(self.n_sv, &value))
             self.compute_scores()
-        if self.mira_step(label):
+        if self.versus_beta(label) < 0:
+            self.mira_step(label)
             self.append_pattern(label, &self.step[0])
             self.n_updates += 1
             if self.distill:
                 self.distill_cache()
         return m
 
-    cdef bint mira_step(self, Py_ssize_t y) noexcept:
-        """The MIRA step from ``self.scores`` into ``self.step``; whether it
-        is non-zero.
+    cdef int versus_beta(self, Py_ssize_t y) noexcept:
+        """The sign of ``m - beta`` from ``self.scores``: compares ``s_y``
+        with ``max_{r != y} s_r + beta``, 0 when they agree to a relative
+        1e-9 (tied).  An update is attempted when it is ``<= 0``; the MIRA
+        step is zero exactly when it is ``>= 0`` (the constraints already
+        hold), which the closed form reproduces only up to rounding (a
+        duplicate of the pattern just learnt has ``m = beta``)."""
+        cdef Py_ssize_t r
+        cdef double target = -INFINITY
+        for r in range(self.n_outputs):
+            if r != y and self.scores[r] > target:
+                target = self.scores[r]
+        target += self.beta
+        if fabs(self.scores[y] - target) <= tie_tolerance(target):
+            return 0
+        return 1 if self.scores[y] > target else -1
+
+    cdef void mira_step(self, Py_ssize_t y) noexcept:
+        """The MIRA step from ``self.scores`` into ``self.step``.
 
         ``tau = argmin 1/2 A sum_r tau_r^2 + sum_r tau_r (s_r + beta [r != y])``
         subject to ``tau_r <= delta_{r,y}``, ``sum_r tau_r = 0``, with
@@ -81,7 +100,7 @@ cdef class MIRALearner(SharedSupportLearner):
         D^_j`` (``j = 1`` always qualifies); then ``tau_r = min(theta - D_r,
         0)`` for ``r != y`` and ``tau_y = -sum_{r != y} tau_r`` (the closed
         form's ``min(theta - D_y, 0) + 1``, written so that the step sums to
-        exactly 0 and is exactly 0 when no rival moves).
+        exactly 0).
         """
         cdef Py_ssize_t r, j, k = self.n_outputs
         cdef double A = self.k_tt, total = 0.0, theta = 0.0, candidate, rivals = 0.0
@@ -103,10 +122,6 @@ cdef class MIRALearner(SharedSupportLearner):
                 D[r] = min(theta - D[r], 0.0)
                 rivals += D[r]
         D[y] = -rivals
-        for r in range(k):
-            if r != y and D[r] != 0.0:
-                return True
-        return False
 
     cdef int distill_cache(self) except -1:
         """DistillCache: remove the largest leave-one-out margin while it is

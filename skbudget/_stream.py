@@ -88,10 +88,17 @@ class StreamDriver:
     chunk_size : int or None
         Examples per chunk; ``None`` chooses it (see :meth:`chunk_length`).
         Results never depend on it.
+    shared_support : bool
+        The learner is a multi-class learner on one shared support set
+        (``skbudget._shared_support``): its label is the class index and the
+        value it returns per example is the margin of the true class, a
+        mistake when ``<= 0``.
     """
 
-    def __init__(self, learners, empty_rows, kernel, needs_distances=False, chunk_size=None):
+    def __init__(self, learners, empty_rows, kernel, needs_distances=False, chunk_size=None,
+                 shared_support=False):
         self.learners = learners
+        self.shared_support = shared_support
         self.pools = [empty_rows for _ in learners]
         # identity of each pool row (example id, see run), for the Gram cache
         self.pool_ids = [np.zeros(0, dtype=np.intp) for _ in learners]
@@ -127,7 +134,8 @@ class StreamDriver:
         signed targets, one column per learner.  ``gram``, if given, is
         ``k(X, X)``: kernel values between examples of this call are then
         looked up instead of computed.  Returns the mistake flags of the
-        rounds, in stream order.
+        rounds, in stream order.  With ``shared_support``, ``Y`` has one
+        column, the class indices.
         """
         with single_threaded_blas():
             return self._run_chunks(X, Y, order, first_id, gram)
@@ -162,6 +170,8 @@ class StreamDriver:
                     self.pools[k] = _compress_rows(pool, keep_old, Xc, keep_new)
                     self.pool_ids[k] = np.concatenate([pool_ids[keep_old], ids[keep_new]])
             start = stop
+        if self.shared_support:
+            return (scores[0] <= 0).astype(np.uint8)
         return count_mistakes(scores.T, labels.T)
 
     def chunk_blocks(self, X, Xc, idx, first_id, gram):

@@ -29,6 +29,18 @@ def margin(scores, y):
     return 0.0 if tied(scores[y], rival) else scores[y] - rival
 
 
+def versus_beta(scores, y, beta):
+    """The sign of m - beta: s_y against max_{r != y} s_r + beta, 0 when tied.
+
+    The step is zero exactly when m >= beta; the closed form gives that 0
+    only up to rounding (a duplicate of the pattern just learnt has
+    m = beta), so the test is made on the scores with the tie rule."""
+    target = max(s for r, s in enumerate(scores) if r != y) + beta
+    if tied(scores[y], target):
+        return 0
+    return 1 if scores[y] > target else -1
+
+
 def mira_step(scores, y, A, beta):
     """The closed form of §10, sorting-based: D_r, theta from the sorted D,
     tau_r = min(theta - D_r, 0) + delta_{r,y}."""
@@ -62,8 +74,10 @@ class PlainMIRA:
     def class_scores(self, x):
         """s_r(x) = sum_i tau_{i,r} k(x_i, x), a plain loop oldest first."""
         s = [0.0] * self.k
-        for vector, tau in zip(self.vectors, self.tau):
-            kv = float(self.kernel(vector[None, :], x[None, :])[0, 0])
+        if not self.vectors:
+            return s
+        row = self.kernel(np.array(self.vectors), x[None, :])[:, 0]
+        for kv, tau in zip(row, self.tau):
             for r in range(self.k):
                 s[r] += tau[r] * kv
         return s
@@ -72,9 +86,11 @@ class PlainMIRA:
         """mu_i = (s_{y_i}(x_i) - tau_{i,y_i} k_ii) - max_{r != y_i}
         (s_r(x_i) - tau_{i,r} k_ii), from scratch."""
         values = []
-        for i, x in enumerate(self.vectors):
-            s = self.class_scores(x)
-            k_ii = float(self.kernel(x[None, :], x[None, :])[0, 0])
+        gram = self.kernel(np.array(self.vectors), np.array(self.vectors))
+        for i in range(len(self.vectors)):
+            s = [sum(gram[j, i] * self.tau[j][r] for j in range(len(self.vectors)))
+                 for r in range(self.k)]
+            k_ii = gram[i, i]
             without = [s[r] - self.tau[i][r] * k_ii for r in range(self.k)]
             y = self.labels[i]
             values.append(without[y] - max(v for r, v in enumerate(without) if r != y))
@@ -105,15 +121,15 @@ class PlainMIRA:
         self.margins.append(m)
         self.mistakes.append(m <= 0)
         A = float(self.kernel(x[None, :], x[None, :])[0, 0])
-        if m > self.beta or A <= 0:
+        if versus_beta(s, y, self.beta) > 0 or A <= 0:     # not m <= beta
             return
         fixed = isinstance(self.budget, int) and not isinstance(self.budget, bool)
         if fixed and len(self.vectors) == self.budget:
             self.remove(self.most_redundant(self.leave_one_out_margins()))
             s = self.class_scores(x)
+        if versus_beta(s, y, self.beta) >= 0:
+            return      # tau = 0: the constraints hold already (m >= beta)
         tau = mira_step(s, y, A, self.beta)
-        if all(tau[r] == 0.0 for r in range(self.k) if r != y):
-            return      # tau = 0 (the rivals do not move, so neither does y)
         self.support_.append(self.n_seen)
         self.vectors.append(x)
         self.labels.append(y)
