@@ -92,21 +92,12 @@ class _MIRAClassifier(BaseOnlineKernelClassifier):
     def _learner_expansion(self, learner):
         return learner.coefficient_matrix().T, np.zeros(len(self.classes_))
 
-    def decision_function(self, X):
-        """Class scores ``s_r(x)``; with two classes ``s_1(x) - s_0(x)``.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
-        """
-        scores = super().decision_function(X)
+    def _raw_scores(self, X):
+        """The class scores; with two classes the one column ``s_1 - s_0``
+        (what ``decision_function`` returns)."""
+        scores = super()._raw_scores(X)
         if len(self.classes_) == 2:
-            return scores[:, 1] - scores[:, 0]
+            return scores[:, 1:] - scores[:, :1]
         return scores
 
 

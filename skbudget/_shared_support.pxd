@@ -22,6 +22,7 @@ cdef class SharedSupportLearner(OnlineLearner):
     cdef public double[:, ::1] support_scores  # s_r(x_c) for every cell c and class r
     # ---- the current example --------------------------------------------------
     cdef public double[::1] scores             # s_r(x_t), filled by compute_scores
+    cdef public double[::1] candidates         # scratch of best_removal, by position
 
     # ---- helpers for policies ----------------------------------------------
     cdef void compute_scores(self) noexcept

@@ -47,7 +47,7 @@ cdef class SharedSupportLearner(OnlineLearner):
     """
 
     _state_names = OnlineLearner._state_names + (
-        "n_outputs", "tau", "label", "track_scores", "support_scores", "scores")
+        "n_outputs", "tau", "label", "track_scores", "support_scores", "scores", "candidates")
 
     def __init__(self, Py_ssize_t n_outputs=2, Py_ssize_t capacity=8, bint track_scores=False,
                  rng=None):
@@ -59,6 +59,7 @@ cdef class SharedSupportLearner(OnlineLearner):
         self.support_scores = np.zeros((0, n_outputs))
         self.label = np.zeros(0, dtype=np.intp)
         self.scores = np.zeros(n_outputs)
+        self.candidates = np.zeros(0)
         OnlineLearner.__init__(self, capacity=capacity, rng=rng, track_gram=track_scores)
 
     cdef int grow(self, Py_ssize_t new_capacity) except -1:
@@ -67,6 +68,7 @@ cdef class SharedSupportLearner(OnlineLearner):
         self.label = _resized(self.label, new_capacity)
         if self.track_scores:
             self.support_scores = _resized_rows(self.support_scores, new_capacity)
+            self.candidates = _resized(self.candidates, new_capacity)
         return 0
 
     cdef void compute_scores(self) noexcept:
@@ -154,20 +156,19 @@ cdef class SharedSupportLearner(OnlineLearner):
 
     cdef Py_ssize_t best_removal(self, Py_ssize_t n_candidates, double* best) noexcept:
         """Position among the oldest ``n_candidates`` with the largest
-        leave-one-out margin (ties: oldest); its margin goes to ``best``."""
+        leave-one-out margin (ties: the oldest of the values within the
+        tie tolerance of the largest); its margin goes to ``best``."""
         cdef Py_ssize_t i
-        cdef double v, top = -INFINITY
+        cdef double top = -INFINITY
+        cdef double* mu = &self.candidates[0]
         for i in range(n_candidates):
-            v = self.leave_one_out_margin(self.order[i])
-            if v > top:
-                top = v
-        for i in range(n_candidates):
-            v = self.leave_one_out_margin(self.order[i])
-            if v >= top - tie_tolerance(top):
-                best[0] = v
-                return i
-        best[0] = top
-        return 0
+            mu[i] = self.leave_one_out_margin(self.order[i])
+            top = max(top, mu[i])
+        i = 0
+        while i < n_candidates - 1 and mu[i] < top - tie_tolerance(top):
+            i += 1
+        best[0] = mu[i]
+        return i
 
     # ------------------------------------------------------------------
     # read-out
