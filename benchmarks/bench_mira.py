@@ -203,7 +203,7 @@ def plot(name, result, path):
     points = {}     # several betas give the same model (beta only scales it)
     for r in rows:
         if r["algorithm"] == "MIRA adaptive":
-            xy = (r["n_support_mean"], r["test_error_pct_mean"])
+            xy = (round(r["n_support_mean"]), round(r["test_error_pct_mean"], 1))
             points.setdefault(xy, []).append(r["setting"].removeprefix("beta="))
     for xy, betas in points.items():
         ax.annotate("beta=" + ", ".join(betas), xy, fontsize=6, xytext=(3, 4),
@@ -213,6 +213,9 @@ def plot(name, result, path):
     for axis in (ax.xaxis, ax.yaxis):
         axis.set_major_formatter(ScalarFormatter())
         axis.set_minor_formatter(NullFormatter())
+    ax.set_xticks([t for t in (20, 50, 100, 200, 500, 1000, 2000, 5000)
+                   if 0.5 * min(r["n_support_mean"] for r in rows) <= t
+                   <= 2 * max(r["n_support_mean"] for r in rows)])
     ax.set_yticks([1, 2, 5, 10, 20, 50])
     ax.set_xlabel("number of support patterns (stored vectors)")
     ax.set_ylabel("test error (%)")
