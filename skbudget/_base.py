@@ -16,7 +16,6 @@ from abc import abstractmethod
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.linalg import block_diag
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -27,9 +26,14 @@ from sklearn.utils.multiclass import (
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skbudget._kernels import KERNELS, KernelFunction, compute_gamma
-from skbudget._stream import StreamDriver
+from skbudget._predict_fast import kernel_expansion
+from skbudget._stream import StreamDriver, single_threaded_blas
 
 __all__ = ["BaseOnlineKernelClassifier"]
+
+# fused prediction works on a dense copy of the support vectors (and, for CSR
+# input, of their transpose): at most this many values, else kernel blocks
+_FUSED_MAX_VALUES = 2 ** 24
 
 
 class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
@@ -191,7 +195,11 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         self.support_vectors_ = sp.vstack(vectors, format="csr") if sp.issparse(vectors[0]) else np.concatenate(vectors)
         self.n_support_ = np.asarray(counts, dtype=np.int32)
         # each learner's rows of coefficients over its own support vectors
-        self.dual_coef_ = block_diag(*blocks)
+        self.dual_coef_ = np.zeros((sum(b.shape[0] for b in blocks), int(self.n_support_.sum())))
+        row = column = 0
+        for block in blocks:
+            self.dual_coef_[row:row + block.shape[0], column:column + block.shape[1]] = block
+            row, column = row + block.shape[0], column + block.shape[1]
         self.intercept_ = np.concatenate(intercepts).astype(np.float64)
         self.n_mistakes_ = int(self._mistake_flags.sum())
         self.n_updates_ = int(sum(learner.n_updates for learner in self._learners))
@@ -318,7 +326,16 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         return int(np.clip(131072 // n_sv, 64, self._predict_chunk_size))
 
     def _raw_scores(self, X):
-        """(n_samples, rows of dual_coef_) scores of the kernel expansion."""
+        """(n_samples, rows of dual_coef_) scores of the kernel expansion:
+        compiled and fused for the common kernels
+        (``skbudget._predict_fast``), in blocks of ``k(X, support_vectors_)``
+        otherwise."""
+        kernel = self._kernel_function
+        if kernel.is_fast and self.support_vectors_.shape[0] * X.shape[1] <= _FUSED_MAX_VALUES:
+            with single_threaded_blas():
+                return kernel_expansion(X, self.support_vectors_, self.dual_coef_,
+                                        self.intercept_, kernel.kernel, kernel.gamma,
+                                        kernel.degree, kernel.coef0)
         out = np.empty((X.shape[0], self.dual_coef_.shape[0]))
         step = self._predict_rows()
         for start in range(0, X.shape[0], step):
