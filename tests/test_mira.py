@@ -220,3 +220,13 @@ def test_cache_never_exceeds_the_budget_and_keeps_exact_scores(seed, budget, n_c
     assert_allclose(learner.support_class_scores()[:, np.unique(y)],
                     class_scores(est, est.support_vectors_)[:, np.searchsorted(
                         est.classes_, np.unique(y))], rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("budget", [25, None])
+def test_incremental_scores_do_not_drift_on_a_long_stream(budget):
+    # thousands of insertions and removals: the kept s_r(x_c) stay the scores
+    X, y = make_blobs(3000, centers=5, cluster_std=3.0, random_state=0)
+    est = BudgetMIRA(budget=budget, gamma=0.5, random_state=0).fit(X, y)
+    assert est.n_updates_ > 1000
+    assert_allclose(est._learners[0].support_class_scores(),
+                    class_scores(est, est.support_vectors_), rtol=1e-9, atol=1e-10)
