@@ -43,6 +43,8 @@ cdef class MIRALearner(SharedSupportLearner):
                  bint distill=False):
         if not beta > 0:
             raise ValueError(f"beta must be > 0; got {beta}")
+        if budget == 0 or budget < -1:
+            raise ValueError(f"budget must be >= 1 (or -1: no fixed cache); got {budget}")
         SharedSupportLearner.__init__(
             self, n_classes, capacity=8 if budget < 0 else budget + 1,
             track_scores=budget >= 0 or distill)
