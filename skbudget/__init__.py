@@ -11,6 +11,7 @@ from skbudget._budget import (
     RandomBudgetPerceptron,
     Stoptron,
 )
+from skbudget._mira import BudgetMIRA, KernelMIRA
 from skbudget._perceptron import KernelPerceptron
 from skbudget._projectron import Projectron, ProjectronPlusPlus
 from skbudget._tighter import TighterPerceptron, TightestPerceptron
@@ -19,8 +20,10 @@ from skbudget.model_selection import SequentialSearchCV
 __version__ = "0.1.0"
 
 __all__ = [
+    "BudgetMIRA",
     "BudgetPerceptron",
     "Forgetron",
+    "KernelMIRA",
     "KernelPassiveAggressive",
     "KernelPerceptron",
     "RandomBudgetPerceptron",

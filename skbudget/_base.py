@@ -68,6 +68,10 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
     _gram_cache_limit = 4096
     # with verbose, seconds between progress lines within a pass
     _progress_interval = 10.0
+    # one learner for every class on one shared support set (instead of
+    # one-vs-rest): it takes class indices and its expansion has one row of
+    # coefficients per class (skbudget._shared_support)
+    _shared_support = False
 
     @abstractmethod
     def __init__(self, *, kernel, gamma, degree, coef0, kernel_params, max_iter,
@@ -94,7 +98,9 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         """Data-dependent constants, computed from the first training data."""
 
     def _learner_expansion(self, learner):
-        """(coefficients oldest first, intercept) that predict with."""
+        """(coefficients oldest first, intercept) that predict with; a
+        shared-support learner gives one row of coefficients and one
+        intercept per class."""
         return learner.coefficients(), learner.intercept
 
     def _draws_random_numbers(self):
@@ -133,7 +139,7 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         self._kernel_function = KernelFunction(self.kernel, self._gamma, self.degree,
                                                self.coef0, self.kernel_params)
         self._init_constants(X)
-        n_learners = 1 if len(classes) == 2 else len(classes)
+        n_learners = 1 if len(classes) == 2 or self._shared_support else len(classes)
         if n_learners == 1:
             rngs = [self._rng]
         else:  # one generator per learner: draws never depend on chunking
@@ -141,13 +147,16 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
             rngs = [np.random.RandomState(seed) for seed in seeds]
         self._driver = StreamDriver([self._make_learner(rng) for rng in rngs], X[:0],
                                     self._kernel_function, self._needs_distances(),
-                                    self._chunk_size)
+                                    self._chunk_size, self._shared_support)
         self._mistake_flags = np.zeros(0, dtype=np.uint8)
         self._n_examples_seen = 0
         self.n_iter_ = 0
 
     def _signed_targets(self, y):
-        """One column per learner, +1 for its class and -1 for the others."""
+        """One column per learner, +1 for its class and -1 for the others
+        (a shared-support learner: one column, the class indices)."""
+        if self._shared_support:
+            return np.searchsorted(self.classes_, y).astype(np.float64)[:, None]
         if len(self.classes_) == 2:
             return np.where(y == self.classes_[1], 1.0, -1.0)[:, None]
         return np.where(y[:, None] == self.classes_[None, :], 1.0, -1.0)
@@ -189,16 +198,18 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         for k, learner in enumerate(self._learners):
             coef, intercept = self._learner_expansion(learner)
             vectors.append(self._driver.support_vectors(k))
-            blocks.append(np.asarray(coef, dtype=np.float64))
-            intercepts.append(intercept)
+            blocks.append(np.atleast_2d(np.asarray(coef, dtype=np.float64)))
+            intercepts.append(np.atleast_1d(intercept))
             counts.append(learner.n_sv)
         self.support_vectors_ = sp.vstack(vectors, format="csr") if sp.issparse(vectors[0]) else np.concatenate(vectors)
         self.n_support_ = np.asarray(counts, dtype=np.int32)
-        self.dual_coef_ = np.zeros((len(blocks), int(self.n_support_.sum())))
-        offsets = np.concatenate([[0], np.cumsum(self.n_support_)])
-        for k, block in enumerate(blocks):
-            self.dual_coef_[k, offsets[k]:offsets[k + 1]] = block
-        self.intercept_ = np.asarray(intercepts, dtype=np.float64)
+        # each learner's rows of coefficients over its own support vectors
+        self.dual_coef_ = np.zeros((sum(b.shape[0] for b in blocks), int(self.n_support_.sum())))
+        row = column = 0
+        for block in blocks:
+            self.dual_coef_[row:row + block.shape[0], column:column + block.shape[1]] = block
+            row, column = row + block.shape[0], column + block.shape[1]
+        self.intercept_ = np.concatenate(intercepts).astype(np.float64)
         self.n_mistakes_ = int(self._mistake_flags.sum())
         self.n_updates_ = int(sum(learner.n_updates for learner in self._learners))
 
@@ -325,16 +336,17 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         return int(np.clip(131072 // n_sv, 64, self._predict_chunk_size))
 
     def _raw_scores(self, X):
-        """(n_samples, n_learners) scores of the kernel expansion: compiled and
-        fused for the common kernels (``skbudget._predict_fast``), in blocks
-        of ``k(X, support_vectors_)`` otherwise."""
+        """(n_samples, rows of dual_coef_) scores of the kernel expansion:
+        compiled and fused for the common kernels
+        (``skbudget._predict_fast``), in blocks of ``k(X, support_vectors_)``
+        otherwise."""
         kernel = self._kernel_function
         if kernel.is_fast and self.support_vectors_.shape[0] * X.shape[1] <= _FUSED_MAX_VALUES:
             with single_threaded_blas():
                 return kernel_expansion(X, self.support_vectors_, self.dual_coef_,
                                         self.intercept_, kernel.kernel, kernel.gamma,
                                         kernel.degree, kernel.coef0)
-        out = np.empty((X.shape[0], len(self.n_support_)))
+        out = np.empty((X.shape[0], self.dual_coef_.shape[0]))
         step = self._predict_rows()
         for start in range(0, X.shape[0], step):
             rows = slice(start, start + step)

@@ -75,22 +75,24 @@ def attributes_doc(*, unit="pass",
                    intercept="Always 0: the model has no bias.",
                    mistake="``y f(x) <= 0``",
                    n_updates="Insertions made, summed over the learners.",
+                   rows="n_learners",
+                   n_support="(n_learners,)\n        Support vectors per learner (one learner for two classes).",
                    extra=""):
     """The fitted attributes of ``BaseOnlineKernelClassifier``; the keyword
     arguments replace an entry's description (``mistake``: the condition
-    that counts a training round as a mistake), ``extra`` (entries) is
-    appended."""
+    that counts a training round as a mistake; ``rows``: what the rows of
+    ``dual_coef_`` and ``intercept_`` are; ``n_support``: the shape and
+    description of ``n_support_``), ``extra`` (entries) is appended."""
     return f"""\
 classes_ : ndarray of shape (n_classes,)
         Class labels.
     support_vectors_ : ndarray or sparse matrix of shape (n_SV, n_features)
         {support_vectors}
-    dual_coef_ : ndarray of shape (n_learners, n_SV)
+    dual_coef_ : ndarray of shape ({rows}, n_SV)
         {dual_coef}
-    intercept_ : ndarray of shape (n_learners,)
+    intercept_ : ndarray of shape ({rows},)
         {intercept}
-    n_support_ : ndarray of shape (n_learners,)
-        Support vectors per learner (one learner for two classes).
+    n_support_ : ndarray of shape {n_support}
     n_mistakes_ : int
         Training rounds with {mistake} (multi-class: the true class's
         score not strictly the largest), over every {unit} and call.

@@ -90,19 +90,20 @@ class ProgressLog:
         self.start = self.last = time.perf_counter()
         self.counted = 0    # rounds of this pass whose mistakes are in self.mistakes
 
-    def __call__(self, done, scores, labels, learners):
+    def __call__(self, done, scores, labels, driver):
         """After the first ``done`` rounds of the pass (``scores`` and
-        ``labels``: the pass's arrays, one row per learner)."""
+        ``labels``: the pass's arrays, one row per learner; ``driver``: the
+        :class:`StreamDriver` running it)."""
         now = time.perf_counter()
         if now - self.last < self.interval:
             return
         new = slice(self.counted, done)
-        self.mistakes += int(count_mistakes(scores[:, new].T, labels[:, new].T).sum())
+        self.mistakes += int(driver.mistakes(scores[:, new], labels[:, new]).sum())
         self.counted, self.last = done, now
         rounds = self.rounds + done
         print(f"   examples seen {rounds}, {done / max(now - self.start, 1e-9):.0f} examples/s, "
               f"online error {self.mistakes / rounds:.4f}, support vectors "
-              f"{sum(learner.n_sv for learner in learners)}", file=sys.stdout, flush=True)
+              f"{sum(learner.n_sv for learner in driver.learners)}", file=sys.stdout, flush=True)
 
 
 class StreamDriver:
@@ -121,10 +122,17 @@ class StreamDriver:
     chunk_size : int or None
         Examples per chunk; ``None`` chooses it (see :meth:`chunk_length`).
         Results never depend on it.
+    shared_support : bool
+        The learner is a multi-class learner on one shared support set
+        (``skbudget._shared_support``): its label is the class index and the
+        value it returns per example is the margin of the true class, a
+        mistake when ``<= 0``.
     """
 
-    def __init__(self, learners, empty_rows, kernel, needs_distances=False, chunk_size=None):
+    def __init__(self, learners, empty_rows, kernel, needs_distances=False, chunk_size=None,
+                 shared_support=False):
         self.learners = learners
+        self.shared_support = shared_support
         self.pools = [empty_rows for _ in learners]
         # identity of each pool row (example id, see run), for the Gram cache
         self.pool_ids = [np.zeros(0, dtype=np.intp) for _ in learners]
@@ -161,7 +169,8 @@ class StreamDriver:
         ``k(X, X)``: kernel values between examples of this call are then
         looked up instead of computed.  ``progress`` (a :class:`ProgressLog`)
         is called after every chunk.  Returns the mistake flags of the
-        rounds, in stream order.
+        rounds, in stream order.  With ``shared_support``, ``Y`` has one
+        column, the class indices.
         """
         with single_threaded_blas():
             return self._run_chunks(X, Y, order, first_id, gram, progress)
@@ -197,7 +206,15 @@ class StreamDriver:
                     self.pool_ids[k] = np.concatenate([pool_ids[keep_old], ids[keep_new]])
             start = stop
             if progress is not None:
-                progress(stop, scores, labels, self.learners)
+                progress(stop, scores, labels, self)
+        return self.mistakes(scores, labels)
+
+    def mistakes(self, scores, labels):
+        """Mistake flags of rounds from the learners' outputs (one row per
+        learner): :func:`count_mistakes` of the one-vs-rest scores, or, with
+        ``shared_support``, a margin of the true class ``<= 0``."""
+        if self.shared_support:
+            return (scores[0] <= 0).astype(np.uint8)
         return count_mistakes(scores.T, labels.T)
 
     def chunk_blocks(self, X, Xc, idx, first_id, gram):

@@ -1,0 +1,32 @@
+# cython: language_level=3
+"""Declarations of the shared-support store (see ``_shared_support.pyx``)."""
+
+from libc.math cimport fabs
+
+from skbudget._engine cimport OnlineLearner
+
+
+cdef inline double tie_tolerance(double v) noexcept nogil:
+    """Two values that agree to a relative 1e-9 count as tied (ALGORITHMS.md
+    §10, the rule of §4's fixed-budget policies)."""
+    return 1e-9 * (1.0 + fabs(v))
+
+
+cdef class SharedSupportLearner(OnlineLearner):
+    # ---- the model: one support set for every class -------------------------
+    cdef public Py_ssize_t n_outputs           # k, the number of classes
+    cdef public double[:, ::1] tau             # tau[c, r]: coefficient of cell c for class r
+    cdef public Py_ssize_t[::1] label          # class index of each cell's pattern
+    # ---- optional bookkeeping -----------------------------------------------
+    cdef public bint track_scores              # keep support_scores (implies track_gram)
+    cdef public double[:, ::1] support_scores  # s_r(x_c) for every cell c and class r
+    # ---- the current example --------------------------------------------------
+    cdef public double[::1] scores             # s_r(x_t), filled by compute_scores
+    cdef public double[::1] candidates         # scratch of best_removal, by position
+
+    # ---- helpers for policies ----------------------------------------------
+    cdef void compute_scores(self) noexcept
+    cdef double class_margin(self, const double* values, Py_ssize_t y) noexcept
+    cdef Py_ssize_t append_pattern(self, Py_ssize_t y, const double* coef) except -1
+    cdef double leave_one_out_margin(self, Py_ssize_t cell) noexcept
+    cdef Py_ssize_t best_removal(self, Py_ssize_t n_candidates, double* best) noexcept

@@ -1,0 +1,197 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""One support set for every class: the store of the shared-support learners.
+
+A multi-class learner such as MIRA (ALGORITHMS.md §10) keeps one support
+set for all ``k`` classes: each support pattern ``x_c`` carries a class
+label ``label[c]`` and a coefficient vector ``tau[c, :]`` of length ``k``,
+and the class scores are ``s_r(x) = sum_c tau[c, r] k(x_c, x)``.  The budget
+counts patterns (one stored vector each), whatever ``k``.
+
+:class:`SharedSupportLearner` extends the engine's store (cells, ``order``,
+``append_current``, ``remove_at``) with that coefficient matrix and, with
+``track_scores``, the class scores ``support_scores[c, r] = s_r(x_c)`` of
+every stored pattern, kept up to date in O(|S| k) per insertion or removal
+through the support-set Gram matrix (never recomputed).  A policy calls
+:meth:`compute_scores` for the current example's scores, decides, and calls
+:meth:`append_pattern` / ``remove_at``; :meth:`leave_one_out_margin` and
+:meth:`best_removal` are the multi-class form of the Crammer-Kandola-Singer
+removal rule.
+
+The learner takes the class index (``0 .. k-1``, as a double) as its label;
+``process_example`` returns the margin ``s_y - max_{r != y} s_r`` of the
+true class (a mistake when ``<= 0``; two scores that agree to a relative
+1e-9 count as tied, margin 0).
+"""
+
+import numpy as np
+from libc.math cimport INFINITY
+
+from skbudget._engine cimport OnlineLearner
+from skbudget._engine import _resized
+
+
+cdef class SharedSupportLearner(OnlineLearner):
+    """Multi-class online kernel learner on one shared support set.
+
+    Parameters
+    ----------
+    n_outputs : int
+        ``k``, the number of classes (at least 2).
+    capacity : int
+        Initial number of cells; the store grows by doubling when needed.
+    track_scores : bool
+        Keep ``s_r(x_c)`` for every support pattern (and the support-set
+        Gram matrix it needs), updated in O(|S| k) per change.
+    rng : numpy.random.RandomState or None
+        Source of the random draws a policy's rule asks for.
+    """
+
+    _state_names = OnlineLearner._state_names + (
+        "n_outputs", "tau", "label", "track_scores", "support_scores", "scores", "candidates")
+
+    def __init__(self, Py_ssize_t n_outputs=2, Py_ssize_t capacity=8, bint track_scores=False,
+                 rng=None):
+        if n_outputs < 2:
+            raise ValueError(f"n_outputs must be at least 2; got {n_outputs}")
+        self.n_outputs = n_outputs
+        self.track_scores = track_scores
+        self.tau = np.zeros((0, n_outputs))
+        self.support_scores = np.zeros((0, n_outputs))
+        self.label = np.zeros(0, dtype=np.intp)
+        self.scores = np.zeros(n_outputs)
+        self.candidates = np.zeros(0)
+        OnlineLearner.__init__(self, capacity=capacity, rng=rng, track_gram=track_scores)
+
+    cdef int grow(self, Py_ssize_t new_capacity) except -1:
+        OnlineLearner.grow(self, new_capacity)
+        self.tau = _resized_rows(self.tau, new_capacity)
+        self.label = _resized(self.label, new_capacity)
+        if self.track_scores:
+            self.support_scores = _resized_rows(self.support_scores, new_capacity)
+            self.candidates = _resized(self.candidates, new_capacity)
+        return 0
+
+    cdef void compute_scores(self) noexcept:
+        """scores[r] = s_r(x_t) for every class, from the gathered kernel
+        row (support patterns oldest first)."""
+        cdef Py_ssize_t i, r, k = self.n_outputs
+        cdef double kv
+        cdef double* out = &self.scores[0]
+        cdef const double* row
+        for r in range(k):
+            out[r] = 0.0
+        for i in range(self.n_sv):
+            kv = self.k_row[self.order[i]]
+            row = &self.tau[self.order[i], 0]
+            for r in range(k):
+                out[r] += row[r] * kv
+
+    cdef double class_margin(self, const double* values, Py_ssize_t y) noexcept:
+        """values[y] - max_{r != y} values[r]; 0 when the two agree to a
+        relative 1e-9 (tied)."""
+        cdef Py_ssize_t r
+        cdef double rival = -INFINITY, m
+        for r in range(self.n_outputs):
+            if r != y and values[r] > rival:
+                rival = values[r]
+        m = values[y] - rival
+        if -tie_tolerance(rival) <= m <= tie_tolerance(rival):
+            return 0.0
+        return m
+
+    cdef Py_ssize_t append_pattern(self, Py_ssize_t y, const double* coef) except -1:
+        """Add the current example as the newest support pattern, with class
+        ``y`` and coefficients ``coef[0:k]``; its cell."""
+        cdef Py_ssize_t i, r, c, cell, k = self.n_outputs
+        cdef double kv
+        cell = self.append_current(0.0)   # the engine's store: slot, Gram row, order
+        self.label[cell] = y
+        for r in range(k):
+            self.tau[cell, r] = coef[r]
+        if not self.track_scores:
+            return cell
+        cdef double* own = &self.support_scores[cell, 0]
+        cdef double* other
+        cdef const double* row
+        for r in range(k):
+            own[r] = coef[r] * self.k_tt
+        for i in range(self.n_sv - 1):
+            c = self.order[i]
+            kv = self.k_row[c]
+            row = &self.tau[c, 0]
+            other = &self.support_scores[c, 0]
+            for r in range(k):
+                own[r] += row[r] * kv
+                other[r] += coef[r] * kv
+        return cell
+
+    cdef int on_remove(self, Py_ssize_t cell) except -1:
+        """Take the pattern's contribution out of every stored pattern's scores."""
+        cdef Py_ssize_t i, r, c, k = self.n_outputs
+        cdef double g
+        cdef const double* gone = &self.tau[cell, 0]
+        cdef double* other
+        if not self.track_scores:
+            return 0
+        for i in range(self.n_sv):
+            c = self.order[i]
+            g = self.gram[c, cell]
+            other = &self.support_scores[c, 0]
+            for r in range(k):
+                other[r] -= gone[r] * g
+        return 0
+
+    cdef double leave_one_out_margin(self, Py_ssize_t cell) noexcept:
+        """mu_c = (s_y(x_c) - tau_{c,y} k_cc) - max_{r != y} (s_r(x_c) -
+        tau_{c,r} k_cc), y = label[c]: the margin of pattern ``cell`` under
+        the model without it (needs ``track_scores``)."""
+        cdef Py_ssize_t r, y = self.label[cell]
+        cdef double kc = self.kself[cell], v, rival = -INFINITY
+        for r in range(self.n_outputs):
+            if r != y:
+                v = self.support_scores[cell, r] - self.tau[cell, r] * kc
+                if v > rival:
+                    rival = v
+        return self.support_scores[cell, y] - self.tau[cell, y] * kc - rival
+
+    cdef Py_ssize_t best_removal(self, Py_ssize_t n_candidates, double* best) noexcept:
+        """Position among the oldest ``n_candidates`` with the largest
+        leave-one-out margin (ties: the oldest of the values within the
+        tie tolerance of the largest); its margin goes to ``best``."""
+        cdef Py_ssize_t i
+        cdef double top = -INFINITY
+        cdef double* mu = &self.candidates[0]
+        for i in range(n_candidates):
+            mu[i] = self.leave_one_out_margin(self.order[i])
+            top = max(top, mu[i])
+        i = 0
+        while i < n_candidates - 1 and mu[i] < top - tie_tolerance(top):
+            i += 1
+        best[0] = mu[i]
+        return i
+
+    # ------------------------------------------------------------------
+    # read-out
+    # ------------------------------------------------------------------
+    def coefficient_matrix(self):
+        """(n_sv, k): the coefficient vector of every support pattern,
+        oldest first."""
+        return np.asarray(self.tau)[self.support_order()].copy()
+
+    def support_labels(self):
+        """Class index of every support pattern, oldest first."""
+        return np.asarray(self.label)[self.support_order()].copy()
+
+    def support_class_scores(self):
+        """(n_sv, k): s_r(x_c) of every support pattern, oldest first
+        (needs ``track_scores``)."""
+        return np.asarray(self.support_scores)[self.support_order()].copy()
+
+
+def _resized_rows(arr, Py_ssize_t n):
+    """A copy of the 2-D ``arr`` with ``n`` rows (old ones kept)."""
+    arr = np.asarray(arr)
+    out = np.zeros((n, arr.shape[1]), dtype=arr.dtype)
+    m = min(n, arr.shape[0])
+    out[:m] = arr[:m]
+    return out
