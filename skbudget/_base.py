@@ -12,7 +12,9 @@ policy (a subclass of ``skbudget._engine.OnlineLearner``).
 import copy
 import numbers
 import sys
+import warnings
 from abc import abstractmethod
+from contextlib import contextmanager
 
 import numpy as np
 import scipy.sparse as sp
@@ -26,9 +28,58 @@ from sklearn.utils.multiclass import (
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skbudget._kernels import KERNELS, KernelFunction, compute_gamma
+from skbudget._record import OnlineRecord
 from skbudget._stream import StreamDriver
 
-__all__ = ["BaseOnlineKernelClassifier"]
+__all__ = ["BaseOnlineKernelClassifier", "Integer", "RealNumber"]
+
+# 'scale' resolved from fewer rows than this, by a call that a stream may
+# continue (partial_fit, warm-start fit), warns
+_SCALE_MIN_ROWS = 100
+# the kernels gamma is a parameter of
+_GAMMA_KERNELS = {"rbf", "poly", "polynomial", "sigmoid", "laplacian", "chi2"}
+
+
+class _NotBool:
+    """An ``Interval`` that rejects bools (``budget=True`` is not 1)."""
+
+    def is_satisfied_by(self, val):
+        return not isinstance(val, (bool, np.bool_)) and super().is_satisfied_by(val)
+
+
+class Integer(_NotBool, Interval):
+    """``Interval(numbers.Integral, left, right, closed=...)`` without bools."""
+
+    def __init__(self, left, right, *, closed):
+        super().__init__(numbers.Integral, left, right, closed=closed)
+
+
+class RealNumber(_NotBool, Interval):
+    """``Interval(numbers.Real, left, right, closed=...)`` without bools."""
+
+    def __init__(self, left, right, *, closed):
+        super().__init__(numbers.Real, left, right, closed=closed)
+
+
+def _same_value(a, b):
+    """Whether a parameter still has the value it had (``==``, else identity)."""
+    if a is b:
+        return True
+    try:
+        return bool(a == b)
+    except Exception:   # e.g. arrays in kernel_params
+        return False
+
+
+def _kept_value(value):
+    """A parameter value as recorded when a model starts: containers copied
+    (a dict changed in place is a change), anything else as it is."""
+    if isinstance(value, (dict, list)):
+        try:
+            return copy.deepcopy(value)
+        except Exception:
+            return value
+    return value
 
 
 class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
@@ -43,11 +94,11 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
 
     _parameter_constraints: dict = {
         "kernel": [StrOptions(set(KERNELS)), callable],
-        "gamma": [StrOptions({"scale", "auto"}), Interval(numbers.Real, 0.0, None, closed="left")],
-        "degree": [Interval(numbers.Integral, 0, None, closed="left")],
-        "coef0": [Interval(numbers.Real, None, None, closed="neither")],
+        "gamma": [StrOptions({"scale", "auto"}), RealNumber(0.0, None, closed="left")],
+        "degree": [Integer(0, None, closed="left")],
+        "coef0": [RealNumber(None, None, closed="neither")],
         "kernel_params": [dict, None],
-        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "max_iter": [Integer(1, None, closed="left")],
         "shuffle": ["boolean"],
         "random_state": ["random_state"],
         "warm_start": ["boolean"],
@@ -61,6 +112,13 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
     _predict_chunk_size = 2048
     # a multi-epoch fit on at most this many examples computes k(X, X) once
     _gram_cache_limit = 4096
+    # test instrumentation: keep every round's mistake flag (memory grows
+    # with the stream); the oracle tests read them with _mistake_flags()
+    _keep_mistake_flags = False
+    # parameters that only steer the calls (or, for some estimators, the
+    # read-out) and may change between calls; every other parameter is built
+    # into the learners when a model starts (see _check_unchanged_params)
+    _call_params = ("max_iter", "shuffle", "verbose", "warm_start")
 
     @abstractmethod
     def __init__(self, *, kernel, gamma, degree, coef0, kernel_params, max_iter,
@@ -113,18 +171,31 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------
     # state
     # ------------------------------------------------------------------
-    def _reset(self, X, classes):
+    def _reset(self, X, classes, streaming):
         """Start a new model for ``classes`` (fit without warm start, or the
-        first partial_fit)."""
+        first partial_fit).  ``streaming``: the call may be continued
+        (partial_fit, warm-start fit)."""
         if len(classes) < 2:
             raise ValueError(
                 f"The number of classes has to be greater than one; got {len(classes)} class"
             )
         self.classes_ = classes
+        self._params_at_start = {name: _kept_value(value)
+                                 for name, value in self._captured_params().items()}
         self._rng = check_random_state(self.random_state)
         self._gamma = None if callable(self.kernel) else compute_gamma(self.gamma, X)
+        if (self.gamma == "scale" and streaming and X.shape[0] < _SCALE_MIN_ROWS
+                and self.kernel in _GAMMA_KERNELS and "gamma" not in (self.kernel_params or {})):
+            warnings.warn(
+                f"gamma='scale' was resolved from the {X.shape[0]} rows of the first call "
+                f"(gamma_={self._gamma:.4g}) and stays fixed for the whole stream; with "
+                f"fewer than {_SCALE_MIN_ROWS} rows it may be far off. For streaming, pass "
+                f"a numeric gamma.", UserWarning,
+            )
+        self.gamma_ = self._gamma
         self._kernel_function = KernelFunction(self.kernel, self._gamma, self.degree,
                                                self.coef0, self.kernel_params)
+        self._sparse_storage = sp.issparse(X)
         self._init_constants(X)
         n_learners = 1 if len(classes) == 2 else len(classes)
         if n_learners == 1:
@@ -135,9 +206,72 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         self._driver = StreamDriver([self._make_learner(rng) for rng in rngs], X[:0],
                                     self._kernel_function, self._needs_distances(),
                                     self._chunk_size)
-        self._mistake_flags = np.zeros(0, dtype=np.uint8)
+        self._record = OnlineRecord(keep_flags=self._keep_mistake_flags)
         self._n_examples_seen = 0
         self.n_iter_ = 0
+
+    def _captured_params(self):
+        """The parameters built into a model when it starts."""
+        return {name: value for name, value in self.get_params(deep=False).items()
+                if name not in self._call_params}
+
+    def _check_unchanged_params(self):
+        """Raise if a parameter built into the model was changed since it
+        started (a continuing call cannot apply it)."""
+        for name, value in self._captured_params().items():
+            old = self._params_at_start[name]
+            if not _same_value(old, value):
+                raise ValueError(
+                    f"{type(self).__name__}: the parameter {name!r} was changed from "
+                    f"{old!r} to {value!r} after the model was started; partial_fit and "
+                    f"warm-start fit continue the model, whose learners were built with the "
+                    f"old value. Call fit (warm_start=False) to start a new model with the "
+                    f"new value, or set the parameter back. Only {list(self._call_params)} "
+                    f"may change between calls."
+                )
+
+    def _as_storage_format(self, X):
+        """A continuing call's X in the format the model stores its support
+        vectors in (fixed by the call that started the model)."""
+        if self._sparse_storage and not sp.issparse(X):
+            return sp.csr_matrix(X)
+        if not self._sparse_storage and sp.issparse(X):
+            return X.toarray()
+        return X
+
+    @contextmanager
+    def _rollback_on_error(self):
+        """Run a training call atomically: if it raises (any exception,
+        KeyboardInterrupt and MemoryError included), put the model back as
+        it was.
+
+        The snapshot costs O(model), never O(stream): the estimator's
+        attributes (a shallow copy: the call replaces them, it does not
+        change them in place), each learner's full state
+        (``get_state``/``set_state``), the states of every random generator
+        the model draws from, and the driver's lists of pools.
+        """
+        saved = self.__dict__.copy()
+        driver = saved.get("_driver")
+        if driver is not None:
+            pools, pool_ids = list(driver.pools), list(driver.pool_ids)
+            states = [learner.get_state() for learner in driver.learners]
+        generators = [saved.get("_rng"), self.random_state]
+        generators += [state.get("rng") for state in states] if driver is not None else []
+        rng_states = {id(g): (g, g.get_state()) for g in generators
+                      if isinstance(g, np.random.RandomState)}
+        try:
+            yield
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(saved)
+            if driver is not None:
+                driver.pools[:], driver.pool_ids[:] = pools, pool_ids
+                for learner, state in zip(driver.learners, states):
+                    learner.set_state(state)
+            for generator, state in rng_states.values():
+                generator.set_state(state)
+            raise
 
     def _signed_targets(self, y):
         """One column per learner, +1 for its class and -1 for the others."""
@@ -158,17 +292,19 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         """The binary learners (one per column of the signed targets)."""
         return self._driver.learners
 
-    def _record(self, flags):
-        self._mistake_flags = np.concatenate([self._mistake_flags, flags])
-
     def _log_epoch(self, epoch):
         if self.verbose:
             print(
-                f"-- Epoch {epoch}: examples seen {self._mistake_flags.size}, "
-                f"mistakes {self.n_mistakes_}, support vectors "
+                f"-- Epoch {epoch}: examples seen {self._record.n_rounds}, "
+                f"mistakes {self._record.n_mistakes}, support vectors "
                 f"{sum(learner.n_sv for learner in self._learners)}",
                 file=sys.stdout,
             )
+
+    def _mistake_flags(self):
+        """Every training round's mistake flag (only with the test switch
+        ``_keep_mistake_flags`` set before the model started)."""
+        return self._record.flags()
 
     def _update_fitted_attributes(self):
         vectors, blocks, intercepts, counts = [], [], [], []
@@ -185,16 +321,10 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         for k, block in enumerate(blocks):
             self.dual_coef_[k, offsets[k]:offsets[k + 1]] = block
         self.intercept_ = np.asarray(intercepts, dtype=np.float64)
-        self.n_mistakes_ = int(self._mistake_flags.sum())
+        self.n_mistakes_ = self._record.n_mistakes
+        self.n_rounds_ = self._record.n_rounds
         self.n_updates_ = int(sum(learner.n_updates for learner in self._learners))
-
-    @property
-    def cumulative_mistakes_(self):
-        """ndarray of shape (n_rounds,): mistakes made up to and including
-        each training round, over every ``fit`` epoch and ``partial_fit``
-        call since the model was started (for learning-curve plots)."""
-        check_is_fitted(self)
-        return np.cumsum(self._mistake_flags, dtype=np.int64)
+        self.mistake_curve_ = self._record.curve()
 
     # ------------------------------------------------------------------
     # public API
@@ -202,11 +332,16 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
     def _validate_fit_input(self, X, y, reset):
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, reset=reset)
         check_classification_targets(y)
+        if not reset:
+            X = self._as_storage_format(X)
         return X, y
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Fit the model with ``max_iter`` passes over the training data.
+
+        With ``warm_start=True`` and a fitted model, the passes continue
+        that model.  If the call raises, the model is left as it was.
 
         Parameters
         ----------
@@ -220,13 +355,18 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         self : object
             Fitted estimator.
         """
+        with self._rollback_on_error():
+            return self._fit(X, y)
+
+    def _fit(self, X, y):
         continuing = self.warm_start and hasattr(self, "classes_")
+        if continuing:
+            self._check_unchanged_params()
         X, y = self._validate_fit_input(X, y, reset=not continuing)
-        classes = np.unique(y)
         if continuing:
             self._check_labels(y)
         else:
-            self._reset(X, classes)
+            self._reset(X, np.unique(y), streaming=self.warm_start)
         Y = self._signed_targets(y)
         first_id = self._n_examples_seen
         self._n_examples_seen += X.shape[0]
@@ -235,8 +375,8 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
             gram = self._kernel(X, X)
         for epoch in range(1, self.max_iter + 1):
             order = self._rng.permutation(X.shape[0]) if self.shuffle else np.arange(X.shape[0])
-            self._record(self._driver.run(X, Y, order, first_id, gram))
-            self.n_mistakes_ = int(self._mistake_flags.sum())
+            self._record = self._record.extended(
+                self._driver.run(X, Y, order, first_id, gram))
             self._log_epoch(epoch)
         self.n_iter_ = self.max_iter
         self._update_fitted_attributes()
@@ -249,7 +389,11 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         A single call is one online pass (no shuffling); calls on
         consecutive chunks of a stream give exactly the model of one
         ``fit`` epoch over the whole stream with ``shuffle=False``.  If the
-        call raises, the model is left as it was.
+        call raises (bad input, a kernel error, an interrupt), the model is
+        left exactly as it was, and continuing gives the model of a stream
+        without the failed call.  The first call fixes the storage format of
+        the support vectors (dense or CSR); later chunks in the other format
+        are converted to it.
 
         Parameters
         ----------
@@ -265,22 +409,13 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         self : object
             The updated estimator.
         """
-        saved = self.__dict__.copy()
-        if hasattr(self, "_driver"):   # the driver's lists are updated in place
-            driver = saved["_driver"] = copy.copy(self._driver)
-            driver.pools, driver.pool_ids = list(driver.pools), list(driver.pool_ids)
-            if callable(self.kernel):
-                # a user kernel may raise mid-stream: keep a deep snapshot
-                driver.learners, saved["_rng"] = copy.deepcopy((driver.learners, self._rng))
-        try:
+        with self._rollback_on_error():
             return self._partial_fit(X, y, classes)
-        except BaseException:
-            self.__dict__.clear()
-            self.__dict__.update(saved)
-            raise
 
     def _partial_fit(self, X, y, classes):
         first_call = not hasattr(self, "classes_")
+        if not first_call:
+            self._check_unchanged_params()
         X, y = self._validate_fit_input(X, y, reset=first_call)
         if first_call:
             if classes is None:
@@ -293,11 +428,12 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         _check_partial_fit_first_call(self, classes)
         self._check_labels(y)
         if first_call:
-            self._reset(X, self.classes_)
+            self._reset(X, self.classes_, streaming=True)
         Y = self._signed_targets(y)
         first_id = self._n_examples_seen
         self._n_examples_seen += X.shape[0]
-        self._record(self._driver.run(X, Y, np.arange(X.shape[0]), first_id))
+        self._record = self._record.extended(
+            self._driver.run(X, Y, np.arange(X.shape[0]), first_id))
         self._update_fitted_attributes()
         self._log_epoch(1)
         return self

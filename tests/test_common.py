@@ -46,7 +46,7 @@ def small(Est, **params):
 
 def fitted_state(est):
     return (est.support_vectors_.toarray() if sp.issparse(est.support_vectors_) else est.support_vectors_,
-            est.dual_coef_, est.intercept_, est.n_support_, est.cumulative_mistakes_, est.n_updates_)
+            est.dual_coef_, est.intercept_, est.n_support_, est.mistake_curve_, est.n_updates_)
 
 
 def assert_same_model(a, b):
@@ -187,11 +187,11 @@ def test_failing_callable_kernel_leaves_model_unchanged(Est, binary_data):
     est = small(Est, kernel=flaky_rbf)
     est._chunk_size = 4
     est.partial_fit(X[:30], y[:30], classes=np.unique(y))
-    before = pickle.dumps((est._learners, est._driver.pools, est._mistake_flags, est._rng))
+    before = pickle.dumps((est._learners, est._driver.pools, est._record, est._rng))
     budget["calls_left"] = 300   # fails a few chunks into the next call
     with pytest.raises(RuntimeError, match="kernel failed"):
         est.partial_fit(X[30:90], y[30:90])
-    assert pickle.dumps((est._learners, est._driver.pools, est._mistake_flags, est._rng)) == before
+    assert pickle.dumps((est._learners, est._driver.pools, est._record, est._rng)) == before
 
 
 @pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
@@ -235,9 +235,9 @@ def test_fitted_attributes_are_svc_like(Est, multiclass_data):
     assert est.support_vectors_.shape == (n_sv, X.shape[1])
     assert est.dual_coef_.shape == (3, n_sv)
     assert est.intercept_.shape == (3,)
-    assert est.n_mistakes_ == est.cumulative_mistakes_[-1]
-    assert len(est.cumulative_mistakes_) == len(y) * est.max_iter
-    assert np.all(np.diff(est.cumulative_mistakes_) >= 0)
+    assert est.n_rounds_ == len(y) * est.max_iter
+    assert tuple(est.mistake_curve_[-1]) == (est.n_rounds_, est.n_mistakes_)
+    assert np.all(np.diff(est.mistake_curve_, axis=0) >= 0)
     manual = est._kernel(X, est.support_vectors_) @ est.dual_coef_.T + est.intercept_
     if getattr(est, "hypothesis", "last") != "voted":
         assert_allclose(est.decision_function(X), manual, atol=1e-10)
@@ -247,12 +247,12 @@ def test_fitted_attributes_are_svc_like(Est, multiclass_data):
 def test_warm_start_continues(Est, binary_data):
     X, y = binary_data
     est = small(Est, warm_start=True, max_iter=1).fit(X, y)
-    seen = len(est.cumulative_mistakes_)
+    seen = est.n_rounds_
     est.fit(X, y)
-    assert len(est.cumulative_mistakes_) == 2 * seen
+    assert est.n_rounds_ == 2 * seen
     cold = small(Est, max_iter=1).fit(X, y)
     cold.fit(X, y)
-    assert len(cold.cumulative_mistakes_) == seen
+    assert cold.n_rounds_ == seen
 
 
 @pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
