@@ -212,14 +212,14 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
 
     def _captured_params(self):
         """The parameters built into a model when it starts."""
-        return {name: value for name, value in self.get_params(deep=False).items()
+        return {name: getattr(self, name) for name in self._get_param_names()
                 if name not in self._call_params}
 
     def _check_unchanged_params(self):
         """Raise if a parameter built into the model was changed since it
         started (a continuing call cannot apply it)."""
-        for name, value in self._captured_params().items():
-            old = self._params_at_start[name]
+        for name, old in self._params_at_start.items():
+            value = getattr(self, name)
             if not _same_value(old, value):
                 raise ValueError(
                     f"{type(self).__name__}: the parameter {name!r} was changed from "
@@ -240,7 +240,7 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         return X
 
     @contextmanager
-    def _rollback_on_error(self):
+    def _rollback_on_error(self, shuffles):
         """Run a training call atomically: if it raises (any exception,
         KeyboardInterrupt and MemoryError included), put the model back as
         it was.
@@ -248,16 +248,18 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         The snapshot costs O(model), never O(stream): the estimator's
         attributes (a shallow copy: the call replaces them, it does not
         change them in place), each learner's full state
-        (``get_state``/``set_state``), the states of every random generator
-        the model draws from, and the driver's lists of pools.
+        (``get_state``/``set_state``), the states of the random generators
+        the call may draw from (the learners', the estimator's own when
+        ``shuffles``, and a ``RandomState`` passed as ``random_state``), and
+        the driver's lists of pools.
         """
         saved = self.__dict__.copy()
         driver = saved.get("_driver")
+        generators = [self.random_state] + ([saved.get("_rng")] if shuffles else [])
         if driver is not None:
             pools, pool_ids = list(driver.pools), list(driver.pool_ids)
             states = [learner.get_state() for learner in driver.learners]
-        generators = [saved.get("_rng"), self.random_state]
-        generators += [state.get("rng") for state in states] if driver is not None else []
+            generators += [state.get("rng") for state in states]
         rng_states = {id(g): (g, g.get_state()) for g in generators
                       if isinstance(g, np.random.RandomState)}
         try:
@@ -355,7 +357,7 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         self : object
             Fitted estimator.
         """
-        with self._rollback_on_error():
+        with self._rollback_on_error(shuffles=True):
             return self._fit(X, y)
 
     def _fit(self, X, y):
@@ -409,7 +411,7 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         self : object
             The updated estimator.
         """
-        with self._rollback_on_error():
+        with self._rollback_on_error(shuffles=False):
             return self._partial_fit(X, y, classes)
 
     def _partial_fit(self, X, y, classes):

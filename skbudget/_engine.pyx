@@ -85,7 +85,7 @@ cdef class OnlineLearner:
             gram = np.zeros((new_capacity, new_capacity))
             gram[:old, :old] = np.asarray(self.gram)[:old, :old]
             self.gram = gram
-        free = np.empty(new_capacity, dtype=np.intp)
+        free = np.zeros(new_capacity, dtype=np.intp)  # zeros: states compare bit-exactly
         # the stack pops from its end: the lowest new cell comes out first
         free[:self.n_free] = np.asarray(self.free_cells)[:self.n_free]
         for i in range(new_capacity - old):

@@ -3,7 +3,9 @@
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.model_selection import GridSearchCV
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils import get_tags
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 __all__ = ["SequentialSearchCV"]
 
@@ -42,6 +44,11 @@ class SequentialSearchCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         ``cv_results_`` of each stage.
     classes_ : ndarray of shape (n_classes,)
         Class labels.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit, when X has string column names
+        (the stages and the refit get ``X`` as given, names included).
 
     References
     ----------
@@ -91,6 +98,10 @@ class SequentialSearchCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self : object
         """
         self._validate_params()
+        # fail before any cross-validation fit on input no stage could use
+        sparse = get_tags(self.estimator).input_tags.sparse
+        _, y_checked = validate_data(self, X, y, accept_sparse=sparse, dtype=None)
+        check_classification_targets(y_checked)
         best = {}
         self.stage_results_ = []
         for grid in self.param_grids:
@@ -115,7 +126,7 @@ class SequentialSearchCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         return self.best_estimator_.decision_function(X)
 
-    @property
-    def n_features_in_(self):
-        check_is_fitted(self)
-        return self.best_estimator_.n_features_in_
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = get_tags(self.estimator).input_tags.sparse
+        return tags
