@@ -35,7 +35,14 @@ from skbudget import (
 )
 from skbudget._record import OnlineRecord
 from tests.oracles import keeping_flags, mistake_flags
-from tests.test_common import BUDGETED, ESTIMATORS, IDS, small
+from tests.test_common import (  # noqa: F401 (fixtures)
+    BUDGETED,
+    ESTIMATORS,
+    IDS,
+    binary_data,
+    multiclass_data,
+    small,
+)
 
 
 def model_state(est):
@@ -73,19 +80,6 @@ def assert_same_state(a, b):
             assert_array_equal(x, y, err_msg=name)
 
 
-@pytest.fixture(scope="module")
-def stream():
-    X, y = make_classification(600, n_features=4, n_informative=3, n_redundant=0,
-                               flip_y=0.1, random_state=0)
-    return StandardScaler().fit_transform(X), y
-
-
-@pytest.fixture(scope="module")
-def multiclass_stream():
-    X, y = make_blobs(400, centers=3, n_features=3, cluster_std=2.0, random_state=0)
-    return StandardScaler().fit_transform(X), y
-
-
 # ----------------------------------------------------------------------
 # 1. atomic calls: the reproduced crash scenarios
 # ----------------------------------------------------------------------
@@ -108,14 +102,14 @@ def test_chi2_kernel_error_after_the_first_chunk():
     assert pickle.dumps(est) == pickle.dumps(clean)
 
 
-def test_csr_chunk_after_dense_chunks_multiclass(multiclass_stream):
-    X, y = multiclass_stream
+def test_csr_chunk_after_dense_chunks_multiclass(multiclass_data):
+    X, y = multiclass_data
     est = small(Forgetron, budget=20)
-    est.partial_fit(X[:200], y[:200], classes=[0, 1, 2])
-    est.partial_fit(sp.csr_matrix(X[200:300]), y[200:300])
-    est.partial_fit(X[300:], y[300:])
+    est.partial_fit(X[:60], y[:60], classes=[0, 1, 2])
+    est.partial_fit(sp.csr_matrix(X[60:110]), y[60:110])
+    est.partial_fit(X[110:], y[110:])
     dense = small(Forgetron, budget=20)
-    for piece in (slice(0, 200), slice(200, 300), slice(300, None)):
+    for piece in (slice(0, 60), slice(60, 110), slice(110, None)):
         dense.partial_fit(X[piece], y[piece], classes=[0, 1, 2])
     assert_same_state(model_state(est), model_state(dense))
 
@@ -178,8 +172,8 @@ class FlakyKernel:
 @pytest.mark.parametrize("error", [KeyboardInterrupt(), MemoryError(), None],
                          ids=["interrupt", "memory", "nan"])
 def test_failure_mid_call_changes_nothing_and_the_stream_continues(Est, error,
-                                                                   multiclass_stream):
-    X, y = multiclass_stream
+                                                                   multiclass_data):
+    X, y = multiclass_data
     X, y = X[:90], y[:90]
     kernel = FlakyKernel()
     est = small(Est, kernel=kernel)
@@ -199,8 +193,8 @@ def test_failure_mid_call_changes_nothing_and_the_stream_continues(Est, error,
 
 
 @pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
-def test_failed_warm_start_fit_changes_nothing(Est, stream):
-    X, y = stream
+def test_failed_warm_start_fit_changes_nothing(Est, binary_data):
+    X, y = binary_data
     X, y = X[:80], y[:80]
     kernel = FlakyKernel()
     est = small(Est, kernel=kernel, warm_start=True, max_iter=2)
@@ -260,8 +254,8 @@ def test_corrupted_learner_state_raises_instead_of_crashing():
     assert "no exception" not in result.stdout
 
 
-def test_check_state_names_the_problem(stream):
-    X, y = stream
+def test_check_state_names_the_problem(binary_data):
+    X, y = binary_data
     est = small(Forgetron).partial_fit(X[:100], y[:100], classes=[0, 1])
     learner = est._learners[0]
     state = learner.get_state()
@@ -295,8 +289,8 @@ def test_record_curve_is_bounded_and_exact_at_its_points(n_rounds):
         assert np.ptp(np.diff(curve[:-1, 0])) == 0 if len(curve) > 2 else True
 
 
-def test_record_keeps_no_flags_unless_asked(stream):
-    X, y = stream
+def test_record_keeps_no_flags_unless_asked(binary_data):
+    X, y = binary_data
     est = small(Forgetron).fit(X, y)
     assert est._record.flag_chunks is None
     with pytest.raises(AttributeError, match="keep_flags"):
@@ -329,8 +323,8 @@ def test_model_size_does_not_grow_with_the_stream(Est):
 # ----------------------------------------------------------------------
 @pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
 @pytest.mark.parametrize("first", ["dense", "csr"])
-def test_dense_and_csr_chunks_mix(Est, first, multiclass_stream):
-    X, y = multiclass_stream
+def test_dense_and_csr_chunks_mix(Est, first, multiclass_data):
+    X, y = multiclass_data
     for labels in (y, (y == 0).astype(int)):        # multi-class, binary
         classes = np.unique(labels)
         dense, mixed = small(Est), small(Est)
@@ -351,8 +345,8 @@ def test_dense_and_csr_chunks_mix(Est, first, multiclass_stream):
 # 5. parameter changes between calls
 # ----------------------------------------------------------------------
 @pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
-def test_changed_model_parameters_raise_and_call_params_apply(Est, stream):
-    X, y = stream
+def test_changed_model_parameters_raise_and_call_params_apply(Est, binary_data):
+    X, y = binary_data
     est = small(Est).partial_fit(X[:100], y[:100], classes=[0, 1])
     captured = [name for name in est.get_params() if name not in est._call_params]
     for name in captured:
@@ -379,17 +373,17 @@ def test_changed_model_parameters_raise_and_call_params_apply(Est, stream):
         assert np.all(est.n_support_ <= 3)
 
 
-def test_hypothesis_may_change_between_calls(stream):
-    X, y = stream
+def test_hypothesis_may_change_between_calls(binary_data):
+    X, y = binary_data
     est = KernelPerceptron(gamma=1.0).partial_fit(X[:100], y[:100], classes=[0, 1])
-    est.set_params(hypothesis="averaged").partial_fit(X[100:200], y[100:200])
+    est.set_params(hypothesis="averaged").partial_fit(X[100:], y[100:])
     clean = KernelPerceptron(gamma=1.0, hypothesis="averaged")
-    clean.partial_fit(X[:100], y[:100], classes=[0, 1]).partial_fit(X[100:200], y[100:200])
+    clean.partial_fit(X[:100], y[:100], classes=[0, 1]).partial_fit(X[100:], y[100:])
     assert_allclose(est.decision_function(X), clean.decision_function(X))
 
 
-def test_kernel_params_changed_in_place_is_a_change(stream):
-    X, y = stream
+def test_kernel_params_changed_in_place_is_a_change(binary_data):
+    X, y = binary_data
     params = {"gamma": 0.5}
     est = Forgetron(kernel="rbf", kernel_params=params).partial_fit(X[:50], y[:50],
                                                                     classes=[0, 1])
@@ -399,8 +393,8 @@ def test_kernel_params_changed_in_place_is_a_change(stream):
 
 
 @pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
-def test_bools_are_not_numbers(Est, stream):
-    X, y = stream
+def test_bools_are_not_numbers(Est, binary_data):
+    X, y = binary_data
     numeric = [name for name, value in Est().get_params().items()
                if name in ("budget", "degree", "max_iter", "gamma", "coef0", "C", "beta",
                            "eta", "eta0", "tau", "lam", "alpha_bound", "validation")]
@@ -432,22 +426,22 @@ def test_overflowing_scale_gamma_is_a_clear_error(Est):
             Est().fit(X, y)
 
 
-def test_non_finite_kernel_values_are_a_clear_error(stream):
+def test_non_finite_kernel_values_are_a_clear_error(binary_data):
     X, y = _huge_row_data(1e300)
     with pytest.raises(ValueError, match="non-finite values.*Rescale X"):
         KernelPerceptron(kernel="poly", gamma=1.0).fit(X, y)
-    X, y = stream
+    X, y = binary_data
     est = Forgetron(gamma=1.0, kernel="poly").partial_fit(X[:100], y[:100], classes=[0, 1])
     state = model_state(est)
-    big = X[100:200].copy()
-    big[50] = 1e120          # (x . x)^3 overflows
+    big = X[100:].copy()
+    big[30] = 1e120          # (x . x)^3 overflows
     with pytest.raises(ValueError, match="'poly' returned non-finite"):
         est.partial_fit(big, y[100:200])
     assert_same_state(model_state(est), state)
 
 
-def test_gamma_is_a_fitted_attribute_and_small_scale_warns(stream):
-    X, y = stream
+def test_gamma_is_a_fitted_attribute_and_small_scale_warns(binary_data):
+    X, y = binary_data
     est = Forgetron().fit(X, y)
     assert est.gamma_ == pytest.approx(1.0 / (X.shape[1] * X.var()))
     assert Forgetron(gamma=0.7).fit(X, y).gamma_ == 0.7
@@ -470,8 +464,8 @@ def test_sequential_search_is_sklearn_compatible(estimator, check):
     check(estimator)
 
 
-def test_sequential_search_feature_names_and_early_errors(stream):
-    X, y = stream
+def test_sequential_search_feature_names_and_early_errors(binary_data):
+    X, y = binary_data
     frame = pd.DataFrame(X[:60], columns=list("abcd"))
     search = SequentialSearchCV(KernelPerceptron(max_iter=2, gamma=1.0, random_state=0),
                                 [{"tau": [0, 0.5]}], cv=2).fit(frame, y[:60])
@@ -538,18 +532,17 @@ def _check_random_stream(Est, n_classes, steps, seed):
     assert_same_state(model_state(failing), model_state(clean))
 
 
-@pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(n_classes=st.integers(2, 4), steps=st.lists(STEP, min_size=1, max_size=6),
-       seed=st.integers(0, 1000))
-def test_failed_calls_leave_no_trace(Est, n_classes, steps, seed):
-    _check_random_stream(Est, n_classes, steps, seed)
+def _random_streams_test(max_examples, max_steps):
+    """The property test, with ``max_examples`` streams of up to ``max_steps`` calls."""
+    @pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
+    @settings(max_examples=max_examples, deadline=None,
+              suppress_health_check=[HealthCheck.too_slow])
+    @given(n_classes=st.integers(2, 4), steps=st.lists(STEP, min_size=1, max_size=max_steps),
+           seed=st.integers(0, 1000))
+    def test(Est, n_classes, steps, seed):
+        _check_random_stream(Est, n_classes, steps, seed)
+    return test
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(n_classes=st.integers(2, 4), steps=st.lists(STEP, min_size=1, max_size=12),
-       seed=st.integers(0, 1000))
-def test_failed_calls_leave_no_trace_long(Est, n_classes, steps, seed):
-    _check_random_stream(Est, n_classes, steps, seed)
+test_failed_calls_leave_no_trace = _random_streams_test(10, 6)
+test_failed_calls_leave_no_trace_long = pytest.mark.slow(_random_streams_test(60, 12))
