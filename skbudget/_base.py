@@ -249,9 +249,9 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         attributes (a shallow copy: the call replaces them, it does not
         change them in place), each learner's full state
         (``get_state``/``set_state``), the states of the random generators
-        the call may draw from (the learners', the estimator's own when
-        ``shuffles``, and a ``RandomState`` passed as ``random_state``), and
-        the driver's lists of pools.
+        the call may draw from (the learners' when their rule draws, the
+        estimator's own when ``shuffles``, and a ``RandomState`` passed as
+        ``random_state``), and the driver's lists of pools.
         """
         saved = self.__dict__.copy()
         driver = saved.get("_driver")
@@ -259,7 +259,8 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         if driver is not None:
             pools, pool_ids = list(driver.pools), list(driver.pool_ids)
             states = [learner.get_state() for learner in driver.learners]
-            generators += [state.get("rng") for state in states]
+            if self._draws_random_numbers():
+                generators += [state.get("rng") for state in states]
         rng_states = {id(g): (g, g.get_state()) for g in generators
                       if isinstance(g, np.random.RandomState)}
         try:

@@ -288,6 +288,7 @@ cdef class OnlineLearner:
         checks: a corrupted state gets an exception, never a crash.  O(capacity).
         """
         cdef Py_ssize_t i, c, cap = self.capacity
+        cdef unsigned char[::1] seen
         problem = None
         per_cell = {"alpha": self.alpha, "kself": self.kself, "k_row": self.k_row,
                     "slot": self.slot, "order": self.order, "free_cells": self.free_cells}
@@ -303,7 +304,8 @@ cdef class OnlineLearner:
                                     and self.n_sv + self.n_free == cap):
             problem = f"n_sv={self.n_sv} and n_free={self.n_free} do not add up to capacity={cap}"
         if problem is None:
-            seen = np.zeros(cap, dtype=np.uint8)
+            seen_arr = np.zeros(cap, dtype=np.uint8)
+            seen = seen_arr
             for i in range(self.n_sv + self.n_free):
                 c = self.order[i] if i < self.n_sv else self.free_cells[i - self.n_sv]
                 if c < 0 or c >= cap or seen[c]:
