@@ -28,11 +28,15 @@ from sklearn.utils.multiclass import (
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skbudget._kernels import KERNELS, KernelFunction, compute_gamma
+from skbudget._predict_fast import kernel_expansion
 from skbudget._record import OnlineRecord
-from skbudget._stream import StreamDriver
+from skbudget._stream import StreamDriver, single_threaded_blas
 
 __all__ = ["BaseOnlineKernelClassifier", "Integer", "RealNumber"]
 
+# fused prediction works on a dense copy of the support vectors (and, for CSR
+# input, of their transpose): at most this many values, else kernel blocks
+_FUSED_MAX_VALUES = 2 ** 24
 # 'scale' resolved from fewer rows than this, by a call that a stream may
 # continue (partial_fit, warm-start fit), warns
 _SCALE_MIN_ROWS = 100
@@ -449,7 +453,15 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         return int(np.clip(131072 // n_sv, 64, self._predict_chunk_size))
 
     def _raw_scores(self, X):
-        """(n_samples, n_learners) scores of the kernel expansion."""
+        """(n_samples, n_learners) scores of the kernel expansion: compiled and
+        fused for the common kernels (``skbudget._predict_fast``), in blocks
+        of ``k(X, support_vectors_)`` otherwise."""
+        kernel = self._kernel_function
+        if kernel.is_fast and self.support_vectors_.shape[0] * X.shape[1] <= _FUSED_MAX_VALUES:
+            with single_threaded_blas():
+                return kernel_expansion(X, self.support_vectors_, self.dual_coef_,
+                                        self.intercept_, kernel.kernel, kernel.gamma,
+                                        kernel.degree, kernel.coef0)
         out = np.empty((X.shape[0], len(self.n_support_)))
         step = self._predict_rows()
         for start in range(0, X.shape[0], step):

@@ -1,0 +1,266 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Fused prediction: ``f(X) = k(X, S) @ coef.T + intercept`` over cache-sized tiles.
+
+The kernel expansion is evaluated tile by tile: a tile is ``m`` rows of
+``X`` against ``t`` support vectors, ``m * t`` about :data:`TILE_VALUES`
+kernel values (1 MB, which stays in a core's L2 cache).  For each tile:
+
+1. the inner products ``<x_i, s_j>``: one BLAS ``dgemm`` for rows with
+   many features (a CSR block that is not very sparse is made dense
+   first), otherwise, feature by feature, ``x_ik * S.T[k]`` added to the
+   row's tile (over a CSR row's non-zeros only; ``S.T`` is a dense copy,
+   contiguous per feature);
+2. the kernel's argument in place, with scikit-learn's formulas
+   (``rbf``: ``-gamma * max((-2 <x, s> + ||x||^2) + ||s||^2, 0)``;
+   ``poly`` / ``sigmoid``: ``gamma <x, s> + coef0``);
+3. the kernel's function over the whole tile: NumPy's vectorized ``exp``
+   / ``tanh`` (the functions ``rbf_kernel`` and ``sigmoid_kernel``
+   apply), and for ``poly`` an integer degree by repeated multiplication
+   (``pow`` otherwise); the kernel values are scikit-learn's up to
+   rounding;
+4. ``scores += tile @ coef[:, tile].T`` with one ``dgemm``.
+
+The linear kernel collapses to one weight vector per output,
+``w = coef @ S``, and ``f(X) = X @ w.T + intercept``.  No ``n_samples x
+n_SV`` array is ever formed.  BLAS runs on the calling
+thread only (the caller holds it to one thread: tiles are too small for
+BLAS threads to pay off, and on a busy machine their wake-ups dominate).
+"""
+
+import numpy as np
+import scipy.sparse as sp
+
+from scipy.linalg.cython_blas cimport dgemm
+
+# kernel values per tile (8 bytes each: 1 MB)
+cdef Py_ssize_t TILE_VALUES = 131072
+# rows with at most this many features: inner products feature by feature
+cdef Py_ssize_t FEW_FEATURES = 16
+# a CSR block with at least this fraction of non-zeros is made dense for dgemm
+cdef double DENSE_ENOUGH = 0.05
+
+cdef enum KernelKind:
+    LINEAR = 0
+    RBF = 1
+    POLY = 2
+    SIGMOID = 3
+
+_KINDS = {"linear": LINEAR, "rbf": RBF, "poly": POLY, "polynomial": POLY, "sigmoid": SIGMOID}
+
+
+def kernel_expansion(X, vectors, const double[:, ::1] coef, const double[::1] intercept,
+                     kernel, double gamma, double degree, double coef0):
+    """Scores ``k(X, vectors) @ coef.T + intercept`` of shape
+    (n_samples, n_outputs).
+
+    Parameters
+    ----------
+    X : ndarray or CSR matrix of shape (n_samples, n_features), float64
+        The rows to score.
+    vectors : ndarray or CSR matrix of shape (n_SV, n_features), float64
+        The support vectors.
+    coef : ndarray of shape (n_outputs, n_SV)
+        The expansion coefficients (``dual_coef_``).
+    intercept : ndarray of shape (n_outputs,)
+    kernel : {'linear', 'rbf', 'poly', 'polynomial', 'sigmoid'}
+    gamma, degree, coef0 : float
+        The kernel's parameters, as in :class:`sklearn.svm.SVC`.
+    """
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], n_sv = vectors.shape[0]
+    cdef Py_ssize_t n_out = coef.shape[0]
+    cdef int kind = _KINDS[kernel]
+    cdef Py_ssize_t r0, m, c0, t
+    if coef.shape[1] != n_sv or intercept.shape[0] != n_out or vectors.shape[1] != d:
+        raise ValueError(
+            f"inconsistent shapes: X {X.shape}, support vectors {vectors.shape}, "
+            f"coefficients {tuple(coef.shape)}, intercept ({intercept.shape[0]},)")
+    scores_arr = np.empty((n, n_out))
+    scores_arr[:] = np.asarray(intercept)
+    if n == 0 or n_sv == 0:
+        return scores_arr
+    cdef double[:, ::1] scores = scores_arr
+    sparse_rows = sp.issparse(X)
+    V_arr = np.ascontiguousarray(vectors.toarray() if sp.issparse(vectors) else vectors,
+                                 dtype=np.float64)
+    if kind == LINEAR:
+        # sum_j c_j <x, s_j> = <x, sum_j c_j s_j>: one weight vector per output
+        scores_arr += np.asarray(X @ (np.asarray(coef) @ V_arr).T)
+        return scores_arr
+    cdef const double[:, ::1] V = V_arr
+    cdef double[::1] v_norms = np.einsum("ij,ij->i", V_arr, V_arr)
+    cdef const double[:, ::1] VT = V_arr[:0]
+    cdef const double[::1] data
+    cdef const int[::1] indices
+    cdef const int[::1] indptr
+    if sparse_rows:
+        X = sp.csr_matrix(X)
+        data = X.data
+        indices = X.indices.astype(np.intc, copy=False)
+        indptr = X.indptr.astype(np.intc, copy=False)
+    feature_by_feature = d <= FEW_FEATURES or (
+        sparse_rows and X.nnz < DENSE_ENOUGH * n * d)
+    if feature_by_feature:
+        VT = np.ascontiguousarray(V_arr.T)
+    cdef int integer_degree = <int>degree if kind == POLY and degree == <int>degree and 0 <= degree <= 64 else -1
+    # tile shape: t support vectors (at most 1024) by m rows
+    cdef Py_ssize_t t_max = min(n_sv, 1024)
+    cdef Py_ssize_t m_max = min(n, max(16, TILE_VALUES // t_max))
+    tile_arr = np.empty(m_max * t_max)
+    cdef double[::1] tile = tile_arr
+    cdef double[::1] x_norms = np.empty(m_max)
+    cdef const double[:, ::1] Xb
+    for r0 in range(0, n, m_max):
+        m = min(m_max, n - r0)
+        if sparse_rows and not feature_by_feature:
+            Xb = X[r0:r0 + m].toarray()
+        elif not sparse_rows:
+            Xb = np.ascontiguousarray(X[r0:r0 + m], dtype=np.float64)
+        if sparse_rows and feature_by_feature:
+            _csr_row_norms(data, indptr, r0, m, x_norms)
+        else:
+            _dense_row_norms(Xb, x_norms)
+        for c0 in range(0, n_sv, t_max):
+            t = min(t_max, n_sv - c0)
+            if not feature_by_feature:
+                _gemm_dots(Xb, V, c0, t, tile)
+            elif sparse_rows:
+                _csr_dots(data, indices, indptr, r0, m, VT, c0, t, tile)
+            else:
+                _dense_dots_by_feature(Xb, VT, c0, t, tile)
+            _kernel_arguments(kind, gamma, coef0, tile, m, t, x_norms, v_norms, c0)
+            if integer_degree >= 0:
+                _integer_power(tile, m * t, integer_degree)
+            else:
+                _kernel_function(kind, degree, tile_arr[:m * t])
+            _accumulate(tile, m, t, coef, c0, scores, r0)
+    return scores_arr
+
+
+cdef void _dense_row_norms(const double[:, ::1] Xb, double[::1] out) noexcept nogil:
+    cdef Py_ssize_t i, k
+    cdef double s
+    for i in range(Xb.shape[0]):
+        s = 0.0
+        for k in range(Xb.shape[1]):
+            s += Xb[i, k] * Xb[i, k]
+        out[i] = s
+
+
+cdef void _csr_row_norms(const double[::1] data, const int[::1] indptr, Py_ssize_t r0,
+                         Py_ssize_t m, double[::1] out) noexcept nogil:
+    cdef Py_ssize_t i, p
+    cdef double s
+    for i in range(m):
+        s = 0.0
+        for p in range(indptr[r0 + i], indptr[r0 + i + 1]):
+            s += data[p] * data[p]
+        out[i] = s
+
+
+cdef void _gemm_dots(const double[:, ::1] Xb, const double[:, ::1] V, Py_ssize_t c0,
+                     Py_ssize_t t, double[::1] tile) noexcept nogil:
+    """tile[i * t + j] = <Xb[i], V[c0 + j]> by one dgemm."""
+    cdef int bm = <int>Xb.shape[0], bt = <int>t, bd = <int>Xb.shape[1]
+    cdef double one = 1.0, zero = 0.0
+    # row-major tile (m x t) = column-major (t x m) = V_tile (t x d) . Xb.T
+    dgemm("T", "N", &bt, &bm, &bd, &one, <double*>&V[c0, 0], &bd,
+          <double*>&Xb[0, 0], &bd, &zero, &tile[0], &bt)
+
+
+cdef inline void _add_scaled(double* row, const double* source, double factor,
+                             Py_ssize_t t) noexcept nogil:
+    cdef Py_ssize_t j
+    for j in range(t):
+        row[j] += factor * source[j]
+
+
+cdef void _dense_dots_by_feature(const double[:, ::1] Xb, const double[:, ::1] VT,
+                                 Py_ssize_t c0, Py_ssize_t t, double[::1] tile) noexcept nogil:
+    """tile[i * t + j] = sum_k Xb[i, k] V.T[k, c0 + j], feature by feature."""
+    cdef Py_ssize_t i, j, k
+    cdef double* row
+    for i in range(Xb.shape[0]):
+        row = &tile[i * t]
+        for j in range(t):
+            row[j] = 0.0
+        for k in range(Xb.shape[1]):
+            if Xb[i, k] != 0.0:
+                _add_scaled(row, &VT[k, c0], Xb[i, k], t)
+
+
+cdef void _csr_dots(const double[::1] data, const int[::1] indices, const int[::1] indptr,
+                    Py_ssize_t r0, Py_ssize_t m, const double[:, ::1] VT, Py_ssize_t c0,
+                    Py_ssize_t t, double[::1] tile) noexcept nogil:
+    """tile[i * t + j] = <X[r0 + i], V[c0 + j]> from X's non-zeros and V.T."""
+    cdef Py_ssize_t i, j, p
+    cdef double* row
+    for i in range(m):
+        row = &tile[i * t]
+        for j in range(t):
+            row[j] = 0.0
+        for p in range(indptr[r0 + i], indptr[r0 + i + 1]):
+            _add_scaled(row, &VT[indices[p], c0], data[p], t)
+
+
+cdef void _kernel_arguments(int kind, double gamma, double coef0, double[::1] tile,
+                            Py_ssize_t m, Py_ssize_t t, const double[::1] x_norms,
+                            const double[::1] v_norms, Py_ssize_t c0) noexcept nogil:
+    """Inner products -> the argument of the kernel's function, in place."""
+    cdef Py_ssize_t i, j
+    cdef double dist, xx
+    cdef double* row
+    if kind == LINEAR:
+        return
+    for i in range(m):
+        row = &tile[i * t]
+        if kind == RBF:
+            xx = x_norms[i]
+            for j in range(t):
+                # as sklearn.metrics.euclidean_distances: (-2 xy + xx) + yy, clipped at 0
+                dist = -2.0 * row[j] + xx
+                dist = dist + v_norms[c0 + j]
+                if dist < 0.0:
+                    dist = 0.0
+                row[j] = dist * -gamma
+        else:
+            for j in range(t):
+                row[j] = row[j] * gamma + coef0
+
+
+cdef void _integer_power(double[::1] tile, Py_ssize_t n, int degree) noexcept nogil:
+    """tile[:n] **= degree, a non-negative integer, by repeated squaring."""
+    cdef Py_ssize_t j
+    cdef double base, result
+    cdef int e
+    for j in range(n):
+        base = tile[j]
+        result = 1.0
+        e = degree
+        while e > 0:
+            if e & 1:
+                result *= base
+            base *= base
+            e >>= 1
+        tile[j] = result
+
+
+cdef void _kernel_function(int kind, double degree, double[::1] tile):
+    """The kernel's function over the tile, with NumPy's vectorized ufuncs."""
+    values = np.asarray(tile)
+    if kind == RBF:
+        np.exp(values, out=values)
+    elif kind == POLY:
+        np.power(values, degree, out=values)
+    elif kind == SIGMOID:
+        np.tanh(values, out=values)
+
+
+cdef void _accumulate(const double[::1] tile, Py_ssize_t m, Py_ssize_t t,
+                      const double[:, ::1] coef, Py_ssize_t c0, double[:, ::1] scores,
+                      Py_ssize_t r0) noexcept nogil:
+    """scores[r0:r0 + m] += tile (m x t) @ coef[:, c0:c0 + t].T."""
+    cdef int bm = <int>m, bt = <int>t, n_out = <int>coef.shape[0], ld = <int>coef.shape[1]
+    cdef double one = 1.0
+    # column-major: scores.T (n_out x m) += coef_tile (n_out x t) . tile.T (t x m)
+    dgemm("T", "N", &n_out, &bm, &bt, &one, <double*>&coef[0, c0], &ld,
+          <double*>&tile[0], &bt, &one, &scores[r0, 0], &n_out)

@@ -1,0 +1,73 @@
+"""The fused compiled prediction equals the kernel blocks of pairwise_kernels."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from numpy.testing import assert_allclose
+from sklearn.metrics.pairwise import pairwise_kernels
+
+from skbudget._predict_fast import kernel_expansion
+
+PARAMS = {
+    "linear": {},
+    "rbf": {"gamma": 0.3},
+    "poly": {"gamma": 0.2, "degree": 3, "coef0": 1.0},
+    "polynomial": {"gamma": 0.5, "degree": 2, "coef0": 0.0},
+    "sigmoid": {"gamma": 0.05, "coef0": -0.5},
+}
+
+
+def _expected(X, V, coef, intercept, kernel):
+    K = pairwise_kernels(X, V, metric=kernel, **PARAMS[kernel])
+    return K @ coef.T + intercept
+
+
+def _fused(X, V, coef, intercept, kernel):
+    params = {"gamma": 0.0, "degree": 3, "coef0": 0.0, **PARAMS[kernel]}
+    return kernel_expansion(X, V, coef, intercept, kernel, params["gamma"],
+                            params["degree"], params["coef0"])
+
+
+def _sparsified(A, rng, density):
+    A = A.copy()
+    A[rng.rand(*A.shape) > density] = 0.0
+    return A
+
+
+@pytest.mark.parametrize("kernel", sorted(PARAMS))
+@pytest.mark.parametrize("n_features", [2, 30])      # feature by feature / dgemm
+@pytest.mark.parametrize("rows", ["dense", "csr", "csr-very-sparse"])
+@pytest.mark.parametrize("vectors", ["dense", "csr"])
+def test_fused_expansion_equals_pairwise_kernels(kernel, n_features, rows, vectors):
+    rng = np.random.RandomState(0)
+    # 1 100 support vectors and 300 rows: several tiles both ways, ragged ends
+    X = rng.randn(300, n_features) / np.sqrt(n_features)
+    V = rng.randn(1100, n_features) / np.sqrt(n_features)
+    if rows != "dense":
+        X = sp.csr_matrix(_sparsified(X, rng, 0.02 if rows == "csr-very-sparse" else 0.5))
+    if vectors == "csr":
+        V = sp.csr_matrix(_sparsified(V, rng, 0.5))
+    coef, intercept = rng.randn(3, 1100), rng.randn(3)
+    expected = _expected(X, V, coef, intercept, kernel)
+    assert_allclose(_fused(X, V, coef, intercept, kernel), expected, rtol=1e-10, atol=1e-10)
+
+
+def test_no_support_vectors_gives_the_intercept():
+    X = np.ones((4, 3))
+    out = kernel_expansion(X, np.zeros((0, 3)), np.zeros((2, 0)), np.array([1.0, -2.0]),
+                           "rbf", 1.0, 3, 0.0)
+    assert_allclose(out, [[1.0, -2.0]] * 4)
+
+
+def test_inconsistent_shapes_raise():
+    with pytest.raises(ValueError, match="inconsistent shapes"):
+        kernel_expansion(np.ones((4, 3)), np.ones((5, 3)), np.ones((1, 4)), np.zeros(1),
+                         "rbf", 1.0, 3, 0.0)
+
+
+def test_read_only_inputs():
+    rng = np.random.RandomState(1)
+    X, V, coef, intercept = rng.randn(10, 4), rng.randn(7, 4), rng.randn(1, 7), np.zeros(1)
+    for a in (X, V, coef, intercept):
+        a.flags.writeable = False
+    assert_allclose(_fused(X, V, coef, intercept, "rbf"), _expected(X, V, coef, intercept, "rbf"))
