@@ -27,7 +27,7 @@ from sklearn.utils.multiclass import (
 )
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from skbudget._kernels import KERNELS, KernelFunction, compute_gamma
+from skbudget._kernels import KERNELS, KernelFunction, check_finite, compute_gamma
 from skbudget._predict_fast import kernel_expansion
 from skbudget._record import OnlineRecord
 from skbudget._stream import StreamDriver, single_threaded_blas
@@ -459,9 +459,10 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         kernel = self._kernel_function
         if kernel.is_fast and self.support_vectors_.shape[0] * X.shape[1] <= _FUSED_MAX_VALUES:
             with single_threaded_blas():
-                return kernel_expansion(X, self.support_vectors_, self.dual_coef_,
-                                        self.intercept_, kernel.kernel, kernel.gamma,
-                                        kernel.degree, kernel.coef0)
+                scores = kernel_expansion(X, self.support_vectors_, self.dual_coef_,
+                                          self.intercept_, kernel.kernel, kernel.gamma,
+                                          kernel.degree, kernel.coef0)
+            return check_finite(scores, kernel.kernel)   # as the blocks below are
         out = np.empty((X.shape[0], len(self.n_support_)))
         step = self._predict_rows()
         for start in range(0, X.shape[0], step):

@@ -18,7 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS, pairwise_kernels
 
-__all__ = ["KERNELS", "KernelFunction", "compute_gamma", "squared_distances"]
+__all__ = ["KERNELS", "KernelFunction", "check_finite", "compute_gamma", "squared_distances"]
 
 KERNELS = sorted(PAIRWISE_KERNEL_FUNCTIONS)
 

@@ -438,6 +438,8 @@ def test_non_finite_kernel_values_are_a_clear_error(binary_data):
     with pytest.raises(ValueError, match="'poly' returned non-finite"):
         est.partial_fit(big, y[100:200])
     assert_same_state(model_state(est), state)
+    with pytest.raises(ValueError, match="'poly' returned non-finite"):
+        est.predict(big)        # the fused compiled prediction too
 
 
 def test_gamma_is_a_fitted_attribute_and_small_scale_warns(binary_data):
