@@ -1,6 +1,5 @@
 """Sequential parameter search (Khardon & Wachman's "tau -> alpha")."""
 
-import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.model_selection import GridSearchCV
 from sklearn.utils import get_tags

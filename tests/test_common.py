@@ -16,7 +16,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.base import clone
-from sklearn.datasets import make_blobs, make_classification
 from sklearn.model_selection import GridSearchCV, cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
@@ -52,19 +51,6 @@ def fitted_state(est):
 def assert_same_model(a, b):
     for x, y in zip(fitted_state(a), fitted_state(b)):
         assert_allclose(x, y, rtol=1e-12, atol=1e-12)
-
-
-@pytest.fixture(scope="module")
-def binary_data():
-    X, y = make_classification(160, n_features=4, n_informative=3, n_redundant=0,
-                               flip_y=0.1, random_state=0)
-    return StandardScaler().fit_transform(X), y
-
-
-@pytest.fixture(scope="module")
-def multiclass_data():
-    X, y = make_blobs(150, centers=3, n_features=3, cluster_std=2.0, random_state=0)
-    return StandardScaler().fit_transform(X), y
 
 
 @parametrize_with_checks([Est() for Est in ESTIMATORS])

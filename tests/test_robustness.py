@@ -20,9 +20,7 @@ import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
-from sklearn.datasets import make_blobs, make_classification
 from sklearn.exceptions import FitFailedWarning
-from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -30,19 +28,11 @@ from skbudget import (
     Forgetron,
     KernelPassiveAggressive,
     KernelPerceptron,
-    RandomBudgetPerceptron,
     SequentialSearchCV,
 )
 from skbudget._record import OnlineRecord
 from tests.oracles import keeping_flags, mistake_flags
-from tests.test_common import (  # noqa: F401 (fixtures)
-    BUDGETED,
-    ESTIMATORS,
-    IDS,
-    binary_data,
-    multiclass_data,
-    small,
-)
+from tests.test_common import BUDGETED, ESTIMATORS, IDS, small
 
 
 def model_state(est):
