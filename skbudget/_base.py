@@ -331,7 +331,14 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         self.n_mistakes_ = self._record.n_mistakes
         self.n_rounds_ = self._record.n_rounds
         self.n_updates_ = int(sum(learner.n_updates for learner in self._learners))
-        self.mistake_curve_ = self._record.curve()
+
+    @property
+    def mistake_curve_(self):
+        """ndarray of shape (n_points, 2): the learning curve at bounded
+        resolution, rows ``(t, mistakes up to round t)`` (see the class
+        docstring)."""
+        check_is_fitted(self)
+        return self._record.curve()
 
     # ------------------------------------------------------------------
     # public API

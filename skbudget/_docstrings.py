@@ -105,8 +105,8 @@ classes_ : ndarray of shape (n_classes,)
     mistake_curve_ : ndarray of shape (n_points, 2)
         The learning curve at bounded resolution: rows ``(t, mistakes up to
         and including round t)`` at every multiple of a bin width, and at
-        the last round ``(n_rounds_, n_mistakes_)``.  At most 513 rows
-        however long the stream: when it outgrows 512 bins the width
+        the last round ``(n_rounds_, n_mistakes_)``.  At most 257 rows
+        however long the stream: when it outgrows 256 bins the width
         doubles and the bins merge pairwise.  ``mistakes / t`` is the online
         error the papers plot.
     gamma_ : float or None

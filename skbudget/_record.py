@@ -24,14 +24,14 @@ class OnlineRecord:
 
     Parameters
     ----------
-    max_points : int, default=512
+    max_points : int, default=256
         Most points the learning curve keeps (a power of two).
     keep_flags : bool, default=False
         Also keep every round's mistake flag (memory grows with the stream;
         for tests that compare round by round with a reference).
     """
 
-    def __init__(self, max_points=512, keep_flags=False):
+    def __init__(self, max_points=256, keep_flags=False):
         self.max_points = max_points
         self.n_rounds = 0
         self.n_mistakes = 0
