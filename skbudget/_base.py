@@ -66,12 +66,20 @@ class RealNumber(_NotBool, Interval):
 
 
 def _same_value(a, b):
-    """Whether a parameter still has the value it had (``==``, else identity)."""
+    """Whether a parameter still has the value it had: identity, else equal
+    containers (compared item by item, arrays by value), else ``==``."""
     if a is b:
         return True
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same_value(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(map(_same_value, a, b))
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)
+                and a.shape == b.shape and bool(np.array_equal(a, b)))
     try:
         return bool(a == b)
-    except Exception:   # e.g. arrays in kernel_params
+    except Exception:   # an object whose == is not a truth value
         return False
 
 

@@ -381,6 +381,16 @@ def test_kernel_params_changed_in_place_is_a_change(binary_data):
     with pytest.raises(ValueError, match="'kernel_params' was changed"):
         est.partial_fit(X[50:60], y[50:60])
 
+    def weighted_rbf(a, b, weights):
+        return np.exp(-np.sum(weights * (a - b) ** 2))
+
+    params = {"weights": np.array([1.0, 0.5, 0.5, 2.0])}     # arrays compare by value
+    est = Forgetron(kernel=weighted_rbf, kernel_params=params, budget=5)
+    est.partial_fit(X[:30], y[:30], classes=[0, 1]).partial_fit(X[30:40], y[30:40])
+    params["weights"][0] = 3.0
+    with pytest.raises(ValueError, match="'kernel_params' was changed"):
+        est.partial_fit(X[40:50], y[40:50])
+
 
 @pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
 def test_bools_are_not_numbers(Est, binary_data):
