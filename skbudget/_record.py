@@ -50,13 +50,18 @@ class OnlineRecord:
         while n_rounds // width > self.max_points:   # merge bins pairwise
             width *= 2
             points = points[1::2]
-        cumulative = self.n_mistakes + np.cumsum(flags, dtype=np.int64)
-        # rounds of this call that end a bin: width * k, k > n_rounds / width
-        ends = np.arange((self.n_rounds // width + 1) * width, n_rounds + 1, width)
-        new.points = np.concatenate([points, cumulative[ends - self.n_rounds - 1]])
+        # the first round of this call to end a bin: width * k > self.n_rounds
+        first_end = (self.n_rounds // width + 1) * width
+        if first_end > n_rounds:            # no bin ends in this call (short calls)
+            new.n_mistakes = self.n_mistakes + int(flags.sum())
+        else:
+            cumulative = self.n_mistakes + np.cumsum(flags, dtype=np.int64)
+            ends = np.arange(first_end, n_rounds + 1, width)
+            points = np.concatenate([points, cumulative[ends - self.n_rounds - 1]])
+            new.n_mistakes = int(cumulative[-1])
+        new.points = points
         new.width = width
         new.n_rounds = n_rounds
-        new.n_mistakes = int(cumulative[-1]) if flags.size else self.n_mistakes
         if self.flag_chunks is not None:
             new.flag_chunks = self.flag_chunks + [flags]
         return new
