@@ -426,6 +426,7 @@ def test_overflowing_scale_gamma_is_a_clear_error(Est):
             Est().fit(X, y)
 
 
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
 def test_non_finite_kernel_values_are_a_clear_error(binary_data):
     X, y = _huge_row_data(1e300)
     with pytest.raises(ValueError, match="non-finite values.*Rescale X"):
