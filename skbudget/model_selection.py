@@ -98,8 +98,9 @@ class SequentialSearchCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         """
         self._validate_params()
         # fail before any cross-validation fit on input no stage could use
-        sparse = get_tags(self.estimator).input_tags.sparse
-        _, y_checked = validate_data(self, X, y, accept_sparse=sparse, dtype=None)
+        # (values are the estimator's business: a pipeline may impute NaN)
+        _, y_checked = validate_data(self, X, y, accept_sparse=get_tags(self).input_tags.sparse,
+                                     dtype=None, ensure_all_finite=False)
         check_classification_targets(y_checked)
         best = {}
         self.stage_results_ = []

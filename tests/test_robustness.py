@@ -21,6 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.exceptions import FitFailedWarning
+from sklearn.impute import SimpleImputer
+from sklearn.pipeline import make_pipeline
 from sklearn.svm import SVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -476,6 +478,11 @@ def test_sequential_search_feature_names_and_early_errors(binary_data):
     assert search.n_features_in_ == 4
     with pytest.raises(ValueError, match="requires y"):
         search.fit(X, None)
+    with_nan = X[:60].copy()
+    with_nan[0, 0] = np.nan          # a pipeline that imputes may take NaN
+    imputing = make_pipeline(SimpleImputer(), KernelPerceptron(max_iter=2, gamma=1.0))
+    SequentialSearchCV(imputing, [{"kernelperceptron__tau": [0, 0.5]}], cv=2).fit(with_nan,
+                                                                                  y[:60])
     search_budget = SequentialSearchCV(Forgetron(gamma=1.0), [{"budget": [True, 5]}], cv=2)
     with pytest.warns(FitFailedWarning, match="'budget' parameter.*Got True"):
         search_budget.fit(X[:60], y[:60])       # as GridSearchCV: a failed candidate
