@@ -400,6 +400,9 @@ def gather_block(const double[:, ::1] M, const Py_ssize_t[::1] rows,
                  const Py_ssize_t[::1] cols):
     """``M[rows][:, cols]`` as a new C-contiguous array (a compiled
     ``np.ix_`` gather: the kernel blocks of a cached Gram matrix)."""
+    for name, index, size in (("rows", rows, M.shape[0]), ("cols", cols, M.shape[1])):
+        if index.shape[0] and not (0 <= np.min(index) and np.max(index) < size):
+            raise ValueError(f"gather_block: {name} outside [0, {size})")
     out_arr = np.empty((rows.shape[0], cols.shape[0]))
     cdef double[:, ::1] out = out_arr
     cdef Py_ssize_t i, j, n_cols = cols.shape[0]

@@ -32,6 +32,7 @@ from skbudget import (
     KernelPerceptron,
     SequentialSearchCV,
 )
+from skbudget._engine import gather_block
 from skbudget._record import OnlineRecord
 from tests.oracles import keeping_flags, mistake_flags
 from tests.test_common import BUDGETED, ESTIMATORS, IDS, small
@@ -256,6 +257,14 @@ def test_check_state_names_the_problem(binary_data):
     with pytest.raises(ValueError, match="inconsistent state.*out of range"):
         est.partial_fit(X[100:110], y[100:110])
     assert learner.get_state()["order"][0] == 10 ** 6   # rolled back to what it was
+
+
+def test_gram_gather_checks_its_indices():
+    M = np.arange(12.0).reshape(3, 4)
+    assert_array_equal(gather_block(M, np.array([0, 2]), np.array([3, 1])), [[3, 1], [11, 9]])
+    for rows, cols in (([0, 3], [1]), ([0], [-1]), ([-2], [0]), ([1], [4])):
+        with pytest.raises(ValueError, match="outside"):
+            gather_block(M, np.array(rows, dtype=np.intp), np.array(cols, dtype=np.intp))
 
 
 # ----------------------------------------------------------------------
