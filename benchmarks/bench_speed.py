@@ -47,20 +47,15 @@ from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
 from _common import DATA, RESULTS, write_json  # noqa: E402  (puts the repo on sys.path)
-import skbudget  # noqa: E402
 from skbudget._base import BaseOnlineKernelClassifier  # noqa: E402
 from skbudget.datasets import make_noisy_gaussians  # noqa: E402
+from skbudget.discovery import all_estimators  # noqa: E402
 
 BASE_PARAMS = set(inspect.signature(BaseOnlineKernelClassifier.__init__).parameters) - {"self"}
 
 
 def estimators():
-    found = {}
-    for name in skbudget.__all__:
-        obj = getattr(skbudget, name)
-        if inspect.isclass(obj) and issubclass(obj, BaseOnlineKernelClassifier):
-            found[name] = obj
-    return found
+    return dict(all_estimators())
 
 
 def oracles():

@@ -30,7 +30,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from skbudget._kernels import KERNELS, KernelFunction, check_finite, compute_gamma
 from skbudget._predict_fast import kernel_expansion
 from skbudget._record import OnlineRecord
-from skbudget._stream import StreamDriver, single_threaded_blas
+from skbudget._stream import ProgressLog, StreamDriver, single_threaded_blas
 
 __all__ = ["BaseOnlineKernelClassifier", "Integer", "RealNumber"]
 
@@ -124,6 +124,8 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
     _predict_chunk_size = 2048
     # a multi-epoch fit on at most this many examples computes k(X, X) once
     _gram_cache_limit = 4096
+    # with verbose, seconds between progress lines within a pass
+    _progress_interval = 10.0
     # test instrumentation: keep every round's mistake flag (memory grows
     # with the stream); the oracle tests read them with _mistake_flags()
     _keep_mistake_flags = False
@@ -307,6 +309,13 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         """The binary learners (one per column of the signed targets)."""
         return self._driver.learners
 
+    def _progress_log(self):
+        """What reports progress within the next pass (None unless verbose)."""
+        if not self.verbose:
+            return None
+        return ProgressLog(self._record.n_rounds, self._record.n_mistakes,
+                           self._progress_interval)
+
     def _log_epoch(self, epoch):
         if self.verbose:
             print(
@@ -398,7 +407,7 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         for epoch in range(1, self.max_iter + 1):
             order = self._rng.permutation(X.shape[0]) if self.shuffle else np.arange(X.shape[0])
             self._record = self._record.extended(
-                self._driver.run(X, Y, order, first_id, gram))
+                self._driver.run(X, Y, order, first_id, gram, self._progress_log()))
             self._log_epoch(epoch)
         self.n_iter_ = self.max_iter
         self._update_fitted_attributes()
@@ -455,7 +464,8 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         first_id = self._n_examples_seen
         self._n_examples_seen += X.shape[0]
         self._record = self._record.extended(
-            self._driver.run(X, Y, np.arange(X.shape[0]), first_id))
+            self._driver.run(X, Y, np.arange(X.shape[0]), first_id,
+                             progress=self._progress_log()))
         self._update_fitted_attributes()
         self._log_epoch(1)
         return self
@@ -498,6 +508,7 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         Returns
         -------
         scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            The scores (kernel expansion plus intercept).
         """
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
@@ -516,6 +527,7 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
+            Predicted class labels.
         """
         scores = self.decision_function(X)
         if scores.ndim == 1:

@@ -138,7 +138,7 @@ class BudgetPerceptron(BaseOnlineKernelClassifier):
     with the largest such margin while that margin is ``>= beta`` (the
     example just inserted is never a candidate), so the cache size adapts
     to the data.  The margins ``f(x_j)`` of the support vectors are kept up
-    to date incrementally, O(|S|) per change (the support-set Gram matrix
+    to date incrementally, ``O(|S|)`` per change (the support-set Gram matrix
     is stored: O(B^2) memory).""",
         ["""budget : int or None, default=100
         Cache size ``B`` (per one-vs-rest learner); ``None`` selects the

@@ -69,7 +69,10 @@ max_iter : int, default={max_iter}
         is built into the model when it starts, and a changed one raises a
         ValueError that says to call ``fit`` (``warm_start=False``).
     verbose : int, default=0
-        Print the examples seen, mistakes and support-set size per {unit}."""
+        Print the examples seen, mistakes and support-set size after each
+        {unit}, and during a long one a progress line every 10 seconds
+        (examples seen, examples per second, online error so far,
+        support-set size)."""
 
 
 def attributes_doc(*, unit="pass",
@@ -117,7 +120,7 @@ classes_ : ndarray of shape (n_classes,)
         {_plural(unit).capitalize()} run by the last :meth:`fit`.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during fit, when X has string column names.""" + (
         f"\n    {extra}" if extra else "")
 
@@ -133,3 +136,20 @@ def docstring(summary, parameters, attributes, *, see_also="", notes="", referen
     body = "".join(f"\n\n    {title}\n    {'-' * len(title)}\n    {text}"
                    for title, text in sections if text)
     return f"{summary}{body}\n    "
+
+
+def samples_method_doc(summary, returns):
+    """The docstring of a method whose only argument is the samples ``X``
+    (``predict``, ``decision_function``): ``summary``, then Parameters and
+    ``returns``, the Returns entry (its later lines indented 12 spaces)."""
+    return f"""{summary}
+
+        Parameters
+        ----------
+        X : {{array-like, sparse matrix}} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        {returns}
+        """

@@ -38,7 +38,7 @@ class KernelPerceptron(BaseOnlineKernelClassifier):
         the first training data (the paper's choice).
     threshold_step : float or 'kappa', default=0.0
         The paper's ``C``: each update moves the threshold by
-        ``-eta0 * y_j * C`` (ALGORITHMS.md corrects the paper's sign).
+        ``-eta0 * y_j * C`` (the paper prints the opposite sign, a typo).
     tau : float, default=0.0
         Margin, in units of kappa: predict 0 (forcing an update) when
         ``|SUM - theta| <= tau * kappa``.

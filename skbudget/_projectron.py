@@ -50,8 +50,8 @@ def _projectron_doc(summary, name, *, pp_updates, see_also):
         ),
         see_also=see_also,
         notes="""The model keeps the Cholesky factor of the support-set Gram matrix,
-    grown by one row per added vector: O(|S|²) time per update (a mistake
-    or margin error; other rounds cost O(|S|)), O(|S|²/2) memory per
+    grown by one row per added vector: ``O(|S|²)`` time per update (a mistake
+    or margin error; other rounds cost ``O(|S|)``), ``O(|S|²/2)`` memory per
     learner.  Multi-class problems are one-vs-rest: each class has its own
     support set.""",
         references="""F. Orabona, J. Keshet and B. Caputo, "The Projectron: a Bounded
@@ -84,7 +84,7 @@ class Projectron(BaseOnlineKernelClassifier):
     sparsity.""",
         "Projectron",
         pp_updates="",
-        see_also="ProjectronPlusPlus : also updates, by projection only, on margin errors.",
+        see_also="ProjectronPlusPlus : Also updates, by projection only, on margin errors.",
     )
 
     _learner_class = ProjectronLearner
@@ -141,7 +141,7 @@ class ProjectronPlusPlus(Projectron):
     points exactly in the span (``||delta|| = 0``) get a margin update.""",
         "ProjectronPlusPlus",
         pp_updates=", margin updates",
-        see_also="Projectron : the same rule on mistakes only.",
+        see_also="Projectron : The same rule on mistakes only.",
     )
 
     _learner_class = ProjectronPlusPlusLearner

@@ -11,6 +11,8 @@ rebuilds the pools from what the learners still reference
 """
 
 import math
+import sys
+import time
 
 import numpy as np
 import scipy.sparse as sp
@@ -18,7 +20,7 @@ import scipy.sparse as sp
 from skbudget._engine import gather_block
 from skbudget._kernels import squared_distances
 
-__all__ = ["StreamDriver", "count_mistakes"]
+__all__ = ["ProgressLog", "StreamDriver", "count_mistakes"]
 
 _THREADPOOLS = []
 
@@ -72,6 +74,37 @@ def _split_columns(block, pools):
     return parts
 
 
+class ProgressLog:
+    """Progress lines during a pass (``verbose``), like the epoch lines of
+    scikit-learn's SGD estimators: at most one every ``interval`` seconds,
+    with the examples seen, the examples per second of this pass, the online
+    error so far (mistakes / rounds since the model started) and the
+    support-set size.
+
+    ``rounds`` and ``mistakes`` are the model's counts before the pass;
+    :meth:`StreamDriver.run` calls the log after every chunk.
+    """
+
+    def __init__(self, rounds, mistakes, interval):
+        self.rounds, self.mistakes, self.interval = rounds, mistakes, interval
+        self.start = self.last = time.perf_counter()
+        self.counted = 0    # rounds of this pass whose mistakes are in self.mistakes
+
+    def __call__(self, done, scores, labels, learners):
+        """After the first ``done`` rounds of the pass (``scores`` and
+        ``labels``: the pass's arrays, one row per learner)."""
+        now = time.perf_counter()
+        if now - self.last < self.interval:
+            return
+        new = slice(self.counted, done)
+        self.mistakes += int(count_mistakes(scores[:, new].T, labels[:, new].T).sum())
+        self.counted, self.last = done, now
+        rounds = self.rounds + done
+        print(f"   examples seen {rounds}, {done / max(now - self.start, 1e-9):.0f} examples/s, "
+              f"online error {self.mistakes / rounds:.4f}, support vectors "
+              f"{sum(learner.n_sv for learner in learners)}", file=sys.stdout, flush=True)
+
+
 class StreamDriver:
     """The binary learners of one model and the rows they store.
 
@@ -119,20 +152,21 @@ class StreamDriver:
         c = max(math.sqrt(overhead_ns / value_ns), pool_size / 2)
         return int(min(max(c, 16), 512))
 
-    def run(self, X, Y, order, first_id, gram=None):
+    def run(self, X, Y, order, first_id, gram=None, progress=None):
         """Feed the examples ``X[order]`` through every learner, chunk by chunk.
 
         Example ``order[i]`` gets the identity ``first_id + order[i]`` (the
         same identity in every epoch of one ``fit`` call).  ``Y`` holds the
         signed targets, one column per learner.  ``gram``, if given, is
         ``k(X, X)``: kernel values between examples of this call are then
-        looked up instead of computed.  Returns the mistake flags of the
+        looked up instead of computed.  ``progress`` (a :class:`ProgressLog`)
+        is called after every chunk.  Returns the mistake flags of the
         rounds, in stream order.
         """
         with single_threaded_blas():
-            return self._run_chunks(X, Y, order, first_id, gram)
+            return self._run_chunks(X, Y, order, first_id, gram, progress)
 
-    def _run_chunks(self, X, Y, order, first_id, gram):
+    def _run_chunks(self, X, Y, order, first_id, gram, progress):
         n_learners, n = len(self.learners), len(order)
         distances = self.needs_distances
         # per-stream arrays whose chunk slices are contiguous views
@@ -162,6 +196,8 @@ class StreamDriver:
                     self.pools[k] = _compress_rows(pool, keep_old, Xc, keep_new)
                     self.pool_ids[k] = np.concatenate([pool_ids[keep_old], ids[keep_new]])
             start = stop
+            if progress is not None:
+                progress(stop, scores, labels, self.learners)
         return count_mistakes(scores.T, labels.T)
 
     def chunk_blocks(self, X, Xc, idx, first_id, gram):

@@ -100,7 +100,7 @@ class TighterPerceptron(_ValidatedRemovalClassifier):
                     "        integer or 'budget' ``validation``)",
         notes="""``f(x_v)`` on every validation vector and the kernel values between
     support and validation vectors are kept up to date incrementally, so a
-    removal decision costs O(B |V|) comparisons and no kernel evaluation
+    removal decision costs ``O(B |V|)`` comparisons and no kernel evaluation
     beyond the new example's row (O(B^2) for ``'support'``).  The
     validation vectors that are not support vectors are stored alongside
     them (``B + A`` vectors in all).""",

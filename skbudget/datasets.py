@@ -49,7 +49,9 @@ def make_checkerboard(n_samples=10000, *, n_cells=4, noise=0.0, random_state=Non
     Returns
     -------
     X : ndarray of shape (n_samples, 2)
+        The points.
     y : ndarray of shape (n_samples,) with values in {-1, +1}
+        Their labels.
 
     References
     ----------
@@ -90,7 +92,9 @@ def make_noisy_gaussians(n_samples=10000, *, noise=0.1, random_state=None):
     Returns
     -------
     X : ndarray of shape (n_samples, 2)
+        The points.
     y : ndarray of shape (n_samples,) with values in {-1, +1}
+        Their labels.
 
     References
     ----------
@@ -146,8 +150,11 @@ def make_khardon_wachman(n_samples=600, *, n_features=50, margin=0.05, noise=0.0
     Returns
     -------
     X : ndarray of shape (n_samples, n_features)
+        The points.
     y : ndarray of shape (n_samples,) with values in {-1, +1}
+        Their labels.
     (w, theta) : tuple, only when ``return_target``
+        The target hyperplane ``w . x = theta``.
 
     References
     ----------

@@ -6,6 +6,8 @@ from sklearn.utils import get_tags
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from skbudget._docstrings import samples_method_doc
+
 __all__ = ["SequentialSearchCV"]
 
 
@@ -95,6 +97,7 @@ class SequentialSearchCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         Returns
         -------
         self : object
+            The fitted search.
         """
         self._validate_params()
         # fail before any cross-validation fit on input no stage could use
@@ -117,14 +120,21 @@ class SequentialSearchCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         return self
 
     def predict(self, X):
-        """Predict with the best estimator."""
         check_is_fitted(self)
         return self.best_estimator_.predict(X)
 
+    predict.__doc__ = samples_method_doc(
+        "Predict class labels with the best estimator.",
+        "y_pred : ndarray of shape (n_samples,)\n            Predicted class labels.")
+
     def decision_function(self, X):
-        """Scores of the best estimator."""
         check_is_fitted(self)
         return self.best_estimator_.decision_function(X)
+
+    decision_function.__doc__ = samples_method_doc(
+        "Compute the scores of the best estimator.",
+        "scores : ndarray of shape (n_samples,) or (n_samples, n_classes)\n"
+        "            The best estimator's ``decision_function``.")
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -4,7 +4,6 @@ Estimators are discovered from ``skbudget.__all__``, so a new algorithm is
 covered as soon as it is exported.
 """
 
-import inspect
 import io
 import pickle
 from contextlib import redirect_stdout
@@ -21,15 +20,10 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-import skbudget
-from skbudget._base import BaseOnlineKernelClassifier
+from skbudget.discovery import all_estimators
 
-ESTIMATORS = [
-    obj for name in skbudget.__all__
-    if inspect.isclass(obj := getattr(skbudget, name))
-    and issubclass(obj, BaseOnlineKernelClassifier)
-]
-BUDGETED = [Est for Est in ESTIMATORS if "budget" in Est().get_params()]
+ESTIMATORS = [Est for _, Est in all_estimators()]
+BUDGETED = [Est for _, Est in all_estimators(budgeted=True)]
 IDS = [Est.__name__ for Est in ESTIMATORS]
 
 
@@ -250,6 +244,25 @@ def test_verbose_reports_each_epoch(Est, binary_data):
     lines = [line for line in out.getvalue().splitlines() if line.startswith("-- Epoch")]
     assert len(lines) == 2
     assert "mistakes" in lines[0] and "support vectors" in lines[0]
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
+def test_verbose_reports_progress_within_a_pass(Est, binary_data):
+    # a progress line after every chunk of 40 (interval 0 s): 4 per pass
+    X, y = binary_data
+    est = small(Est, verbose=1)
+    est._progress_interval, est._chunk_size = 0.0, 40
+    out = io.StringIO()
+    with redirect_stdout(out):
+        est.partial_fit(X[:80], y[:80], classes=np.unique(y))
+        est.partial_fit(X[80:], y[80:])
+    progress = [line for line in out.getvalue().splitlines() if "examples/s" in line]
+    assert len(progress) == 4
+    seen = [int(line.split("examples seen ")[1].split(",")[0]) for line in progress]
+    assert seen == [40, 80, 120, 160]
+    last = progress[-1]
+    assert f"online error {est.n_mistakes_ / 160:.4f}" in last
+    assert last.endswith(f"support vectors {est.n_support_.sum()}")
 
 
 @pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
