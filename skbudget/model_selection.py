@@ -47,7 +47,7 @@ class SequentialSearchCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         Class labels.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during fit, when X has string column names
         (the stages and the refit get ``X`` as given, names included).
 
