@@ -206,10 +206,13 @@ def run_curves(n, reps, quick):
     """Online cumulative error on the noisy Gaussians, Projectron Fig. 1 style."""
     gamma = 1.0  # sigma^2 = 0.5
     curves, sizes, seconds = {}, {}, {}
+    rounds = None
 
     def record(key, est, rep_seconds):
-        rate = est.cumulative_mistakes_ / np.arange(1, n + 1)
-        curves.setdefault(key, []).append(rate)
+        nonlocal rounds
+        # the bounded learning curve: the same rounds for every run of n examples
+        rounds, mistakes = est.mistake_curve_.T
+        curves.setdefault(key, []).append(mistakes / rounds)
         sizes.setdefault(key, []).append(int(est.n_support_.sum()))
         seconds[key] = seconds.get(key, 0.0) + rep_seconds
 
@@ -240,7 +243,7 @@ def run_curves(n, reps, quick):
     for key, s in summary.items():
         e = s["online_error_pct"]
         print(f"{key:<22}{e['mean']:9.2f} +- {e['std']:4.2f}{s['support_size']['mean']:10.0f}")
-    return {"n": n, "gamma": gamma, "budgets": budgets, "summary": summary,
+    return {"n": n, "gamma": gamma, "budgets": budgets, "summary": summary, "rounds": rounds,
             "mean_curves": {k: np.mean(v, axis=0) for k, v in curves.items()}}
 
 
@@ -249,8 +252,7 @@ def plot_curves(res, path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    n = res["n"]
-    t = np.arange(1, n + 1)
+    t = res["rounds"]
     fig, axes = plt.subplots(1, len(res["budgets"]), figsize=(6 * len(res["budgets"]), 4.5),
                              sharey=True)
     for ax, B in zip(np.atleast_1d(axes), res["budgets"]):
@@ -292,6 +294,7 @@ def main(argv=None):
         res = run_curves(3000 if args.quick else 10000, 2 if args.quick else 5, args.quick)
         plot_curves(res, RESULTS / f"fixed_budget_online_error{suffix}.png")
         res.pop("mean_curves")
+        res.pop("rounds")
         out["curves"] = res
     path = RESULTS / f"fixed_budget{suffix}.json"
     if path.exists():  # a partial run (--parts / --datasets) updates the file

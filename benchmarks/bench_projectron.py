@@ -88,7 +88,7 @@ def one_pass(est, X, y):
     est.fit(X, y)
     seconds = time.perf_counter() - start
     return {"mistakes": int(est.n_mistakes_), "n_support": int(est.n_support_.sum()),
-            "seconds": seconds, "curve": est.cumulative_mistakes_}
+            "seconds": seconds, "curve": est.mistake_curve_}
 
 
 def summarize(runs, n):
@@ -119,8 +119,9 @@ def gaussians(quick):
                 for i, o in enumerate(orders)]
         row = {"algorithm": label, "setting": setting, "params": params, **summarize(runs, n)}
         rows.append(row)
-        curves[f"{label} {setting}".strip()] = np.mean(
-            [r["curve"] / np.arange(1, n + 1) for r in runs], axis=0)
+        # (rounds, mean online error): every run of n examples has the same rounds
+        curves[f"{label} {setting}".strip()] = (runs[0]["curve"][:, 0], np.mean(
+            [r["curve"][:, 1] / r["curve"][:, 0] for r in runs], axis=0))
         print(f"  {label:<14} {setting:<22} error {row['error_pct_mean']:6.2f} +- "
               f"{row['error_pct_std']:4.2f} %   |S| {row['n_support_mean']:7.1f} +- "
               f"{row['n_support_std']:5.1f}   ({row['seconds_mean']:.2f} s/pass)", flush=True)
@@ -212,11 +213,11 @@ def plot_gaussian_curves(curves, path):
 
     fig, ax = plt.subplots(figsize=(8, 5))
     eta = GAUSSIAN_ETAS[0]      # one memory size, for readability (the table has all)
-    for label, curve in curves.items():
+    for label, (rounds, curve) in curves.items():
         if "Perc." in label or ("eta=" in label and f"eta={eta}" not in label):
             continue
         style = "-" if label.startswith(("Perceptron", "PA-I", "Projectron")) else "--"
-        ax.plot(np.arange(1, len(curve) + 1), 100 * curve, style, label=label, lw=1.2)
+        ax.plot(rounds, 100 * curve, style, label=label, lw=1.2)
     ax.set_xlabel("samples")
     ax.set_ylabel("online error (%)")
     ax.set_ylim(10, 40)

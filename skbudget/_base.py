@@ -12,7 +12,9 @@ policy (a subclass of ``skbudget._engine.OnlineLearner``).
 import copy
 import numbers
 import sys
+import warnings
 from abc import abstractmethod
+from contextlib import contextmanager
 
 import numpy as np
 import scipy.sparse as sp
@@ -25,15 +27,71 @@ from sklearn.utils.multiclass import (
 )
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from skbudget._kernels import KERNELS, KernelFunction, compute_gamma
+from skbudget._kernels import KERNELS, KernelFunction, check_finite, compute_gamma
 from skbudget._predict_fast import kernel_expansion
+from skbudget._record import OnlineRecord
 from skbudget._stream import ProgressLog, StreamDriver, single_threaded_blas
 
-__all__ = ["BaseOnlineKernelClassifier"]
+__all__ = ["BaseOnlineKernelClassifier", "Integer", "RealNumber"]
 
 # fused prediction works on a dense copy of the support vectors (and, for CSR
 # input, of their transpose): at most this many values, else kernel blocks
 _FUSED_MAX_VALUES = 2 ** 24
+# 'scale' resolved from fewer rows than this, by a call that a stream may
+# continue (partial_fit, warm-start fit), warns
+_SCALE_MIN_ROWS = 100
+# the kernels gamma is a parameter of
+_GAMMA_KERNELS = {"rbf", "poly", "polynomial", "sigmoid", "laplacian", "chi2"}
+
+
+class _NotBool:
+    """An ``Interval`` that rejects bools (``budget=True`` is not 1)."""
+
+    def is_satisfied_by(self, val):
+        return not isinstance(val, (bool, np.bool_)) and super().is_satisfied_by(val)
+
+
+class Integer(_NotBool, Interval):
+    """``Interval(numbers.Integral, left, right, closed=...)`` without bools."""
+
+    def __init__(self, left, right, *, closed):
+        super().__init__(numbers.Integral, left, right, closed=closed)
+
+
+class RealNumber(_NotBool, Interval):
+    """``Interval(numbers.Real, left, right, closed=...)`` without bools."""
+
+    def __init__(self, left, right, *, closed):
+        super().__init__(numbers.Real, left, right, closed=closed)
+
+
+def _same_value(a, b):
+    """Whether a parameter still has the value it had: identity, else equal
+    containers (compared item by item, arrays by value), else ``==``."""
+    if a is b:
+        return True
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same_value(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(map(_same_value, a, b))
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)
+                and a.shape == b.shape and bool(np.array_equal(a, b)))
+    try:
+        return bool(a == b)
+    except Exception:   # an object whose == is not a truth value
+        return False
+
+
+def _kept_value(value):
+    """A parameter value as recorded when a model starts: containers copied
+    (a dict changed in place is a change), anything else as it is."""
+    if isinstance(value, (dict, list)):
+        try:
+            return copy.deepcopy(value)
+        except Exception:
+            return value
+    return value
 
 
 class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
@@ -48,11 +106,11 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
 
     _parameter_constraints: dict = {
         "kernel": [StrOptions(set(KERNELS)), callable],
-        "gamma": [StrOptions({"scale", "auto"}), Interval(numbers.Real, 0.0, None, closed="left")],
-        "degree": [Interval(numbers.Integral, 0, None, closed="left")],
-        "coef0": [Interval(numbers.Real, None, None, closed="neither")],
+        "gamma": [StrOptions({"scale", "auto"}), RealNumber(0.0, None, closed="left")],
+        "degree": [Integer(0, None, closed="left")],
+        "coef0": [RealNumber(None, None, closed="neither")],
         "kernel_params": [dict, None],
-        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "max_iter": [Integer(1, None, closed="left")],
         "shuffle": ["boolean"],
         "random_state": ["random_state"],
         "warm_start": ["boolean"],
@@ -72,6 +130,13 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
     # one-vs-rest): it takes class indices and its expansion has one row of
     # coefficients per class (skbudget._shared_support)
     _shared_support = False
+    # test instrumentation: keep every round's mistake flag (memory grows
+    # with the stream); the oracle tests read them with _mistake_flags()
+    _keep_mistake_flags = False
+    # parameters that only steer the calls (or, for some estimators, the
+    # read-out) and may change between calls; every other parameter is built
+    # into the learners when a model starts (see _check_unchanged_params)
+    _call_params = ("max_iter", "shuffle", "verbose", "warm_start")
 
     @abstractmethod
     def __init__(self, *, kernel, gamma, degree, coef0, kernel_params, max_iter,
@@ -126,18 +191,31 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------
     # state
     # ------------------------------------------------------------------
-    def _reset(self, X, classes):
+    def _reset(self, X, classes, streaming):
         """Start a new model for ``classes`` (fit without warm start, or the
-        first partial_fit)."""
+        first partial_fit).  ``streaming``: the call may be continued
+        (partial_fit, warm-start fit)."""
         if len(classes) < 2:
             raise ValueError(
                 f"The number of classes has to be greater than one; got {len(classes)} class"
             )
         self.classes_ = classes
+        self._params_at_start = {name: _kept_value(value)
+                                 for name, value in self._captured_params().items()}
         self._rng = check_random_state(self.random_state)
         self._gamma = None if callable(self.kernel) else compute_gamma(self.gamma, X)
+        if (self.gamma == "scale" and streaming and X.shape[0] < _SCALE_MIN_ROWS
+                and self.kernel in _GAMMA_KERNELS and "gamma" not in (self.kernel_params or {})):
+            warnings.warn(
+                f"gamma='scale' was resolved from the {X.shape[0]} rows of the first call "
+                f"(gamma_={self._gamma:.4g}) and stays fixed for the whole stream; with "
+                f"fewer than {_SCALE_MIN_ROWS} rows it may be far off. For streaming, pass "
+                f"a numeric gamma.", UserWarning,
+            )
+        self.gamma_ = self._gamma
         self._kernel_function = KernelFunction(self.kernel, self._gamma, self.degree,
                                                self.coef0, self.kernel_params)
+        self._sparse_storage = sp.issparse(X)
         self._init_constants(X)
         n_learners = 1 if len(classes) == 2 or self._shared_support else len(classes)
         if n_learners == 1:
@@ -148,9 +226,75 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         self._driver = StreamDriver([self._make_learner(rng) for rng in rngs], X[:0],
                                     self._kernel_function, self._needs_distances(),
                                     self._chunk_size, self._shared_support)
-        self._mistake_flags = np.zeros(0, dtype=np.uint8)
+        self._record = OnlineRecord(keep_flags=self._keep_mistake_flags)
         self._n_examples_seen = 0
         self.n_iter_ = 0
+
+    def _captured_params(self):
+        """The parameters built into a model when it starts."""
+        return {name: getattr(self, name) for name in self._get_param_names()
+                if name not in self._call_params}
+
+    def _check_unchanged_params(self):
+        """Raise if a parameter built into the model was changed since it
+        started (a continuing call cannot apply it)."""
+        for name, old in self._params_at_start.items():
+            value = getattr(self, name)
+            if not _same_value(old, value):
+                raise ValueError(
+                    f"{type(self).__name__}: the parameter {name!r} was changed from "
+                    f"{old!r} to {value!r} after the model was started; partial_fit and "
+                    f"warm-start fit continue the model, whose learners were built with the "
+                    f"old value. Call fit (warm_start=False) to start a new model with the "
+                    f"new value, or set the parameter back. Only {list(self._call_params)} "
+                    f"may change between calls."
+                )
+
+    def _as_storage_format(self, X):
+        """A continuing call's X in the format the model stores its support
+        vectors in (fixed by the call that started the model)."""
+        if self._sparse_storage and not sp.issparse(X):
+            return sp.csr_matrix(X)
+        if not self._sparse_storage and sp.issparse(X):
+            return X.toarray()
+        return X
+
+    @contextmanager
+    def _rollback_on_error(self, shuffles):
+        """Run a training call atomically: if it raises (any exception,
+        KeyboardInterrupt and MemoryError included), put the model back as
+        it was.
+
+        The snapshot costs O(model), never O(stream): the estimator's
+        attributes (a shallow copy: the call replaces them, it does not
+        change them in place), each learner's full state
+        (``get_state``/``set_state``), the states of the random generators
+        the call may draw from (the learners' when their rule draws, the
+        estimator's own when ``shuffles``, and a ``RandomState`` passed as
+        ``random_state``), and the driver's lists of pools.
+        """
+        saved = self.__dict__.copy()
+        driver = saved.get("_driver")
+        generators = [self.random_state] + ([saved.get("_rng")] if shuffles else [])
+        if driver is not None:
+            pools, pool_ids = list(driver.pools), list(driver.pool_ids)
+            states = [learner.get_state() for learner in driver.learners]
+            if self._draws_random_numbers():
+                generators += [state.get("rng") for state in states]
+        rng_states = {id(g): (g, g.get_state()) for g in generators
+                      if isinstance(g, np.random.RandomState)}
+        try:
+            yield
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(saved)
+            if driver is not None:
+                driver.pools[:], driver.pool_ids[:] = pools, pool_ids
+                for learner, state in zip(driver.learners, states):
+                    learner.set_state(state)
+            for generator, state in rng_states.values():
+                generator.set_state(state)
+            raise
 
     def _signed_targets(self, y):
         """One column per learner, +1 for its class and -1 for the others
@@ -174,24 +318,26 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         """The binary learners (one per column of the signed targets)."""
         return self._driver.learners
 
-    def _record(self, flags):
-        self._mistake_flags = np.concatenate([self._mistake_flags, flags])
-
     def _progress_log(self):
         """What reports progress within the next pass (None unless verbose)."""
         if not self.verbose:
             return None
-        return ProgressLog(self._mistake_flags.size, int(self._mistake_flags.sum()),
+        return ProgressLog(self._record.n_rounds, self._record.n_mistakes,
                            self._progress_interval)
 
     def _log_epoch(self, epoch):
         if self.verbose:
             print(
-                f"-- Epoch {epoch}: examples seen {self._mistake_flags.size}, "
-                f"mistakes {self.n_mistakes_}, support vectors "
+                f"-- Epoch {epoch}: examples seen {self._record.n_rounds}, "
+                f"mistakes {self._record.n_mistakes}, support vectors "
                 f"{sum(learner.n_sv for learner in self._learners)}",
                 file=sys.stdout,
             )
+
+    def _mistake_flags(self):
+        """Every training round's mistake flag (only with the test switch
+        ``_keep_mistake_flags`` set before the model started)."""
+        return self._record.flags()
 
     def _update_fitted_attributes(self):
         vectors, blocks, intercepts, counts = [], [], [], []
@@ -210,16 +356,17 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
             self.dual_coef_[row:row + block.shape[0], column:column + block.shape[1]] = block
             row, column = row + block.shape[0], column + block.shape[1]
         self.intercept_ = np.concatenate(intercepts).astype(np.float64)
-        self.n_mistakes_ = int(self._mistake_flags.sum())
+        self.n_mistakes_ = self._record.n_mistakes
+        self.n_rounds_ = self._record.n_rounds
         self.n_updates_ = int(sum(learner.n_updates for learner in self._learners))
 
     @property
-    def cumulative_mistakes_(self):
-        """ndarray of shape (n_rounds,): mistakes made up to and including
-        each training round, over every ``fit`` epoch and ``partial_fit``
-        call since the model was started (for learning-curve plots)."""
+    def mistake_curve_(self):
+        """ndarray of shape (n_points, 2): the learning curve at bounded
+        resolution, rows ``(t, mistakes up to round t)`` (see the class
+        docstring)."""
         check_is_fitted(self)
-        return np.cumsum(self._mistake_flags, dtype=np.int64)
+        return self._record.curve()
 
     # ------------------------------------------------------------------
     # public API
@@ -227,11 +374,16 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
     def _validate_fit_input(self, X, y, reset):
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, reset=reset)
         check_classification_targets(y)
+        if not reset:
+            X = self._as_storage_format(X)
         return X, y
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Fit the model with ``max_iter`` passes over the training data.
+
+        With ``warm_start=True`` and a fitted model, the passes continue
+        that model.  If the call raises, the model is left as it was.
 
         Parameters
         ----------
@@ -245,13 +397,18 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         self : object
             Fitted estimator.
         """
+        with self._rollback_on_error(shuffles=True):
+            return self._fit(X, y)
+
+    def _fit(self, X, y):
         continuing = self.warm_start and hasattr(self, "classes_")
+        if continuing:
+            self._check_unchanged_params()
         X, y = self._validate_fit_input(X, y, reset=not continuing)
-        classes = np.unique(y)
         if continuing:
             self._check_labels(y)
         else:
-            self._reset(X, classes)
+            self._reset(X, np.unique(y), streaming=self.warm_start)
         Y = self._signed_targets(y)
         first_id = self._n_examples_seen
         self._n_examples_seen += X.shape[0]
@@ -260,8 +417,8 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
             gram = self._kernel(X, X)
         for epoch in range(1, self.max_iter + 1):
             order = self._rng.permutation(X.shape[0]) if self.shuffle else np.arange(X.shape[0])
-            self._record(self._driver.run(X, Y, order, first_id, gram, self._progress_log()))
-            self.n_mistakes_ = int(self._mistake_flags.sum())
+            self._record = self._record.extended(
+                self._driver.run(X, Y, order, first_id, gram, self._progress_log()))
             self._log_epoch(epoch)
         self.n_iter_ = self.max_iter
         self._update_fitted_attributes()
@@ -274,7 +431,11 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         A single call is one online pass (no shuffling); calls on
         consecutive chunks of a stream give exactly the model of one
         ``fit`` epoch over the whole stream with ``shuffle=False``.  If the
-        call raises, the model is left as it was.
+        call raises (bad input, a kernel error, an interrupt), the model is
+        left exactly as it was, and continuing gives the model of a stream
+        without the failed call.  The first call fixes the storage format of
+        the support vectors (dense or CSR); later chunks in the other format
+        are converted to it.
 
         Parameters
         ----------
@@ -290,22 +451,13 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         self : object
             The updated estimator.
         """
-        saved = self.__dict__.copy()
-        if hasattr(self, "_driver"):   # the driver's lists are updated in place
-            driver = saved["_driver"] = copy.copy(self._driver)
-            driver.pools, driver.pool_ids = list(driver.pools), list(driver.pool_ids)
-            if callable(self.kernel):
-                # a user kernel may raise mid-stream: keep a deep snapshot
-                driver.learners, saved["_rng"] = copy.deepcopy((driver.learners, self._rng))
-        try:
+        with self._rollback_on_error(shuffles=False):
             return self._partial_fit(X, y, classes)
-        except BaseException:
-            self.__dict__.clear()
-            self.__dict__.update(saved)
-            raise
 
     def _partial_fit(self, X, y, classes):
         first_call = not hasattr(self, "classes_")
+        if not first_call:
+            self._check_unchanged_params()
         X, y = self._validate_fit_input(X, y, reset=first_call)
         if first_call:
             if classes is None:
@@ -318,12 +470,13 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         _check_partial_fit_first_call(self, classes)
         self._check_labels(y)
         if first_call:
-            self._reset(X, self.classes_)
+            self._reset(X, self.classes_, streaming=True)
         Y = self._signed_targets(y)
         first_id = self._n_examples_seen
         self._n_examples_seen += X.shape[0]
-        self._record(self._driver.run(X, Y, np.arange(X.shape[0]), first_id,
-                                      progress=self._progress_log()))
+        self._record = self._record.extended(
+            self._driver.run(X, Y, np.arange(X.shape[0]), first_id,
+                             progress=self._progress_log()))
         self._update_fitted_attributes()
         self._log_epoch(1)
         return self
@@ -343,9 +496,10 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         kernel = self._kernel_function
         if kernel.is_fast and self.support_vectors_.shape[0] * X.shape[1] <= _FUSED_MAX_VALUES:
             with single_threaded_blas():
-                return kernel_expansion(X, self.support_vectors_, self.dual_coef_,
-                                        self.intercept_, kernel.kernel, kernel.gamma,
-                                        kernel.degree, kernel.coef0)
+                scores = kernel_expansion(X, self.support_vectors_, self.dual_coef_,
+                                          self.intercept_, kernel.kernel, kernel.gamma,
+                                          kernel.degree, kernel.coef0)
+            return check_finite(scores, kernel.kernel)   # as the blocks below are
         out = np.empty((X.shape[0], self.dual_coef_.shape[0]))
         step = self._predict_rows()
         for start in range(0, X.shape[0], step):

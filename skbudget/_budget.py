@@ -6,12 +6,9 @@ Each estimator is a thin wrapper: its parameters and ``_make_learner``,
 which configures one of the compiled policies of ``_budget_fast``.
 """
 
-import numbers
-
 import numpy as np
-from sklearn.utils._param_validation import Interval
 
-from skbudget._base import BaseOnlineKernelClassifier
+from skbudget._base import BaseOnlineKernelClassifier, Integer, RealNumber
 from skbudget._budget_fast import (
     CrammerKandolaSingerLearner,
     ForgetronLearner,
@@ -59,7 +56,7 @@ def _shared_params(init_locals):
     return {name: init_locals[name] for name in _SHARED_PARAMS}
 
 
-_BUDGET = {"budget": [Interval(numbers.Integral, 1, None, closed="left")]}
+_BUDGET = {"budget": [Integer(1, None, closed="left")]}
 
 
 class _FixedBudgetClassifier(BaseOnlineKernelClassifier):
@@ -158,8 +155,8 @@ class BudgetPerceptron(BaseOnlineKernelClassifier):
 
     _parameter_constraints: dict = {
         **BaseOnlineKernelClassifier._parameter_constraints,
-        "budget": [Interval(numbers.Integral, 1, None, closed="left"), None],
-        "beta": [Interval(numbers.Real, 0.0, None, closed="left")],
+        "budget": [Integer(1, None, closed="left"), None],
+        "beta": [RealNumber(0.0, None, closed="left")],
     }
 
     def __init__(self, *, budget=100, beta=0.0, kernel="rbf", gamma="scale", degree=3,
@@ -249,7 +246,7 @@ class KernelPassiveAggressive(BaseOnlineKernelClassifier):
 
     _parameter_constraints: dict = {
         **BaseOnlineKernelClassifier._parameter_constraints,
-        "C": [Interval(numbers.Real, 0.0, None, closed="neither")],
+        "C": [RealNumber(0.0, None, closed="neither")],
     }
 
     def __init__(self, *, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0,

@@ -36,7 +36,9 @@ kernel : {{'linear', 'poly', 'rbf', 'sigmoid', 'laplacian', ...}} or callable, d
     gamma : {{'scale', 'auto'}} or float, default='scale'
         Kernel coefficient for 'rbf', 'poly', 'sigmoid', 'laplacian' and
         'chi2', resolved as in :class:`sklearn.svm.SVC` from the data of the
-        first ``fit`` / ``partial_fit`` call.{gamma_note}
+        call that starts the model (``fit``, or the first ``partial_fit``)
+        and kept as ``gamma_``; for streaming, pass a number ('scale' from
+        fewer than 100 rows warns).{gamma_note}
     degree : int, default=3
         Degree of the 'poly' kernel.
     coef0 : float, default=0.0
@@ -61,6 +63,11 @@ max_iter : int, default={max_iter}
         Seed of the shuffling{random_note}.
     warm_start : bool, default=False
         Continue from the current model on :meth:`fit`{warm_start_note}.
+        A continuing call (``partial_fit``, warm-start ``fit``) may change
+        only ``max_iter``, ``shuffle``, ``verbose`` and ``warm_start`` (and
+        :class:`KernelPerceptron`'s ``hypothesis``); every other parameter
+        is built into the model when it starts, and a changed one raises a
+        ValueError that says to call ``fit`` (``warm_start=False``).
     verbose : int, default=0
         Print the examples seen, mistakes and support-set size after each
         {unit}, and during a long one a progress line every 10 seconds
@@ -98,8 +105,19 @@ classes_ : ndarray of shape (n_classes,)
         score not strictly the largest), over every {unit} and call.
     n_updates_ : int
         {n_updates}
-    cumulative_mistakes_ : ndarray of shape (n_rounds,)
-        Mistakes up to and including each training round.
+    n_rounds_ : int
+        Training rounds (examples processed) over every {unit} and call.
+    mistake_curve_ : ndarray of shape (n_points, 2)
+        The learning curve at bounded resolution: rows ``(t, mistakes up to
+        and including round t)`` at every multiple of a bin width, and at
+        the last round ``(n_rounds_, n_mistakes_)``.  At most 257 rows
+        however long the stream: when it outgrows 256 bins the width
+        doubles and the bins merge pairwise.  ``mistakes / t`` is the online
+        error the papers plot.
+    gamma_ : float or None
+        The kernel width used (``gamma='scale'`` / ``'auto'`` resolved from
+        the data of the call that started the model); None for a callable
+        kernel.
     n_iter_ : int
         {_plural(unit).capitalize()} run by the last :meth:`fit`.
     n_features_in_ : int

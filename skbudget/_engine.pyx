@@ -85,7 +85,7 @@ cdef class OnlineLearner:
             gram = np.zeros((new_capacity, new_capacity))
             gram[:old, :old] = np.asarray(self.gram)[:old, :old]
             self.gram = gram
-        free = np.empty(new_capacity, dtype=np.intp)
+        free = np.zeros(new_capacity, dtype=np.intp)  # zeros: states compare bit-exactly
         # the stack pops from its end: the lowest new cell comes out first
         free[:self.n_free] = np.asarray(self.free_cells)[:self.n_free]
         for i in range(new_capacity - old):
@@ -233,6 +233,8 @@ cdef class OnlineLearner:
         """Run the policy over one chunk; ``scores[t]`` gets f(x_t) before
         its update.  ``y`` holds the binary labels in {-1, +1}."""
         cdef Py_ssize_t t, n = K_new.shape[0]
+        _check_chunk(K_old, K_new, y, example_ids, scores, D_old, D_new)
+        self.check_state(K_old.shape[1])
         self.K_old = K_old
         self.K_new = K_new
         if D_old is not None:
@@ -251,8 +253,11 @@ cdef class OnlineLearner:
         Returns a boolean mask over the ``n_old + chunk`` slots of the chunk
         that just ran: the vectors to keep, in their new slot order.
         """
+        if self.K_new is None:
+            raise ValueError("finish_chunk called without a chunk (process_chunk first)")
         cdef Py_ssize_t n_total = self.n_old + self.K_new.shape[0]
         cdef Py_ssize_t i, s, j = 0
+        self.check_state(n_total)
         mark_arr = np.zeros(n_total, dtype=np.uint8)
         cdef unsigned char[::1] mark = mark_arr
         new_slot_arr = np.full(n_total, -1, dtype=np.intp)
@@ -272,6 +277,46 @@ cdef class OnlineLearner:
         self.D_old = None
         self.D_new = None
         return mark_arr.astype(bool)
+
+    def check_state(self, Py_ssize_t pool_size):
+        """Raise ValueError unless the support-set store is consistent: every
+        per-cell array has ``capacity`` cells, ``n_sv + n_free ==
+        capacity``, the support cells and the free cells are distinct cells
+        in range, and every support vector's slot is in ``[0, pool_size)``.
+
+        Called on entry to the compiled calls, which index without bounds
+        checks: a corrupted state gets an exception, never a crash.  O(capacity).
+        """
+        cdef Py_ssize_t i, c, cap = self.capacity
+        cdef unsigned char[::1] seen
+        problem = None
+        per_cell = {"alpha": self.alpha, "kself": self.kself, "k_row": self.k_row,
+                    "slot": self.slot, "order": self.order, "free_cells": self.free_cells}
+        if self.track_margins:
+            per_cell["margin"] = self.margin
+        for name, arr in per_cell.items():
+            if arr is None or arr.shape[0] != cap:
+                problem = f"{name} has {None if arr is None else arr.shape[0]} cells, not {cap}"
+        if problem is None and self.track_gram and (
+                self.gram is None or self.gram.shape[0] != cap or self.gram.shape[1] != cap):
+            problem = f"the Gram matrix is not {cap} x {cap}"
+        if problem is None and not (0 <= self.n_sv <= cap and 0 <= self.n_free <= cap
+                                    and self.n_sv + self.n_free == cap):
+            problem = f"n_sv={self.n_sv} and n_free={self.n_free} do not add up to capacity={cap}"
+        if problem is None:
+            seen_arr = np.zeros(cap, dtype=np.uint8)
+            seen = seen_arr
+            for i in range(self.n_sv + self.n_free):
+                c = self.order[i] if i < self.n_sv else self.free_cells[i - self.n_sv]
+                if c < 0 or c >= cap or seen[c]:
+                    problem = f"cell {c} is out of range or listed twice"
+                    break
+                seen[c] = 1
+                if i < self.n_sv and not 0 <= self.slot[c] < pool_size:
+                    problem = f"slot {self.slot[c]} is outside the pool of {pool_size} vectors"
+                    break
+        if problem is not None:
+            raise ValueError(f"{type(self).__name__} has an inconsistent state: {problem}")
 
     # ------------------------------------------------------------------
     # read-out and persistence
@@ -320,6 +365,23 @@ cdef class OnlineLearner:
         self.set_state(state)
 
 
+def _check_chunk(K_old, K_new, y, example_ids, scores, D_old, D_new):
+    """Raise ValueError unless the blocks of one chunk have matching sizes."""
+    n = K_new.shape[0]
+    sizes = {"K_new columns": K_new.shape[1], "K_old rows": K_old.shape[0],
+             "y": y.shape[0], "example_ids": example_ids.shape[0], "scores": scores.shape[0]}
+    if D_old is not None or D_new is not None:
+        if D_old is None or D_new is None:
+            raise ValueError("D_old and D_new must be given together")
+        sizes.update({"D_new rows": D_new.shape[0], "D_new columns": D_new.shape[1],
+                      "D_old rows": D_old.shape[0]})
+        if D_old.shape[1] != K_old.shape[1]:
+            raise ValueError(f"D_old has {D_old.shape[1]} columns, K_old {K_old.shape[1]}")
+    for name, size in sizes.items():
+        if size != n:
+            raise ValueError(f"chunk blocks disagree: {name} = {size}, chunk length {n}")
+
+
 def _copied(value):
     """A copy of an array or memoryview; any other value as it is."""
     return np.array(value) if hasattr(value, "shape") else value
@@ -338,6 +400,9 @@ def gather_block(const double[:, ::1] M, const Py_ssize_t[::1] rows,
                  const Py_ssize_t[::1] cols):
     """``M[rows][:, cols]`` as a new C-contiguous array (a compiled
     ``np.ix_`` gather: the kernel blocks of a cached Gram matrix)."""
+    for name, index, size in (("rows", rows, M.shape[0]), ("cols", cols, M.shape[1])):
+        if index.shape[0] and not (0 <= np.min(index) and np.max(index) < size):
+            raise ValueError(f"gather_block: {name} outside [0, {size})")
     out_arr = np.empty((rows.shape[0], cols.shape[0]))
     cdef double[:, ::1] out = out_arr
     cdef Py_ssize_t i, j, n_cols = cols.shape[0]

@@ -18,7 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS, pairwise_kernels
 
-__all__ = ["KERNELS", "KernelFunction", "compute_gamma", "squared_distances"]
+__all__ = ["KERNELS", "KernelFunction", "check_finite", "compute_gamma", "squared_distances"]
 
 KERNELS = sorted(PAIRWISE_KERNEL_FUNCTIONS)
 
@@ -27,14 +27,33 @@ def compute_gamma(gamma, X):
     """The numeric kernel width for ``gamma`` = 'scale', 'auto' or a number,
     exactly as :class:`sklearn.svm.SVC` resolves it."""
     if gamma == "scale":
-        if sp.issparse(X):
-            variance = X.multiply(X).mean() - X.mean() ** 2
-        else:
-            variance = X.var()
+        with np.errstate(over="ignore", invalid="ignore"):
+            if sp.issparse(X):
+                variance = X.multiply(X).mean() - X.mean() ** 2
+            else:
+                variance = X.var()
+        if not np.isfinite(variance):
+            raise ValueError(
+                "gamma='scale' cannot be resolved: the variance of X overflows (X holds "
+                "values too large to square). Rescale X (e.g. StandardScaler) or pass a "
+                "numeric gamma."
+            )
         return 1.0 / (X.shape[1] * variance) if variance != 0 else 1.0
     if gamma == "auto":
         return 1.0 / X.shape[1]
     return float(gamma)
+
+
+def check_finite(K, kernel):
+    """``K``, after checking that every kernel value is finite."""
+    if not (np.isfinite(K.min(initial=0.0)) and np.isfinite(K.max(initial=0.0))):
+        name = getattr(kernel, "__name__", repr(kernel)) if callable(kernel) else repr(kernel)
+        raise ValueError(
+            f"The kernel {name} returned non-finite values (inf or NaN): the inputs are too "
+            f"large for it (an overflow) or a callable kernel returned them. Rescale X (e.g. "
+            f"StandardScaler) or lower gamma; the model is left as it was."
+        )
+    return K
 
 
 def dot_t(X, Y):
@@ -148,13 +167,13 @@ class KernelFunction:
                 params = {"gamma": self.gamma, "degree": self.degree, "coef0": self.coef0}
                 params.update(self.kernel_params or {})
             K = pairwise_kernels(X, Y, metric=self.kernel, filter_params=True, **params)
-        return np.ascontiguousarray(K, dtype=np.float64)
+        return check_finite(np.ascontiguousarray(K, dtype=np.float64), self.kernel)
 
     def with_offset(self, X, Y, self_offset):
         """k(X, Y) of a fast kernel when row i of X is row ``self_offset + i``
         of Y (those self-distances are exactly zero, as in ``k(X, X)``)."""
-        return FAST_KERNELS[self.kernel](X, Y, self.gamma, self.degree, self.coef0,
-                                         self_offset=self_offset)
+        return check_finite(FAST_KERNELS[self.kernel](X, Y, self.gamma, self.degree, self.coef0,
+                                                      self_offset=self_offset), self.kernel)
 
     def diagonal(self, X):
         """k(x_i, x_i) for every row, from small diagonal blocks (64 kernel

@@ -7,12 +7,10 @@ compiled learner (``_mira_fast.MIRALearner``, on the shared-support store of
 carries one coefficient per class.
 """
 
-import numbers
 
 import numpy as np
-from sklearn.utils._param_validation import Interval
 
-from skbudget._base import BaseOnlineKernelClassifier
+from skbudget._base import BaseOnlineKernelClassifier, Integer, RealNumber
 from skbudget._docstrings import attributes_doc, docstring, kernel_doc, stream_doc
 from skbudget._mira_fast import MIRALearner
 
@@ -86,7 +84,7 @@ class _MIRAClassifier(BaseOnlineKernelClassifier):
 
     _parameter_constraints: dict = {
         **BaseOnlineKernelClassifier._parameter_constraints,
-        "beta": [Interval(numbers.Real, 0.0, None, closed="neither")],
+        "beta": [RealNumber(0.0, None, closed="neither")],
     }
 
     def _learner_expansion(self, learner):
@@ -157,7 +155,7 @@ class BudgetMIRA(_MIRAClassifier):
 
     _parameter_constraints: dict = {
         **_MIRAClassifier._parameter_constraints,
-        "budget": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "budget": [Integer(1, None, closed="left"), None],
     }
 
     def __init__(self, *, budget=100, beta=0.01, kernel="rbf", gamma="scale", degree=3,

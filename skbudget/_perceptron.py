@@ -1,11 +1,9 @@
 """KernelPerceptron: the dual perceptron with the Khardon-Wachman variants."""
 
-import numbers
-
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 
-from skbudget._base import BaseOnlineKernelClassifier
+from skbudget._base import BaseOnlineKernelClassifier, Integer, RealNumber
 from skbudget._docstrings import attributes_doc, docstring, kernel_doc, stream_doc
 from skbudget._perceptron_fast import KernelPerceptronLearner
 
@@ -85,14 +83,16 @@ class KernelPerceptron(BaseOnlineKernelClassifier):
 
     _parameter_constraints: dict = {
         **BaseOnlineKernelClassifier._parameter_constraints,
-        "eta0": [Interval(numbers.Real, 0.0, None, closed="neither")],
-        "theta_init": [StrOptions({"kappa"}), Interval(numbers.Real, None, None, closed="neither")],
-        "threshold_step": [StrOptions({"kappa"}), Interval(numbers.Real, None, None, closed="neither")],
-        "tau": [Interval(numbers.Real, 0.0, None, closed="left")],
-        "lam": [Interval(numbers.Real, 0.0, None, closed="left")],
-        "alpha_bound": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "eta0": [RealNumber(0.0, None, closed="neither")],
+        "theta_init": [StrOptions({"kappa"}), RealNumber(None, None, closed="neither")],
+        "threshold_step": [StrOptions({"kappa"}), RealNumber(None, None, closed="neither")],
+        "tau": [RealNumber(0.0, None, closed="left")],
+        "lam": [RealNumber(0.0, None, closed="left")],
+        "alpha_bound": [Integer(1, None, closed="left"), None],
         "hypothesis": [StrOptions({"last", "voted", "longest_survivor", "averaged"})],
     }
+    # the learner keeps every hypothesis: which one predicts may change between calls
+    _call_params = BaseOnlineKernelClassifier._call_params + ("hypothesis",)
 
     def __init__(
         self,

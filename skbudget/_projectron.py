@@ -1,10 +1,7 @@
 """Projectron and Projectron++: bounded support sets by projection."""
 
-import numbers
 
-from sklearn.utils._param_validation import Interval
-
-from skbudget._base import BaseOnlineKernelClassifier
+from skbudget._base import BaseOnlineKernelClassifier, Integer, RealNumber
 from skbudget._docstrings import attributes_doc, docstring, kernel_doc, stream_doc
 from skbudget._projectron_fast import ProjectronLearner, ProjectronPlusPlusLearner
 
@@ -94,8 +91,8 @@ class Projectron(BaseOnlineKernelClassifier):
 
     _parameter_constraints: dict = {
         **BaseOnlineKernelClassifier._parameter_constraints,
-        "eta": [Interval(numbers.Real, 0.0, None, closed="left")],
-        "budget": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "eta": [RealNumber(0.0, None, closed="left")],
+        "budget": [Integer(1, None, closed="left"), None],
     }
 
     def __init__(

@@ -2,9 +2,9 @@
 
 import numbers
 
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 
-from skbudget._base import BaseOnlineKernelClassifier
+from skbudget._base import BaseOnlineKernelClassifier, Integer
 from skbudget._docstrings import attributes_doc, docstring, kernel_doc, stream_doc
 from skbudget._tighter_fast import TighterLearner, TightestLearner
 
@@ -46,7 +46,7 @@ class _ValidatedRemovalClassifier(BaseOnlineKernelClassifier):
 
     _parameter_constraints: dict = {
         **BaseOnlineKernelClassifier._parameter_constraints,
-        "budget": [Interval(numbers.Integral, 1, None, closed="left")],
+        "budget": [Integer(1, None, closed="left")],
     }
 
     def _shared_init(self, budget, kernel, gamma, degree, coef0, kernel_params, max_iter,
@@ -122,7 +122,7 @@ class TighterPerceptron(_ValidatedRemovalClassifier):
     _parameter_constraints: dict = {
         **_ValidatedRemovalClassifier._parameter_constraints,
         "validation": [StrOptions({"budget", "support", "full"}),
-                       Interval(numbers.Integral, 1, None, closed="left")],
+                       Integer(1, None, closed="left")],
     }
 
     def __init__(

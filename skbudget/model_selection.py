@@ -1,9 +1,10 @@
 """Sequential parameter search (Khardon & Wachman's "tau -> alpha")."""
 
-import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.model_selection import GridSearchCV
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils import get_tags
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skbudget._docstrings import samples_method_doc
 
@@ -44,6 +45,11 @@ class SequentialSearchCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         ``cv_results_`` of each stage.
     classes_ : ndarray of shape (n_classes,)
         Class labels.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during fit, when X has string column names
+        (the stages and the refit get ``X`` as given, names included).
 
     References
     ----------
@@ -94,6 +100,11 @@ class SequentialSearchCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             The fitted search.
         """
         self._validate_params()
+        # fail before any cross-validation fit on input no stage could use
+        # (values are the estimator's business: a pipeline may impute NaN)
+        _, y_checked = validate_data(self, X, y, accept_sparse=get_tags(self).input_tags.sparse,
+                                     dtype=None, ensure_all_finite=False)
+        check_classification_targets(y_checked)
         best = {}
         self.stage_results_ = []
         for grid in self.param_grids:
@@ -125,7 +136,7 @@ class SequentialSearchCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         "scores : ndarray of shape (n_samples,) or (n_samples, n_classes)\n"
         "            The best estimator's ``decision_function``.")
 
-    @property
-    def n_features_in_(self):
-        check_is_fitted(self)
-        return self.best_estimator_.n_features_in_
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = get_tags(self.estimator).input_tags.sparse
+        return tags

@@ -15,7 +15,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.base import clone
-from sklearn.datasets import make_blobs, make_classification
 from sklearn.model_selection import GridSearchCV, cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
@@ -40,25 +39,12 @@ def small(Est, **params):
 
 def fitted_state(est):
     return (est.support_vectors_.toarray() if sp.issparse(est.support_vectors_) else est.support_vectors_,
-            est.dual_coef_, est.intercept_, est.n_support_, est.cumulative_mistakes_, est.n_updates_)
+            est.dual_coef_, est.intercept_, est.n_support_, est.mistake_curve_, est.n_updates_)
 
 
 def assert_same_model(a, b):
     for x, y in zip(fitted_state(a), fitted_state(b)):
         assert_allclose(x, y, rtol=1e-12, atol=1e-12)
-
-
-@pytest.fixture(scope="module")
-def binary_data():
-    X, y = make_classification(160, n_features=4, n_informative=3, n_redundant=0,
-                               flip_y=0.1, random_state=0)
-    return StandardScaler().fit_transform(X), y
-
-
-@pytest.fixture(scope="module")
-def multiclass_data():
-    X, y = make_blobs(150, centers=3, n_features=3, cluster_std=2.0, random_state=0)
-    return StandardScaler().fit_transform(X), y
 
 
 @parametrize_with_checks([Est() for Est in ESTIMATORS])
@@ -146,7 +132,7 @@ def test_budget_never_exceeded(Est, seed, budget, n_classes):
     rng = np.random.RandomState(seed)
     X = rng.normal(size=(40, 2))
     y = rng.randint(n_classes, size=40)
-    est = Est(budget=budget, random_state=seed)
+    est = Est(budget=budget, gamma=1.0, random_state=seed)
     classes = np.arange(n_classes)
     for i in range(len(y)):
         est.partial_fit(X[i:i + 1], y[i:i + 1], classes=classes)
@@ -183,11 +169,11 @@ def test_failing_callable_kernel_leaves_model_unchanged(Est, binary_data):
     est = small(Est, kernel=flaky_rbf)
     est._chunk_size = 4
     est.partial_fit(X[:30], y[:30], classes=np.unique(y))
-    before = pickle.dumps((est._learners, est._driver.pools, est._mistake_flags, est._rng))
+    before = pickle.dumps((est._learners, est._driver.pools, est._record, est._rng))
     budget["calls_left"] = 300   # fails a few chunks into the next call
     with pytest.raises(RuntimeError, match="kernel failed"):
         est.partial_fit(X[30:90], y[30:90])
-    assert pickle.dumps((est._learners, est._driver.pools, est._mistake_flags, est._rng)) == before
+    assert pickle.dumps((est._learners, est._driver.pools, est._record, est._rng)) == before
 
 
 @pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
@@ -231,9 +217,9 @@ def test_fitted_attributes_are_svc_like(Est, multiclass_data):
     assert est.support_vectors_.shape == (n_sv, X.shape[1])
     assert est.dual_coef_.shape == (3, n_sv)
     assert est.intercept_.shape == (3,)
-    assert est.n_mistakes_ == est.cumulative_mistakes_[-1]
-    assert len(est.cumulative_mistakes_) == len(y) * est.max_iter
-    assert np.all(np.diff(est.cumulative_mistakes_) >= 0)
+    assert est.n_rounds_ == len(y) * est.max_iter
+    assert tuple(est.mistake_curve_[-1]) == (est.n_rounds_, est.n_mistakes_)
+    assert np.all(np.diff(est.mistake_curve_, axis=0) >= 0)
     manual = est._kernel(X, est.support_vectors_) @ est.dual_coef_.T + est.intercept_
     if getattr(est, "hypothesis", "last") != "voted":
         assert_allclose(est.decision_function(X), manual, atol=1e-10)
@@ -243,12 +229,12 @@ def test_fitted_attributes_are_svc_like(Est, multiclass_data):
 def test_warm_start_continues(Est, binary_data):
     X, y = binary_data
     est = small(Est, warm_start=True, max_iter=1).fit(X, y)
-    seen = len(est.cumulative_mistakes_)
+    seen = est.n_rounds_
     est.fit(X, y)
-    assert len(est.cumulative_mistakes_) == 2 * seen
+    assert est.n_rounds_ == 2 * seen
     cold = small(Est, max_iter=1).fit(X, y)
     cold.fit(X, y)
-    assert len(cold.cumulative_mistakes_) == seen
+    assert cold.n_rounds_ == seen
 
 
 @pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)

@@ -10,6 +10,7 @@ from sklearn.preprocessing import StandardScaler
 
 from skbudget import TighterPerceptron, TightestPerceptron
 from skbudget.datasets import make_checkerboard, make_noisy_gaussians
+from tests.oracles import keeping_flags, mistake_flags
 from tests.oracles.tighter import PlainTighterPerceptron, PlainTightestPerceptron
 
 
@@ -35,7 +36,7 @@ STREAM_IDS = [s[0] for s in STREAMS]
 
 
 def _assert_same_run(est, plain, X):
-    assert_array_equal(np.diff(est.cumulative_mistakes_, prepend=0), plain.mistakes)
+    assert_array_equal(mistake_flags(est), plain.mistakes)
     assert est.n_updates_ == sum(plain.mistakes)
     assert_allclose(est.support_vectors_, X[plain.support_indices])
     assert_allclose(est.dual_coef_[0], plain.coef)
@@ -48,8 +49,8 @@ def _assert_same_run(est, plain, X):
 @pytest.mark.parametrize("validation", ["support", "full", "budget", 7])
 def test_tighter_matches_plain_implementation(stream, budget, validation):
     _, X, y, kernel_kw, kernel = stream
-    est = TighterPerceptron(budget=budget, validation=validation, shuffle=False,
-                            random_state=3, **kernel_kw).fit(X, y)
+    est = keeping_flags(TighterPerceptron(budget=budget, validation=validation, shuffle=False,
+                                          random_state=3, **kernel_kw)).fit(X, y)
     plain = PlainTighterPerceptron(kernel, budget=budget, validation=validation,
                                    random_state=3).partial_fit(X, y)
     assert len(plain.removed) > 10    # the budget binds
@@ -67,8 +68,8 @@ def test_tighter_matches_plain_implementation(stream, budget, validation):
                                            (10, (0.5, 2.0))])
 def test_tightest_matches_plain_implementation(stream, budget, prior):
     name, X, y, kernel_kw, kernel = stream
-    est = TightestPerceptron(budget=budget, prior=prior, shuffle=False,
-                             **kernel_kw).fit(X, y)
+    est = keeping_flags(TightestPerceptron(budget=budget, prior=prior, shuffle=False,
+                                           **kernel_kw)).fit(X, y)
     plain = PlainTightestPerceptron(kernel, budget=budget, prior=prior,
                                     nearest_by_kernel=name.startswith("rbf"))
     plain.partial_fit(X, y)
@@ -100,14 +101,14 @@ def test_multi_epoch_full_validation_counts_each_example_once():
     X, y = make_checkerboard(150, noise=0.15, random_state=4)
     X = StandardScaler().fit_transform(X)
     kernel = _kernel(metric="rbf", gamma=3.0)
-    est = TighterPerceptron(budget=10, validation="full", gamma=3.0, max_iter=3,
-                            shuffle=False).fit(X, y)
+    est = keeping_flags(TighterPerceptron(budget=10, validation="full", gamma=3.0,
+                                          max_iter=3, shuffle=False)).fit(X, y)
     plain = PlainTighterPerceptron(kernel, budget=10, validation="full")
     ids = np.arange(len(y))
     for _ in range(3):
         plain.partial_fit(X, y, ids=ids)
     assert len(plain.val_x) == len(y)
-    assert_array_equal(np.diff(est.cumulative_mistakes_, prepend=0), plain.mistakes)
+    assert_array_equal(mistake_flags(est), plain.mistakes)
     assert_allclose(est.dual_coef_[0], plain.coef)
     assert len(est._learners[0].validation_slots()) == len(y)
 
@@ -129,9 +130,9 @@ def test_tighter_reservoir_is_a_uniform_sample():
     hits = np.zeros(len(y))
     correct = None
     for seed in range(40):
-        est = TighterPerceptron(budget=30, validation=20, gamma=2.0, shuffle=False,
-                                random_state=seed).fit(X, y)
-        flags = np.diff(est.cumulative_mistakes_, prepend=0)
+        est = keeping_flags(TighterPerceptron(budget=30, validation=20, gamma=2.0,
+                                              shuffle=False, random_state=seed)).fit(X, y)
+        flags = mistake_flags(est)
         correct = np.flatnonzero(flags == 0) if correct is None else correct
         learner = est._learners[0]
         kept = est._driver.pools[0][learner.validation_slots()]

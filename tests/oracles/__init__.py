@@ -10,3 +10,15 @@ takes the estimator's own parameters (plus ``kernel``, a function
 ``support_indices`` (stream positions of the support vectors, oldest first),
 ``coef`` and ``intercept``.
 """
+
+
+def keeping_flags(est):
+    """``est``, set to keep every round's mistake flag (the test switch
+    ``_keep_mistake_flags``: the fitted record is bounded otherwise)."""
+    est._keep_mistake_flags = True
+    return est
+
+
+def mistake_flags(est):
+    """The per-round mistake flags of an estimator made by ``keeping_flags``."""
+    return est._mistake_flags()

@@ -1,0 +1,572 @@
+"""A streaming engine you can trust: failed calls change nothing, compiled
+code never crashes, memory stays flat, formats and parameters behave.
+
+Every estimator of ``skbudget.__all__`` is covered; the scenarios of the
+issue that once crashed the process run against the public API.
+"""
+
+import _thread
+import pickle
+import subprocess
+import sys
+import textwrap
+import threading
+import warnings
+
+import copy
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from numpy.testing import assert_allclose, assert_array_equal
+from sklearn.exceptions import FitFailedWarning
+from sklearn.impute import SimpleImputer
+from sklearn.pipeline import make_pipeline
+from sklearn.svm import SVC
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from skbudget import (
+    Forgetron,
+    KernelPassiveAggressive,
+    KernelPerceptron,
+    SequentialSearchCV,
+)
+from skbudget._engine import gather_block
+from skbudget._record import OnlineRecord
+from tests.oracles import keeping_flags, mistake_flags
+from tests.test_common import BUDGETED, ESTIMATORS, IDS, small
+
+
+def model_state(est):
+    """Everything a model is made of, comparable with ``==``: the fitted
+    attributes, each learner's full state and every generator's state."""
+    if not hasattr(est, "classes_"):
+        return None
+    state = {name: getattr(est, name) for name in (
+        "classes_", "dual_coef_", "intercept_", "n_support_", "n_mistakes_", "n_rounds_",
+        "n_updates_", "mistake_curve_", "n_iter_", "_n_examples_seen")}
+    vectors = est.support_vectors_
+    state["support_vectors_"] = vectors.toarray() if sp.issparse(vectors) else vectors
+    state["pools"] = [p.toarray() if sp.issparse(p) else p for p in est._driver.pools]
+    state["pool_ids"] = est._driver.pool_ids
+    state["rng"] = est._rng.get_state()[1]
+    for k, learner in enumerate(est._learners):
+        for name, value in learner.get_state().items():
+            rng = isinstance(value, np.random.RandomState)
+            state[f"learner{k}.{name}"] = value.get_state()[1] if rng else value
+    return state
+
+
+def assert_same_state(a, b):
+    assert (a is None) == (b is None)
+    if a is None:
+        return
+    assert a.keys() == b.keys()
+    for name in a:
+        x, y = a[name], b[name]
+        if isinstance(x, list):
+            assert len(x) == len(y), name
+            for u, v in zip(x, y):
+                assert_array_equal(u, v, err_msg=name)
+        else:
+            assert_array_equal(x, y, err_msg=name)
+
+
+# ----------------------------------------------------------------------
+# 1. atomic calls: the reproduced crash scenarios
+# ----------------------------------------------------------------------
+def test_chi2_kernel_error_after_the_first_chunk():
+    rng = np.random.RandomState(0)
+    X = np.abs(rng.normal(size=(3000, 5)))
+    y = (X[:, 0] > X[:, 1]).astype(int)
+    est = KernelPassiveAggressive(kernel="chi2", gamma=0.5)
+    est.partial_fit(X[:100], y[:100], classes=[0, 1])
+    before, state = pickle.dumps(est), model_state(est)
+    bad = X[100:].copy()
+    bad[-10:] = -1.0     # the last rows are negative: chi2 raises on a late chunk
+    with pytest.raises(ValueError, match="negative"):
+        est.partial_fit(bad, y[100:])
+    assert pickle.dumps(est) == before
+    assert_same_state(model_state(est), state)
+    est.partial_fit(X[100:101], y[100:101])
+    clean = KernelPassiveAggressive(kernel="chi2", gamma=0.5)
+    clean.partial_fit(X[:100], y[:100], classes=[0, 1]).partial_fit(X[100:101], y[100:101])
+    assert pickle.dumps(est) == pickle.dumps(clean)
+
+
+def test_csr_chunk_after_dense_chunks_multiclass(multiclass_data):
+    X, y = multiclass_data
+    est = small(Forgetron, budget=20)
+    est.partial_fit(X[:60], y[:60], classes=[0, 1, 2])
+    est.partial_fit(sp.csr_matrix(X[60:110]), y[60:110])
+    est.partial_fit(X[110:], y[110:])
+    dense = small(Forgetron, budget=20)
+    for piece in (slice(0, 60), slice(60, 110), slice(110, None)):
+        dense.partial_fit(X[piece], y[piece], classes=[0, 1, 2])
+    assert_same_state(model_state(est), model_state(dense))
+
+
+def test_keyboard_interrupt_during_a_long_partial_fit():
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(20000, 10))
+    y = (X[:, 0] + 0.5 * rng.normal(size=len(X)) > 0).astype(int)
+
+    def started():
+        return Forgetron(budget=200, gamma=0.1).partial_fit(X[:500], y[:500], classes=[0, 1])
+
+    est = started()
+    timer = threading.Timer(0.05, _thread.interrupt_main)
+    completed = 0
+    with pytest.raises(KeyboardInterrupt):
+        timer.start()
+        while completed < 1000:        # calls until the interrupt lands in one
+            est.partial_fit(X[500:], y[500:])
+            completed += 1
+    timer.cancel()
+    # the model of the calls that completed (one more if the interrupt came
+    # after a call had done its work, before the loop counted it)
+    clean = started()
+    for _ in range(completed):
+        clean.partial_fit(X[500:], y[500:])
+    if pickle.dumps(est) != pickle.dumps(clean):
+        clean.partial_fit(X[500:], y[500:])
+        assert pickle.dumps(est) == pickle.dumps(clean)
+    est.partial_fit(X[:300], y[:300])
+    clean.partial_fit(X[:300], y[:300])
+    assert pickle.dumps(est) == pickle.dumps(clean)
+
+
+class FlakyKernel:
+    """An RBF kernel on two rows that fails on its ``fail_at``-th call:
+    raising ``error``, or returning NaN when ``error`` is None."""
+
+    def __init__(self):
+        self.calls = 0
+        self.fail_at = None
+        self.error = None
+
+    def arm(self, after_calls, error):
+        self.calls, self.fail_at, self.error = 0, after_calls, error
+
+    def __call__(self, a, b):
+        self.calls += 1
+        if self.fail_at is not None and self.calls >= self.fail_at:
+            self.fail_at, error = None, self.error
+            if error is None:
+                return np.nan
+            raise error
+        diff = a - b
+        diff = diff.toarray() if sp.issparse(diff) else diff     # CSR rows
+        return np.exp(-0.8 * np.sum(diff ** 2))
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
+@pytest.mark.parametrize("error", [KeyboardInterrupt(), MemoryError(), None],
+                         ids=["interrupt", "memory", "nan"])
+def test_failure_mid_call_changes_nothing_and_the_stream_continues(Est, error,
+                                                                   multiclass_data):
+    X, y = multiclass_data
+    X, y = X[:90], y[:90]
+    kernel = FlakyKernel()
+    est = small(Est, kernel=kernel)
+    est._chunk_size = 4
+    est.partial_fit(X[:30], y[:30], classes=[0, 1, 2])
+    state = model_state(est)
+    probe = copy.deepcopy(est)       # count the kernel calls of the whole call
+    kernel.calls = 0
+    probe.partial_fit(X[30:70], y[30:70])
+    kernel.arm(after_calls=kernel.calls // 2, error=error)   # half-way through
+    with pytest.raises(type(error) if error is not None else ValueError,
+                       match=None if error is not None else "non-finite"):
+        est.partial_fit(X[30:70], y[30:70])
+    assert_same_state(model_state(est), state)
+    est.partial_fit(X[70:], y[70:])
+    clean = small(Est, kernel=kernel)
+    clean._chunk_size = 4
+    clean.partial_fit(X[:30], y[:30], classes=[0, 1, 2]).partial_fit(X[70:], y[70:])
+    assert_same_state(model_state(est), model_state(clean))
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
+def test_failed_warm_start_fit_changes_nothing(Est, binary_data):
+    X, y = binary_data
+    X, y = X[:80], y[:80]
+    kernel = FlakyKernel()
+    est = small(Est, kernel=kernel, warm_start=True, max_iter=2)
+    est._gram_cache_limit = 0     # kernel blocks computed chunk by chunk
+    est._chunk_size = 8
+    est.fit(X, y)
+    state = model_state(est)
+    kernel.arm(after_calls=1500, error=RuntimeError("kernel failed"))
+    with pytest.raises(RuntimeError, match="kernel failed"):
+        est.fit(X, y)
+    assert_same_state(model_state(est), state)
+
+
+# ----------------------------------------------------------------------
+# 2. never a crash: compiled calls check the state they are handed
+# ----------------------------------------------------------------------
+def test_corrupted_learner_state_raises_instead_of_crashing():
+    script = textwrap.dedent("""
+        import numpy as np
+        from skbudget import Forgetron, KernelPerceptron, TighterPerceptron
+        rng = np.random.RandomState(0)
+        X = rng.normal(size=(300, 3)); y = (X[:, 0] > 0).astype(int)
+        corruptions = {
+            "order": lambda s: s["order"].__setitem__(0, 10 ** 6),
+            "negative cell": lambda s: s["order"].__setitem__(0, -5),
+            "n_sv": lambda s: s.__setitem__("n_sv", s["n_sv"] + 50),
+            "n_free": lambda s: s.__setitem__("n_free", 10 ** 6),
+            "capacity": lambda s: s.__setitem__("capacity", s["capacity"] * 4),
+            "alpha": lambda s: s.__setitem__("alpha", s["alpha"][:2]),
+            "slot": lambda s: s["slot"].__setitem__(s["order"][0], 10 ** 7),
+            "free cell": lambda s: s["free_cells"].__setitem__(0, 10 ** 6),
+            "duplicate": lambda s: s["order"].__setitem__(1, s["order"][0]),
+            "gram": lambda s: s.__setitem__("gram", np.zeros((1, 1))),
+        }
+        for Est in (Forgetron, KernelPerceptron, TighterPerceptron):
+            for name, corrupt in corruptions.items():
+                est = Est(gamma=1.0, budget=20) if Est is not KernelPerceptron else Est(gamma=1.0)
+                est.partial_fit(X[:200], y[:200], classes=[0, 1])
+                learner = est._learners[0]
+                state = learner.get_state()
+                if name == "gram" and not state["track_gram"]:
+                    continue
+                corrupt(state)
+                learner.set_state(state)
+                try:
+                    est.partial_fit(X[200:], y[200:])
+                except (ValueError, IndexError) as exc:
+                    print(Est.__name__, name, "raised", type(exc).__name__)
+                else:
+                    raise SystemExit(f"{Est.__name__} {name}: no exception")
+        print("done")
+    """)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip().endswith("done")
+    assert "no exception" not in result.stdout
+
+
+def test_check_state_names_the_problem(binary_data):
+    X, y = binary_data
+    est = small(Forgetron).partial_fit(X[:100], y[:100], classes=[0, 1])
+    learner = est._learners[0]
+    state = learner.get_state()
+    state["order"][0] = 10 ** 6
+    learner.set_state(state)
+    with pytest.raises(ValueError, match="inconsistent state.*out of range"):
+        est.partial_fit(X[100:110], y[100:110])
+    assert learner.get_state()["order"][0] == 10 ** 6   # rolled back to what it was
+
+
+def test_gram_gather_checks_its_indices():
+    M = np.arange(12.0).reshape(3, 4)
+    assert_array_equal(gather_block(M, np.array([0, 2]), np.array([3, 1])), [[3, 1], [11, 9]])
+    for rows, cols in (([0, 3], [1]), ([0], [-1]), ([-2], [0]), ([1], [4])):
+        with pytest.raises(ValueError, match="outside"):
+            gather_block(M, np.array(rows, dtype=np.intp), np.array(cols, dtype=np.intp))
+
+
+# ----------------------------------------------------------------------
+# 3. flat memory: the bounded online record
+# ----------------------------------------------------------------------
+@pytest.mark.parametrize("n_rounds", [1, 7, 512, 513, 1000, 5000, 40_000])
+def test_record_curve_is_bounded_and_exact_at_its_points(n_rounds):
+    rng = np.random.RandomState(n_rounds)
+    flags = (rng.uniform(size=n_rounds) < 0.3).astype(np.uint8)
+    record = OnlineRecord(max_points=64)
+    start = 0
+    while start < n_rounds:          # calls of random sizes
+        stop = start + int(rng.randint(1, 300))
+        record = record.extended(flags[start:stop])
+        start = stop
+    curve = record.curve()
+    assert len(curve) <= 65
+    assert record.n_rounds == n_rounds and record.n_mistakes == flags.sum()
+    assert tuple(curve[-1]) == (n_rounds, flags.sum())
+    assert_array_equal(curve[:, 1], np.cumsum(flags)[curve[:, 0] - 1])
+    if n_rounds >= 128:              # the curve spans the stream evenly
+        assert len(curve) >= 32
+        assert np.ptp(np.diff(curve[:-1, 0])) == 0 if len(curve) > 2 else True
+
+
+def test_record_keeps_no_flags_unless_asked(binary_data):
+    X, y = binary_data
+    est = small(Forgetron).fit(X, y)
+    assert est._record.flag_chunks is None
+    with pytest.raises(AttributeError, match="keep_flags"):
+        est._mistake_flags()
+    flagged = keeping_flags(small(Forgetron)).fit(X, y)
+    assert mistake_flags(flagged).sum() == flagged.n_mistakes_ == est.n_mistakes_
+    assert_array_equal(flagged.mistake_curve_, est.mistake_curve_)
+
+
+@pytest.mark.parametrize("Est", BUDGETED, ids=[E.__name__ for E in BUDGETED])
+def test_model_size_does_not_grow_with_the_stream(Est):
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(2000, 2))
+    y = (X[:, 0] * X[:, 1] > 0).astype(int)
+    est = small(Est, budget=20)
+    if "validation" in est.get_params():
+        est.set_params(validation="budget")
+    sizes = []
+    for repeat in range(30):        # 60 000 rounds in all
+        est.partial_fit(X, y, classes=[0, 1])
+        if repeat in (4, 29):
+            sizes.append(len(pickle.dumps(est)))
+    assert est.n_rounds_ == 60_000
+    assert len(est.mistake_curve_) <= 257
+    assert sizes[1] - sizes[0] < 1_500      # the curve's bins, not the rounds
+
+
+# ----------------------------------------------------------------------
+# 4. dense and CSR chunks mix
+# ----------------------------------------------------------------------
+@pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
+@pytest.mark.parametrize("first", ["dense", "csr"])
+def test_dense_and_csr_chunks_mix(Est, first, multiclass_data):
+    X, y = multiclass_data
+    for labels in (y, (y == 0).astype(int)):        # multi-class, binary
+        classes = np.unique(labels)
+        dense, mixed = small(Est), small(Est)
+        pieces = np.array_split(np.arange(len(labels)), 6)
+        for i, piece in enumerate(pieces):
+            dense.partial_fit(X[piece], labels[piece], classes=classes)
+            as_csr = (i % 2 == 0) == (first == "csr")
+            chunk = sp.csr_matrix(X[piece]) if as_csr else X[piece]
+            mixed.partial_fit(chunk, labels[piece], classes=classes)
+        assert sp.issparse(mixed.support_vectors_) == (first == "csr")
+        a, b = model_state(dense), model_state(mixed)
+        for name in ("dual_coef_", "support_vectors_", "n_support_", "mistake_curve_"):
+            assert_allclose(a[name], b[name], rtol=1e-10, atol=1e-10)
+        assert_allclose(dense.decision_function(X), mixed.decision_function(X), atol=1e-9)
+
+
+# ----------------------------------------------------------------------
+# 5. parameter changes between calls
+# ----------------------------------------------------------------------
+@pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
+def test_changed_model_parameters_raise_and_call_params_apply(Est, binary_data):
+    X, y = binary_data
+    est = small(Est).partial_fit(X[:100], y[:100], classes=[0, 1])
+    captured = [name for name in est.get_params() if name not in est._call_params]
+    for name in captured:
+        old = getattr(est, name)
+        new = {"kernel": "laplacian", "kernel_params": {"gamma": 0.3}, "gamma": 0.123,
+               "random_state": 12345, "prior": (2.0, 2.0), "validation": "support",
+               "theta_init": "kappa", "threshold_step": "kappa", "budget": 3,
+               "alpha_bound": 2, "self_tuned": False, "degree": 5}.get(name)
+        if new is None:
+            new = old * 2 + 1 if isinstance(old, (int, float)) and not isinstance(old, bool) else 1
+        state = model_state(est)
+        est.set_params(**{name: new})
+        with pytest.raises(ValueError, match=f"'{name}' was changed.*Call fit"):
+            est.partial_fit(X[100:110], y[100:110])
+        assert_same_state(model_state(est), state)
+        est.set_params(**{name: old})
+    est.set_params(verbose=0, max_iter=3, shuffle=False)
+    est.partial_fit(X[100:110], y[100:110])          # call parameters may change
+    est.set_params(warm_start=True, budget=3) if "budget" in captured else None
+    if "budget" in captured:
+        with pytest.raises(ValueError, match="'budget' was changed"):
+            est.fit(X, y)
+        est.set_params(warm_start=False).fit(X, y)   # a new model takes the new value
+        assert np.all(est.n_support_ <= 3)
+
+
+def test_hypothesis_may_change_between_calls(binary_data):
+    X, y = binary_data
+    est = KernelPerceptron(gamma=1.0).partial_fit(X[:100], y[:100], classes=[0, 1])
+    est.set_params(hypothesis="averaged").partial_fit(X[100:], y[100:])
+    clean = KernelPerceptron(gamma=1.0, hypothesis="averaged")
+    clean.partial_fit(X[:100], y[:100], classes=[0, 1]).partial_fit(X[100:], y[100:])
+    assert_allclose(est.decision_function(X), clean.decision_function(X))
+
+
+def test_kernel_params_changed_in_place_is_a_change(binary_data):
+    X, y = binary_data
+    params = {"gamma": 0.5}
+    est = Forgetron(kernel="rbf", kernel_params=params).partial_fit(X[:50], y[:50],
+                                                                    classes=[0, 1])
+    params["gamma"] = 2.0
+    with pytest.raises(ValueError, match="'kernel_params' was changed"):
+        est.partial_fit(X[50:60], y[50:60])
+
+    def weighted_rbf(a, b, weights):
+        return np.exp(-np.sum(weights * (a - b) ** 2))
+
+    params = {"weights": np.array([1.0, 0.5, 0.5, 2.0])}     # arrays compare by value
+    est = Forgetron(kernel=weighted_rbf, kernel_params=params, budget=5)
+    est.partial_fit(X[:30], y[:30], classes=[0, 1]).partial_fit(X[30:40], y[30:40])
+    params["weights"][0] = 3.0
+    with pytest.raises(ValueError, match="'kernel_params' was changed"):
+        est.partial_fit(X[40:50], y[40:50])
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
+def test_bools_are_not_numbers(Est, binary_data):
+    X, y = binary_data
+    numeric = [name for name, value in Est().get_params().items()
+               if name in ("budget", "degree", "max_iter", "gamma", "coef0", "C", "beta",
+                           "eta", "eta0", "tau", "lam", "alpha_bound", "validation")]
+    for name in numeric:
+        for value in (True, False, np.bool_(True)):
+            with pytest.raises(ValueError, match=name):
+                Est(**{name: value}).fit(X[:50], y[:50])
+
+
+# ----------------------------------------------------------------------
+# 6. non-finite kernel values and gamma
+# ----------------------------------------------------------------------
+def _huge_row_data(value):
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(400, 2))
+    y = (X[:, 0] > 0).astype(int)
+    X[5] = value
+    return X, y
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
+def test_overflowing_scale_gamma_is_a_clear_error(Est):
+    X, y = _huge_row_data(1e200)
+    with pytest.raises(ValueError):          # scikit-learn's SVC refuses it too
+        SVC().fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(ValueError, match="gamma='scale'.*overflows.*numeric gamma"):
+            Est().fit(X, y)
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
+def test_non_finite_kernel_values_are_a_clear_error(binary_data):
+    X, y = _huge_row_data(1e300)
+    with pytest.raises(ValueError, match="non-finite values.*Rescale X"):
+        KernelPerceptron(kernel="poly", gamma=1.0).fit(X, y)
+    X, y = binary_data
+    est = Forgetron(gamma=1.0, kernel="poly").partial_fit(X[:100], y[:100], classes=[0, 1])
+    state = model_state(est)
+    big = X[100:].copy()
+    big[30] = 1e120          # (x . x)^3 overflows
+    with pytest.raises(ValueError, match="'poly' returned non-finite"):
+        est.partial_fit(big, y[100:200])
+    assert_same_state(model_state(est), state)
+    with pytest.raises(ValueError, match="'poly' returned non-finite"):
+        est.predict(big)        # the fused compiled prediction too
+
+
+def test_gamma_is_a_fitted_attribute_and_small_scale_warns(binary_data):
+    X, y = binary_data
+    est = Forgetron().fit(X, y)
+    assert est.gamma_ == pytest.approx(1.0 / (X.shape[1] * X.var()))
+    assert Forgetron(gamma=0.7).fit(X, y).gamma_ == 0.7
+    with pytest.warns(UserWarning, match="gamma='scale' was resolved from the 1 rows.*numeric"):
+        Forgetron().partial_fit(X[:1], y[:1], classes=[0, 1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Forgetron(gamma=1.0).partial_fit(X[:1], y[:1], classes=[0, 1])
+        Forgetron(kernel="linear").partial_fit(X[:1], y[:1], classes=[0, 1])
+        Forgetron().fit(X[:50], y[:50])      # a fit sees all its data at once
+        Forgetron().partial_fit(X[:100], y[:100], classes=[0, 1])
+
+
+# ----------------------------------------------------------------------
+# 7. SequentialSearchCV
+# ----------------------------------------------------------------------
+@parametrize_with_checks([SequentialSearchCV(
+    KernelPerceptron(max_iter=2, gamma=1.0, random_state=0), [{"tau": [0, 0.5]}], cv=2)])
+def test_sequential_search_is_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+def test_sequential_search_feature_names_and_early_errors(binary_data):
+    X, y = binary_data
+    frame = pd.DataFrame(X[:60], columns=list("abcd"))
+    search = SequentialSearchCV(KernelPerceptron(max_iter=2, gamma=1.0, random_state=0),
+                                [{"tau": [0, 0.5]}], cv=2).fit(frame, y[:60])
+    assert_array_equal(search.feature_names_in_, list("abcd"))
+    assert search.n_features_in_ == 4
+    with pytest.raises(ValueError, match="requires y"):
+        search.fit(X, None)
+    with_nan = X[:60].copy()
+    with_nan[0, 0] = np.nan          # a pipeline that imputes may take NaN
+    imputing = make_pipeline(SimpleImputer(), KernelPerceptron(max_iter=2, gamma=1.0))
+    SequentialSearchCV(imputing, [{"kernelperceptron__tau": [0, 0.5]}], cv=2).fit(with_nan,
+                                                                                  y[:60])
+    search_budget = SequentialSearchCV(Forgetron(gamma=1.0), [{"budget": [True, 5]}], cv=2)
+    with pytest.warns(FitFailedWarning, match="'budget' parameter.*Got True"):
+        search_budget.fit(X[:60], y[:60])       # as GridSearchCV: a failed candidate
+    assert search_budget.best_params_ == {"budget": 5}
+
+
+# ----------------------------------------------------------------------
+# 8. failures injected at random points of random streams
+# ----------------------------------------------------------------------
+STEP = st.tuples(
+    st.integers(1, 25),                                   # chunk size
+    st.booleans(),                                        # CSR chunk
+    st.sampled_from([None, None, "raise", "interrupt", "nan"]),   # failure
+    st.integers(1, 400),                                  # kernel calls before it
+)
+
+
+def _stream_run(Est, n_classes, steps, X, y, only=None):
+    """Feed the steps' chunks; with ``only`` (step indices) the clean run of
+    just those, else inject each step's failure.  Returns the estimator and
+    the indices of the calls that completed."""
+    kernel = FlakyKernel()
+    est = small(Est, kernel=kernel)
+    if "budget" in est.get_params():
+        est.set_params(budget=4)
+    est._chunk_size = 3
+    classes = np.arange(n_classes)
+    completed, start = [], 0
+    for i, (size, csr, failure, after) in enumerate(steps):
+        rows = slice(start, start + size)
+        start += size
+        if only is not None and i not in only:
+            continue
+        chunk = sp.csr_matrix(X[rows]) if csr else X[rows]
+        if only is None and failure is not None:
+            kernel.arm(after, {"raise": RuntimeError("kernel failed"),
+                               "interrupt": KeyboardInterrupt(), "nan": None}[failure])
+        state = model_state(est)
+        try:
+            est.partial_fit(chunk, y[rows], classes=classes)
+        except (RuntimeError, KeyboardInterrupt, ValueError) as exc:
+            assert only is None and failure is not None, exc
+            assert_same_state(model_state(est), state)
+        else:           # (a call may need fewer kernel values than ``after``)
+            completed.append(i)
+        kernel.fail_at = None
+    return est, completed
+
+
+def _check_random_stream(Est, n_classes, steps, seed):
+    rng = np.random.RandomState(seed)
+    n = sum(step[0] for step in steps)
+    X = rng.normal(size=(n, 3))
+    y = rng.randint(n_classes, size=n)
+    failing, completed = _stream_run(Est, n_classes, steps, X, y)
+    clean, _ = _stream_run(Est, n_classes, steps, X, y, only=set(completed))
+    assert_same_state(model_state(failing), model_state(clean))
+
+
+def _random_streams_test(max_examples, max_steps):
+    """The property test, with ``max_examples`` streams of up to ``max_steps`` calls."""
+    @pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
+    @settings(max_examples=max_examples, deadline=None,
+              suppress_health_check=[HealthCheck.too_slow])
+    @given(n_classes=st.integers(2, 4), steps=st.lists(STEP, min_size=1, max_size=max_steps),
+           seed=st.integers(0, 1000))
+    def test(Est, n_classes, steps, seed):
+        _check_random_stream(Est, n_classes, steps, seed)
+    return test
+
+
+test_failed_calls_leave_no_trace = _random_streams_test(10, 6)
+test_failed_calls_leave_no_trace_long = pytest.mark.slow(_random_streams_test(60, 12))
