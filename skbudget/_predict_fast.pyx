@@ -87,7 +87,9 @@ def kernel_expansion(X, vectors, const double[:, ::1] coef, const double[::1] in
         scores_arr += np.asarray(X @ (np.asarray(coef) @ V_arr).T)
         return scores_arr
     cdef const double[:, ::1] V = V_arr
-    cdef double[::1] v_norms = np.einsum("ij,ij->i", V_arr, V_arr)
+    # squared norms: only the rbf kernel's argument uses them
+    cdef double[::1] v_norms = (np.einsum("ij,ij->i", V_arr, V_arr) if kind == RBF
+                                else np.zeros(n_sv))
     cdef const double[:, ::1] VT = V_arr[:0]
     cdef const double[::1] data
     cdef const int[::1] indices
@@ -115,9 +117,9 @@ def kernel_expansion(X, vectors, const double[:, ::1] coef, const double[::1] in
             Xb = X[r0:r0 + m].toarray()
         elif not sparse_rows:
             Xb = np.ascontiguousarray(X[r0:r0 + m], dtype=np.float64)
-        if sparse_rows and feature_by_feature:
+        if kind == RBF and sparse_rows and feature_by_feature:
             _csr_row_norms(data, indptr, r0, m, x_norms)
-        else:
+        elif kind == RBF:
             _dense_row_norms(Xb, x_norms)
         for c0 in range(0, n_sv, t_max):
             t = min(t_max, n_sv - c0)
