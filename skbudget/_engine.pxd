@@ -101,6 +101,7 @@ cdef class OnlineLearner:
     cdef int compute_chunk_blocks(self, const double[:, ::1] rows, const double[::1] sq_norms) except -1
     cdef int reserve_slots(self, Py_ssize_t n_new, bint compact_always) except -1
     cdef int compact_store(self) except -1
+    cdef renumber_slots(self, Py_ssize_t n_total)
     cdef int set_current(self, double xx) except -1
 
     # ---- policy hooks --------------------------------------------------------

@@ -176,28 +176,40 @@ cdef class OnlineLearner:
 
     cdef int compact_store(self) except -1:
         """Drop the store rows nothing references; renumber the others."""
-        cdef Py_ssize_t i, s, j = 0, n = self.n_slots, d = self.n_features
-        mark_arr = np.zeros(n, dtype=np.uint8)
+        cdef Py_ssize_t s, j, n = self.n_slots, d = self.n_features
+        if n == self.n_sv:          # every slot holds a support vector
+            return 0
+        cdef Py_ssize_t[::1] new_slot = self.renumber_slots(n)
+        self.n_slots = 0
+        for s in range(n):
+            j = new_slot[s]
+            if j >= 0:
+                if j != s:
+                    memcpy(&self.store[j, 0], &self.store[s, 0], d * sizeof(double))
+                    self.store_sq[j] = self.store_sq[s]
+                self.n_slots = j + 1
+        return 0
+
+    cdef renumber_slots(self, Py_ssize_t n_total):
+        """Number the slots still referenced (by a support vector or
+        ``mark_extra_slots``) in order, renumber every reference, and return
+        the map old slot -> new slot (-1: dropped)."""
+        cdef Py_ssize_t i, s, j = 0
+        mark_arr = np.zeros(n_total, dtype=np.uint8)
         cdef unsigned char[::1] mark = mark_arr
-        new_slot_arr = np.full(n, -1, dtype=np.intp)
+        new_slot_arr = np.full(n_total, -1, dtype=np.intp)
         cdef Py_ssize_t[::1] new_slot = new_slot_arr
         for i in range(self.n_sv):
             mark[self.slot[self.order[i]]] = 1
         self.mark_extra_slots(mark)
-        for s in range(n):
+        for s in range(n_total):
             if mark[s]:
                 new_slot[s] = j
-                if j != s and d > 0:
-                    memcpy(&self.store[j, 0], &self.store[s, 0], d * sizeof(double))
-                self.store_sq[j] = self.store_sq[s]
                 j += 1
-        if j == n:
-            return 0
         for i in range(self.n_sv):
             self.slot[self.order[i]] = new_slot[self.slot[self.order[i]]]
         self.remap_extra_slots(new_slot)
-        self.n_slots = j
-        return 0
+        return new_slot_arr
 
     # ------------------------------------------------------------------
     # kernel values of the current example
@@ -642,27 +654,12 @@ cdef class OnlineLearner:
         Returns a boolean mask over the ``n_old + chunk`` slots of the chunk
         that just ran: the vectors to keep, in their new slot order.
         """
-        cdef Py_ssize_t n_total = self.n_old + self.K_new.shape[0]
-        cdef Py_ssize_t i, s, j = 0
-        mark_arr = np.zeros(n_total, dtype=np.uint8)
-        cdef unsigned char[::1] mark = mark_arr
-        new_slot_arr = np.full(n_total, -1, dtype=np.intp)
-        cdef Py_ssize_t[::1] new_slot = new_slot_arr
-        for i in range(self.n_sv):
-            mark[self.slot[self.order[i]]] = 1
-        self.mark_extra_slots(mark)
-        for s in range(n_total):
-            if mark[s]:
-                new_slot[s] = j
-                j += 1
-        for i in range(self.n_sv):
-            self.slot[self.order[i]] = new_slot[self.slot[self.order[i]]]
-        self.remap_extra_slots(new_slot)
+        new_slot = self.renumber_slots(self.n_old + self.K_new.shape[0])
         self.K_old = None
         self.K_new = None
         self.D_old = None
         self.D_new = None
-        return mark_arr.astype(bool)
+        return new_slot >= 0
 
     # ------------------------------------------------------------------
     # read-out and persistence
