@@ -429,7 +429,7 @@ cdef class OnlineLearner:
         if self.track_margins:
             for i in range(self.n_sv):
                 c = self.order[i]
-                self.margin[c] -= a * self.gram[c, cell]
+                self.margin[c] -= a * self.gram[cell, c]
         self.on_remove(cell)
         for i in range(pos, self.n_sv - 1):
             self.order[i] = self.order[i + 1]
@@ -446,7 +446,7 @@ cdef class OnlineLearner:
         if self.track_margins:
             for i in range(self.n_sv):
                 c = self.order[i]
-                self.margin[c] += a * self.gram[c, cell]
+                self.margin[c] += a * self.gram[cell, c]
         return 0
 
     cdef int rescale(self, double factor) except -1 nogil:
@@ -825,6 +825,27 @@ def _grown_index(index, Py_ssize_t position):
     grown = np.full(max(2 * n, position + 1), -1, dtype=np.intp)
     grown[:n] = index
     return grown
+
+
+def densify_rows(const double[::1] data, const int[::1] indices, const int[::1] indptr,
+                 const Py_ssize_t[::1] rows, double[:, ::1] out):
+    """``out[i] = X[rows[i]]`` as dense rows, for the CSR matrix ``X``
+    (``data``, ``indices``, ``indptr``; checked on entry)."""
+    cdef Py_ssize_t i, j, n = rows.shape[0], d = out.shape[1], n_rows = indptr.shape[0] - 1
+    if out.shape[0] < n:
+        raise ValueError("out has fewer rows than rows")
+    if n and not (0 <= np.min(rows) and np.max(rows) < n_rows):
+        raise ValueError("row index out of range")
+    if indices.shape[0] != data.shape[0] or (indptr.shape[0] and (
+            indptr[0] != 0 or indptr[n_rows] > data.shape[0] or np.any(np.diff(indptr) < 0))):
+        raise ValueError("malformed CSR matrix")
+    if data.shape[0] and not (0 <= np.min(indices) and np.max(indices) < d):
+        raise ValueError("CSR column index out of range")
+    with nogil:
+        for i in range(n):
+            memset(&out[i, 0], 0, d * sizeof(double))
+            for j in range(indptr[rows[i]], indptr[rows[i] + 1]):
+                out[i, indices[j]] = data[j]
 
 
 def gather_block(const double[:, ::1] M, const Py_ssize_t[::1] rows,
