@@ -308,7 +308,7 @@ class _SegmentFeed:
                           X.indptr.astype(np.int32, copy=False))
             if not self.gather:
                 self.segment = max(256, min(SEGMENT, (1 << 20) // max(X.shape[1], 1)))
-                self.dense = np.empty((self.segment, X.shape[1]))
+                self.dense = np.empty((min(self.segment, X.shape[0]), X.shape[1]))
         else:
             X = np.ascontiguousarray(X)
         self.X = X
