@@ -46,7 +46,10 @@ Then the targets of the engine redesign (each printed and written to the JSON):
 a9a cut to 8 000 examples.
 Everything timed runs with BLAS on ``--blas-threads`` threads (default 1,
 as the training loop itself does): on a shared 2-core machine threaded BLAS
-makes prediction slow and erratic.
+makes prediction slow and erratic.  With the default, BLAS is started with
+one thread (``OPENBLAS_NUM_THREADS=1``): idle OpenBLAS workers left over
+from a threaded call spin for a while and take the second core from the
+``n_jobs`` threads.
 Writes ``benchmarks/results/speed.json``.  Timings share the machine with
 whatever else runs: the ratios (same process, back to back) are the
 meaningful numbers.
@@ -63,15 +66,19 @@ import platform
 import time
 from pathlib import Path
 
-import numpy as np
-import scipy.sparse as sp
-from sklearn.datasets import load_svmlight_file, make_classification
-from sklearn.linear_model import SGDClassifier
-from sklearn.metrics.pairwise import pairwise_kernels
-from sklearn.preprocessing import StandardScaler
-from threadpoolctl import threadpool_limits
+from _common import DATA, RESULTS, use_one_blas_thread, write_json  # noqa: E402  (before NumPy)
 
-from _common import DATA, RESULTS, write_json  # noqa: E402  (puts the repo on sys.path)
+if "--blas-threads" not in " ".join(sys.argv):
+    use_one_blas_thread()
+
+import numpy as np  # noqa: E402
+import scipy.sparse as sp  # noqa: E402
+from sklearn.datasets import load_svmlight_file, make_classification  # noqa: E402
+from sklearn.linear_model import SGDClassifier  # noqa: E402
+from sklearn.metrics.pairwise import pairwise_kernels  # noqa: E402
+from sklearn.preprocessing import StandardScaler  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
+
 import skbudget  # noqa: E402
 from skbudget._base import BaseOnlineKernelClassifier  # noqa: E402
 from skbudget.datasets import make_noisy_gaussians  # noqa: E402
