@@ -115,6 +115,7 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         "random_state": ["random_state"],
         "warm_start": ["boolean"],
         "verbose": ["verbose"],
+        "n_jobs": [numbers.Integral, None],
     }
 
     # examples per block of kernel values (None: chosen by _chunk_length);
@@ -136,11 +137,11 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
     # parameters that only steer the calls (or, for some estimators, the
     # read-out) and may change between calls; every other parameter is built
     # into the learners when a model starts (see _check_unchanged_params)
-    _call_params = ("max_iter", "shuffle", "verbose", "warm_start")
+    _call_params = ("max_iter", "n_jobs", "shuffle", "verbose", "warm_start")
 
     @abstractmethod
     def __init__(self, *, kernel, gamma, degree, coef0, kernel_params, max_iter,
-                 shuffle, random_state, warm_start, verbose):
+                 shuffle, random_state, warm_start, verbose, n_jobs=None):
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
@@ -151,6 +152,7 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.warm_start = warm_start
         self.verbose = verbose
+        self.n_jobs = n_jobs
 
     # ------------------------------------------------------------------
     # what an algorithm provides
@@ -225,7 +227,7 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
             rngs = [np.random.RandomState(seed) for seed in seeds]
         self._driver = StreamDriver([self._make_learner(rng) for rng in rngs], X[:0],
                                     self._kernel_function, self._needs_distances(),
-                                    self._chunk_size, self._shared_support)
+                                    self._chunk_size, self.n_jobs, self._shared_support)
         self._record = OnlineRecord(keep_flags=self._keep_mistake_flags)
         self._n_examples_seen = 0
         self.n_iter_ = 0
@@ -409,6 +411,7 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
             self._check_labels(y)
         else:
             self._reset(X, np.unique(y), streaming=self.warm_start)
+        self._driver.n_jobs = self.n_jobs
         Y = self._signed_targets(y)
         first_id = self._n_examples_seen
         self._n_examples_seen += X.shape[0]
@@ -471,6 +474,7 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         self._check_labels(y)
         if first_call:
             self._reset(X, self.classes_, streaming=True)
+        self._driver.n_jobs = self.n_jobs
         Y = self._signed_targets(y)
         first_id = self._n_examples_seen
         self._n_examples_seen += X.shape[0]

@@ -47,7 +47,7 @@ def _example(name, call):
 
 
 _SHARED_PARAMS = ("kernel", "gamma", "degree", "coef0", "kernel_params", "max_iter",
-                  "shuffle", "random_state", "warm_start", "verbose")
+                  "shuffle", "random_state", "warm_start", "verbose", "n_jobs")
 
 
 def _shared_params(init_locals):
@@ -67,7 +67,7 @@ class _FixedBudgetClassifier(BaseOnlineKernelClassifier):
 
     def __init__(self, *, budget=100, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
                  kernel_params=None, max_iter=1, shuffle=True, random_state=None,
-                 warm_start=False, verbose=0):
+                 warm_start=False, verbose=0, n_jobs=None):
         super().__init__(**_shared_params(locals()))
         self.budget = budget
 
@@ -161,7 +161,7 @@ class BudgetPerceptron(BaseOnlineKernelClassifier):
 
     def __init__(self, *, budget=100, beta=0.0, kernel="rbf", gamma="scale", degree=3,
                  coef0=0.0, kernel_params=None, max_iter=1, shuffle=True, random_state=None,
-                 warm_start=False, verbose=0):
+                 warm_start=False, verbose=0, n_jobs=None):
         super().__init__(**_shared_params(locals()))
         self.budget = budget
         self.beta = beta
@@ -213,7 +213,7 @@ class Forgetron(BaseOnlineKernelClassifier):
 
     def __init__(self, *, budget=100, self_tuned=True, kernel="rbf", gamma="scale", degree=3,
                  coef0=0.0, kernel_params=None, max_iter=1, shuffle=True, random_state=None,
-                 warm_start=False, verbose=0):
+                 warm_start=False, verbose=0, n_jobs=None):
         super().__init__(**_shared_params(locals()))
         self.budget = budget
         self.self_tuned = self_tuned
@@ -251,7 +251,7 @@ class KernelPassiveAggressive(BaseOnlineKernelClassifier):
 
     def __init__(self, *, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
                  kernel_params=None, max_iter=1, shuffle=True, random_state=None,
-                 warm_start=False, verbose=0):
+                 warm_start=False, verbose=0, n_jobs=None):
         super().__init__(**_shared_params(locals()))
         self.C = C
 

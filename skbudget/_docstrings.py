@@ -64,7 +64,8 @@ max_iter : int, default={max_iter}
     warm_start : bool, default=False
         Continue from the current model on :meth:`fit`{warm_start_note}.
         A continuing call (``partial_fit``, warm-start ``fit``) may change
-        only ``max_iter``, ``shuffle``, ``verbose`` and ``warm_start`` (and
+        only ``max_iter``, ``n_jobs``, ``shuffle``, ``verbose`` and
+        ``warm_start`` (and
         :class:`KernelPerceptron`'s ``hypothesis``); every other parameter
         is built into the model when it starts, and a changed one raises a
         ValueError that says to call ``fit`` (``warm_start=False``).
@@ -72,7 +73,11 @@ max_iter : int, default={max_iter}
         Print the examples seen, mistakes and support-set size after each
         {unit}, and during a long one a progress line every 10 seconds
         (examples seen, examples per second, online error so far,
-        support-set size)."""
+        support-set size).
+    n_jobs : int, default=None
+        Threads running the one-vs-rest learners of a multi-class problem
+        (``None`` means 1, ``-1`` every core); the model does not depend
+        on it."""
 
 
 def attributes_doc(*, unit="pass",

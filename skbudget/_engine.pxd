@@ -3,9 +3,23 @@
 
 Every algorithm is a subclass of :class:`OnlineLearner` that overrides
 ``process_example`` (and, if it keeps per-support-vector arrays of its own,
-``grow``, ``on_remove``, ``mark_extra_slots``, ``remap_extra_slots``,
-``get_state`` and ``set_state``).
+``grow``, ``on_remove``, ``mark_extra_slots`` and ``remap_extra_slots``; its
+state is listed in ``_state_names``).
 """
+
+from libc.stdint cimport uint32_t, uint64_t
+
+from skbudget._kernel_rows cimport KernelSpec
+
+
+# numpy's C interface to a bit generator (numpy/random/bitgen.h)
+cdef struct bitgen_t:
+    void *state
+    uint64_t (*next_uint64)(void *st) noexcept nogil
+    uint32_t (*next_uint32)(void *st) noexcept nogil
+    double (*next_double)(void *st) noexcept nogil
+    uint64_t (*next_raw)(void *st) noexcept nogil
+
 
 cdef class OnlineLearner:
     # ---- the support set ---------------------------------------------------
@@ -18,7 +32,7 @@ cdef class OnlineLearner:
     cdef public Py_ssize_t[::1] free_cells     # stack of unused cells
     cdef public Py_ssize_t n_free
     cdef public double[::1] alpha              # coefficient of each cell (times scale)
-    cdef public Py_ssize_t[::1] slot           # pool slot of each cell's vector
+    cdef public Py_ssize_t[::1] slot           # slot of each cell's vector
     cdef public double[::1] kself              # k(x_i, x_i) of each cell
     cdef public double scale            # global factor on every alpha
     cdef public double intercept
@@ -33,30 +47,81 @@ cdef class OnlineLearner:
 
     # ---- randomness (numpy RandomState, drawn from only where a rule says)
     cdef public object rng
+    cdef bitgen_t* bitgen               # rng's bit generator (see random_below)
+    cdef object bitgen_owner            # the rng it belongs to
 
-    # ---- the chunk being processed -----------------------------------------
+    # ---- the feature store (store mode) ----------------------------------
+    # The learner keeps the features of every vector it references (support
+    # vectors, merged vectors, a policy's extra vectors) as dense rows
+    # ``store[slot]`` with ``store_sq[slot] = ||row||^2``; kernel values are
+    # computed in compiled code (``_kernel_rows``).  In block mode
+    # (callables, other kernels, very wide sparse input) Python keeps the
+    # rows and passes kernel blocks per chunk instead.
+    cdef public bint uses_store
+    cdef public int kernel_kind
+    cdef public double kernel_gamma, kernel_coef0, kernel_degree
+    cdef public Py_ssize_t n_features
+    cdef public double[:, ::1] store
+    cdef public double[::1] store_sq
+    cdef public Py_ssize_t n_slots
+    cdef KernelSpec kspec
+
+    # ---- the current example -------------------------------------------------
+    cdef Py_ssize_t t                   # its row in the current chunk
+    cdef public double[::1] k_row       # k(x_t, x_c) per cell, after gather
+    cdef double k_tt                    # k(x_t, x_t)
+    cdef double xx                      # ||x_t||^2 (store mode)
+    cdef const double* x_dense          # x_t, dense input (store mode)
+    cdef const double* x_values         # x_t, sparse input: values ...
+    cdef const int* x_indices           # ... their columns ...
+    cdef Py_ssize_t x_nnz               # ... and how many
+    cdef Py_ssize_t cur_slot            # slot holding x_t, or -1 (store mode)
+    # store mode, dense input: one chunk's kernel values, from two GEMMs:
+    # k(x_t, store[s]) = chunk_k[t, s] for s < n_block_slots, and
+    # k(x_t, x_t') = chunk_k[t, n_block_slots + t'] for the chunk's examples
+    # t' (slot_row[s] = t' for a slot holding example t', else -1)
+    cdef double[:, ::1] chunk_k
+    cdef object chunk_buffer            # the memory behind chunk_k, reused
+    cdef Py_ssize_t[::1] slot_row
+    cdef Py_ssize_t n_block_slots
+    cdef bint chunk_blocks
+    # block mode: the chunk's kernel blocks
     cdef const double[:, ::1] K_old     # k(chunk, stored pool slots)
     cdef const double[:, ::1] K_new     # k(chunk, chunk)
     cdef const double[:, ::1] D_old     # squared distances, when requested
     cdef const double[:, ::1] D_new
     cdef Py_ssize_t n_old               # pool slots stored before the chunk
-    cdef Py_ssize_t t                   # row of the current example
-    cdef public double[::1] k_row              # k(x_t, x_c) per cell, after gather
-    cdef double k_tt                    # k(x_t, x_t)
 
     # ---- helpers for policies ----------------------------------------------
     cdef double kernel_to_slot(self, Py_ssize_t s) noexcept nogil
     cdef double sqdist_to_slot(self, Py_ssize_t s) noexcept nogil
-    cdef void gather_row(self) noexcept nogil
+    cdef double kernel_between_slots(self, Py_ssize_t a, Py_ssize_t b) noexcept nogil
+    cdef bint gather_row(self) noexcept nogil
     cdef double dot_row(self) noexcept nogil
-    cdef Py_ssize_t append_current(self, double coef) except -1
-    cdef int remove_at(self, Py_ssize_t pos) except -1
-    cdef int add_to_coef(self, Py_ssize_t cell, double delta) except -1
-    cdef int rescale(self, double factor) except -1
+    cdef Py_ssize_t current_slot(self) except -1 nogil
+    cdef const double* vector_of(self, Py_ssize_t cell) noexcept nogil
+    cdef Py_ssize_t append_current(self, double coef) except -1 nogil
+    cdef Py_ssize_t append_vector(self, const double* z, double coef) except -1 nogil
+    cdef int remove_at(self, Py_ssize_t pos) except -1 nogil
+    cdef int add_to_coef(self, Py_ssize_t cell, double delta) except -1 nogil
+    cdef int rescale(self, double factor) except -1 nogil
+    cdef long long random_below(self, long long n) except -1 nogil
+
+    # ---- engine internals ----------------------------------------------------
+    cdef Py_ssize_t insert_cell(self, Py_ssize_t slot, double coef, double k_self,
+                                double k_now) except -1 nogil
+    cdef Py_ssize_t new_slot(self) except -1 nogil
+    cdef int grow_store(self) except -1
+    cdef double dot_to_slot(self, Py_ssize_t s) noexcept nogil
+    cdef int compute_chunk_blocks(self, const double[:, ::1] rows, const double[::1] sq_norms) except -1
+    cdef int reserve_slots(self, Py_ssize_t n_new) except -1
+    cdef int compact_store(self) except -1
+    cdef renumber_slots(self, Py_ssize_t n_total)
+    cdef int set_current(self, double xx) except -1 nogil
 
     # ---- policy hooks --------------------------------------------------------
-    cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300
+    cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300 nogil
     cdef int grow(self, Py_ssize_t new_capacity) except -1
-    cdef int on_remove(self, Py_ssize_t cell) except -1
+    cdef int on_remove(self, Py_ssize_t cell) except -1 nogil
     cdef int mark_extra_slots(self, unsigned char[::1] mark) except -1
     cdef int remap_extra_slots(self, Py_ssize_t[::1] new_slot) except -1

@@ -1,30 +1,49 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""The shared online engine: one compiled stream loop for every algorithm.
-
-The Python layer (``skbudget._base``) cuts the stream into chunks of ``c``
-examples and computes, with :func:`sklearn.metrics.pairwise.pairwise_kernels`,
-two kernel blocks per chunk and binary learner:
-
-* ``K_old = k(X_chunk, pool)``: the chunk against every stored vector (the
-  support set, plus any extra vectors a policy keeps, such as a validation
-  reservoir), as it stands at the start of the chunk;
-* ``K_new = k(X_chunk, X_chunk)``: the chunk against itself.
-
-Every vector alive during the chunk is either a stored one (a column of
-``K_old``) or an example of the chunk (a column of ``K_new``), so every kernel
-value the per-example loop needs is a table lookup.  The pool is addressed by
-*slots*: ``0 .. n_old-1`` are the stored vectors and ``n_old + t`` is example
-``t`` of the chunk.  After the chunk, :meth:`OnlineLearner.finish_chunk` tells
-Python which slots are still referenced and renumbers them, and Python
-rebuilds the pool once.
+"""The shared online engine: the support-set store and the stream loop.
 
 A policy (one algorithm) subclasses :class:`OnlineLearner` and overrides
 :meth:`process_example`, which sees the example's label, its kernel row
 against the support set (``self.k_row``, per cell) and ``self.k_tt``, and
-returns the training-time score ``f(x_t)`` (before any update).
+returns the training-time score ``f(x_t)`` (before any update).  Vectors are
+addressed by *slots*; the engine fills ``k_row`` in one of two ways:
+
+* **store mode** (the common kernels: ``linear``, ``rbf``, ``poly``,
+  ``sigmoid``): the learner keeps the features of every vector it references
+  as dense rows ``store[slot]``, and computes kernel values itself
+  (``_kernel_rows``): one example against every live slot, from a dense row
+  (a dot loop, or one GEMM per chunk of examples when rows are wide) or a
+  sparse row (a gather over its nonzeros).  A whole stream runs in one
+  compiled call (:meth:`OnlineLearner.run_dense` / ``run_sparse``).  The
+  store only grows during a chunk; between chunks it is compacted (the
+  slots no support vector or policy references are dropped).
+* **block mode** (callables, other kernels): Python computes per chunk
+  ``K_old = k(chunk, pool)`` and ``K_new = k(chunk, chunk)``
+  (``skbudget._stream``); slots ``0 .. n_old-1`` are the stored vectors and
+  ``n_old + t`` is example ``t`` of the chunk; :meth:`process_chunk` runs the
+  chunk and :meth:`finish_chunk` renumbers the slots still referenced.
+
+Policies never see the difference: they read ``k_row`` / ``k_tt`` and call
+the helpers below (``kernel_to_slot``, ``append_current``, ``remove_at``...).
 """
 
 import numpy as np
+from libc.math cimport INFINITY, fabs
+from libc.stdint cimport uint64_t
+from libc.string cimport memcpy, memset
+from cpython.pycapsule cimport PyCapsule_GetPointer
+from scipy.linalg.cython_blas cimport dgemm
+
+from skbudget._kernel_rows cimport (
+    KernelSpec, LINEAR_KERNEL, RBF_KERNEL, POLY_KERNEL, SIGMOID_KERNEL, dense_dot, sparse_dot, kernel_from_dot, kernel_to_itself, squared_distance,
+)
+
+cdef uint64_t MAX_UINT32 = 4294967295
+# names of the KernelKind values (in error messages)
+KERNEL_NAMES = ("linear", "rbf", "poly", "sigmoid")
+
+
+cdef inline bint _finite(double v) noexcept nogil:
+    return fabs(v) < INFINITY
 
 
 cdef class OnlineLearner:
@@ -62,7 +81,38 @@ cdef class OnlineLearner:
         self.k_row = np.empty(0)
         self.margin = np.empty(0)
         self.gram = np.empty((0, 0))
+        self.uses_store = False
+        self.kernel_kind = 0
+        self.kernel_gamma = self.kernel_coef0 = self.kernel_degree = 0.0
+        self.n_features = 0
+        self.store = np.empty((0, 0))
+        self.store_sq = np.empty(0)
+        self.n_slots = 0
+        self.cur_slot = -1
+        self.chunk_blocks = False
         self.grow(max(capacity, 1))
+
+    def use_store(self, int kind, double gamma, double coef0, double degree,
+                  Py_ssize_t n_features):
+        """Switch to store mode (before any example): kernel ``kind``
+        (``_kernel_rows.KernelKind``) and its parameters, feature count."""
+        if self.n_sv or self.n_slots:
+            raise RuntimeError("use_store must be called on a new learner")
+        self.uses_store = True
+        self.kernel_kind = kind
+        self.kernel_gamma = gamma
+        self.kernel_coef0 = coef0
+        self.kernel_degree = degree
+        self.n_features = n_features
+        self.store = np.zeros((self.capacity + 8, n_features))
+        self.store_sq = np.zeros(self.capacity + 8)
+        self._sync_kernel()
+
+    def _sync_kernel(self):
+        self.kspec.kind = self.kernel_kind
+        self.kspec.gamma = self.kernel_gamma
+        self.kspec.coef0 = self.kernel_coef0
+        self.kspec.degree = self.kernel_degree
 
     # ------------------------------------------------------------------
     # storage
@@ -95,169 +145,67 @@ cdef class OnlineLearner:
         self.capacity = new_capacity
         return 0
 
-    cdef double kernel_to_slot(self, Py_ssize_t s) noexcept nogil:
-        """k(x_t, pool slot s)."""
-        if s < self.n_old:
-            return self.K_old[self.t, s]
-        return self.K_new[self.t, s - self.n_old]
+    cdef Py_ssize_t new_slot(self) except -1 nogil:
+        """A fresh store row (store mode); the store grows when full."""
+        if self.n_slots == self.store.shape[0] or (
+                self.chunk_blocks and self.slot_row.shape[0] <= self.n_slots):
+            with gil:
+                self.grow_store()
+        if self.chunk_blocks:
+            self.slot_row[self.n_slots] = -1
+        self.n_slots += 1
+        return self.n_slots - 1
 
-    cdef double sqdist_to_slot(self, Py_ssize_t s) noexcept nogil:
-        """||x_t - pool slot s||^2 (only when distance blocks were given)."""
-        if s < self.n_old:
-            return self.D_old[self.t, s]
-        return self.D_new[self.t, s - self.n_old]
-
-    cdef void gather_row(self) noexcept nogil:
-        """k_row[c] = k(x_t, x_c) for every support-vector cell, from the
-        two kernel blocks (raw pointers: this is the hottest loop)."""
-        cdef Py_ssize_t i, c, s, n = self.n_sv, n_old = self.n_old
-        if n == 0:
-            return
-        cdef const Py_ssize_t* order = &self.order[0]
-        cdef const Py_ssize_t* slot = &self.slot[0]
-        cdef double* k_row = &self.k_row[0]
-        cdef const double* new_row = &self.K_new[self.t, 0]
-        cdef const double* old_row = new_row
-        if n_old > 0:
-            old_row = &self.K_old[self.t, 0]
-        for i in range(n):
-            c = order[i]
-            s = slot[c]
-            if s < n_old:
-                k_row[c] = old_row[s]
-            else:
-                k_row[c] = new_row[s - n_old]
-
-    cdef double dot_row(self) noexcept nogil:
-        """f(x_t) without the intercept, from the gathered kernel row."""
-        cdef Py_ssize_t i, n = self.n_sv
-        cdef double s = 0.0
-        if n == 0:
-            return 0.0
-        cdef const Py_ssize_t* order = &self.order[0]
-        cdef const double* alpha = &self.alpha[0]
-        cdef const double* k_row = &self.k_row[0]
-        for i in range(n):
-            s += alpha[order[i]] * k_row[order[i]]
-        return s * self.scale
-
-    cdef Py_ssize_t append_current(self, double coef) except -1:
-        """Add the current example as the newest support vector; its cell."""
-        cdef Py_ssize_t i, c, cell
-        cdef double a = coef / self.scale, f_new = 0.0
-        if self.n_free == 0:
-            self.grow(2 * self.capacity)
-        self.n_free -= 1
-        cell = self.free_cells[self.n_free]
-        if self.track_gram:
-            for i in range(self.n_sv):
-                c = self.order[i]
-                self.gram[cell, c] = self.k_row[c]
-                self.gram[c, cell] = self.k_row[c]
-            self.gram[cell, cell] = self.k_tt
-        if self.track_margins:
-            for i in range(self.n_sv):
-                c = self.order[i]
-                f_new += self.alpha[c] * self.k_row[c]
-                self.margin[c] += a * self.k_row[c]
-            self.margin[cell] = f_new + a * self.k_tt
-        self.alpha[cell] = a
-        self.slot[cell] = self.n_old + self.t
-        self.kself[cell] = self.k_tt
-        self.k_row[cell] = self.k_tt
-        self.order[self.n_sv] = cell
-        self.n_sv += 1
-        return cell
-
-    cdef int remove_at(self, Py_ssize_t pos) except -1:
-        """Remove the support vector at position ``pos`` (0 = oldest)."""
-        cdef Py_ssize_t i, c, cell = self.order[pos]
-        cdef double a = self.alpha[cell]
-        if self.track_margins:
-            for i in range(self.n_sv):
-                c = self.order[i]
-                self.margin[c] -= a * self.gram[c, cell]
-        self.on_remove(cell)
-        for i in range(pos, self.n_sv - 1):
-            self.order[i] = self.order[i + 1]
-        self.n_sv -= 1
-        self.free_cells[self.n_free] = cell
-        self.n_free += 1
+    cdef int grow_store(self) except -1:
+        """Double the feature store (and the chunk's ``slot_row``)."""
+        cdef Py_ssize_t n = self.store.shape[0]
+        if self.n_slots == n:
+            store = np.zeros((2 * n + 8, self.n_features))
+            store[:n] = self.store
+            self.store = store
+            self.store_sq = _resized(self.store_sq, 2 * n + 8)
+        if self.chunk_blocks and self.slot_row.shape[0] < self.store.shape[0]:
+            self.slot_row = _resized(self.slot_row, self.store.shape[0])
         return 0
 
-    cdef int add_to_coef(self, Py_ssize_t cell, double delta) except -1:
-        """alpha_cell += delta (a change of the true, scaled coefficient)."""
-        cdef Py_ssize_t i, c
-        cdef double a = delta / self.scale
-        self.alpha[cell] += a
-        if self.track_margins:
-            for i in range(self.n_sv):
-                c = self.order[i]
-                self.margin[c] += a * self.gram[c, cell]
+    cdef int reserve_slots(self, Py_ssize_t n_new) except -1:
+        """Before a chunk (store mode): room for ``n_new`` new slots.
+        Unreferenced slots (beyond the support vectors) are dropped once
+        they are a fifth of the store's rows, or when it is full (the
+        chunk's kernel block covers every stored row, so stale ones cost
+        work); the store keeps twice the room it needs."""
+        cdef Py_ssize_t need = self.n_slots + n_new
+        if need > self.store.shape[0] or 5 * (self.n_slots - self.n_sv) > self.n_slots + 40:
+            self.compact_store()
+            need = self.n_slots + n_new
+            if need > self.store.shape[0]:
+                store = np.zeros((2 * need, self.n_features))
+                store[:self.n_slots] = np.asarray(self.store)[:self.n_slots]
+                self.store = store
+                self.store_sq = _resized(self.store_sq, 2 * need)
         return 0
 
-    cdef int rescale(self, double factor) except -1:
-        """Multiply every coefficient by ``factor`` > 0 in O(1)."""
-        cdef Py_ssize_t i, c
-        self.scale *= factor
-        if self.scale < 1e-100:  # fold the factor in before it underflows
-            for i in range(self.n_sv):
-                c = self.order[i]
-                self.alpha[c] *= self.scale
-                if self.track_margins:
-                    self.margin[c] *= self.scale
-            self.scale = 1.0
+    cdef int compact_store(self) except -1:
+        """Drop the store rows nothing references; renumber the others."""
+        cdef Py_ssize_t s, j, n = self.n_slots, d = self.n_features
+        if n == self.n_sv:          # every slot holds a support vector
+            return 0
+        cdef Py_ssize_t[::1] new_slot = self.renumber_slots(n)
+        self.n_slots = 0
+        for s in range(n):
+            j = new_slot[s]
+            if j >= 0:
+                if j != s:
+                    memcpy(&self.store[j, 0], &self.store[s, 0], d * sizeof(double))
+                    self.store_sq[j] = self.store_sq[s]
+                self.n_slots = j + 1
         return 0
 
-    # ------------------------------------------------------------------
-    # policy hooks (defaults: nothing extra)
-    # ------------------------------------------------------------------
-    cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300:
-        raise NotImplementedError("a policy must define process_example")
-
-    cdef int on_remove(self, Py_ssize_t cell) except -1:
-        return 0
-
-    cdef int mark_extra_slots(self, unsigned char[::1] mark) except -1:
-        return 0
-
-    cdef int remap_extra_slots(self, Py_ssize_t[::1] new_slot) except -1:
-        return 0
-
-    # ------------------------------------------------------------------
-    # the stream loop
-    # ------------------------------------------------------------------
-    def process_chunk(self, const double[:, ::1] K_old, const double[:, ::1] K_new,
-                      const double[::1] y, const Py_ssize_t[::1] example_ids,
-                      double[::1] scores, D_old=None, D_new=None):
-        """Run the policy over one chunk; ``scores[t]`` gets f(x_t) before
-        its update.  ``y`` holds the binary labels in {-1, +1}."""
-        cdef Py_ssize_t t, n = K_new.shape[0]
-        _check_chunk(K_old, K_new, y, example_ids, scores, D_old, D_new)
-        self.check_state(K_old.shape[1])
-        self.K_old = K_old
-        self.K_new = K_new
-        if D_old is not None:
-            self.D_old = D_old
-            self.D_new = D_new
-        self.n_old = K_old.shape[1]
-        for t in range(n):
-            self.t = t
-            self.k_tt = K_new[t, t]
-            self.gather_row()
-            scores[t] = self.process_example(y[t], example_ids[t])
-
-    def finish_chunk(self):
-        """Renumber the referenced pool slots after a chunk.
-
-        Returns a boolean mask over the ``n_old + chunk`` slots of the chunk
-        that just ran: the vectors to keep, in their new slot order.
-        """
-        if self.K_new is None:
-            raise ValueError("finish_chunk called without a chunk (process_chunk first)")
-        cdef Py_ssize_t n_total = self.n_old + self.K_new.shape[0]
+    cdef renumber_slots(self, Py_ssize_t n_total):
+        """Number the slots still referenced (by a support vector or
+        ``mark_extra_slots``) in order, renumber every reference, and return
+        the map old slot -> new slot (-1: dropped)."""
         cdef Py_ssize_t i, s, j = 0
-        self.check_state(n_total)
         mark_arr = np.zeros(n_total, dtype=np.uint8)
         cdef unsigned char[::1] mark = mark_arr
         new_slot_arr = np.full(n_total, -1, dtype=np.intp)
@@ -272,20 +220,309 @@ cdef class OnlineLearner:
         for i in range(self.n_sv):
             self.slot[self.order[i]] = new_slot[self.slot[self.order[i]]]
         self.remap_extra_slots(new_slot)
-        self.K_old = None
-        self.K_new = None
-        self.D_old = None
-        self.D_new = None
-        return mark_arr.astype(bool)
+        return new_slot_arr
 
-    def check_state(self, Py_ssize_t pool_size):
-        """Raise ValueError unless the support-set store is consistent: every
-        per-cell array has ``capacity`` cells, ``n_sv + n_free ==
-        capacity``, the support cells and the free cells are distinct cells
-        in range, and every support vector's slot is in ``[0, pool_size)``.
+    # ------------------------------------------------------------------
+    # kernel values of the current example
+    # ------------------------------------------------------------------
+    cdef double dot_to_slot(self, Py_ssize_t s) noexcept nogil:
+        """<x_t, store[s]> (store mode)."""
+        if self.x_dense != NULL:
+            return dense_dot(self.x_dense, &self.store[s, 0], self.n_features)
+        return sparse_dot(self.x_values, self.x_indices, self.x_nnz, &self.store[s, 0])
+
+    cdef double kernel_to_slot(self, Py_ssize_t s) noexcept nogil:
+        """k(x_t, slot s)."""
+        if self.uses_store:
+            if s == self.cur_slot:
+                return self.k_tt
+            if s < self.n_block_slots:
+                return self.chunk_k[self.t, s]
+            if self.chunk_blocks and self.slot_row[s] >= 0:
+                return self.chunk_k[self.t, self.n_block_slots + self.slot_row[s]]
+            return kernel_from_dot(&self.kspec, self.dot_to_slot(s), self.xx, self.store_sq[s])
+        if s < self.n_old:
+            return self.K_old[self.t, s]
+        return self.K_new[self.t, s - self.n_old]
+
+    cdef double sqdist_to_slot(self, Py_ssize_t s) noexcept nogil:
+        """||x_t - slot s||^2 (block mode: only when distance blocks were given)."""
+        if self.uses_store:
+            if s == self.cur_slot:
+                return 0.0
+            return squared_distance(self.dot_to_slot(s), self.xx, self.store_sq[s])
+        if s < self.n_old:
+            return self.D_old[self.t, s]
+        return self.D_new[self.t, s - self.n_old]
+
+    cdef double kernel_between_slots(self, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
+        """k(store[a], store[b]) (store mode only)."""
+        if a == b:
+            return kernel_to_itself(&self.kspec, self.store_sq[a])
+        return kernel_from_dot(&self.kspec,
+                               dense_dot(&self.store[a, 0], &self.store[b, 0], self.n_features),
+                               self.store_sq[a], self.store_sq[b])
+
+    cdef int set_current(self, double xx) except -1 nogil:
+        """Start the round of the example just pointed to: ``k_tt`` and
+        ``k_row`` (store mode), with a check that they are finite."""
+        self.xx = xx
+        self.cur_slot = -1
+        self.k_tt = kernel_to_itself(&self.kspec, xx)
+        if not (self.gather_row() and _finite(self.k_tt)):
+            with gil:
+                from skbudget._kernels import non_finite_kernel_error
+                raise non_finite_kernel_error(KERNEL_NAMES[self.kernel_kind])
+        return 0
+
+    cdef bint gather_row(self) noexcept nogil:
+        """k_row[c] = k(x_t, x_c) for every support-vector cell (the hottest
+        loop).  Returns whether every value is finite (store mode)."""
+        cdef Py_ssize_t i, c, s, n = self.n_sv, n_old = self.n_old, d = self.n_features
+        cdef double v, bad = 0.0
+        if n == 0:
+            return True
+        cdef const Py_ssize_t* order = &self.order[0]
+        cdef const Py_ssize_t* slot = &self.slot[0]
+        cdef double* k_row = &self.k_row[0]
+        cdef const double* new_row
+        cdef const double* old_row
+        if self.uses_store:
+            for i in range(n):
+                c = order[i]
+                s = slot[c]
+                if s < self.n_block_slots:
+                    v = self.chunk_k[self.t, s]
+                elif self.chunk_blocks and self.slot_row[s] >= 0:
+                    v = self.chunk_k[self.t, self.n_block_slots + self.slot_row[s]]
+                elif self.x_dense != NULL:
+                    v = kernel_from_dot(&self.kspec, dense_dot(self.x_dense, &self.store[s, 0], d),
+                                        self.xx, self.store_sq[s])
+                else:
+                    v = kernel_from_dot(&self.kspec, sparse_dot(self.x_values, self.x_indices,
+                                                                self.x_nnz, &self.store[s, 0]),
+                                        self.xx, self.store_sq[s])
+                bad += v - v            # NaN as soon as one value is inf or NaN
+                k_row[c] = v
+            return bad == 0.0
+        new_row = &self.K_new[self.t, 0]
+        old_row = new_row
+        if n_old > 0:
+            old_row = &self.K_old[self.t, 0]
+        for i in range(n):
+            c = order[i]
+            s = slot[c]
+            if s < n_old:
+                k_row[c] = old_row[s]
+            else:
+                k_row[c] = new_row[s - n_old]
+        return True
+
+    cdef double dot_row(self) noexcept nogil:
+        """f(x_t) without the intercept, from the gathered kernel row."""
+        cdef Py_ssize_t i, n = self.n_sv
+        cdef double s = 0.0
+        if n == 0:
+            return 0.0
+        cdef const Py_ssize_t* order = &self.order[0]
+        cdef const double* alpha = &self.alpha[0]
+        cdef const double* k_row = &self.k_row[0]
+        for i in range(n):
+            s += alpha[order[i]] * k_row[order[i]]
+        return s * self.scale
+
+    # ------------------------------------------------------------------
+    # changing the support set
+    # ------------------------------------------------------------------
+    cdef Py_ssize_t current_slot(self) except -1 nogil:
+        """The slot of the current example (store mode: copied into the
+        store on first use in its round)."""
+        cdef Py_ssize_t s, j
+        if not self.uses_store:
+            return self.n_old + self.t
+        if self.cur_slot < 0:
+            s = self.new_slot()
+            if self.x_dense != NULL:
+                memcpy(&self.store[s, 0], self.x_dense, self.n_features * sizeof(double))
+            else:
+                memset(&self.store[s, 0], 0, self.n_features * sizeof(double))
+                for j in range(self.x_nnz):
+                    self.store[s, self.x_indices[j]] = self.x_values[j]
+            self.store_sq[s] = self.xx
+            self.cur_slot = s
+            if self.chunk_blocks:
+                self.slot_row[s] = self.t
+        return self.cur_slot
+
+    cdef const double* vector_of(self, Py_ssize_t cell) noexcept nogil:
+        """The features of a support vector, ``n_features`` doubles (store
+        mode; valid until the next slot is added)."""
+        return &self.store[self.slot[cell], 0]
+
+    cdef Py_ssize_t insert_cell(self, Py_ssize_t slot, double coef, double k_self,
+                                double k_now) except -1 nogil:
+        """Add the vector of ``slot`` as the newest support vector with true
+        coefficient ``coef``; ``k_self`` = k(v, v), ``k_now`` = k(x_t, v).
+        With ``track_gram`` the caller has put k(v, x_c) in ``gram[cell, c]``
+        for every support vector c (``cell`` = the next free cell)."""
+        cdef Py_ssize_t i, c, cell
+        cdef double a = coef / self.scale, f_new = 0.0
+        self.n_free -= 1
+        cell = self.free_cells[self.n_free]
+        if self.track_gram:
+            for i in range(self.n_sv):
+                c = self.order[i]
+                self.gram[c, cell] = self.gram[cell, c]
+            self.gram[cell, cell] = k_self
+        if self.track_margins:
+            for i in range(self.n_sv):
+                c = self.order[i]
+                f_new += self.alpha[c] * self.gram[cell, c]
+                self.margin[c] += a * self.gram[cell, c]
+            self.margin[cell] = f_new + a * k_self
+        self.alpha[cell] = a
+        self.slot[cell] = slot
+        self.kself[cell] = k_self
+        self.k_row[cell] = k_now
+        self.order[self.n_sv] = cell
+        self.n_sv += 1
+        return cell
+
+    cdef Py_ssize_t append_current(self, double coef) except -1 nogil:
+        """Add the current example as the newest support vector; its cell."""
+        cdef Py_ssize_t i, c, cell, s = self.current_slot()
+        if self.n_free == 0:
+            with gil:
+                self.grow(2 * self.capacity)
+        cell = self.free_cells[self.n_free - 1]
+        if self.track_gram:
+            for i in range(self.n_sv):
+                c = self.order[i]
+                self.gram[cell, c] = self.k_row[c]
+        return self.insert_cell(s, coef, self.k_tt, self.k_tt)
+
+    cdef Py_ssize_t append_vector(self, const double* z, double coef) except -1 nogil:
+        """Add a vector that is no example of the stream (e.g. a merge of two
+        support vectors), ``n_features`` doubles, as the newest support
+        vector with true coefficient ``coef`` (store mode only); its cell."""
+        cdef Py_ssize_t i, c, cell, s
+        if not self.uses_store:
+            with gil:
+                raise RuntimeError("append_vector needs the feature store (a common kernel)")
+        if self.n_free == 0:
+            with gil:
+                self.grow(2 * self.capacity)
+        s = self.new_slot()
+        memcpy(&self.store[s, 0], z, self.n_features * sizeof(double))
+        self.store_sq[s] = dense_dot(&self.store[s, 0], &self.store[s, 0], self.n_features)
+        cell = self.free_cells[self.n_free - 1]
+        if self.track_gram:
+            for i in range(self.n_sv):
+                c = self.order[i]
+                self.gram[cell, c] = self.kernel_between_slots(s, self.slot[c])
+        return self.insert_cell(s, coef, kernel_to_itself(&self.kspec, self.store_sq[s]),
+                                self.kernel_to_slot(s))
+
+    cdef int remove_at(self, Py_ssize_t pos) except -1 nogil:
+        """Remove the support vector at position ``pos`` (0 = oldest)."""
+        cdef Py_ssize_t i, c, cell = self.order[pos]
+        cdef double a = self.alpha[cell]
+        if self.track_margins:
+            for i in range(self.n_sv):
+                c = self.order[i]
+                self.margin[c] -= a * self.gram[cell, c]
+        self.on_remove(cell)
+        for i in range(pos, self.n_sv - 1):
+            self.order[i] = self.order[i + 1]
+        self.n_sv -= 1
+        self.free_cells[self.n_free] = cell
+        self.n_free += 1
+        return 0
+
+    cdef int add_to_coef(self, Py_ssize_t cell, double delta) except -1 nogil:
+        """alpha_cell += delta (a change of the true, scaled coefficient)."""
+        cdef Py_ssize_t i, c
+        cdef double a = delta / self.scale
+        self.alpha[cell] += a
+        if self.track_margins:
+            for i in range(self.n_sv):
+                c = self.order[i]
+                self.margin[c] += a * self.gram[cell, c]
+        return 0
+
+    cdef int rescale(self, double factor) except -1 nogil:
+        """Multiply every coefficient by ``factor`` > 0 in O(1)."""
+        cdef Py_ssize_t i, c
+        self.scale *= factor
+        if self.scale < 1e-100:  # fold the factor in before it underflows
+            for i in range(self.n_sv):
+                c = self.order[i]
+                self.alpha[c] *= self.scale
+                if self.track_margins:
+                    self.margin[c] *= self.scale
+            self.scale = 1.0
+        return 0
+
+    cdef long long random_below(self, long long n) except -1 nogil:
+        """``rng.randint(n)`` for ``n >= 1``: the same draw from the same
+        generator (NumPy's legacy masked rejection sampling on the bit
+        generator's 32- or 64-bit output), without a Python call."""
+        cdef uint64_t top = <uint64_t>(n - 1), mask = top, value
+        if self.bitgen == NULL:
+            with gil:
+                self.bitgen = <bitgen_t*>PyCapsule_GetPointer(
+                    self.rng._bit_generator.capsule, "BitGenerator")
+                self.bitgen_owner = self.rng
+        if top == 0:
+            return 0
+        mask |= mask >> 1
+        mask |= mask >> 2
+        mask |= mask >> 4
+        mask |= mask >> 8
+        mask |= mask >> 16
+        mask |= mask >> 32
+        if top <= MAX_UINT32:
+            if top == MAX_UINT32:
+                return self.bitgen.next_uint32(self.bitgen.state)
+            while True:
+                value = self.bitgen.next_uint32(self.bitgen.state) & mask
+                if value <= top:
+                    return value
+        while True:
+            value = self.bitgen.next_uint64(self.bitgen.state) & mask
+            if value <= top:
+                return value
+
+    # ------------------------------------------------------------------
+    # policy hooks (defaults: nothing extra)
+    # ------------------------------------------------------------------
+    cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300 nogil:
+        with gil:
+            raise NotImplementedError("a policy must define process_example")
+
+    cdef int on_remove(self, Py_ssize_t cell) except -1 nogil:
+        return 0
+
+    cdef int mark_extra_slots(self, unsigned char[::1] mark) except -1:
+        return 0
+
+    cdef int remap_extra_slots(self, Py_ssize_t[::1] new_slot) except -1:
+        return 0
+
+    # ------------------------------------------------------------------
+    # the stream loop, store mode: a whole stream in one call
+    # ------------------------------------------------------------------
+    def check_state(self, Py_ssize_t pool_size=-1):
+        """Raise ValueError unless the store is consistent: every per-cell
+        array has ``capacity`` cells, ``n_sv + n_free == capacity``, the
+        support cells and the free cells are distinct cells in range, and
+        every support vector's slot is a stored row (store mode) or in
+        ``[0, pool_size)`` (block mode).
 
         Called on entry to the compiled calls, which index without bounds
-        checks: a corrupted state gets an exception, never a crash.  O(capacity).
+        checks: a corrupted state gets an exception, never a crash.
+        O(capacity); a policy with arrays of its own checks them in
+        :meth:`check_policy_state`.
         """
         cdef Py_ssize_t i, c, cap = self.capacity
         cdef unsigned char[::1] seen
@@ -303,6 +540,12 @@ cdef class OnlineLearner:
         if problem is None and not (0 <= self.n_sv <= cap and 0 <= self.n_free <= cap
                                     and self.n_sv + self.n_free == cap):
             problem = f"n_sv={self.n_sv} and n_free={self.n_free} do not add up to capacity={cap}"
+        if problem is None and self.uses_store:
+            if self.store is None or self.store_sq is None or self.store.shape[1] != self.n_features:
+                problem = f"the feature store does not have {self.n_features} features"
+            elif not 0 <= self.n_slots <= min(self.store.shape[0], self.store_sq.shape[0]):
+                problem = f"n_slots={self.n_slots} exceeds the feature store"
+            pool_size = self.n_slots
         if problem is None:
             seen_arr = np.zeros(cap, dtype=np.uint8)
             seen = seen_arr
@@ -312,11 +555,178 @@ cdef class OnlineLearner:
                     problem = f"cell {c} is out of range or listed twice"
                     break
                 seen[c] = 1
-                if i < self.n_sv and not 0 <= self.slot[c] < pool_size:
-                    problem = f"slot {self.slot[c]} is outside the pool of {pool_size} vectors"
+                if i < self.n_sv and pool_size >= 0 and not 0 <= self.slot[c] < pool_size:
+                    problem = f"slot {self.slot[c]} is outside the {pool_size} stored vectors"
                     break
+        if problem is None:
+            problem = self.check_policy_state()
         if problem is not None:
             raise ValueError(f"{type(self).__name__} has an inconsistent state: {problem}")
+
+    def check_policy_state(self):
+        """A description of what is inconsistent in the policy's own state,
+        or None (policies with arrays of their own override this)."""
+        return None
+
+    def _check_stream(self, Py_ssize_t n_rows, const Py_ssize_t[::1] rows, const double[::1] y,
+                      const Py_ssize_t[::1] example_ids, double[::1] scores):
+        if not self.uses_store:
+            raise RuntimeError("run_dense / run_sparse need store mode (use_store)")
+        self.check_state()
+        n = rows.shape[0]
+        if y.shape[0] != n or example_ids.shape[0] != n or scores.shape[0] != n:
+            raise ValueError("rows, y, example_ids and scores must have the same length")
+        if n and not (0 <= np.min(rows) and np.max(rows) < n_rows):
+            raise ValueError("row index out of range")
+
+    def run_dense(self, const double[:, ::1] X, const Py_ssize_t[::1] rows,
+                  const double[::1] sq_norms, const double[::1] y,
+                  const Py_ssize_t[::1] example_ids, double[::1] scores, Py_ssize_t chunk):
+        """Run the policy on the examples ``X[rows]`` in that order
+        (``sq_norms[i] = ||X[rows[i]]||^2``); ``scores[i]`` gets f(x) before
+        the update.  ``y`` in {-1, +1}.  Per chunk of examples, two GEMMs
+        give every inner product the chunk needs: the chunk against the
+        stored rows and against itself (the arithmetic of
+        ``rbf_kernel``'s blocks, whatever the chunk size).  ``chunk = 0``
+        chooses the size from the store's (see ``chunk_length``)."""
+        self._check_stream(X.shape[0], rows, y, example_ids, scores)
+        if X.shape[1] != self.n_features or sq_norms.shape[0] != rows.shape[0]:
+            raise ValueError(f"X has {X.shape[1]} features, the learner {self.n_features}")
+        cdef Py_ssize_t start = 0, stop, c, i, d = self.n_features, n = rows.shape[0]
+        cdef double[:, ::1] chunk_rows = np.empty((0, d))
+        cdef const double[::1] chunk_sq
+        self.slot_row = np.full(self.store.shape[0], -1, dtype=np.intp)
+        self.chunk_blocks = True
+        try:
+            while start < n:
+                c = chunk if chunk > 0 else chunk_length(self.n_sv, d)
+                stop = min(start + c, n)
+                c = stop - start
+                self.reserve_slots(c)
+                if self.slot_row.shape[0] < self.store.shape[0]:
+                    self.slot_row = _resized(self.slot_row, self.store.shape[0])
+                if chunk_rows.shape[0] < c:
+                    chunk_rows = np.empty((c, d))
+                chunk_sq = sq_norms[start:stop]
+                with nogil:
+                    for i in range(start, stop):
+                        memcpy(&chunk_rows[i - start, 0], &X[rows[i], 0], d * sizeof(double))
+                self.compute_chunk_blocks(chunk_rows[:c], chunk_sq)
+                with nogil:         # other threads' learners run meanwhile
+                    for i in range(start, stop):
+                        self.t = i - start
+                        self.x_dense = &X[rows[i], 0]
+                        self.set_current(sq_norms[i])
+                        scores[i] = self.process_example(y[i], example_ids[i])
+                self.n_block_slots = 0
+                start = stop
+        finally:
+            self.n_block_slots = 0
+            self.chunk_blocks = False
+            self.chunk_k = None
+            self.chunk_buffer = None
+            self.slot_row = None
+            self.x_dense = NULL
+            self.cur_slot = -1
+
+    cdef int compute_chunk_blocks(self, const double[:, ::1] rows,
+                                  const double[::1] sq_norms) except -1:
+        """The chunk's kernel values against the stored rows and against
+        itself, side by side in ``chunk_k``, with ``rbf_kernel``'s
+        arithmetic: inner products by GEMM, then (RBF) ``(-2 <x, v> +
+        ||x||^2) + ||v||^2`` clipped at 0, times ``-gamma``, and NumPy's
+        (vectorized) exp over the whole block in one call."""
+        cdef Py_ssize_t c = rows.shape[0], n = self.n_slots, d = self.n_features
+        cdef Py_ssize_t width = n + c
+        if self.chunk_buffer is None or self.chunk_buffer.shape[0] < c * width:
+            self.chunk_buffer = np.empty(2 * c * width)
+        block = self.chunk_buffer[:c * width].reshape(c, width)
+        cdef double[:, ::1] k = block
+        with nogil:
+            if n > 0:
+                _gemm_nt(&rows[0, 0], c, &self.store[0, 0], n, d, &k[0, 0], width)
+            _gemm_nt(&rows[0, 0], c, &rows[0, 0], c, d, &k[0, n], width)
+            _dots_to_kernel_arguments(&self.kspec, k, n, sq_norms, &self.store_sq[0])
+        if self.kspec.kind == RBF_KERNEL:
+            np.exp(block, out=block)
+        elif self.kspec.kind == POLY_KERNEL:
+            np.power(block, self.kernel_degree, out=block)
+        elif self.kspec.kind == SIGMOID_KERNEL:
+            np.tanh(block, out=block)
+        self.chunk_k = k
+        self.n_block_slots = n
+        return 0
+
+    def run_sparse(self, const double[::1] data, const int[::1] indices, const int[::1] indptr,
+                   const Py_ssize_t[::1] rows, const double[::1] y,
+                   const Py_ssize_t[::1] example_ids, double[::1] scores, Py_ssize_t chunk):
+        """:meth:`run_dense` for CSR input (``data``, ``indices``,
+        ``indptr``), inner products by a gather over each row's nonzeros."""
+        self._check_stream(indptr.shape[0] - 1, rows, y, example_ids, scores)
+        cdef Py_ssize_t start, stop, i, a, b, n = rows.shape[0]
+        _check_csr_rows(data, indices, indptr, rows, self.n_features)
+        chunk = max(chunk, 1)
+        self.x_dense = NULL
+        try:
+            for start in range(0, n, chunk):
+                stop = min(start + chunk, n)
+                self.reserve_slots(stop - start)
+                with nogil:
+                    for i in range(start, stop):
+                        self.t = i - start
+                        a = indptr[rows[i]]
+                        b = indptr[rows[i] + 1]
+                        self.x_nnz = b - a
+                        self.x_values = &data[a] if b > a else NULL
+                        self.x_indices = &indices[a] if b > a else NULL
+                        self.set_current(dense_dot(self.x_values, self.x_values, b - a))
+                        scores[i] = self.process_example(y[i], example_ids[i])
+        finally:
+            self.x_values = NULL
+            self.x_indices = NULL
+            self.x_nnz = 0
+            self.cur_slot = -1
+
+    # ------------------------------------------------------------------
+    # the stream loop, block mode: one chunk per call
+    # ------------------------------------------------------------------
+    def process_chunk(self, const double[:, ::1] K_old, const double[:, ::1] K_new,
+                      const double[::1] y, const Py_ssize_t[::1] example_ids,
+                      double[::1] scores, D_old=None, D_new=None):
+        """Run the policy over one chunk; ``scores[t]`` gets f(x_t) before
+        its update.  ``y`` holds the binary labels in {-1, +1}."""
+        cdef Py_ssize_t t, n = K_new.shape[0]
+        if self.uses_store:
+            raise RuntimeError("process_chunk is the block mode; this learner uses its store")
+        _check_chunk(K_old, K_new, y, example_ids, scores, D_old, D_new)
+        self.check_state(K_old.shape[1])
+        self.K_old = K_old
+        self.K_new = K_new
+        if D_old is not None:
+            self.D_old = D_old
+            self.D_new = D_new
+        self.n_old = K_old.shape[1]
+        for t in range(n):
+            self.t = t
+            self.k_tt = K_new[t, t]
+            self.gather_row()
+            scores[t] = self.process_example(y[t], example_ids[t])
+
+    def finish_chunk(self):
+        """Renumber the referenced pool slots after a chunk (block mode).
+
+        Returns a boolean mask over the ``n_old + chunk`` slots of the chunk
+        that just ran: the vectors to keep, in their new slot order.
+        """
+        if self.K_new is None:
+            raise ValueError("finish_chunk called without a chunk (process_chunk first)")
+        self.check_state(self.n_old + self.K_new.shape[0])
+        new_slot = self.renumber_slots(self.n_old + self.K_new.shape[0])
+        self.K_old = None
+        self.K_new = None
+        self.D_old = None
+        self.D_new = None
+        return new_slot >= 0
 
     # ------------------------------------------------------------------
     # read-out and persistence
@@ -326,8 +736,16 @@ cdef class OnlineLearner:
         return np.asarray(self.order)[:self.n_sv].copy()
 
     def support_slots(self):
-        """Pool slots of the support vectors, oldest first."""
+        """Slots of the support vectors, oldest first."""
         return np.asarray(self.slot)[self.support_order()]
+
+    def support_rows(self):
+        """Features of the support vectors, oldest first (store mode)."""
+        return np.asarray(self.store)[self.support_slots()]
+
+    def stored_rows(self, slots):
+        """Features of the given slots (store mode)."""
+        return np.asarray(self.store)[np.asarray(slots, dtype=np.intp)]
 
     def coefficients(self):
         """Signed coefficients of the support vectors, oldest first."""
@@ -347,7 +765,9 @@ cdef class OnlineLearner:
     _state_names = (
         "n_sv", "capacity", "n_free", "scale", "intercept", "track_gram",
         "track_margins", "n_updates", "rng", "order", "free_cells", "alpha",
-        "slot", "kself", "k_row", "margin", "gram",
+        "slot", "kself", "k_row", "margin", "gram", "uses_store", "kernel_kind",
+        "kernel_gamma", "kernel_coef0", "kernel_degree", "n_features", "store",
+        "store_sq", "n_slots",
     )
 
     def get_state(self):
@@ -357,6 +777,8 @@ cdef class OnlineLearner:
     def set_state(self, state):
         for name in self._state_names:
             setattr(self, name, _copied(state[name]))
+        self._sync_kernel()
+        self.bitgen = NULL          # rng may be another generator now
 
     def __reduce__(self):
         return (type(self), (), self.get_state())
@@ -382,6 +804,52 @@ def _check_chunk(K_old, K_new, y, example_ids, scores, D_old, D_new):
             raise ValueError(f"chunk blocks disagree: {name} = {size}, chunk length {n}")
 
 
+cdef void _dots_to_kernel_arguments(const KernelSpec* k, double[:, ::1] block,
+                                    Py_ssize_t n_stored, const double[::1] xx,
+                                    const double* stored_sq) noexcept nogil:
+    """Inner products -> the argument of the kernel's elementwise function.
+
+    ``block[i]`` holds ``<x_i, store[j]>`` for ``j < n_stored``, then
+    ``<x_i, x_j>`` for the chunk's rows.  RBF: ``-gamma ||x_i - v_j||^2``
+    (the distance of ``x_i`` to itself exactly 0, as in ``k(X, X)``); poly
+    and sigmoid: ``gamma <x_i, v_j> + coef0``; linear: unchanged."""
+    cdef Py_ssize_t i, j, m = block.shape[0], width = block.shape[1]
+    cdef double* row
+    if k.kind == LINEAR_KERNEL:
+        return
+    for i in range(m):
+        row = &block[i, 0]
+        if k.kind == RBF_KERNEL:
+            for j in range(n_stored):
+                row[j] = squared_distance(row[j], xx[i], stored_sq[j]) * -k.gamma
+            for j in range(n_stored, width):
+                row[j] = squared_distance(row[j], xx[i], xx[j - n_stored]) * -k.gamma
+            row[n_stored + i] = 0.0
+        else:
+            for j in range(width):
+                row[j] = row[j] * k.gamma + k.coef0
+
+
+cdef void _gemm_nt(const double* A, Py_ssize_t m, const double* B, Py_ssize_t n,
+                   Py_ssize_t k, double* C, Py_ssize_t ldc) noexcept nogil:
+    """C (m x n, rows ``ldc`` apart) = A (m x k) B (n x k)^T, A and B
+    C-contiguous (BLAS dgemm on the column-major transposes: C^T = B A^T)."""
+    cdef int mm = <int>n, nn = <int>m, kk = <int>k, ld = <int>ldc
+    cdef double one = 1.0, zero = 0.0
+    cdef char trans = b'T', no_trans = b'N'
+    dgemm(&trans, &no_trans, &mm, &nn, &kk, &one, <double*>B, &kk, <double*>A, &kk,
+          &zero, C, &ld)
+
+
+cpdef Py_ssize_t chunk_length(Py_ssize_t n_stored, Py_ssize_t n_features) noexcept:
+    """Examples per chunk of the dense stream loop.  A chunk of ``c``
+    examples against ``p`` stored rows costs ``c (p + c)`` kernel values
+    (prediction: ``p`` per example) plus a fixed cost per chunk (two GEMMs,
+    one exp call, ~4 us): ``c = p / 4`` keeps the extra work within a
+    quarter of prediction's, in [32, 256]."""
+    return min(max(n_stored // 4, 32), 256)
+
+
 def _copied(value):
     """A copy of an array or memoryview; any other value as it is."""
     return np.array(value) if hasattr(value, "shape") else value
@@ -394,6 +862,51 @@ def _resized(arr, Py_ssize_t n):
     m = min(n, arr.shape[0])
     out[:m] = arr[:m]
     return out
+
+
+def _grown_index(index, Py_ssize_t position):
+    """A copy of the 1-D ``index`` long enough for ``position``, new
+    entries -1 (tables indexed by example identity)."""
+    n = index.shape[0]
+    grown = np.full(max(2 * n, position + 1), -1, dtype=np.intp)
+    grown[:n] = index
+    return grown
+
+
+def densify_rows(const double[::1] data, const int[::1] indices, const int[::1] indptr,
+                 const Py_ssize_t[::1] rows, double[:, ::1] out):
+    """``out[i] = X[rows[i]]`` as dense rows, for the CSR matrix ``X``
+    (``data``, ``indices``, ``indptr``; the rows read are checked)."""
+    cdef Py_ssize_t i, j, r, n = rows.shape[0], d = out.shape[1]
+    if out.shape[0] < n:
+        raise ValueError("out has fewer rows than rows")
+    _check_csr_rows(data, indices, indptr, rows, d)
+    with nogil:
+        for i in range(n):
+            r = rows[i]
+            memset(&out[i, 0], 0, d * sizeof(double))
+            for j in range(indptr[r], indptr[r + 1]):
+                out[i, indices[j]] = data[j]
+
+
+def _check_csr_rows(const double[::1] data, const int[::1] indices, const int[::1] indptr,
+                    const Py_ssize_t[::1] rows, Py_ssize_t n_features):
+    """Raise ValueError unless the CSR rows ``rows`` can be read safely
+    (row numbers, their ``indptr`` range and column indices; O(their nnz))."""
+    cdef Py_ssize_t i, j, r, n_rows = indptr.shape[0] - 1, nnz = data.shape[0]
+    cdef bint bad = indices.shape[0] != nnz
+    with nogil:
+        for i in range(rows.shape[0]):
+            r = rows[i]
+            if bad or r < 0 or r >= n_rows or indptr[r] < 0 or indptr[r] > indptr[r + 1] \
+                    or indptr[r + 1] > nnz:
+                bad = True
+                break
+            for j in range(indptr[r], indptr[r + 1]):
+                if indices[j] < 0 or indices[j] >= n_features:
+                    bad = True
+    if bad:
+        raise ValueError("malformed CSR matrix or row index out of range")
 
 
 def gather_block(const double[:, ::1] M, const Py_ssize_t[::1] rows,
@@ -417,3 +930,8 @@ def gather_block(const double[:, ::1] M, const Py_ssize_t[::1] rows,
             for j in range(n_cols):
                 dst[j] = src[cols[j]]
     return out_arr
+
+
+def _random_below(OnlineLearner learner, long long n):
+    """Python access to :meth:`OnlineLearner.random_below` (for tests)."""
+    return learner.random_below(n)

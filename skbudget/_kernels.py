@@ -47,13 +47,18 @@ def compute_gamma(gamma, X):
 def check_finite(K, kernel):
     """``K``, after checking that every kernel value is finite."""
     if not (np.isfinite(K.min(initial=0.0)) and np.isfinite(K.max(initial=0.0))):
-        name = getattr(kernel, "__name__", repr(kernel)) if callable(kernel) else repr(kernel)
-        raise ValueError(
-            f"The kernel {name} returned non-finite values (inf or NaN): the inputs are too "
-            f"large for it (an overflow) or a callable kernel returned them. Rescale X (e.g. "
-            f"StandardScaler) or lower gamma; the model is left as it was."
-        )
+        raise non_finite_kernel_error(kernel)
     return K
+
+
+def non_finite_kernel_error(kernel):
+    """The ValueError for non-finite values of ``kernel`` (a name or a callable)."""
+    name = getattr(kernel, "__name__", repr(kernel)) if callable(kernel) else repr(kernel)
+    return ValueError(
+        f"The kernel {name} returned non-finite values (inf or NaN): the inputs are too "
+        f"large for it (an overflow) or a callable kernel returned them. Rescale X (e.g. "
+        f"StandardScaler) or lower gamma; the model is left as it was."
+    )
 
 
 def dot_t(X, Y):
@@ -125,6 +130,10 @@ FAST_KERNELS = {
 }
 
 
+# the kernels computed in compiled code (``_kernel_rows.KernelKind``)
+COMPILED_KERNELS = {"linear": 0, "rbf": 1, "poly": 2, "polynomial": 2, "sigmoid": 3}
+
+
 class KernelFunction:
     """A kernel resolved for one model.
 
@@ -153,6 +162,12 @@ class KernelFunction:
         without ``kernel_params``)."""
         return (not callable(self.kernel) and self.kernel in FAST_KERNELS
                 and not self.kernel_params)
+
+    @property
+    def compiled_kind(self):
+        """The ``_kernel_rows.KernelKind`` of a kernel the engine computes in
+        compiled code, or None."""
+        return COMPILED_KERNELS[self.kernel] if self.is_fast else None
 
     def __call__(self, X, Y):
         """k(X, Y) as a C-contiguous float64 block."""

@@ -54,11 +54,13 @@ cdef class MIRALearner(SharedSupportLearner):
         self.step = np.zeros(n_classes)
         self.sorted_d = np.zeros(n_classes)
 
-    cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300:
+    cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300 nogil:
         cdef Py_ssize_t label = <Py_ssize_t> y
         cdef double m, value
         if not (0 <= label < self.n_outputs and label == y):
-            raise ValueError(f"the label must be a class index in [0, {self.n_outputs}); got {y}")
+            with gil:
+                raise ValueError(
+                    f"the label must be a class index in [0, {self.n_outputs}); got {y}")
         self.compute_scores()
         m = self.class_margin(&self.scores[0], label)
         if self.versus_beta(label) > 0 or self.k_tt <= 0.0:
@@ -74,7 +76,7 @@ cdef class MIRALearner(SharedSupportLearner):
                 self.distill_cache()
         return m
 
-    cdef int versus_beta(self, Py_ssize_t y) noexcept:
+    cdef int versus_beta(self, Py_ssize_t y) noexcept nogil:
         """The sign of ``m - beta`` from ``self.scores``: compares ``s_y``
         with ``max_{r != y} s_r + beta``, 0 when they agree to a relative
         1e-9 (tied).  An update is attempted when it is ``<= 0``; the MIRA
@@ -91,7 +93,7 @@ cdef class MIRALearner(SharedSupportLearner):
             return 0
         return 1 if self.scores[y] > target else -1
 
-    cdef void mira_step(self, Py_ssize_t y) noexcept:
+    cdef void mira_step(self, Py_ssize_t y) noexcept nogil:
         """The MIRA step from ``self.scores`` into ``self.step``.
 
         ``tau = argmin 1/2 A sum_r tau_r^2 + sum_r tau_r (s_r + beta [r != y])``
@@ -125,7 +127,7 @@ cdef class MIRALearner(SharedSupportLearner):
                 rivals += D[r]
         D[y] = -rivals
 
-    cdef int distill_cache(self) except -1:
+    cdef int distill_cache(self) except -1 nogil:
         """DistillCache: remove the largest leave-one-out margin while it is
         ``>= beta`` (the newest pattern is never a candidate)."""
         cdef double value
@@ -138,7 +140,7 @@ cdef class MIRALearner(SharedSupportLearner):
         return 0
 
 
-cdef void _sort_decreasing(const double* src, double* dst, Py_ssize_t n) noexcept:
+cdef void _sort_decreasing(const double* src, double* dst, Py_ssize_t n) noexcept nogil:
     """dst = src sorted in decreasing order (insertion sort: n is the number
     of classes)."""
     cdef Py_ssize_t i, j

@@ -25,8 +25,8 @@ cdef class SharedSupportLearner(OnlineLearner):
     cdef public double[::1] candidates         # scratch of best_removal, by position
 
     # ---- helpers for policies ----------------------------------------------
-    cdef void compute_scores(self) noexcept
-    cdef double class_margin(self, const double* values, Py_ssize_t y) noexcept
-    cdef Py_ssize_t append_pattern(self, Py_ssize_t y, const double* coef) except -1
-    cdef double leave_one_out_margin(self, Py_ssize_t cell) noexcept
-    cdef Py_ssize_t best_removal(self, Py_ssize_t n_candidates, double* best) noexcept
+    cdef void compute_scores(self) noexcept nogil
+    cdef double class_margin(self, const double* values, Py_ssize_t y) noexcept nogil
+    cdef Py_ssize_t append_pattern(self, Py_ssize_t y, const double* coef) except -1 nogil
+    cdef double leave_one_out_margin(self, Py_ssize_t cell) noexcept nogil
+    cdef Py_ssize_t best_removal(self, Py_ssize_t n_candidates, double* best) noexcept nogil

@@ -71,7 +71,7 @@ cdef class SharedSupportLearner(OnlineLearner):
             self.candidates = _resized(self.candidates, new_capacity)
         return 0
 
-    cdef void compute_scores(self) noexcept:
+    cdef void compute_scores(self) noexcept nogil:
         """scores[r] = s_r(x_t) for every class, from the gathered kernel
         row (support patterns oldest first)."""
         cdef Py_ssize_t i, r, k = self.n_outputs
@@ -86,7 +86,7 @@ cdef class SharedSupportLearner(OnlineLearner):
             for r in range(k):
                 out[r] += row[r] * kv
 
-    cdef double class_margin(self, const double* values, Py_ssize_t y) noexcept:
+    cdef double class_margin(self, const double* values, Py_ssize_t y) noexcept nogil:
         """values[y] - max_{r != y} values[r]; 0 when the two agree to a
         relative 1e-9 (tied)."""
         cdef Py_ssize_t r
@@ -99,7 +99,7 @@ cdef class SharedSupportLearner(OnlineLearner):
             return 0.0
         return m
 
-    cdef Py_ssize_t append_pattern(self, Py_ssize_t y, const double* coef) except -1:
+    cdef Py_ssize_t append_pattern(self, Py_ssize_t y, const double* coef) except -1 nogil:
         """Add the current example as the newest support pattern, with class
         ``y`` and coefficients ``coef[0:k]``; its cell."""
         cdef Py_ssize_t i, r, c, cell, k = self.n_outputs
@@ -125,7 +125,7 @@ cdef class SharedSupportLearner(OnlineLearner):
                 other[r] += coef[r] * kv
         return cell
 
-    cdef int on_remove(self, Py_ssize_t cell) except -1:
+    cdef int on_remove(self, Py_ssize_t cell) except -1 nogil:
         """Take the pattern's contribution out of every stored pattern's scores."""
         cdef Py_ssize_t i, r, c, k = self.n_outputs
         cdef double g
@@ -141,7 +141,7 @@ cdef class SharedSupportLearner(OnlineLearner):
                 other[r] -= gone[r] * g
         return 0
 
-    cdef double leave_one_out_margin(self, Py_ssize_t cell) noexcept:
+    cdef double leave_one_out_margin(self, Py_ssize_t cell) noexcept nogil:
         """mu_c = (s_y(x_c) - tau_{c,y} k_cc) - max_{r != y} (s_r(x_c) -
         tau_{c,r} k_cc), y = label[c]: the margin of pattern ``cell`` under
         the model without it (needs ``track_scores``)."""
@@ -154,7 +154,7 @@ cdef class SharedSupportLearner(OnlineLearner):
                     rival = v
         return self.support_scores[cell, y] - self.tau[cell, y] * kc - rival
 
-    cdef Py_ssize_t best_removal(self, Py_ssize_t n_candidates, double* best) noexcept:
+    cdef Py_ssize_t best_removal(self, Py_ssize_t n_candidates, double* best) noexcept nogil:
         """Position among the oldest ``n_candidates`` with the largest
         leave-one-out margin (ties: the oldest of the values within the
         tie tolerance of the largest); its margin goes to ``best``."""

@@ -1,26 +1,47 @@
-"""The stream driver: feeds chunks of examples through the compiled learners.
+"""The stream driver: feeds the stream through the compiled learners.
 
 :class:`StreamDriver` owns the binary learners of one model (one for a binary
-problem, one per class one-vs-rest) and, per learner, the *pool*: the rows of
-every vector the learner stores (its support vectors, plus any extra vectors
-a policy keeps, such as a validation reservoir).  For each chunk of the
-stream it computes, per learner, ``k(chunk, pool)`` and once ``k(chunk,
-chunk)``, runs the compiled loop (``OnlineLearner.process_chunk``) and
-rebuilds the pools from what the learners still reference
-(``OnlineLearner.finish_chunk``).  See ``doc/engine.md``.
+problem, one per class one-vs-rest; they are independent, so they may run in
+threads, ``n_jobs``).  It runs them in one of two modes (``doc/engine.md``):
+
+* **store mode** (``linear``, ``rbf``, ``poly``, ``sigmoid``): every learner
+  keeps its vectors' features and computes kernel values in compiled code;
+  a segment of the stream (up to ``SEGMENT`` examples) is one compiled call
+  per learner (``OnlineLearner.run_dense`` / ``run_sparse``);
+* **block mode** (callables, other kernels, CSR input wider than
+  ``STORE_MAX_SPARSE_FEATURES``): per chunk of the stream and learner the
+  driver computes ``k(chunk, pool)`` and once ``k(chunk, chunk)``, runs the
+  compiled loop (``OnlineLearner.process_chunk``) and rebuilds the *pools*
+  (the rows each learner still references, ``OnlineLearner.finish_chunk``).
 """
 
 import math
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import scipy.sparse as sp
+from joblib import effective_n_jobs
 
-from skbudget._engine import gather_block
+from skbudget._engine import densify_rows, gather_block
 from skbudget._kernels import squared_distances
 
 __all__ = ["ProgressLog", "StreamDriver", "count_mistakes"]
+
+# CSR input wider than this stays in block mode (each stored vector is a
+# dense row of the store: 100 of them at this width take 26 MB)
+STORE_MAX_SPARSE_FEATURES = 1 << 15
+# sparse input at most this wide runs the dense loop on densified segments;
+# wider, a gather over each row's nonzeros (STORE_CHUNK examples between
+# store compactions)
+DENSIFY_MAX_FEATURES = 1024
+STORE_CHUNK = 256
+# examples per compiled call in store mode (bounds the per-round arrays)
+SEGMENT = 8192
+# store mode: a stream this short runs without limiting BLAS threads (the
+# limit costs ~20 us a call; its products are too small for threads anyway)
+SHORT_STREAM = 64
 
 _THREADPOOLS = []
 
@@ -45,6 +66,19 @@ def count_mistakes(scores, Y):
     true_score = scores[true]
     others = np.where(true, -np.inf, scores).max(axis=1)
     return (true_score <= others).astype(np.uint8)
+
+
+def _row_sq_norms(X, rows, block=512):
+    """||X[r]||^2 for r in ``rows`` (dense X), as ``euclidean_distances``
+    computes them (einsum), in blocks of rows (no copy of the stream)."""
+    if len(rows) and rows[-1] - rows[0] == len(rows) - 1 and np.all(np.diff(rows) == 1):
+        part = X[rows[0]:rows[-1] + 1]
+        return np.einsum("ij,ij->i", part, part)
+    out = np.empty(len(rows))
+    for start in range(0, len(rows), block):
+        part = X[rows[start:start + block]]
+        out[start:start + block] = np.einsum("ij,ij->i", part, part)
+    return out
 
 
 def _compress_rows(first, keep_first, second, keep_second):
@@ -82,24 +116,22 @@ class ProgressLog:
     support-set size.
 
     ``rounds`` and ``mistakes`` are the model's counts before the pass;
-    :meth:`StreamDriver.run` calls the log after every chunk.
+    :meth:`StreamDriver.run` calls the log after every chunk or segment.
     """
 
     def __init__(self, rounds, mistakes, interval):
         self.rounds, self.mistakes, self.interval = rounds, mistakes, interval
         self.start = self.last = time.perf_counter()
-        self.counted = 0    # rounds of this pass whose mistakes are in self.mistakes
 
-    def __call__(self, done, scores, labels, driver):
-        """After the first ``done`` rounds of the pass (``scores`` and
-        ``labels``: the pass's arrays, one row per learner; ``driver``: the
-        :class:`StreamDriver` running it)."""
+    def __call__(self, done, flags, driver):
+        """After the first ``done`` rounds of the pass; ``flags`` are the
+        mistake flags of the rounds since the previous call, ``driver`` the
+        :class:`StreamDriver` running the pass."""
+        self.mistakes += int(flags.sum())
         now = time.perf_counter()
         if now - self.last < self.interval:
             return
-        new = slice(self.counted, done)
-        self.mistakes += int(driver.mistakes(scores[:, new], labels[:, new]).sum())
-        self.counted, self.last = done, now
+        self.last = now
         rounds = self.rounds + done
         print(f"   examples seen {rounds}, {done / max(now - self.start, 1e-9):.0f} examples/s, "
               f"online error {self.mistakes / rounds:.4f}, support vectors "
@@ -122,6 +154,10 @@ class StreamDriver:
     chunk_size : int or None
         Examples per chunk; ``None`` chooses it (see :meth:`chunk_length`).
         Results never depend on it.
+    n_jobs : int or None
+        Threads running the one-vs-rest learners (store mode), with
+        scikit-learn's meaning (``None``: 1, ``-1``: every core).  Results
+        never depend on it.
     shared_support : bool
         The learner is a multi-class learner on one shared support set
         (``skbudget._shared_support``): its label is the class index and the
@@ -130,7 +166,7 @@ class StreamDriver:
     """
 
     def __init__(self, learners, empty_rows, kernel, needs_distances=False, chunk_size=None,
-                 shared_support=False):
+                 n_jobs=None, shared_support=False):
         self.learners = learners
         self.shared_support = shared_support
         self.pools = [empty_rows for _ in learners]
@@ -139,6 +175,14 @@ class StreamDriver:
         self.kernel = kernel
         self.needs_distances = needs_distances
         self.chunk_size = chunk_size
+        self.n_jobs = n_jobs
+        n_features = empty_rows.shape[1]
+        self.uses_store = kernel.compiled_kind is not None and (
+            not sp.issparse(empty_rows) or n_features <= STORE_MAX_SPARSE_FEATURES)
+        if self.uses_store:
+            for learner in learners:
+                learner.use_store(kernel.compiled_kind, kernel.gamma, kernel.coef0,
+                                  kernel.degree, n_features)
 
     def chunk_length(self, n_features, pool_size, cached=False):
         """Examples in the next chunk of the stream loop.
@@ -161,21 +205,49 @@ class StreamDriver:
         return int(min(max(c, 16), 512))
 
     def run(self, X, Y, order, first_id, gram=None, progress=None):
-        """Feed the examples ``X[order]`` through every learner, chunk by chunk.
+        """Feed the examples ``X[order]`` through every learner.
+
 
         Example ``order[i]`` gets the identity ``first_id + order[i]`` (the
         same identity in every epoch of one ``fit`` call).  ``Y`` holds the
         signed targets, one column per learner.  ``gram``, if given, is
-        ``k(X, X)``: kernel values between examples of this call are then
-        looked up instead of computed.  ``progress`` (a :class:`ProgressLog`)
-        is called after every chunk.  Returns the mistake flags of the
-        rounds, in stream order.  With ``shared_support``, ``Y`` has one
-        column, the class indices.
+        ``k(X, X)``: in block mode kernel values between examples of this
+        call are then looked up instead of computed.  ``progress`` (a
+        :class:`ProgressLog`) is called after every chunk (block mode) or
+        segment (store mode).  Returns the mistake flags of the rounds, in
+        stream order.  With ``shared_support``, ``Y`` has one column, the
+        class indices.
         """
+        if self.uses_store and len(order) <= SHORT_STREAM:
+            # its matrix products are too small for BLAS to use threads
+            return self._run_segments(X, Y, order, first_id, progress)
         with single_threaded_blas():
-            return self._run_chunks(X, Y, order, first_id, gram, progress)
+            if not self.uses_store:
+                return self._run_chunks(X, Y, order, first_id, gram, progress)
+            return self._run_segments(X, Y, order, first_id, progress)
 
-    def _run_chunks(self, X, Y, order, first_id, gram, progress):
+    def _run_segments(self, X, Y, order, first_id, progress=None):
+        """Store mode: one compiled call per learner and segment (learners
+        in threads with ``n_jobs``: they are independent)."""
+        feed = _SegmentFeed(X, self.chunk_size)
+        n_learners = len(self.learners)
+        n_threads = min(effective_n_jobs(self.n_jobs), n_learners)
+        flags = []
+        with ThreadPoolExecutor(n_threads) if n_threads > 1 else _NoPool() as pool:
+            for start in range(0, len(order), feed.segment):
+                rows = np.ascontiguousarray(order[start:start + feed.segment], dtype=np.intp)
+                ids = rows + first_id
+                labels = np.ascontiguousarray(Y[rows].T)
+                scores = np.empty((n_learners, len(rows)))
+                run = feed.runner(rows)
+                list(pool.map(lambda k: run(self.learners[k], labels[k], ids, scores[k]),
+                              range(n_learners)))
+                flags.append(self.mistakes(scores, labels))
+                if progress is not None:
+                    progress(start + len(rows), flags[-1], self)
+        return np.concatenate(flags) if flags else np.zeros(0, dtype=np.uint8)
+
+    def _run_chunks(self, X, Y, order, first_id, gram, progress=None):
         n_learners, n = len(self.learners), len(order)
         distances = self.needs_distances
         # per-stream arrays whose chunk slices are contiguous views
@@ -204,9 +276,9 @@ class StreamDriver:
                 else:
                     self.pools[k] = _compress_rows(pool, keep_old, Xc, keep_new)
                     self.pool_ids[k] = np.concatenate([pool_ids[keep_old], ids[keep_new]])
-            start = stop
             if progress is not None:
-                progress(stop, scores, labels, self)
+                progress(stop, self.mistakes(scores[:, start:stop], labels[:, start:stop]), self)
+            start = stop
         return self.mistakes(scores, labels)
 
     def mistakes(self, scores, labels):
@@ -254,6 +326,71 @@ class StreamDriver:
         D_olds = _split_columns(squared_distances(Xc, every_pool), pools) if distances else None
         return K_olds, K_new, D_olds, D_new
 
+    def stored_rows(self, k, slots):
+        """Rows of learner ``k``'s slots (dense in store mode)."""
+        if not self.uses_store:
+            return self.pools[k][slots]
+        return self.learners[k].stored_rows(slots)
+
     def support_vectors(self, k):
-        """Rows of learner ``k``'s support vectors, oldest first."""
-        return self.pools[k][self.learners[k].support_slots()]
+        """Rows of learner ``k``'s support vectors, oldest first (in the
+        format of the pools: CSR for sparse input)."""
+        if not self.uses_store:
+            return self.pools[k][self.learners[k].support_slots()]
+        rows = self.learners[k].support_rows()
+        return sp.csr_matrix(rows) if sp.issparse(self.pools[k]) else rows
+
+
+class _SegmentFeed:
+    """How the examples of a segment reach the compiled loop (store mode).
+
+    Dense input: ``run_dense`` on the rows in place.  Sparse input with at
+    most ``DENSIFY_MAX_FEATURES`` columns: each segment densified, then
+    ``run_dense`` (the same arithmetic as dense input, at GEMM speed).
+    Wider sparse input: ``run_sparse``, a gather over each row's nonzeros.
+    """
+
+    def __init__(self, X, chunk_size):
+        self.chunk = chunk_size or 0
+        self.segment = SEGMENT
+        self.gather = sp.issparse(X) and X.shape[1] > DENSIFY_MAX_FEATURES
+        if sp.issparse(X):
+            if not X.has_canonical_format:     # duplicate entries: sum them first
+                X = X.copy()
+                X.sum_duplicates()
+            self.parts = (X.data, X.indices.astype(np.int32, copy=False),
+                          X.indptr.astype(np.int32, copy=False))
+            if not self.gather:
+                self.segment = max(256, min(SEGMENT, (1 << 20) // max(X.shape[1], 1)))
+                self.dense = np.empty((min(self.segment, X.shape[0]), X.shape[1]))
+        else:
+            X = np.ascontiguousarray(X)
+        self.X = X
+
+    def runner(self, rows):
+        """``run(learner, y, example_ids, scores)`` for the examples ``rows``."""
+        if self.gather:
+            chunk = self.chunk or STORE_CHUNK
+            return lambda learner, y, ids, scores: learner.run_sparse(
+                *self.parts, rows, y, ids, scores, chunk)
+        if sp.issparse(self.X):
+            densify_rows(*self.parts, rows, self.dense)
+            X, index = self.dense, np.arange(len(rows))
+        else:
+            X, index = self.X, rows
+        norms = _row_sq_norms(X, index)
+        return lambda learner, y, ids, scores: learner.run_dense(
+            X, index, norms, y, ids, scores, self.chunk)
+
+
+class _NoPool:
+    """``ThreadPoolExecutor``'s ``map`` in the calling thread."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def map(self, function, items):
+        return map(function, items)

@@ -20,6 +20,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+import skbudget._stream
 from skbudget.discovery import all_estimators
 
 ESTIMATORS = [Est for _, Est in all_estimators()]
@@ -248,11 +249,16 @@ def test_verbose_reports_each_epoch(Est, binary_data):
     assert "mistakes" in lines[0] and "support vectors" in lines[0]
 
 
+@pytest.mark.parametrize("kernel", ["rbf", "laplacian"])   # store mode, block mode
 @pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
-def test_verbose_reports_progress_within_a_pass(Est, binary_data):
-    # a progress line after every chunk of 40 (interval 0 s): 4 per pass
+def test_verbose_reports_progress_within_a_pass(Est, kernel, binary_data, monkeypatch):
+    # a progress line after every chunk (block mode) or segment (store mode)
+    # of 40 examples (interval 0 s): 4 per pass
     X, y = binary_data
-    est = small(Est, verbose=1)
+    monkeypatch.setattr(skbudget._stream, "SEGMENT", 40)
+    est = small(Est, verbose=1, kernel=kernel)
+    if est.get_params().get("maintenance") == "merging":     # merging needs rbf
+        est.set_params(maintenance="projection")
     est._progress_interval, est._chunk_size = 0.0, 40
     out = io.StringIO()
     with redirect_stdout(out):
