@@ -59,7 +59,8 @@ BASE_GAMMA = {"a9a": 0.05, **{name: 1.0 / (2.0 * DELTA2[key]) for name, key in
                               [("banana", "banana"), ("ncheckerboard", "ncheckerboard"),
                                ("mnist38", "mnist38")]}}
 GAMMA_FACTORS = (0.25, 0.5, 1.0, 2.0, 4.0)
-ALPHAS = (1e-6, 1e-5, 1e-4, 1e-3)      # times 10 000 / n_train (SGD-style lambda)
+# alpha = a / n_fit (n_fit: examples a fit sees), i.e. SVC's C = 1 / a
+ALPHAS = (1e-3, 1e-2, 1e-1, 1.0)
 SVC_CS = (1.0, 10.0)
 
 
@@ -126,7 +127,7 @@ UNBUDGETED = {"KernelPerceptron (B = inf)", "KernelPassiveAggressive (B = inf)",
 
 def _grid(name, params, n_train, quick):
     gammas = [BASE_GAMMA[name] * f for f in (GAMMA_FACTORS[1:4] if quick else GAMMA_FACTORS)]
-    alphas = [a * 1e4 / n_train for a in (ALPHAS[1:] if quick else ALPHAS)]
+    alphas = [a / n_train for a in (ALPHAS[1:] if quick else ALPHAS)]
     values = {"gamma": gammas, "alpha": alphas, "C": list(SVC_CS)}
     return {p: values[p] for p in params}
 
@@ -141,15 +142,25 @@ def _prefixed(make, params):
 
 
 def search(make, params, budget, X, y, search_size):
-    """GridSearchCV on at most ``search_size`` training examples; the best
-    parameters (under the factory's own names) and the search time."""
-    if X.shape[0] > search_size:
+    """GridSearchCV (3 folds) on at most ``search_size`` training examples;
+    the best parameters (under the factory's own names) and the search
+    time.  ``alpha`` (the lambda of ``lambda/2 ||f||^2 + mean hinge``)
+    scales as 1 / n: the grid is ``a / n_fit`` for the folds' ``n_fit``
+    and the chosen ``a`` gives ``alpha = a / n_train`` for the final fit."""
+    n_train = X.shape[0]
+    if n_train > search_size:
         X, _, y, _ = train_test_split(X, y, train_size=search_size, stratify=y, random_state=0)
+    n_fit = X.shape[0] * 2 / 3
+    params = dict(params)
+    if "alpha" in params:
+        params["alpha"] = [a * n_train / n_fit for a in params["alpha"]]
     grid = _prefixed(make, params)
     est = make(budget, 0, **{p: v[0] for p, v in params.items()})
     start = time.perf_counter()
     found = GridSearchCV(est, grid, cv=3).fit(X, y)
     best = {key.split("__")[-1]: value for key, value in found.best_params_.items()}
+    if "alpha" in best:
+        best["alpha"] *= n_fit / n_train
     return best, time.perf_counter() - start
 
 
@@ -266,7 +277,7 @@ def markdown(results):
                       f"{results['reps']} orders; fit seconds; chosen parameters)", "",
                   "| model | " + " | ".join(f"B = {b}: accuracy | fit s | chosen" for b in budgets)
                   + " |", "|---|" + "---|---|---|" * len(budgets)]
-        for row in entry["budgets"][budgets[0]]:
+        for row in [m[0] for m in MODELS if m[0] in entry["budgets"][budgets[0]]]:
             cells = []
             for b in budgets:
                 r = entry["budgets"][b][row]
@@ -286,18 +297,28 @@ def main(argv=None):
     parser.add_argument("--search-size", type=int, default=None,
                         help="training examples the grid search sees (default 4 000, quick 2 000)")
     parser.add_argument("--models", nargs="+", default=None, help="run only these rows")
+    parser.add_argument("--skip-models", nargs="+", default=(), help="run all rows but these")
     parser.add_argument("--no-curve", action="store_true", help="skip the accuracy-vs-B curve")
     args = parser.parse_args(argv)
     reps = args.reps or (2 if args.quick else 5)
     search_size = args.search_size or (2000 if args.quick else 4000)
-    models = [m for m in MODELS if args.models is None or m[0] in args.models]
+    models = [m for m in MODELS if (args.models is None or m[0] in args.models)
+              and m[0] not in args.skip_models]
     warnings.filterwarnings("ignore", category=ConvergenceWarning)
+    suffix = "_quick" if args.quick else ""
+    out = RESULTS / f"bench_bsgd{suffix}.json"
     results = {"protocol": __doc__.split("Usage::")[0].strip(), "quick": args.quick,
                "reps": reps, "search_size": search_size, "datasets": {}}
+    if out.exists():   # rows of earlier runs (same settings) are kept, those run now replaced
+        previous = json.loads(out.read_text())
+        if all(previous.get(k) == results[k] for k in ("quick", "reps", "search_size")):
+            results = previous
     for name in args.datasets:
-        results["datasets"][name] = run_dataset(name, args.budgets, reps, args.quick,
-                                                search_size, models)
-    suffix = "_quick" if args.quick else ""
+        entry = run_dataset(name, args.budgets, reps, args.quick, search_size, models)
+        kept = results["datasets"].setdefault(name, {"budgets": {}})
+        kept["n_train"] = entry["n_train"]
+        for budget, rows in entry["budgets"].items():
+            kept["budgets"].setdefault(budget, {}).update(rows)
     if "a9a" in results["datasets"]:
         results["targets"] = targets(results)
         print(json.dumps(results["targets"], indent=1))
@@ -309,7 +330,7 @@ def main(argv=None):
             plot_curve(results["curve"]["accuracy"], budgets, "a9a",
                        RESULTS / f"bsgd_budget_curve{suffix}.png")
     print(markdown(results))
-    write_json(RESULTS / f"bench_bsgd{suffix}.json", results)
+    write_json(out, results)
 
 
 if __name__ == "__main__":
