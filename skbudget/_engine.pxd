@@ -3,9 +3,12 @@
 
 Every algorithm is a subclass of :class:`OnlineLearner` that overrides
 ``process_example`` (and, if it keeps per-support-vector arrays of its own,
-``grow``, ``on_remove``, ``mark_extra_slots``, ``remap_extra_slots``,
-``get_state`` and ``set_state``).
+``grow``, ``on_remove``, ``mark_extra_slots`` and ``remap_extra_slots``; its
+state is listed in ``_state_names``).
 """
+
+from skbudget._kernel_rows cimport KernelSpec
+
 
 cdef class OnlineLearner:
     # ---- the support set ---------------------------------------------------
@@ -18,7 +21,7 @@ cdef class OnlineLearner:
     cdef public Py_ssize_t[::1] free_cells     # stack of unused cells
     cdef public Py_ssize_t n_free
     cdef public double[::1] alpha              # coefficient of each cell (times scale)
-    cdef public Py_ssize_t[::1] slot           # pool slot of each cell's vector
+    cdef public Py_ssize_t[::1] slot           # slot of each cell's vector
     cdef public double[::1] kself              # k(x_i, x_i) of each cell
     cdef public double scale            # global factor on every alpha
     cdef public double intercept
@@ -34,25 +37,69 @@ cdef class OnlineLearner:
     # ---- randomness (numpy RandomState, drawn from only where a rule says)
     cdef public object rng
 
-    # ---- the chunk being processed -----------------------------------------
+    # ---- the feature store (store mode) ----------------------------------
+    # The learner keeps the features of every vector it references (support
+    # vectors, merged vectors, a policy's extra vectors) as dense rows
+    # ``store[slot]`` with ``store_sq[slot] = ||row||^2``; kernel values are
+    # computed in compiled code (``_kernel_rows``).  In block mode
+    # (callables, other kernels, very wide sparse input) Python keeps the
+    # rows and passes kernel blocks per chunk instead.
+    cdef public bint uses_store
+    cdef public int kernel_kind
+    cdef public double kernel_gamma, kernel_coef0, kernel_degree
+    cdef public Py_ssize_t n_features
+    cdef public double[:, ::1] store
+    cdef public double[::1] store_sq
+    cdef public Py_ssize_t n_slots
+    cdef KernelSpec kspec
+
+    # ---- the current example -------------------------------------------------
+    cdef Py_ssize_t t                   # its row in the current chunk
+    cdef public double[::1] k_row       # k(x_t, x_c) per cell, after gather
+    cdef double k_tt                    # k(x_t, x_t)
+    cdef double xx                      # ||x_t||^2 (store mode)
+    cdef const double* x_dense          # x_t, dense input (store mode)
+    cdef const double* x_values         # x_t, sparse input: values ...
+    cdef const int* x_indices           # ... their columns ...
+    cdef Py_ssize_t x_nnz               # ... and how many
+    cdef Py_ssize_t cur_slot            # slot holding x_t, or -1 (store mode)
+    # store mode, dense input: one chunk's inner products by GEMM,
+    # <x_t, store[s]> for s < n_dot_slots and <x_t, x_t'> for the chunk's
+    # examples t' (slot_row[s] = t' for a slot holding example t', else -1)
+    cdef double[:, ::1] dots
+    cdef double[:, ::1] self_dots
+    cdef Py_ssize_t[::1] slot_row
+    cdef Py_ssize_t n_dot_slots
+    cdef bint chunk_dots
+    # block mode: the chunk's kernel blocks
     cdef const double[:, ::1] K_old     # k(chunk, stored pool slots)
     cdef const double[:, ::1] K_new     # k(chunk, chunk)
     cdef const double[:, ::1] D_old     # squared distances, when requested
     cdef const double[:, ::1] D_new
     cdef Py_ssize_t n_old               # pool slots stored before the chunk
-    cdef Py_ssize_t t                   # row of the current example
-    cdef public double[::1] k_row              # k(x_t, x_c) per cell, after gather
-    cdef double k_tt                    # k(x_t, x_t)
 
     # ---- helpers for policies ----------------------------------------------
     cdef double kernel_to_slot(self, Py_ssize_t s) noexcept nogil
     cdef double sqdist_to_slot(self, Py_ssize_t s) noexcept nogil
-    cdef void gather_row(self) noexcept nogil
+    cdef double kernel_between_slots(self, Py_ssize_t a, Py_ssize_t b) noexcept nogil
+    cdef bint gather_row(self) noexcept nogil
     cdef double dot_row(self) noexcept nogil
+    cdef Py_ssize_t current_slot(self) except -1
+    cdef const double* vector_of(self, Py_ssize_t cell) noexcept nogil
     cdef Py_ssize_t append_current(self, double coef) except -1
+    cdef Py_ssize_t append_vector(self, const double* z, double coef) except -1
     cdef int remove_at(self, Py_ssize_t pos) except -1
     cdef int add_to_coef(self, Py_ssize_t cell, double delta) except -1
     cdef int rescale(self, double factor) except -1
+
+    # ---- engine internals ----------------------------------------------------
+    cdef Py_ssize_t insert_cell(self, Py_ssize_t slot, double coef, double k_self,
+                                double k_now) except -1
+    cdef Py_ssize_t new_slot(self) except -1
+    cdef double dot_to_slot(self, Py_ssize_t s) noexcept nogil
+    cdef int reserve_slots(self, Py_ssize_t n_new, bint compact_always) except -1
+    cdef int compact_store(self) except -1
+    cdef int set_current(self, double xx) except -1
 
     # ---- policy hooks --------------------------------------------------------
     cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300

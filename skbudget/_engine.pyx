@@ -1,30 +1,47 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""The shared online engine: one compiled stream loop for every algorithm.
-
-The Python layer (``skbudget._base``) cuts the stream into chunks of ``c``
-examples and computes, with :func:`sklearn.metrics.pairwise.pairwise_kernels`,
-two kernel blocks per chunk and binary learner:
-
-* ``K_old = k(X_chunk, pool)``: the chunk against every stored vector (the
-  support set, plus any extra vectors a policy keeps, such as a validation
-  reservoir), as it stands at the start of the chunk;
-* ``K_new = k(X_chunk, X_chunk)``: the chunk against itself.
-
-Every vector alive during the chunk is either a stored one (a column of
-``K_old``) or an example of the chunk (a column of ``K_new``), so every kernel
-value the per-example loop needs is a table lookup.  The pool is addressed by
-*slots*: ``0 .. n_old-1`` are the stored vectors and ``n_old + t`` is example
-``t`` of the chunk.  After the chunk, :meth:`OnlineLearner.finish_chunk` tells
-Python which slots are still referenced and renumbers them, and Python
-rebuilds the pool once.
+"""The shared online engine: the support-set store and the stream loop.
 
 A policy (one algorithm) subclasses :class:`OnlineLearner` and overrides
 :meth:`process_example`, which sees the example's label, its kernel row
 against the support set (``self.k_row``, per cell) and ``self.k_tt``, and
-returns the training-time score ``f(x_t)`` (before any update).
+returns the training-time score ``f(x_t)`` (before any update).  Vectors are
+addressed by *slots*; the engine fills ``k_row`` in one of two ways:
+
+* **store mode** (the common kernels: ``linear``, ``rbf``, ``poly``,
+  ``sigmoid``): the learner keeps the features of every vector it references
+  as dense rows ``store[slot]``, and computes kernel values itself
+  (``_kernel_rows``): one example against every live slot, from a dense row
+  (a dot loop, or one GEMM per chunk of examples when rows are wide) or a
+  sparse row (a gather over its nonzeros).  A whole stream runs in one
+  compiled call (:meth:`OnlineLearner.run_dense` / ``run_sparse``).  The
+  store only grows during a chunk; between chunks it is compacted (the
+  slots no support vector or policy references are dropped).
+* **block mode** (callables, other kernels): Python computes per chunk
+  ``K_old = k(chunk, pool)`` and ``K_new = k(chunk, chunk)``
+  (``skbudget._stream``); slots ``0 .. n_old-1`` are the stored vectors and
+  ``n_old + t`` is example ``t`` of the chunk; :meth:`process_chunk` runs the
+  chunk and :meth:`finish_chunk` renumbers the slots still referenced.
+
+Policies never see the difference: they read ``k_row`` / ``k_tt`` and call
+the helpers below (``kernel_to_slot``, ``append_current``, ``remove_at``...).
 """
 
 import numpy as np
+from libc.math cimport INFINITY, fabs
+from libc.string cimport memcpy, memset
+from scipy.linalg.cython_blas cimport dgemm
+
+from skbudget._kernel_rows cimport (
+    KernelSpec, dense_dot, sparse_dot, kernel_from_dot, kernel_to_itself, squared_distance,
+)
+
+# slots x features above which a row's kernel values are computed without
+# the GIL (other threads' learners run meanwhile; below it the switch costs more)
+cdef Py_ssize_t NOGIL_WORK = 4096
+
+
+cdef inline bint _finite(double v) noexcept nogil:
+    return fabs(v) < INFINITY
 
 
 cdef class OnlineLearner:
@@ -62,7 +79,38 @@ cdef class OnlineLearner:
         self.k_row = np.empty(0)
         self.margin = np.empty(0)
         self.gram = np.empty((0, 0))
+        self.uses_store = False
+        self.kernel_kind = 0
+        self.kernel_gamma = self.kernel_coef0 = self.kernel_degree = 0.0
+        self.n_features = 0
+        self.store = np.empty((0, 0))
+        self.store_sq = np.empty(0)
+        self.n_slots = 0
+        self.cur_slot = -1
+        self.chunk_dots = False
         self.grow(max(capacity, 1))
+
+    def use_store(self, int kind, double gamma, double coef0, double degree,
+                  Py_ssize_t n_features):
+        """Switch to store mode (before any example): kernel ``kind``
+        (``_kernel_rows.KernelKind``) and its parameters, feature count."""
+        if self.n_sv or self.n_slots:
+            raise RuntimeError("use_store must be called on a new learner")
+        self.uses_store = True
+        self.kernel_kind = kind
+        self.kernel_gamma = gamma
+        self.kernel_coef0 = coef0
+        self.kernel_degree = degree
+        self.n_features = n_features
+        self.store = np.zeros((self.capacity + 8, n_features))
+        self.store_sq = np.zeros(self.capacity + 8)
+        self._sync_kernel()
+
+    def _sync_kernel(self):
+        self.kspec.kind = self.kernel_kind
+        self.kspec.gamma = self.kernel_gamma
+        self.kspec.coef0 = self.kernel_coef0
+        self.kspec.degree = self.kernel_degree
 
     # ------------------------------------------------------------------
     # storage
@@ -95,29 +143,152 @@ cdef class OnlineLearner:
         self.capacity = new_capacity
         return 0
 
+    cdef Py_ssize_t new_slot(self) except -1:
+        """A fresh store row (store mode); the store grows when full."""
+        cdef Py_ssize_t n = self.store.shape[0]
+        if self.n_slots == n:
+            store = np.zeros((2 * n + 8, self.n_features))
+            store[:n] = self.store
+            self.store = store
+            self.store_sq = _resized(self.store_sq, 2 * n + 8)
+        if self.chunk_dots:
+            if self.slot_row.shape[0] <= self.n_slots:
+                self.slot_row = _resized(self.slot_row, self.store.shape[0])
+            self.slot_row[self.n_slots] = -1
+        self.n_slots += 1
+        return self.n_slots - 1
+
+    cdef int reserve_slots(self, Py_ssize_t n_new, bint compact_always) except -1:
+        """Before a chunk (store mode): room for ``n_new`` new slots.
+        Unreferenced slots are dropped when the store is full (every chunk
+        with ``compact_always``: the chunk's GEMM then covers live rows only);
+        the store keeps twice the room it needs, so compaction is rare."""
+        cdef Py_ssize_t need
+        if compact_always or self.n_slots + n_new > self.store.shape[0]:
+            self.compact_store()
+            need = self.n_slots + n_new
+            if need > self.store.shape[0] or (not compact_always and 2 * need > self.store.shape[0]):
+                store = np.zeros((2 * need, self.n_features))
+                store[:self.n_slots] = np.asarray(self.store)[:self.n_slots]
+                self.store = store
+                self.store_sq = _resized(self.store_sq, 2 * need)
+        return 0
+
+    cdef int compact_store(self) except -1:
+        """Drop the store rows nothing references; renumber the others."""
+        cdef Py_ssize_t i, s, j = 0, n = self.n_slots, d = self.n_features
+        mark_arr = np.zeros(n, dtype=np.uint8)
+        cdef unsigned char[::1] mark = mark_arr
+        new_slot_arr = np.full(n, -1, dtype=np.intp)
+        cdef Py_ssize_t[::1] new_slot = new_slot_arr
+        for i in range(self.n_sv):
+            mark[self.slot[self.order[i]]] = 1
+        self.mark_extra_slots(mark)
+        for s in range(n):
+            if mark[s]:
+                new_slot[s] = j
+                if j != s and d > 0:
+                    memcpy(&self.store[j, 0], &self.store[s, 0], d * sizeof(double))
+                self.store_sq[j] = self.store_sq[s]
+                j += 1
+        if j == n:
+            return 0
+        for i in range(self.n_sv):
+            self.slot[self.order[i]] = new_slot[self.slot[self.order[i]]]
+        self.remap_extra_slots(new_slot)
+        self.n_slots = j
+        return 0
+
+    # ------------------------------------------------------------------
+    # kernel values of the current example
+    # ------------------------------------------------------------------
+    cdef double dot_to_slot(self, Py_ssize_t s) noexcept nogil:
+        """<x_t, store[s]> (store mode)."""
+        if s < self.n_dot_slots:
+            return self.dots[self.t, s]
+        if self.chunk_dots and self.slot_row[s] >= 0:
+            return self.self_dots[self.t, self.slot_row[s]]
+        if self.x_dense != NULL:
+            return dense_dot(self.x_dense, &self.store[s, 0], self.n_features)
+        return sparse_dot(self.x_values, self.x_indices, self.x_nnz, &self.store[s, 0])
+
     cdef double kernel_to_slot(self, Py_ssize_t s) noexcept nogil:
-        """k(x_t, pool slot s)."""
+        """k(x_t, slot s)."""
+        if self.uses_store:
+            if s == self.cur_slot:
+                return self.k_tt
+            return kernel_from_dot(&self.kspec, self.dot_to_slot(s), self.xx, self.store_sq[s])
         if s < self.n_old:
             return self.K_old[self.t, s]
         return self.K_new[self.t, s - self.n_old]
 
     cdef double sqdist_to_slot(self, Py_ssize_t s) noexcept nogil:
-        """||x_t - pool slot s||^2 (only when distance blocks were given)."""
+        """||x_t - slot s||^2 (block mode: only when distance blocks were given)."""
+        if self.uses_store:
+            if s == self.cur_slot:
+                return 0.0
+            return squared_distance(self.dot_to_slot(s), self.xx, self.store_sq[s])
         if s < self.n_old:
             return self.D_old[self.t, s]
         return self.D_new[self.t, s - self.n_old]
 
-    cdef void gather_row(self) noexcept nogil:
-        """k_row[c] = k(x_t, x_c) for every support-vector cell, from the
-        two kernel blocks (raw pointers: this is the hottest loop)."""
-        cdef Py_ssize_t i, c, s, n = self.n_sv, n_old = self.n_old
+    cdef double kernel_between_slots(self, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
+        """k(store[a], store[b]) (store mode only)."""
+        if a == b:
+            return kernel_to_itself(&self.kspec, self.store_sq[a])
+        return kernel_from_dot(&self.kspec,
+                               dense_dot(&self.store[a, 0], &self.store[b, 0], self.n_features),
+                               self.store_sq[a], self.store_sq[b])
+
+    cdef int set_current(self, double xx) except -1:
+        """Start the round of the example just pointed to: ``k_tt`` and
+        ``k_row`` (store mode), with a check that they are finite."""
+        cdef bint finite
+        cdef Py_ssize_t width = self.n_features if self.x_dense != NULL else self.x_nnz
+        self.xx = xx
+        self.cur_slot = -1
+        self.k_tt = kernel_to_itself(&self.kspec, xx)
+        if self.n_sv * (width if self.n_dot_slots == 0 else 8) > NOGIL_WORK:
+            with nogil:
+                finite = self.gather_row()
+        else:
+            finite = self.gather_row()
+        if not (finite and _finite(self.k_tt)):
+            raise ValueError(
+                "The kernel gave a non-finite value (inf or NaN): the input is too large "
+                "for this kernel or its parameters (e.g. a poly kernel's degree).")
+        return 0
+
+    cdef bint gather_row(self) noexcept nogil:
+        """k_row[c] = k(x_t, x_c) for every support-vector cell (the hottest
+        loop).  Returns whether every value is finite (store mode)."""
+        cdef Py_ssize_t i, c, s, n = self.n_sv, n_old = self.n_old, d = self.n_features
+        cdef double v, dot, bad = 0.0
         if n == 0:
-            return
+            return True
         cdef const Py_ssize_t* order = &self.order[0]
         cdef const Py_ssize_t* slot = &self.slot[0]
         cdef double* k_row = &self.k_row[0]
-        cdef const double* new_row = &self.K_new[self.t, 0]
-        cdef const double* old_row = new_row
+        cdef const double* new_row
+        cdef const double* old_row
+        if self.uses_store:
+            for i in range(n):
+                c = order[i]
+                s = slot[c]
+                if s < self.n_dot_slots:
+                    dot = self.dots[self.t, s]
+                elif self.chunk_dots and self.slot_row[s] >= 0:
+                    dot = self.self_dots[self.t, self.slot_row[s]]
+                elif self.x_dense != NULL:
+                    dot = dense_dot(self.x_dense, &self.store[s, 0], d)
+                else:
+                    dot = sparse_dot(self.x_values, self.x_indices, self.x_nnz, &self.store[s, 0])
+                v = kernel_from_dot(&self.kspec, dot, self.xx, self.store_sq[s])
+                bad += v - v            # NaN as soon as one value is inf or NaN
+                k_row[c] = v
+            return bad == 0.0
+        new_row = &self.K_new[self.t, 0]
+        old_row = new_row
         if n_old > 0:
             old_row = &self.K_old[self.t, 0]
         for i in range(n):
@@ -127,6 +298,7 @@ cdef class OnlineLearner:
                 k_row[c] = old_row[s]
             else:
                 k_row[c] = new_row[s - n_old]
+        return True
 
     cdef double dot_row(self) noexcept nogil:
         """f(x_t) without the intercept, from the gathered kernel row."""
@@ -141,33 +313,94 @@ cdef class OnlineLearner:
             s += alpha[order[i]] * k_row[order[i]]
         return s * self.scale
 
-    cdef Py_ssize_t append_current(self, double coef) except -1:
-        """Add the current example as the newest support vector; its cell."""
+    # ------------------------------------------------------------------
+    # changing the support set
+    # ------------------------------------------------------------------
+    cdef Py_ssize_t current_slot(self) except -1:
+        """The slot of the current example (store mode: copied into the
+        store on first use in its round)."""
+        cdef Py_ssize_t s, j
+        if not self.uses_store:
+            return self.n_old + self.t
+        if self.cur_slot < 0:
+            s = self.new_slot()
+            if self.x_dense != NULL:
+                memcpy(&self.store[s, 0], self.x_dense, self.n_features * sizeof(double))
+            else:
+                memset(&self.store[s, 0], 0, self.n_features * sizeof(double))
+                for j in range(self.x_nnz):
+                    self.store[s, self.x_indices[j]] = self.x_values[j]
+            self.store_sq[s] = self.xx
+            self.cur_slot = s
+            if self.chunk_dots:
+                self.slot_row[s] = self.t
+        return self.cur_slot
+
+    cdef const double* vector_of(self, Py_ssize_t cell) noexcept nogil:
+        """The features of a support vector, ``n_features`` doubles (store
+        mode; valid until the next slot is added)."""
+        return &self.store[self.slot[cell], 0]
+
+    cdef Py_ssize_t insert_cell(self, Py_ssize_t slot, double coef, double k_self,
+                                double k_now) except -1:
+        """Add the vector of ``slot`` as the newest support vector with true
+        coefficient ``coef``; ``k_self`` = k(v, v), ``k_now`` = k(x_t, v).
+        With ``track_gram`` the caller has put k(v, x_c) in ``gram[cell, c]``
+        for every support vector c (``cell`` = the next free cell)."""
         cdef Py_ssize_t i, c, cell
         cdef double a = coef / self.scale, f_new = 0.0
-        if self.n_free == 0:
-            self.grow(2 * self.capacity)
         self.n_free -= 1
         cell = self.free_cells[self.n_free]
         if self.track_gram:
             for i in range(self.n_sv):
                 c = self.order[i]
-                self.gram[cell, c] = self.k_row[c]
-                self.gram[c, cell] = self.k_row[c]
-            self.gram[cell, cell] = self.k_tt
+                self.gram[c, cell] = self.gram[cell, c]
+            self.gram[cell, cell] = k_self
         if self.track_margins:
             for i in range(self.n_sv):
                 c = self.order[i]
-                f_new += self.alpha[c] * self.k_row[c]
-                self.margin[c] += a * self.k_row[c]
-            self.margin[cell] = f_new + a * self.k_tt
+                f_new += self.alpha[c] * self.gram[cell, c]
+                self.margin[c] += a * self.gram[cell, c]
+            self.margin[cell] = f_new + a * k_self
         self.alpha[cell] = a
-        self.slot[cell] = self.n_old + self.t
-        self.kself[cell] = self.k_tt
-        self.k_row[cell] = self.k_tt
+        self.slot[cell] = slot
+        self.kself[cell] = k_self
+        self.k_row[cell] = k_now
         self.order[self.n_sv] = cell
         self.n_sv += 1
         return cell
+
+    cdef Py_ssize_t append_current(self, double coef) except -1:
+        """Add the current example as the newest support vector; its cell."""
+        cdef Py_ssize_t i, c, cell, s = self.current_slot()
+        if self.n_free == 0:
+            self.grow(2 * self.capacity)
+        cell = self.free_cells[self.n_free - 1]
+        if self.track_gram:
+            for i in range(self.n_sv):
+                c = self.order[i]
+                self.gram[cell, c] = self.k_row[c]
+        return self.insert_cell(s, coef, self.k_tt, self.k_tt)
+
+    cdef Py_ssize_t append_vector(self, const double* z, double coef) except -1:
+        """Add a vector that is no example of the stream (e.g. a merge of two
+        support vectors), ``n_features`` doubles, as the newest support
+        vector with true coefficient ``coef`` (store mode only); its cell."""
+        cdef Py_ssize_t i, c, cell, s
+        if not self.uses_store:
+            raise RuntimeError("append_vector needs the feature store (a common kernel)")
+        if self.n_free == 0:
+            self.grow(2 * self.capacity)
+        s = self.new_slot()
+        memcpy(&self.store[s, 0], z, self.n_features * sizeof(double))
+        self.store_sq[s] = dense_dot(&self.store[s, 0], &self.store[s, 0], self.n_features)
+        cell = self.free_cells[self.n_free - 1]
+        if self.track_gram:
+            for i in range(self.n_sv):
+                c = self.order[i]
+                self.gram[cell, c] = self.kernel_between_slots(s, self.slot[c])
+        return self.insert_cell(s, coef, kernel_to_itself(&self.kspec, self.store_sq[s]),
+                                self.kernel_to_slot(s))
 
     cdef int remove_at(self, Py_ssize_t pos) except -1:
         """Remove the support vector at position ``pos`` (0 = oldest)."""
@@ -225,7 +458,133 @@ cdef class OnlineLearner:
         return 0
 
     # ------------------------------------------------------------------
-    # the stream loop
+    # the stream loop, store mode: a whole stream in one call
+    # ------------------------------------------------------------------
+    def check_state(self):
+        """Raise ValueError unless the store's sizes and indices agree (the
+        compiled loops trust them; checked on entry, O(|S|))."""
+        cdef Py_ssize_t i, c
+        cap = self.capacity
+        if not (0 <= self.n_sv <= cap and self.n_free == cap - self.n_sv
+                and min(self.order.shape[0], self.free_cells.shape[0], self.alpha.shape[0],
+                        self.slot.shape[0], self.kself.shape[0], self.k_row.shape[0]) >= cap
+                and (not self.track_margins or self.margin.shape[0] >= cap)
+                and (not self.track_gram or min(self.gram.shape[0], self.gram.shape[1]) >= cap)):
+            raise ValueError("corrupted learner state: per-cell arrays do not match capacity")
+        if self.uses_store and not (self.store.shape[1] == self.n_features
+                                    and 0 <= self.n_slots <= min(self.store.shape[0],
+                                                                 self.store_sq.shape[0])):
+            raise ValueError("corrupted learner state: the feature store does not match")
+        for i in range(self.n_sv):
+            c = self.order[i]
+            if not 0 <= c < cap or (self.uses_store and not 0 <= self.slot[c] < self.n_slots):
+                raise ValueError("corrupted learner state: a support vector's cell or slot "
+                                 "is out of range")
+
+    def _check_stream(self, Py_ssize_t n_rows, const Py_ssize_t[::1] rows, const double[::1] y,
+                      const Py_ssize_t[::1] example_ids, double[::1] scores):
+        self.check_state()
+        if not self.uses_store:
+            raise RuntimeError("run_dense / run_sparse need store mode (use_store)")
+        n = rows.shape[0]
+        if y.shape[0] != n or example_ids.shape[0] != n or scores.shape[0] != n:
+            raise ValueError("rows, y, example_ids and scores must have the same length")
+        if n and not (0 <= np.min(rows) and np.max(rows) < n_rows):
+            raise ValueError("row index out of range")
+
+    def run_dense(self, const double[:, ::1] X, const Py_ssize_t[::1] rows,
+                  const double[::1] sq_norms, const double[::1] y,
+                  const Py_ssize_t[::1] example_ids, double[::1] scores, Py_ssize_t chunk):
+        """Run the policy on the examples ``X[rows]`` in that order
+        (``sq_norms[i] = ||X[rows[i]]||^2``); ``scores[i]`` gets f(x) before
+        the update.  ``y`` in {-1, +1}.  Per chunk of examples, two GEMMs
+        give every inner product the chunk needs: the chunk against the
+        stored rows and against itself (the arithmetic of
+        ``rbf_kernel``'s blocks, whatever the chunk size).  ``chunk = 0``
+        chooses the size from the store's (see ``chunk_length``)."""
+        self._check_stream(X.shape[0], rows, y, example_ids, scores)
+        if X.shape[1] != self.n_features or sq_norms.shape[0] != rows.shape[0]:
+            raise ValueError(f"X has {X.shape[1]} features, the learner {self.n_features}")
+        cdef Py_ssize_t start = 0, stop, c, i, d = self.n_features, n = rows.shape[0]
+        cdef double[:, ::1] chunk_rows
+        self.slot_row = np.full(self.store.shape[0], -1, dtype=np.intp)
+        self.chunk_dots = True
+        try:
+            while start < n:
+                c = chunk if chunk > 0 else chunk_length(self.n_sv, d)
+                stop = min(start + c, n)
+                c = stop - start
+                self.reserve_slots(c, True)
+                if self.slot_row.shape[0] < self.store.shape[0]:
+                    self.slot_row = _resized(self.slot_row, self.store.shape[0])
+                chunk_rows = np.empty((c, d))
+                self.dots = np.empty((c, self.n_slots))
+                self.self_dots = np.empty((c, c))
+                with nogil:
+                    if d > 0:
+                        for i in range(start, stop):
+                            memcpy(&chunk_rows[i - start, 0], &X[rows[i], 0], d * sizeof(double))
+                        if self.n_slots > 0:
+                            _gemm_nt(&chunk_rows[0, 0], c, &self.store[0, 0], self.n_slots, d,
+                                     &self.dots[0, 0])
+                        _gemm_nt(&chunk_rows[0, 0], c, &chunk_rows[0, 0], c, d,
+                                 &self.self_dots[0, 0])
+                    else:
+                        self.dots[:, :] = 0.0
+                        self.self_dots[:, :] = 0.0
+                self.n_dot_slots = self.n_slots
+                for i in range(start, stop):
+                    self.t = i - start
+                    self.x_dense = &X[rows[i], 0]
+                    self.set_current(sq_norms[i])
+                    scores[i] = self.process_example(y[i], example_ids[i])
+                self.n_dot_slots = 0
+                start = stop
+        finally:
+            self.n_dot_slots = 0
+            self.chunk_dots = False
+            self.dots = None
+            self.self_dots = None
+            self.slot_row = None
+            self.x_dense = NULL
+            self.cur_slot = -1
+
+    def run_sparse(self, const double[::1] data, const int[::1] indices, const int[::1] indptr,
+                   const Py_ssize_t[::1] rows, const double[::1] y,
+                   const Py_ssize_t[::1] example_ids, double[::1] scores, Py_ssize_t chunk):
+        """:meth:`run_dense` for CSR input (``data``, ``indices``,
+        ``indptr``), inner products by a gather over each row's nonzeros."""
+        self._check_stream(indptr.shape[0] - 1, rows, y, example_ids, scores)
+        cdef Py_ssize_t start, stop, i, a, b, n = rows.shape[0], nnz = data.shape[0]
+        if indices.shape[0] != nnz or (indptr.shape[0] and not (
+                indptr[0] == 0 and indptr[indptr.shape[0] - 1] <= nnz
+                and np.all(np.diff(indptr) >= 0))):
+            raise ValueError("malformed CSR matrix")
+        if nnz and not (0 <= np.min(indices) and np.max(indices) < self.n_features):
+            raise ValueError("CSR column index out of range")
+        chunk = max(chunk, 1)
+        self.x_dense = NULL
+        try:
+            for start in range(0, n, chunk):
+                stop = min(start + chunk, n)
+                self.reserve_slots(stop - start, False)
+                for i in range(start, stop):
+                    self.t = i - start
+                    a = indptr[rows[i]]
+                    b = indptr[rows[i] + 1]
+                    self.x_nnz = b - a
+                    self.x_values = &data[a] if b > a else NULL
+                    self.x_indices = &indices[a] if b > a else NULL
+                    self.set_current(dense_dot(self.x_values, self.x_values, b - a))
+                    scores[i] = self.process_example(y[i], example_ids[i])
+        finally:
+            self.x_values = NULL
+            self.x_indices = NULL
+            self.x_nnz = 0
+            self.cur_slot = -1
+
+    # ------------------------------------------------------------------
+    # the stream loop, block mode: one chunk per call
     # ------------------------------------------------------------------
     def process_chunk(self, const double[:, ::1] K_old, const double[:, ::1] K_new,
                       const double[::1] y, const Py_ssize_t[::1] example_ids,
@@ -233,6 +592,15 @@ cdef class OnlineLearner:
         """Run the policy over one chunk; ``scores[t]`` gets f(x_t) before
         its update.  ``y`` holds the binary labels in {-1, +1}."""
         cdef Py_ssize_t t, n = K_new.shape[0]
+        self.check_state()
+        if self.uses_store:
+            raise RuntimeError("process_chunk is the block mode; this learner uses its store")
+        if (K_new.shape[1] != n or y.shape[0] != n or example_ids.shape[0] != n
+                or scores.shape[0] != n or K_old.shape[0] != n):
+            raise ValueError("kernel blocks, labels and scores of the chunk do not match")
+        for t in range(self.n_sv):
+            if not 0 <= self.slot[self.order[t]] < K_old.shape[1]:
+                raise ValueError("a support vector's slot is outside the kernel block")
         self.K_old = K_old
         self.K_new = K_new
         if D_old is not None:
@@ -246,7 +614,7 @@ cdef class OnlineLearner:
             scores[t] = self.process_example(y[t], example_ids[t])
 
     def finish_chunk(self):
-        """Renumber the referenced pool slots after a chunk.
+        """Renumber the referenced pool slots after a chunk (block mode).
 
         Returns a boolean mask over the ``n_old + chunk`` slots of the chunk
         that just ran: the vectors to keep, in their new slot order.
@@ -281,8 +649,16 @@ cdef class OnlineLearner:
         return np.asarray(self.order)[:self.n_sv].copy()
 
     def support_slots(self):
-        """Pool slots of the support vectors, oldest first."""
+        """Slots of the support vectors, oldest first."""
         return np.asarray(self.slot)[self.support_order()]
+
+    def support_rows(self):
+        """Features of the support vectors, oldest first (store mode)."""
+        return np.asarray(self.store)[self.support_slots()]
+
+    def stored_rows(self, slots):
+        """Features of the given slots (store mode)."""
+        return np.asarray(self.store)[np.asarray(slots, dtype=np.intp)]
 
     def coefficients(self):
         """Signed coefficients of the support vectors, oldest first."""
@@ -302,7 +678,9 @@ cdef class OnlineLearner:
     _state_names = (
         "n_sv", "capacity", "n_free", "scale", "intercept", "track_gram",
         "track_margins", "n_updates", "rng", "order", "free_cells", "alpha",
-        "slot", "kself", "k_row", "margin", "gram",
+        "slot", "kself", "k_row", "margin", "gram", "uses_store", "kernel_kind",
+        "kernel_gamma", "kernel_coef0", "kernel_degree", "n_features", "store",
+        "store_sq", "n_slots",
     )
 
     def get_state(self):
@@ -312,12 +690,35 @@ cdef class OnlineLearner:
     def set_state(self, state):
         for name in self._state_names:
             setattr(self, name, _copied(state[name]))
+        self._sync_kernel()
 
     def __reduce__(self):
         return (type(self), (), self.get_state())
 
     def __setstate__(self, state):
         self.set_state(state)
+
+
+cdef void _gemm_nt(const double* A, Py_ssize_t m, const double* B, Py_ssize_t n,
+                   Py_ssize_t k, double* C) noexcept nogil:
+    """C (m x n) = A (m x k) B (n x k)^T, all C-contiguous (BLAS dgemm on
+    the column-major transposes: C^T = B A^T)."""
+    cdef int mm = <int>n, nn = <int>m, kk = <int>k
+    cdef double one = 1.0, zero = 0.0
+    cdef char trans = b'T', no_trans = b'N'
+    dgemm(&trans, &no_trans, &mm, &nn, &kk, &one, <double*>B, &kk, <double*>A, &kk,
+          &zero, C, &mm)
+
+
+cpdef Py_ssize_t chunk_length(Py_ssize_t n_stored, Py_ssize_t n_features) noexcept:
+    """Examples per chunk of the dense stream loop.  A chunk of ``c``
+    examples against ``p`` stored rows costs ``c (p + c)`` inner products
+    (prediction: ``p`` per example) plus a fixed cost per chunk (two GEMM
+    calls, ~2 us): ``c = p / 2`` keeps the extra work within half of
+    prediction's for wide rows; narrow rows (d < 32) take larger chunks, the
+    products being cheap next to the per-chunk cost; both in [16, 256]."""
+    cdef Py_ssize_t c = n_stored // 2 if n_features >= 32 else 8192 // max(n_features, 1)
+    return min(max(c, 16), 256)
 
 
 def _copied(value):

@@ -106,6 +106,10 @@ FAST_KERNELS = {
 }
 
 
+# the kernels computed in compiled code (``_kernel_rows.KernelKind``)
+COMPILED_KERNELS = {"linear": 0, "rbf": 1, "poly": 2, "polynomial": 2, "sigmoid": 3}
+
+
 class KernelFunction:
     """A kernel resolved for one model.
 
@@ -134,6 +138,12 @@ class KernelFunction:
         without ``kernel_params``)."""
         return (not callable(self.kernel) and self.kernel in FAST_KERNELS
                 and not self.kernel_params)
+
+    @property
+    def compiled_kind(self):
+        """The ``_kernel_rows.KernelKind`` of a kernel the engine computes in
+        compiled code, or None."""
+        return COMPILED_KERNELS[self.kernel] if self.is_fast else None
 
     def __call__(self, X, Y):
         """k(X, Y) as a C-contiguous float64 block."""

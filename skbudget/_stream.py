@@ -1,24 +1,39 @@
-"""The stream driver: feeds chunks of examples through the compiled learners.
+"""The stream driver: feeds the stream through the compiled learners.
 
 :class:`StreamDriver` owns the binary learners of one model (one for a binary
-problem, one per class one-vs-rest) and, per learner, the *pool*: the rows of
-every vector the learner stores (its support vectors, plus any extra vectors
-a policy keeps, such as a validation reservoir).  For each chunk of the
-stream it computes, per learner, ``k(chunk, pool)`` and once ``k(chunk,
-chunk)``, runs the compiled loop (``OnlineLearner.process_chunk``) and
-rebuilds the pools from what the learners still reference
-(``OnlineLearner.finish_chunk``).  See ``doc/engine.md``.
+problem, one per class one-vs-rest; they are independent, so they may run in
+threads, ``n_jobs``).  It runs them in one of two modes (``doc/engine.md``):
+
+* **store mode** (``linear``, ``rbf``, ``poly``, ``sigmoid``): every learner
+  keeps its vectors' features and computes kernel values in compiled code;
+  a segment of the stream (up to ``SEGMENT`` examples) is one compiled call
+  per learner (``OnlineLearner.run_dense`` / ``run_sparse``);
+* **block mode** (callables, other kernels, CSR input wider than
+  ``STORE_MAX_SPARSE_FEATURES``): per chunk of the stream and learner the
+  driver computes ``k(chunk, pool)`` and once ``k(chunk, chunk)``, runs the
+  compiled loop (``OnlineLearner.process_chunk``) and rebuilds the *pools*
+  (the rows each learner still references, ``OnlineLearner.finish_chunk``).
 """
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import scipy.sparse as sp
+from joblib import effective_n_jobs
 
 from skbudget._engine import gather_block
 from skbudget._kernels import squared_distances
 
 __all__ = ["StreamDriver", "count_mistakes"]
+
+# CSR input wider than this stays in block mode (each stored vector is a
+# dense row of the store: 100 of them at this width take 26 MB)
+STORE_MAX_SPARSE_FEATURES = 1 << 15
+# sparse input, store mode: examples between store compactions
+STORE_CHUNK = 256
+# examples per compiled call in store mode (bounds the per-round arrays)
+SEGMENT = 8192
 
 _THREADPOOLS = []
 
@@ -43,6 +58,19 @@ def count_mistakes(scores, Y):
     true_score = scores[true]
     others = np.where(true, -np.inf, scores).max(axis=1)
     return (true_score <= others).astype(np.uint8)
+
+
+def _row_sq_norms(X, rows, block=512):
+    """||X[r]||^2 for r in ``rows`` (dense X), as ``euclidean_distances``
+    computes them (einsum), in blocks of rows (no copy of the stream)."""
+    if len(rows) and rows[-1] - rows[0] == len(rows) - 1 and np.all(np.diff(rows) == 1):
+        part = X[rows[0]:rows[-1] + 1]
+        return np.einsum("ij,ij->i", part, part)
+    out = np.empty(len(rows))
+    for start in range(0, len(rows), block):
+        part = X[rows[start:start + block]]
+        out[start:start + block] = np.einsum("ij,ij->i", part, part)
+    return out
 
 
 def _compress_rows(first, keep_first, second, keep_second):
@@ -88,9 +116,14 @@ class StreamDriver:
     chunk_size : int or None
         Examples per chunk; ``None`` chooses it (see :meth:`chunk_length`).
         Results never depend on it.
+    n_jobs : int or None
+        Threads running the one-vs-rest learners (store mode), with
+        scikit-learn's meaning (``None``: 1, ``-1``: every core).  Results
+        never depend on it.
     """
 
-    def __init__(self, learners, empty_rows, kernel, needs_distances=False, chunk_size=None):
+    def __init__(self, learners, empty_rows, kernel, needs_distances=False, chunk_size=None,
+                 n_jobs=None):
         self.learners = learners
         self.pools = [empty_rows for _ in learners]
         # identity of each pool row (example id, see run), for the Gram cache
@@ -98,6 +131,14 @@ class StreamDriver:
         self.kernel = kernel
         self.needs_distances = needs_distances
         self.chunk_size = chunk_size
+        self.n_jobs = n_jobs
+        n_features = empty_rows.shape[1]
+        self.uses_store = kernel.compiled_kind is not None and (
+            not sp.issparse(empty_rows) or n_features <= STORE_MAX_SPARSE_FEATURES)
+        if self.uses_store:
+            for learner in learners:
+                learner.use_store(kernel.compiled_kind, kernel.gamma, kernel.coef0,
+                                  kernel.degree, n_features)
 
     def chunk_length(self, n_features, pool_size, cached=False):
         """Examples in the next chunk of the stream loop.
@@ -120,17 +161,49 @@ class StreamDriver:
         return int(min(max(c, 16), 512))
 
     def run(self, X, Y, order, first_id, gram=None):
-        """Feed the examples ``X[order]`` through every learner, chunk by chunk.
+        """Feed the examples ``X[order]`` through every learner.
 
         Example ``order[i]`` gets the identity ``first_id + order[i]`` (the
         same identity in every epoch of one ``fit`` call).  ``Y`` holds the
         signed targets, one column per learner.  ``gram``, if given, is
-        ``k(X, X)``: kernel values between examples of this call are then
-        looked up instead of computed.  Returns the mistake flags of the
-        rounds, in stream order.
+        ``k(X, X)``: in block mode kernel values between examples of this
+        call are then looked up instead of computed.  Returns the mistake
+        flags of the rounds, in stream order.
         """
         with single_threaded_blas():
-            return self._run_chunks(X, Y, order, first_id, gram)
+            if not self.uses_store:
+                return self._run_chunks(X, Y, order, first_id, gram)
+            return self._run_segments(X, Y, order, first_id)
+
+    def _run_segments(self, X, Y, order, first_id):
+        """Store mode: one compiled call per learner and segment."""
+        chunk = self.chunk_size or 0
+        if sp.issparse(X):
+            if not X.has_canonical_format:     # duplicate entries would be summed late
+                X = X.copy()
+                X.sum_duplicates()
+            parts = (X.data, X.indices.astype(np.int32, copy=False),
+                     X.indptr.astype(np.int32, copy=False))
+            run = lambda learner, rows, norms, *args: learner.run_sparse(  # noqa: E731
+                *parts, rows, *args, chunk or STORE_CHUNK)
+        else:
+            X = np.ascontiguousarray(X)
+            run = lambda learner, *args: learner.run_dense(X, *args, chunk)  # noqa: E731
+        n_learners = len(self.learners)
+        n_threads = min(effective_n_jobs(self.n_jobs), n_learners)
+        flags = []
+        with ThreadPoolExecutor(n_threads) if n_threads > 1 else _NoPool() as pool:
+            for start in range(0, len(order), SEGMENT):
+                rows = np.ascontiguousarray(order[start:start + SEGMENT], dtype=np.intp)
+                ids = rows + first_id
+                labels = np.ascontiguousarray(Y[rows].T)
+                norms = None if sp.issparse(X) else _row_sq_norms(X, rows)
+                scores = np.empty((n_learners, len(rows)))
+                jobs = [(learner, rows, norms, labels[k], ids, scores[k])
+                        for k, learner in enumerate(self.learners)]
+                list(pool.map(lambda job: run(*job), jobs))
+                flags.append(count_mistakes(scores.T, labels.T))
+        return np.concatenate(flags) if flags else np.zeros(0, dtype=np.uint8)
 
     def _run_chunks(self, X, Y, order, first_id, gram):
         n_learners, n = len(self.learners), len(order)
@@ -201,6 +274,29 @@ class StreamDriver:
         D_olds = _split_columns(squared_distances(Xc, every_pool), pools) if distances else None
         return K_olds, K_new, D_olds, D_new
 
+    def stored_rows(self, k, slots):
+        """Rows of learner ``k``'s slots (dense in store mode)."""
+        if not self.uses_store:
+            return self.pools[k][slots]
+        return self.learners[k].stored_rows(slots)
+
     def support_vectors(self, k):
-        """Rows of learner ``k``'s support vectors, oldest first."""
-        return self.pools[k][self.learners[k].support_slots()]
+        """Rows of learner ``k``'s support vectors, oldest first (in the
+        format of the pools: CSR for sparse input)."""
+        if not self.uses_store:
+            return self.pools[k][self.learners[k].support_slots()]
+        rows = self.learners[k].support_rows()
+        return sp.csr_matrix(rows) if sp.issparse(self.pools[k]) else rows
+
+
+class _NoPool:
+    """``ThreadPoolExecutor``'s ``map`` in the calling thread."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def map(self, function, items):
+        return map(function, items)

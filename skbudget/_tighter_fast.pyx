@@ -154,10 +154,10 @@ cdef class TighterLearner(ValidatedRemovalLearner):
         self.vcap = n
         return 0
 
-    cdef void set_validation(self, Py_ssize_t v, double y, double score) noexcept nogil:
+    cdef int set_validation(self, Py_ssize_t v, double y, double score) except -1:
         """Validation entry ``v`` := the current example, ``f(x_t) = score``."""
         cdef Py_ssize_t i, c
-        self.vslot[v] = self.n_old + self.t
+        self.vslot[v] = self.current_slot()
         self.vy[v] = y
         self.vf[v] = score
         for i in range(self.n_sv):

@@ -56,8 +56,7 @@ def test_tighter_matches_plain_implementation(stream, budget, validation):
     _assert_same_run(est, plain, X)
     learner = est._learners[0]
     if validation != "support":   # the validation set itself, and f tracked on it
-        pool = est._driver.pools[0]
-        V = pool[learner.validation_slots()]
+        V = est._driver.stored_rows(0, learner.validation_slots())
         assert_allclose(V, np.array(plain.val_x))
         assert_allclose(learner.validation_scores(), plain.decision_function(V), atol=1e-9)
 
@@ -134,7 +133,7 @@ def test_tighter_reservoir_is_a_uniform_sample():
         flags = np.diff(est.cumulative_mistakes_, prepend=0)
         correct = np.flatnonzero(flags == 0) if correct is None else correct
         learner = est._learners[0]
-        kept = est._driver.pools[0][learner.validation_slots()]
+        kept = est._driver.stored_rows(0, learner.validation_slots())
         hits[[int(np.flatnonzero((X == row).all(axis=1))[0]) for row in kept]] += 1
     # the stream is the same for every seed (shuffle=False, no draws before
     # the reservoir is full), so the correct rounds are the same
