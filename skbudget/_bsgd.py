@@ -3,15 +3,17 @@
 import numbers
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from skbudget._base import BaseOnlineKernelClassifier
-from skbudget._bsgd_fast import PROJECTION, REMOVAL, BudgetedSGDLearner
+from skbudget._bsgd_fast import MERGING, PROJECTION, REMOVAL, BudgetedSGDLearner
 from skbudget._docstrings import BUDGET_DOC, attributes_doc, docstring, kernel_doc, stream_doc
+from skbudget._stream import STORE_MAX_SPARSE_FEATURES
 
 __all__ = ["BudgetedSGDClassifier"]
 
-_MAINTENANCE = {"removal": REMOVAL, "projection": PROJECTION}
+_MAINTENANCE = {"removal": REMOVAL, "projection": PROJECTION, "merging": MERGING}
 
 
 class BudgetedSGDClassifier(BaseOnlineKernelClassifier):
@@ -103,7 +105,7 @@ class BudgetedSGDClassifier(BaseOnlineKernelClassifier):
         *,
         budget=100,
         alpha=1e-4,
-        maintenance="projection",
+        maintenance="merging",
         kernel="rbf",
         gamma="scale",
         degree=3,
@@ -132,6 +134,17 @@ class BudgetedSGDClassifier(BaseOnlineKernelClassifier):
                 f"form only for the Gaussian kernel); got kernel={self.kernel!r}. Use "
                 f"maintenance='projection' or 'removal' with other kernels."
             )
+
+    def _validate_fit_input(self, X, y, reset):
+        X, y = super()._validate_fit_input(X, y, reset)
+        if (self.maintenance == "merging" and sp.issparse(X)
+                and X.shape[1] > STORE_MAX_SPARSE_FEATURES):
+            raise ValueError(
+                f"maintenance='merging' stores merged points as dense rows: sparse input "
+                f"may have at most {STORE_MAX_SPARSE_FEATURES} features; got {X.shape[1]}. "
+                f"Use maintenance='projection' or 'removal'."
+            )
+        return X, y
 
     def _make_learner(self, rng):
         return BudgetedSGDLearner(budget=self.budget, lam=float(self.alpha),

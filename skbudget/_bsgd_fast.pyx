@@ -19,10 +19,10 @@ agree to a relative ``TIE_TOL``.
 """
 
 import numpy as np
-from libc.math cimport fabs, sqrt, INFINITY
+from libc.math cimport exp, fabs, log, sqrt, INFINITY
 
 from skbudget._engine cimport OnlineLearner
-from skbudget._linalg cimport _axpy, _dot
+from skbudget._kernel_rows cimport dense_dot
 from skbudget._engine import _resized
 
 # relative tolerance under which two compared values count as tied
@@ -64,6 +64,9 @@ cdef class BudgetedSGDLearner(OnlineLearner):
     # position (row i = vector i, oldest first; see SpanFactor below)
     cdef public double[:, ::1] chol
     cdef double[::1] rhs
+    # merging: per-position candidates (degradation, h, alpha_z) and z
+    cdef double[:, ::1] candidates
+    cdef double[::1] merged
 
     _state_names = OnlineLearner._state_names + (
         "budget", "lam", "maintenance", "n_steps", "n_maintenance", "degradation", "chol")
@@ -79,6 +82,8 @@ cdef class BudgetedSGDLearner(OnlineLearner):
         self.degradation = 0.0
         self.chol = np.zeros((0, 0))
         self.rhs = np.zeros(0)
+        self.candidates = np.zeros((0, 3))
+        self.merged = np.zeros(0)
 
     cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300:
         cdef double score = self.dot_row()
@@ -173,8 +178,67 @@ cdef class BudgetedSGDLearner(OnlineLearner):
         self.remove_at(p)
         return 0
 
+    cdef Py_ssize_t smallest_coefficient(self) noexcept:
+        """Position of ``argmin_i |α_i|`` (ties: oldest)."""
+        cdef Py_ssize_t i
+        cdef double best = INFINITY
+        for i in range(self.n_sv):
+            best = min(best, fabs(self.alpha[self.order[i]]))
+        for i in range(self.n_sv):
+            if _tied_or_below(fabs(self.alpha[self.order[i]]), best):
+                return i
+        return 0
+
     cdef int merge_smallest(self) except -1:
-        raise NotImplementedError("merging needs the engine's feature store")
+        """Merging (RBF): ``m = argmin |α_i|``; every other support vector
+        ``n`` of the same sign is a candidate partner: ``κ = k(x_m, x_n)``
+        (one kernel value each), ``h`` by the golden-section search, its
+        degradation ``α_m² + α_n² + 2 α_m α_n κ − α_z²``; the least
+        (ties: oldest) is merged: both removed, ``(z, α_z)`` appended with
+        ``z = h x_m + (1 − h) x_n``.  No partner: remove ``m``."""
+        cdef Py_ssize_t m = self.smallest_coefficient(), i, c, n = -1, j
+        cdef Py_ssize_t cm = self.order[m], d = self.n_features
+        cdef double a_m = self.alpha[cm] * self.scale, a_n, kappa, log_kappa, h, best = INFINITY
+        cdef const double* x_m
+        cdef const double* x_n
+        if not self.uses_store:
+            raise ValueError("maintenance='merging' needs the engine's feature store (the "
+                             "'rbf' kernel on dense input or CSR input of at most 32768 "
+                             "features)")
+        if self.candidates.shape[0] < self.n_sv:
+            self.candidates = np.zeros((self.capacity, 3))
+        if self.merged.shape[0] < d:
+            self.merged = np.zeros(d)
+        for i in range(self.n_sv):
+            c = self.order[i]
+            self.candidates[i, 0] = INFINITY
+            if i == m or self.alpha[c] * self.alpha[cm] <= 0.0:
+                continue
+            a_n = self.alpha[c] * self.scale
+            kappa = self.kernel_between_slots(self.slot[cm], self.slot[c])
+            log_kappa = log_of(kappa)
+            h = golden_section_h(a_m, a_n, log_kappa)
+            self.candidates[i, 1] = h
+            self.candidates[i, 2] = merged_coefficient(a_m, a_n, log_kappa, h)
+            self.candidates[i, 0] = merge_degradation(a_m, a_n, kappa, self.candidates[i, 2])
+            best = min(best, self.candidates[i, 0])
+        if best == INFINITY:
+            self.degradation += a_m * a_m * self.kself[cm]
+            return self.remove_at(m)
+        for i in range(self.n_sv):
+            if self.candidates[i, 0] != INFINITY and _tied_or_below(self.candidates[i, 0], best):
+                n = i
+                break
+        h = self.candidates[n, 1]
+        x_m = self.vector_of(cm)
+        x_n = self.vector_of(self.order[n])
+        for j in range(d):
+            self.merged[j] = h * x_m[j] + (1.0 - h) * x_n[j]
+        self.degradation += self.candidates[n, 0]
+        self.remove_at(max(m, n))
+        self.remove_at(min(m, n))
+        self.append_vector(&self.merged[0], self.candidates[n, 2])
+        return 0
 
     # ------------------------------------------------------------------
     # read-out
@@ -199,7 +263,7 @@ cdef double forward_substitution(const double* L, Py_ssize_t ld, Py_ssize_t n,
     cdef double norm2 = 0.0
     for j in range(n):
         if L[j * ld + j] != 0.0:
-            x[j] = (x[j] - _dot(&L[j * ld], x, j)) / L[j * ld + j]
+            x[j] = (x[j] - dense_dot(&L[j * ld], x, j)) / L[j * ld + j]
             norm2 += x[j] * x[j]
         else:
             x[j] = 0.0
@@ -209,11 +273,12 @@ cdef double forward_substitution(const double* L, Py_ssize_t ld, Py_ssize_t n,
 cdef void back_substitution(const double* L, Py_ssize_t ld, Py_ssize_t n,
                             double* x) noexcept nogil:
     """x = L⁻ᵀ x over the kept rows (row-oriented)."""
-    cdef Py_ssize_t j
+    cdef Py_ssize_t j, k
     for j in range(n - 1, -1, -1):
         if L[j * ld + j] != 0.0:
             x[j] = x[j] / L[j * ld + j]
-            _axpy(-x[j], &L[j * ld], x, j)
+            for k in range(j):
+                x[k] -= x[j] * L[j * ld + k]
 
 
 cdef void factor_append_row(double* L, Py_ssize_t ld, Py_ssize_t n, double k_self) noexcept nogil:
@@ -305,25 +370,34 @@ def _span_solve(L, b):
 
 
 # ----------------------------------------------------------------------
-# merging (RBF): z = h x_m + (1 − h) x_n, α_z = α_m κ^{(1−h)²} + α_n κ^{h²}
+# merging (RBF): z = h x_m + (1 − h) x_n, α_z = α_m κ^{(1−h)²} + α_n κ^{h²}.
+# κ^e is computed as exp(e ln κ) (ln κ once per candidate pair): one exp
+# instead of one pow per term, the same function to a few ulps.
 # ----------------------------------------------------------------------
-cdef inline double merged_coefficient(double a_m, double a_n, double kappa,
+cdef inline double merged_coefficient(double a_m, double a_n, double log_kappa,
                                       double h) noexcept nogil:
-    return a_m * kappa ** ((1.0 - h) * (1.0 - h)) + a_n * kappa ** (h * h)
+    return a_m * exp((1.0 - h) * (1.0 - h) * log_kappa) + a_n * exp(h * h * log_kappa)
 
 
-cdef double golden_section_h(double a_m, double a_n, double kappa) noexcept nogil:
+cdef inline double log_of(double kappa) noexcept nogil:
+    """ln κ (−inf for κ = 0: the merged coefficient is then 0 inside (0, 1))."""
+    return log(kappa) if kappa > 0.0 else -INFINITY
+
+
+cdef double golden_section_h(double a_m, double a_n, double log_kappa) noexcept nogil:
     """The ``h`` in [0, 1] that maximizes ``|α_z(h)|``, by the golden-section
     search of §11 exactly: probes ``c = b − r (b − a)``, ``d = a + r (b − a)``
     recomputed every pass; keep ``[a, d]`` if ``g(c) ≥ g(d)``, else
-    ``[c, b]``; stop at ``b − a ≤ 1e-6``; ``h = (a + b) / 2``."""
+    ``[c, b]``; stop at ``b − a ≤ 1e-6``; ``h = (a + b) / 2``.  (With
+    ``α_m = α_n`` the first comparison is an exact tie, ``g(1 − r) = g(r)``
+    term for term: it keeps ``[0, r]``.)"""
     cdef double a = 0.0, b = 1.0, c, d
     cdef double r = (sqrt(5.0) - 1.0) / 2.0
     while b - a > GOLDEN_TOL:
         c = b - r * (b - a)
         d = a + r * (b - a)
-        if fabs(merged_coefficient(a_m, a_n, kappa, c)) >= \
-                fabs(merged_coefficient(a_m, a_n, kappa, d)):
+        if fabs(merged_coefficient(a_m, a_n, log_kappa, c)) >= \
+                fabs(merged_coefficient(a_m, a_n, log_kappa, d)):
             b = d
         else:
             a = c
@@ -339,6 +413,7 @@ cdef inline double merge_degradation(double a_m, double a_n, double kappa,
 def _golden_section_h(double a_m, double a_n, double kappa):
     """Python access to the merge of two coefficients (for tests):
     ``(h, α_z, degradation)``."""
-    cdef double h = golden_section_h(a_m, a_n, kappa)
-    cdef double a_z = merged_coefficient(a_m, a_n, kappa, h)
+    cdef double log_kappa = log_of(kappa)
+    cdef double h = golden_section_h(a_m, a_n, log_kappa)
+    cdef double a_z = merged_coefficient(a_m, a_n, log_kappa, h)
     return h, a_z, merge_degradation(a_m, a_n, kappa, a_z)

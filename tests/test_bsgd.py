@@ -18,7 +18,7 @@ from skbudget._bsgd_fast import (
 from skbudget.datasets import make_checkerboard, make_noisy_gaussians
 from tests.oracles.bsgd import PlainBudgetedSGD, golden_section, span_projection
 
-RULES = ["removal", "projection"]
+RULES = ["removal", "projection", "merging"]
 
 
 def rbf(gamma):
@@ -26,19 +26,26 @@ def rbf(gamma):
 
 
 def assert_matches(est, plain, X):
-    """Mistakes and scores round by round, updates, support vectors,
-    coefficients and decision values."""
+    """Mistakes round by round, updates, steps, support vectors,
+    coefficients and decision values.
+
+    Merged points are compared to 1e-6 relative: the golden-section search
+    stops at a bracket of 1e-6, and where two probes give values that agree
+    to the last bits (the engine and the oracle compute kernel values with
+    different formulas) the last comparisons may move ``h`` within it."""
+    rtol = 1e-6 if plain.merged_rounds else 1e-9
     assert_array_equal(np.diff(est.cumulative_mistakes_, prepend=0).astype(bool), plain.mistakes)
     assert est.n_updates_ == plain.n_updates
     assert est.t_ == plain.t
     assert est.n_maintenance_[0] == plain.n_maintenance
-    assert_allclose(est.support_vectors_, plain.support_vectors, rtol=1e-9, atol=1e-9)
+    assert_allclose(est.support_vectors_, plain.support_vectors, rtol=rtol, atol=rtol)
     scale = np.abs(plain.coef).max()
-    assert_allclose(est.dual_coef_[0], plain.coef, rtol=1e-8, atol=1e-10 * scale)
-    assert_allclose(est.degradation_[0], plain.degradation, rtol=1e-7, atol=1e-9 * scale ** 2)
+    assert_allclose(est.dual_coef_[0], plain.coef, rtol=max(rtol, 1e-8), atol=1e-10 * scale)
+    assert_allclose(est.degradation_[0], plain.degradation, rtol=max(rtol, 1e-7),
+                    atol=1e-9 * scale ** 2)
     Z = np.vstack([X[::5] + 0.03, X[1::9]])
     assert_allclose(est.decision_function(Z), plain.decision_function(Z),
-                    rtol=1e-8, atol=1e-10 * scale)
+                    rtol=max(rtol, 1e-8), atol=max(rtol, 1e-10) * scale)
 
 
 def _streams():
@@ -134,8 +141,8 @@ def test_golden_section_matches_plain_search():
         kappa = rng.uniform(0.0, 1.0) ** rng.choice([1, 4])
         h, a_z, deg = _golden_section_h(a_m, a_n, kappa)
         expect = golden_section(lambda s: abs(a_m * kappa ** ((1 - s) ** 2) + a_n * kappa ** (s ** 2)))
-        assert h == expect
-        assert_allclose(a_z, a_m * kappa ** ((1 - h) ** 2) + a_n * kappa ** (h ** 2), rtol=1e-14)
+        assert abs(h - expect) <= 1e-6
+        assert_allclose(a_z, a_m * kappa ** ((1 - h) ** 2) + a_n * kappa ** (h ** 2), rtol=1e-12)
         assert deg >= -1e-12 * (a_m ** 2 + a_n ** 2)
         assert 0.0 <= h <= 1.0
 
@@ -144,6 +151,10 @@ def test_golden_section_merges_equal_weights_in_the_middle():
     h, a_z, _ = _golden_section_h(1.0, 1.0, 0.5)
     assert abs(h - 0.5) < 1e-6
     assert_allclose(a_z, 2 * 0.5 ** 0.25, rtol=1e-12)
+    # far apart (|alpha_z(h)| bimodal and symmetric): the exact tie of the
+    # first comparison keeps [0, r], the search ends at the maximum near 0
+    h, a_z, _ = _golden_section_h(1.0, 1.0, 1e-20)
+    assert h < 0.1 and a_z > 0.999
     # kappa = 1: the same point twice, merged without loss
     h, a_z, deg = _golden_section_h(0.3, 0.7, 1.0)
     assert_allclose(a_z, 1.0, rtol=1e-12)
@@ -181,6 +192,18 @@ def test_span_factor_row_deletion_equals_a_fresh_factor(p):
                     atol=1e-9)
 
 
+def test_merging_needs_the_rbf_kernel():
+    X, y = make_noisy_gaussians(50, random_state=0)
+    for kernel in ["linear", "poly", lambda A, B: A @ B.T]:
+        with pytest.raises(ValueError, match="merging.*rbf"):
+            BudgetedSGDClassifier(kernel=kernel).fit(X, y)
+    BudgetedSGDClassifier(kernel="linear", maintenance="projection").fit(X, y)
+    wide = sp.random(50, 40000, density=1e-4, format="csr", random_state=0)
+    with pytest.raises(ValueError, match="at most 32768 features"):
+        BudgetedSGDClassifier().fit(wide, y)
+    BudgetedSGDClassifier(maintenance="removal", gamma=1.0).fit(wide, y)
+
+
 @pytest.mark.parametrize("rule", RULES)
 def test_sparse_input_gives_the_dense_model(rule):
     X, y = make_checkerboard(400, noise=0.1, random_state=9)
@@ -194,3 +217,13 @@ def test_sparse_input_gives_the_dense_model(rule):
     assert_allclose(sparse.dual_coef_, dense.dual_coef_, rtol=1e-10, atol=1e-12)
     assert_allclose(sparse.decision_function(sp.csr_matrix(X)), dense.decision_function(X),
                     rtol=1e-9, atol=1e-9)
+
+
+def test_learns_a_nonlinear_problem():
+    X, y = make_checkerboard(4000, noise=0.0, random_state=10)
+    Xt, yt = make_checkerboard(2000, noise=0.0, random_state=11)
+    scores = {rule: BudgetedSGDClassifier(budget=100, alpha=1e-4, maintenance=rule, gamma=5.0,
+                                          random_state=0).fit(X, y).score(Xt, yt)
+              for rule in RULES}
+    assert scores["merging"] > 0.85
+    assert scores["merging"] > scores["removal"]

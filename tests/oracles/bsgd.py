@@ -1,10 +1,15 @@
 """ALGORITHMS.md §11: Budgeted SGD (Wang, Crammer & Vucetic), one example at a time.
 
-Plain NumPy, straight from the text: the coefficients ``alpha_i`` are stored
-as they are and multiplied by ``1 - 1/t`` every round, the support vectors
-(merged points included) are stored as rows, every kernel value is
-recomputed, and a projection solves its system from scratch.  Ties are
-decided with the relative tolerance 1e-9 of §11.
+Plain NumPy, straight from the text: the support vectors (merged points
+included) are stored as rows, every kernel value is recomputed, and a
+projection solves its system from scratch.  Coefficients are kept as §11
+suggests, ``w_i = lambda t alpha_i`` (the shrink by ``1 - 1/t`` leaves them
+unchanged; ``alpha_i = w_i / (lambda t)`` is formed where a rule uses it), so
+coefficients that are equal stay equal: with ``alpha_i`` multiplied by
+``1 - 1/t`` each round, rounding would decide the ties between them, and
+with them the golden-section search's first comparison when ``alpha_m =
+alpha_n`` (``|alpha_z(h)|`` is then symmetric about h = 1/2).  Ties of the
+arg-mins are decided with the relative tolerance 1e-9 of §11.
 """
 
 import math
@@ -69,7 +74,7 @@ class PlainBudgetedSGD:
         self.lam = lam
         self.maintenance = maintenance
         self.sv = []            # support vectors, oldest first (rows)
-        self.alpha = []         # their coefficients
+        self.w = []             # their coefficients times lambda t
         self.t = 0
         self.mistakes = []
         self.scores = []
@@ -81,10 +86,19 @@ class PlainBudgetedSGD:
     def _k(self, a, b):
         return float(self.kernel(a[None], b[None])[0, 0])
 
+    @property
+    def scale(self):
+        """alpha_i / w_i = 1 / (lambda t)."""
+        return 1.0 / (self.lam * self.t) if self.t else 1.0
+
+    @property
+    def alpha(self):
+        return [w * self.scale for w in self.w]
+
     def decision_function(self, Z):
         if not self.sv:
             return np.zeros(len(Z))
-        return self.kernel(Z, np.array(self.sv)) @ np.array(self.alpha)
+        return (self.kernel(Z, np.array(self.sv)) @ np.array(self.w)) * self.scale
 
     @property
     def support_vectors(self):
@@ -99,15 +113,12 @@ class PlainBudgetedSGD:
             score = float(self.decision_function(x[None])[0])
             self.scores.append(score)
             self.mistakes.append(label * score <= 0)
-            self.t += 1
-            factor = 1.0 - 1.0 / self.t
-            if factor == 0.0:
-                self.sv, self.alpha = [], []
-            else:
-                self.alpha = [a * factor for a in self.alpha]
+            self.t += 1   # alpha *= 1 - 1/t: w is unchanged, but at t = 1 (factor 0)
+            if self.t == 1:
+                self.sv, self.w = [], []
             if label * score < 1.0:
                 self.sv.append(x)
-                self.alpha.append(label / (self.lam * self.t))
+                self.w.append(float(label))       # alpha = y / (lambda t)
                 self.n_updates += 1
                 if len(self.sv) > self.budget:
                     self.n_maintenance += 1
@@ -116,7 +127,7 @@ class PlainBudgetedSGD:
 
     def _remove(self, i):
         del self.sv[i]
-        del self.alpha[i]
+        del self.w[i]
 
     def _smallest_norm(self):
         return first_minimum([a * a * self._k(x, x) for x, a in zip(self.sv, self.alpha)])
@@ -131,24 +142,27 @@ class PlainBudgetedSGD:
         others = [i for i in range(len(self.sv)) if i != p]
         V = np.array([self.sv[i] for i in others])
         d = span_projection(self.kernel(V, V), self.kernel(V, self.sv[p][None])[:, 0])
-        a_p = self.alpha[p]
+        w_p = self.w[p]
         k_p = self.kernel(V, self.sv[p][None])[:, 0]
-        self.degradation += a_p ** 2 * max(self._k(self.sv[p], self.sv[p]) - k_p @ d, 0.0)
+        self.degradation += (w_p * self.scale) ** 2 * max(
+            self._k(self.sv[p], self.sv[p]) - k_p @ d, 0.0)
         for i, d_i in zip(others, d):
-            self.alpha[i] += a_p * d_i
+            self.w[i] += w_p * d_i
         self._remove(p)
 
     def _merging(self):
-        m = first_minimum(np.abs(self.alpha))
-        a_m, x_m = self.alpha[m], self.sv[m]
+        alpha = self.alpha
+        m = first_minimum(np.abs(alpha))
+        a_m, x_m = alpha[m], self.sv[m]
         candidates = []   # (degradation, n, h, alpha_z)
-        for n, (x_n, a_n) in enumerate(zip(self.sv, self.alpha)):
+        for n, (x_n, a_n) in enumerate(zip(self.sv, alpha)):
             if n == m or np.sign(a_n) != np.sign(a_m):
                 continue
             kappa = self._k(x_m, x_n)
+            log_kappa = math.log(kappa) if kappa > 0 else -math.inf
 
-            def alpha_z(h, a_n=a_n, kappa=kappa):
-                return a_m * kappa ** ((1 - h) ** 2) + a_n * kappa ** (h ** 2)
+            def alpha_z(h, a_n=a_n, log_kappa=log_kappa):   # kappa ** e = exp(e log kappa)
+                return a_m * math.exp((1 - h) ** 2 * log_kappa) + a_n * math.exp(h ** 2 * log_kappa)
 
             h = golden_section(lambda h: abs(alpha_z(h)))
             a_z = alpha_z(h)
@@ -165,5 +179,5 @@ class PlainBudgetedSGD:
         for i in sorted((m, n), reverse=True):
             self._remove(i)
         self.sv.append(z)
-        self.alpha.append(a_z)
+        self.w.append(a_z / self.scale)
         self.merged_rounds.append(self.t)
