@@ -8,6 +8,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from skbudget._base import BaseOnlineKernelClassifier
 from skbudget._bsgd_fast import MERGING, PROJECTION, REMOVAL, BudgetedSGDLearner
+from skbudget._budget import _shared_params
 from skbudget._docstrings import BUDGET_DOC, attributes_doc, docstring, kernel_doc, stream_doc
 from skbudget._stream import STORE_MAX_SPARSE_FEATURES
 
@@ -100,28 +101,10 @@ class BudgetedSGDClassifier(BaseOnlineKernelClassifier):
         "maintenance": [StrOptions(set(_MAINTENANCE))],
     }
 
-    def __init__(
-        self,
-        *,
-        budget=100,
-        alpha=1e-4,
-        maintenance="merging",
-        kernel="rbf",
-        gamma="scale",
-        degree=3,
-        coef0=0.0,
-        kernel_params=None,
-        max_iter=1,
-        shuffle=True,
-        random_state=None,
-        warm_start=False,
-        verbose=0,
-    ):
-        super().__init__(
-            kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
-            kernel_params=kernel_params, max_iter=max_iter, shuffle=shuffle,
-            random_state=random_state, warm_start=warm_start, verbose=verbose,
-        )
+    def __init__(self, *, budget=100, alpha=1e-4, maintenance="merging", kernel="rbf",
+                 gamma="scale", degree=3, coef0=0.0, kernel_params=None, max_iter=1,
+                 shuffle=True, random_state=None, warm_start=False, verbose=0):
+        super().__init__(**_shared_params(locals()))
         self.budget = budget
         self.alpha = alpha
         self.maintenance = maintenance
