@@ -63,14 +63,15 @@ cdef class OnlineLearner:
     cdef const int* x_indices           # ... their columns ...
     cdef Py_ssize_t x_nnz               # ... and how many
     cdef Py_ssize_t cur_slot            # slot holding x_t, or -1 (store mode)
-    # store mode, dense input: one chunk's inner products by GEMM,
-    # <x_t, store[s]> for s < n_dot_slots and <x_t, x_t'> for the chunk's
-    # examples t' (slot_row[s] = t' for a slot holding example t', else -1)
-    cdef double[:, ::1] dots
-    cdef double[:, ::1] self_dots
+    # store mode, dense input: one chunk's kernel values, from two GEMMs:
+    # k(x_t, store[s]) = chunk_old[t, s] for s < n_block_slots, and
+    # k(x_t, x_t') = chunk_new[t, t'] for the chunk's examples t'
+    # (slot_row[s] = t' for a slot holding example t', else -1)
+    cdef double[:, ::1] chunk_old
+    cdef double[:, ::1] chunk_new
     cdef Py_ssize_t[::1] slot_row
-    cdef Py_ssize_t n_dot_slots
-    cdef bint chunk_dots
+    cdef Py_ssize_t n_block_slots
+    cdef bint chunk_blocks
     # block mode: the chunk's kernel blocks
     cdef const double[:, ::1] K_old     # k(chunk, stored pool slots)
     cdef const double[:, ::1] K_new     # k(chunk, chunk)
@@ -97,6 +98,7 @@ cdef class OnlineLearner:
                                 double k_now) except -1
     cdef Py_ssize_t new_slot(self) except -1
     cdef double dot_to_slot(self, Py_ssize_t s) noexcept nogil
+    cdef int compute_chunk_blocks(self, const double[:, ::1] rows, const double[::1] sq_norms) except -1
     cdef int reserve_slots(self, Py_ssize_t n_new, bint compact_always) except -1
     cdef int compact_store(self) except -1
     cdef int set_current(self, double xx) except -1

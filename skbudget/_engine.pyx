@@ -32,7 +32,7 @@ from libc.string cimport memcpy, memset
 from scipy.linalg.cython_blas cimport dgemm
 
 from skbudget._kernel_rows cimport (
-    KernelSpec, dense_dot, sparse_dot, kernel_from_dot, kernel_to_itself, squared_distance,
+    KernelSpec, LINEAR_KERNEL, RBF_KERNEL, POLY_KERNEL, SIGMOID_KERNEL, dense_dot, sparse_dot, kernel_from_dot, kernel_to_itself, squared_distance,
 )
 
 # slots x features above which a row's kernel values are computed without
@@ -87,7 +87,7 @@ cdef class OnlineLearner:
         self.store_sq = np.empty(0)
         self.n_slots = 0
         self.cur_slot = -1
-        self.chunk_dots = False
+        self.chunk_blocks = False
         self.grow(max(capacity, 1))
 
     def use_store(self, int kind, double gamma, double coef0, double degree,
@@ -151,7 +151,7 @@ cdef class OnlineLearner:
             store[:n] = self.store
             self.store = store
             self.store_sq = _resized(self.store_sq, 2 * n + 8)
-        if self.chunk_dots:
+        if self.chunk_blocks:
             if self.slot_row.shape[0] <= self.n_slots:
                 self.slot_row = _resized(self.slot_row, self.store.shape[0])
             self.slot_row[self.n_slots] = -1
@@ -204,10 +204,6 @@ cdef class OnlineLearner:
     # ------------------------------------------------------------------
     cdef double dot_to_slot(self, Py_ssize_t s) noexcept nogil:
         """<x_t, store[s]> (store mode)."""
-        if s < self.n_dot_slots:
-            return self.dots[self.t, s]
-        if self.chunk_dots and self.slot_row[s] >= 0:
-            return self.self_dots[self.t, self.slot_row[s]]
         if self.x_dense != NULL:
             return dense_dot(self.x_dense, &self.store[s, 0], self.n_features)
         return sparse_dot(self.x_values, self.x_indices, self.x_nnz, &self.store[s, 0])
@@ -217,6 +213,10 @@ cdef class OnlineLearner:
         if self.uses_store:
             if s == self.cur_slot:
                 return self.k_tt
+            if s < self.n_block_slots:
+                return self.chunk_old[self.t, s]
+            if self.chunk_blocks and self.slot_row[s] >= 0:
+                return self.chunk_new[self.t, self.slot_row[s]]
             return kernel_from_dot(&self.kspec, self.dot_to_slot(s), self.xx, self.store_sq[s])
         if s < self.n_old:
             return self.K_old[self.t, s]
@@ -248,7 +248,7 @@ cdef class OnlineLearner:
         self.xx = xx
         self.cur_slot = -1
         self.k_tt = kernel_to_itself(&self.kspec, xx)
-        if self.n_sv * (width if self.n_dot_slots == 0 else 8) > NOGIL_WORK:
+        if self.n_sv * (width if self.n_block_slots == 0 else 1) > NOGIL_WORK:
             with nogil:
                 finite = self.gather_row()
         else:
@@ -263,7 +263,7 @@ cdef class OnlineLearner:
         """k_row[c] = k(x_t, x_c) for every support-vector cell (the hottest
         loop).  Returns whether every value is finite (store mode)."""
         cdef Py_ssize_t i, c, s, n = self.n_sv, n_old = self.n_old, d = self.n_features
-        cdef double v, dot, bad = 0.0
+        cdef double v, bad = 0.0
         if n == 0:
             return True
         cdef const Py_ssize_t* order = &self.order[0]
@@ -275,15 +275,17 @@ cdef class OnlineLearner:
             for i in range(n):
                 c = order[i]
                 s = slot[c]
-                if s < self.n_dot_slots:
-                    dot = self.dots[self.t, s]
-                elif self.chunk_dots and self.slot_row[s] >= 0:
-                    dot = self.self_dots[self.t, self.slot_row[s]]
+                if s < self.n_block_slots:
+                    v = self.chunk_old[self.t, s]
+                elif self.chunk_blocks and self.slot_row[s] >= 0:
+                    v = self.chunk_new[self.t, self.slot_row[s]]
                 elif self.x_dense != NULL:
-                    dot = dense_dot(self.x_dense, &self.store[s, 0], d)
+                    v = kernel_from_dot(&self.kspec, dense_dot(self.x_dense, &self.store[s, 0], d),
+                                        self.xx, self.store_sq[s])
                 else:
-                    dot = sparse_dot(self.x_values, self.x_indices, self.x_nnz, &self.store[s, 0])
-                v = kernel_from_dot(&self.kspec, dot, self.xx, self.store_sq[s])
+                    v = kernel_from_dot(&self.kspec, sparse_dot(self.x_values, self.x_indices,
+                                                                self.x_nnz, &self.store[s, 0]),
+                                        self.xx, self.store_sq[s])
                 bad += v - v            # NaN as soon as one value is inf or NaN
                 k_row[c] = v
             return bad == 0.0
@@ -332,7 +334,7 @@ cdef class OnlineLearner:
                     self.store[s, self.x_indices[j]] = self.x_values[j]
             self.store_sq[s] = self.xx
             self.cur_slot = s
-            if self.chunk_dots:
+            if self.chunk_blocks:
                 self.slot_row[s] = self.t
         return self.cur_slot
 
@@ -507,8 +509,9 @@ cdef class OnlineLearner:
             raise ValueError(f"X has {X.shape[1]} features, the learner {self.n_features}")
         cdef Py_ssize_t start = 0, stop, c, i, d = self.n_features, n = rows.shape[0]
         cdef double[:, ::1] chunk_rows
+        cdef const double[::1] chunk_sq
         self.slot_row = np.full(self.store.shape[0], -1, dtype=np.intp)
-        self.chunk_dots = True
+        self.chunk_blocks = True
         try:
             while start < n:
                 c = chunk if chunk > 0 else chunk_length(self.n_sv, d)
@@ -518,36 +521,56 @@ cdef class OnlineLearner:
                 if self.slot_row.shape[0] < self.store.shape[0]:
                     self.slot_row = _resized(self.slot_row, self.store.shape[0])
                 chunk_rows = np.empty((c, d))
-                self.dots = np.empty((c, self.n_slots))
-                self.self_dots = np.empty((c, c))
+                chunk_sq = sq_norms[start:stop]
                 with nogil:
-                    if d > 0:
-                        for i in range(start, stop):
-                            memcpy(&chunk_rows[i - start, 0], &X[rows[i], 0], d * sizeof(double))
-                        if self.n_slots > 0:
-                            _gemm_nt(&chunk_rows[0, 0], c, &self.store[0, 0], self.n_slots, d,
-                                     &self.dots[0, 0])
-                        _gemm_nt(&chunk_rows[0, 0], c, &chunk_rows[0, 0], c, d,
-                                 &self.self_dots[0, 0])
-                    else:
-                        self.dots[:, :] = 0.0
-                        self.self_dots[:, :] = 0.0
-                self.n_dot_slots = self.n_slots
+                    for i in range(start, stop):
+                        memcpy(&chunk_rows[i - start, 0], &X[rows[i], 0], d * sizeof(double))
+                self.compute_chunk_blocks(chunk_rows, chunk_sq)
                 for i in range(start, stop):
                     self.t = i - start
                     self.x_dense = &X[rows[i], 0]
                     self.set_current(sq_norms[i])
                     scores[i] = self.process_example(y[i], example_ids[i])
-                self.n_dot_slots = 0
+                self.n_block_slots = 0
                 start = stop
         finally:
-            self.n_dot_slots = 0
-            self.chunk_dots = False
-            self.dots = None
-            self.self_dots = None
+            self.n_block_slots = 0
+            self.chunk_blocks = False
+            self.chunk_old = None
+            self.chunk_new = None
             self.slot_row = None
             self.x_dense = NULL
             self.cur_slot = -1
+
+    cdef int compute_chunk_blocks(self, const double[:, ::1] rows,
+                                  const double[::1] sq_norms) except -1:
+        """The chunk's kernel values against the stored rows and against
+        itself, with ``rbf_kernel``'s arithmetic: inner products by GEMM,
+        then (RBF) ``(-2 <x, v> + ||x||^2) + ||v||^2`` clipped at 0, times
+        ``-gamma``, and NumPy's (vectorized) exp over the whole block."""
+        cdef Py_ssize_t c = rows.shape[0], n = self.n_slots, d = self.n_features
+        old = np.empty((c, n))
+        new = np.empty((c, c))
+        cdef double[:, ::1] old_view = old, new_view = new
+        with nogil:
+            if n > 0:
+                _gemm_nt(&rows[0, 0], c, &self.store[0, 0], n, d, &old_view[0, 0])
+            _gemm_nt(&rows[0, 0], c, &rows[0, 0], c, d, &new_view[0, 0])
+            _dots_to_kernel_arguments(&self.kspec, old_view, sq_norms, &self.store_sq[0], -1)
+            _dots_to_kernel_arguments(&self.kspec, new_view, sq_norms, &sq_norms[0], 0)
+        if self.kspec.kind == RBF_KERNEL:
+            np.exp(old, out=old)
+            np.exp(new, out=new)
+        elif self.kspec.kind == POLY_KERNEL:
+            np.power(old, self.kernel_degree, out=old)
+            np.power(new, self.kernel_degree, out=new)
+        elif self.kspec.kind == SIGMOID_KERNEL:
+            np.tanh(old, out=old)
+            np.tanh(new, out=new)
+        self.chunk_old = old
+        self.chunk_new = new
+        self.n_block_slots = n
+        return 0
 
     def run_sparse(self, const double[::1] data, const int[::1] indices, const int[::1] indptr,
                    const Py_ssize_t[::1] rows, const double[::1] y,
@@ -699,6 +722,29 @@ cdef class OnlineLearner:
         self.set_state(state)
 
 
+cdef void _dots_to_kernel_arguments(const KernelSpec* k, double[:, ::1] block,
+                                    const double[::1] xx, const double* vv,
+                                    Py_ssize_t diagonal) noexcept nogil:
+    """Inner products ``block[i, j] = <x_i, v_j>`` -> the argument of the
+    kernel's elementwise function (RBF: ``-gamma ||x_i - v_j||^2``, the
+    distance exactly 0 on the diagonal when ``diagonal`` >= 0, as in
+    ``k(X, X)``; poly and sigmoid: ``gamma <x_i, v_j> + coef0``)."""
+    cdef Py_ssize_t i, j, m = block.shape[0], n = block.shape[1]
+    cdef double* row
+    if k.kind == LINEAR_KERNEL:
+        return
+    for i in range(m):
+        row = &block[i, 0] if n > 0 else NULL
+        if k.kind == RBF_KERNEL:
+            for j in range(n):
+                row[j] = squared_distance(row[j], xx[i], vv[j]) * -k.gamma
+            if diagonal >= 0:
+                row[i] = 0.0
+        else:
+            for j in range(n):
+                row[j] = row[j] * k.gamma + k.coef0
+
+
 cdef void _gemm_nt(const double* A, Py_ssize_t m, const double* B, Py_ssize_t n,
                    Py_ssize_t k, double* C) noexcept nogil:
     """C (m x n) = A (m x k) B (n x k)^T, all C-contiguous (BLAS dgemm on
@@ -712,13 +758,11 @@ cdef void _gemm_nt(const double* A, Py_ssize_t m, const double* B, Py_ssize_t n,
 
 cpdef Py_ssize_t chunk_length(Py_ssize_t n_stored, Py_ssize_t n_features) noexcept:
     """Examples per chunk of the dense stream loop.  A chunk of ``c``
-    examples against ``p`` stored rows costs ``c (p + c)`` inner products
-    (prediction: ``p`` per example) plus a fixed cost per chunk (two GEMM
-    calls, ~2 us): ``c = p / 2`` keeps the extra work within half of
-    prediction's for wide rows; narrow rows (d < 32) take larger chunks, the
-    products being cheap next to the per-chunk cost; both in [16, 256]."""
-    cdef Py_ssize_t c = n_stored // 2 if n_features >= 32 else 8192 // max(n_features, 1)
-    return min(max(c, 16), 256)
+    examples against ``p`` stored rows costs ``c (p + c)`` kernel values
+    (prediction: ``p`` per example) plus a fixed cost per chunk (two GEMMs,
+    two exp calls, ~5 us): ``c = p / 2`` keeps the extra work within half of
+    prediction's, in [32, 256]."""
+    return min(max(n_stored // 2, 32), 256)
 
 
 def _copied(value):

@@ -30,7 +30,10 @@ __all__ = ["StreamDriver", "count_mistakes"]
 # CSR input wider than this stays in block mode (each stored vector is a
 # dense row of the store: 100 of them at this width take 26 MB)
 STORE_MAX_SPARSE_FEATURES = 1 << 15
-# sparse input, store mode: examples between store compactions
+# sparse input at most this wide runs the dense loop on densified segments;
+# wider, a gather over each row's nonzeros (STORE_CHUNK examples between
+# store compactions)
+DENSIFY_MAX_FEATURES = 1024
 STORE_CHUNK = 256
 # examples per compiled call in store mode (bounds the per-round arrays)
 SEGMENT = 8192
@@ -176,32 +179,21 @@ class StreamDriver:
             return self._run_segments(X, Y, order, first_id)
 
     def _run_segments(self, X, Y, order, first_id):
-        """Store mode: one compiled call per learner and segment."""
-        chunk = self.chunk_size or 0
-        if sp.issparse(X):
-            if not X.has_canonical_format:     # duplicate entries would be summed late
-                X = X.copy()
-                X.sum_duplicates()
-            parts = (X.data, X.indices.astype(np.int32, copy=False),
-                     X.indptr.astype(np.int32, copy=False))
-            run = lambda learner, rows, norms, *args: learner.run_sparse(  # noqa: E731
-                *parts, rows, *args, chunk or STORE_CHUNK)
-        else:
-            X = np.ascontiguousarray(X)
-            run = lambda learner, *args: learner.run_dense(X, *args, chunk)  # noqa: E731
+        """Store mode: one compiled call per learner and segment (learners
+        in threads with ``n_jobs``: they are independent)."""
+        feed = _SegmentFeed(X, self.chunk_size)
         n_learners = len(self.learners)
         n_threads = min(effective_n_jobs(self.n_jobs), n_learners)
         flags = []
         with ThreadPoolExecutor(n_threads) if n_threads > 1 else _NoPool() as pool:
-            for start in range(0, len(order), SEGMENT):
-                rows = np.ascontiguousarray(order[start:start + SEGMENT], dtype=np.intp)
+            for start in range(0, len(order), feed.segment):
+                rows = np.ascontiguousarray(order[start:start + feed.segment], dtype=np.intp)
                 ids = rows + first_id
                 labels = np.ascontiguousarray(Y[rows].T)
-                norms = None if sp.issparse(X) else _row_sq_norms(X, rows)
                 scores = np.empty((n_learners, len(rows)))
-                jobs = [(learner, rows, norms, labels[k], ids, scores[k])
-                        for k, learner in enumerate(self.learners)]
-                list(pool.map(lambda job: run(*job), jobs))
+                run = feed.runner(rows)
+                list(pool.map(lambda k: run(self.learners[k], labels[k], ids, scores[k]),
+                              range(n_learners)))
                 flags.append(count_mistakes(scores.T, labels.T))
         return np.concatenate(flags) if flags else np.zeros(0, dtype=np.uint8)
 
@@ -287,6 +279,46 @@ class StreamDriver:
             return self.pools[k][self.learners[k].support_slots()]
         rows = self.learners[k].support_rows()
         return sp.csr_matrix(rows) if sp.issparse(self.pools[k]) else rows
+
+
+class _SegmentFeed:
+    """How the examples of a segment reach the compiled loop (store mode).
+
+    Dense input: ``run_dense`` on the rows in place.  Sparse input with at
+    most ``DENSIFY_MAX_FEATURES`` columns: each segment densified, then
+    ``run_dense`` (the same arithmetic as dense input, at GEMM speed).
+    Wider sparse input: ``run_sparse``, a gather over each row's nonzeros.
+    """
+
+    def __init__(self, X, chunk_size):
+        self.chunk = chunk_size or 0
+        self.segment = SEGMENT
+        self.gather = sp.issparse(X) and X.shape[1] > DENSIFY_MAX_FEATURES
+        if self.gather:
+            if not X.has_canonical_format:     # duplicate entries: sum them first
+                X = X.copy()
+                X.sum_duplicates()
+            self.parts = (X.data, X.indices.astype(np.int32, copy=False),
+                          X.indptr.astype(np.int32, copy=False))
+        elif sp.issparse(X):
+            self.segment = max(256, min(SEGMENT, (1 << 20) // max(X.shape[1], 1)))
+        else:
+            X = np.ascontiguousarray(X)
+        self.X = X
+
+    def runner(self, rows):
+        """``run(learner, y, example_ids, scores)`` for the examples ``rows``."""
+        if self.gather:
+            chunk = self.chunk or STORE_CHUNK
+            return lambda learner, y, ids, scores: learner.run_sparse(
+                *self.parts, rows, y, ids, scores, chunk)
+        if sp.issparse(self.X):
+            X, index = self.X[rows].toarray(), np.arange(len(rows))
+        else:
+            X, index = self.X, rows
+        norms = _row_sq_norms(X, index)
+        return lambda learner, y, ids, scores: learner.run_dense(
+            X, index, norms, y, ids, scores, self.chunk)
 
 
 class _NoPool:
