@@ -111,6 +111,9 @@ class BudgetedSGDClassifier(BaseOnlineKernelClassifier):
 
     def _validate_params(self):
         super()._validate_params()
+        if not np.isfinite(1.0 / self.alpha):
+            raise ValueError(f"alpha={self.alpha!r} is too small: the first step 1/alpha "
+                             f"overflows")
         if self.maintenance == "merging" and self.kernel != "rbf":
             raise ValueError(
                 f"maintenance='merging' needs kernel='rbf' (merged points have a closed "

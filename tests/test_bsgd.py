@@ -192,12 +192,14 @@ def test_span_factor_row_deletion_equals_a_fresh_factor(p):
                     atol=1e-9)
 
 
-def test_merging_needs_the_rbf_kernel():
+def test_settings_merging_cannot_use_are_clear_errors():
     X, y = make_noisy_gaussians(50, random_state=0)
     for kernel in ["linear", "poly", lambda A, B: A @ B.T]:
         with pytest.raises(ValueError, match="merging.*rbf"):
             BudgetedSGDClassifier(kernel=kernel).fit(X, y)
     BudgetedSGDClassifier(kernel="linear", maintenance="projection").fit(X, y)
+    with pytest.raises(ValueError, match="alpha"):
+        BudgetedSGDClassifier(alpha=1e-320).fit(X, y)
     wide = sp.random(50, 40000, density=1e-4, format="csr", random_state=0)
     with pytest.raises(ValueError, match="at most 32768 features"):
         BudgetedSGDClassifier().fit(wide, y)
