@@ -192,7 +192,7 @@ def test_span_factor_row_deletion_equals_a_fresh_factor(p):
                     atol=1e-9)
 
 
-def test_settings_merging_cannot_use_are_clear_errors():
+def test_bad_settings_are_clear_errors():
     X, y = make_noisy_gaussians(50, random_state=0)
     for kernel in ["linear", "poly", lambda A, B: A @ B.T]:
         with pytest.raises(ValueError, match="merging.*rbf"):
