@@ -40,6 +40,7 @@ from _common import DATA, RESULTS, use_one_blas_thread, write_json  # noqa: E402
 use_one_blas_thread()
 
 import numpy as np  # noqa: E402
+import scipy.sparse as sp  # noqa: E402
 from bench_tighter import DELTA2, load as load_tighter  # noqa: E402
 from sklearn.datasets import load_svmlight_file  # noqa: E402
 from sklearn.exceptions import ConvergenceWarning  # noqa: E402
@@ -74,7 +75,15 @@ def load(name, rep, quick):
     if quick:
         keep = np.sort(np.random.RandomState(0).permutation(X.shape[0])[:6000])
         X, y = X[keep], y[keep]
-    return X.tocsr(), y, Xt.tocsr(), yt
+    return _int32_indices(X), y, _int32_indices(Xt), yt
+
+
+def _int32_indices(X):
+    """CSR with 32-bit indices (load_svmlight_file gives 64-bit ones, which
+    SVC refuses)."""
+    X = X.tocsr()
+    return sp.csr_matrix((X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)),
+                         shape=X.shape)
 
 
 def _skbudget(name, **fixed):

@@ -35,6 +35,16 @@ cdef double GOLDEN_TOL = 1e-6
 
 REMOVAL, PROJECTION, MERGING = 0, 1, 2
 
+# rows of BudgetedSGDLearner.candidates, one column per merge partner
+cdef enum:
+    A_N = 0          # its coefficient
+    KAPPA = 1        # k(x_m, x_n)
+    LOG_KAPPA = 2
+    LOWER = 3        # the search's bracket, then h
+    UPPER = 4        # the bracket, then alpha_z
+    DEGRADATION = 5
+    CANDIDATE_ROWS = 6
+
 
 cdef inline bint _tied_or_below(double v, double best) noexcept nogil:
     """``v`` is the minimum ``best`` up to a relative ``TIE_TOL``."""
@@ -64,8 +74,9 @@ cdef class BudgetedSGDLearner(OnlineLearner):
     # position (row i = vector i, oldest first; see SpanFactor below)
     cdef public double[:, ::1] chol
     cdef double[::1] rhs
-    # merging: per-position candidates (degradation, h, alpha_z) and z
+    # merging: the candidate partners (rows: see merge_smallest) and z
     cdef double[:, ::1] candidates
+    cdef Py_ssize_t[::1] partner_pos
     cdef double[::1] merged
 
     _state_names = OnlineLearner._state_names + (
@@ -82,7 +93,8 @@ cdef class BudgetedSGDLearner(OnlineLearner):
         self.degradation = 0.0
         self.chol = np.zeros((0, 0))
         self.rhs = np.zeros(0)
-        self.candidates = np.zeros((0, 3))
+        self.candidates = np.zeros((CANDIDATE_ROWS, 0))
+        self.partner_pos = np.zeros(0, dtype=np.intp)
         self.merged = np.zeros(0)
 
     cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300:
@@ -196,48 +208,54 @@ cdef class BudgetedSGDLearner(OnlineLearner):
         degradation ``α_m² + α_n² + 2 α_m α_n κ − α_z²``; the least
         (ties: oldest) is merged: both removed, ``(z, α_z)`` appended with
         ``z = h x_m + (1 − h) x_n``.  No partner: remove ``m``."""
-        cdef Py_ssize_t m = self.smallest_coefficient(), i, c, n = -1, j
+        cdef Py_ssize_t m = self.smallest_coefficient(), i, c, k = 0, n = -1, j
         cdef Py_ssize_t cm = self.order[m], d = self.n_features
-        cdef double a_m = self.alpha[cm] * self.scale, a_n, kappa, log_kappa, h, best = INFINITY
+        cdef double a_m = self.alpha[cm] * self.scale, h, a_z, best = INFINITY
         cdef const double* x_m
         cdef const double* x_n
         if not self.uses_store:
             raise ValueError("maintenance='merging' needs the engine's feature store (the "
                              "'rbf' kernel on dense input or CSR input of at most 32768 "
                              "features)")
-        if self.candidates.shape[0] < self.n_sv:
-            self.candidates = np.zeros((self.capacity, 3))
+        if self.candidates.shape[1] < self.n_sv:
+            self.candidates = np.zeros((CANDIDATE_ROWS, self.capacity))
+            self.partner_pos = np.zeros(self.capacity, dtype=np.intp)
         if self.merged.shape[0] < d:
             self.merged = np.zeros(d)
+        cdef double[:, ::1] cand = self.candidates
         for i in range(self.n_sv):
             c = self.order[i]
-            self.candidates[i, 0] = INFINITY
             if i == m or self.alpha[c] * self.alpha[cm] <= 0.0:
                 continue
-            a_n = self.alpha[c] * self.scale
-            kappa = self.kernel_between_slots(self.slot[cm], self.slot[c])
-            log_kappa = log_of(kappa)
-            h = golden_section_h(a_m, a_n, log_kappa)
-            self.candidates[i, 1] = h
-            self.candidates[i, 2] = merged_coefficient(a_m, a_n, log_kappa, h)
-            self.candidates[i, 0] = merge_degradation(a_m, a_n, kappa, self.candidates[i, 2])
-            best = min(best, self.candidates[i, 0])
-        if best == INFINITY:
+            self.partner_pos[k] = i
+            cand[A_N, k] = self.alpha[c] * self.scale
+            cand[KAPPA, k] = self.kernel_between_slots(self.slot[cm], self.slot[c])
+            cand[LOG_KAPPA, k] = log_of(cand[KAPPA, k])
+            k += 1
+        if k == 0:
             self.degradation += a_m * a_m * self.kself[cm]
             return self.remove_at(m)
-        for i in range(self.n_sv):
-            if self.candidates[i, 0] != INFINITY and _tied_or_below(self.candidates[i, 0], best):
-                n = i
+        golden_section_search(a_m, &cand[A_N, 0], &cand[LOG_KAPPA, 0], &cand[LOWER, 0],
+                              &cand[UPPER, 0], k)
+        for i in range(k):   # h is in LOWER now
+            a_z = merged_coefficient(a_m, cand[A_N, i], cand[LOG_KAPPA, i], cand[LOWER, i])
+            cand[UPPER, i] = a_z
+            cand[DEGRADATION, i] = merge_degradation(a_m, cand[A_N, i], cand[KAPPA, i], a_z)
+            best = min(best, cand[DEGRADATION, i])
+        for i in range(k):   # partners are in position order: the first tie is the oldest
+            if _tied_or_below(cand[DEGRADATION, i], best):
+                j = i
                 break
-        h = self.candidates[n, 1]
+        n = self.partner_pos[j]
+        h = cand[LOWER, j]
         x_m = self.vector_of(cm)
         x_n = self.vector_of(self.order[n])
-        for j in range(d):
-            self.merged[j] = h * x_m[j] + (1.0 - h) * x_n[j]
-        self.degradation += self.candidates[n, 0]
+        for i in range(d):
+            self.merged[i] = h * x_m[i] + (1.0 - h) * x_n[i]
+        self.degradation += cand[DEGRADATION, j]
         self.remove_at(max(m, n))
         self.remove_at(min(m, n))
-        self.append_vector(&self.merged[0], self.candidates[n, 2])
+        self.append_vector(&self.merged[0], cand[UPPER, j])
         return 0
 
     # ------------------------------------------------------------------
@@ -384,24 +402,40 @@ cdef inline double log_of(double kappa) noexcept nogil:
     return log(kappa) if kappa > 0.0 else -INFINITY
 
 
-cdef double golden_section_h(double a_m, double a_n, double log_kappa) noexcept nogil:
-    """The ``h`` in [0, 1] that maximizes ``|α_z(h)|``, by the golden-section
-    search of §11 exactly: probes ``c = b − r (b − a)``, ``d = a + r (b − a)``
-    recomputed every pass; keep ``[a, d]`` if ``g(c) ≥ g(d)``, else
-    ``[c, b]``; stop at ``b − a ≤ 1e-6``; ``h = (a + b) / 2``.  (With
-    ``α_m = α_n`` the first comparison is an exact tie, ``g(1 − r) = g(r)``
-    term for term: it keeps ``[0, r]``.)"""
-    cdef double a = 0.0, b = 1.0, c, d
-    cdef double r = (sqrt(5.0) - 1.0) / 2.0
-    while b - a > GOLDEN_TOL:
-        c = b - r * (b - a)
-        d = a + r * (b - a)
-        if fabs(merged_coefficient(a_m, a_n, log_kappa, c)) >= \
-                fabs(merged_coefficient(a_m, a_n, log_kappa, d)):
-            b = d
-        else:
-            a = c
-    return (a + b) / 2.0
+cdef void golden_section_search(double a_m, const double* a_n, const double* log_kappa,
+                                double* lower, double* upper, Py_ssize_t n) noexcept nogil:
+    """For each of ``n`` partners, the ``h`` in [0, 1] that maximizes
+    ``|α_z(h)|`` (into ``lower``), by the golden-section search of §11
+    exactly: bracket ``[a, b] = [0, 1]``; each pass probes
+    ``c = b − r (b − a)``, ``d = a + r (b − a)`` (recomputed, not reused);
+    keep ``[a, d]`` if ``g(c) ≥ g(d)``, else ``[c, b]``; stop at
+    ``b − a ≤ 1e-6``; ``h = (a + b) / 2``.  The ``n`` searches run in
+    lockstep, one pass of each per sweep: their chains are independent, so
+    the processor overlaps their ``exp`` calls.  (With ``α_m = α_n`` the
+    first comparison is an exact tie, ``g(1 − r) = g(r)`` term for term: it
+    keeps ``[0, r]``.)"""
+    cdef double r = (sqrt(5.0) - 1.0) / 2.0, a, b, c, d
+    cdef Py_ssize_t i
+    cdef bint searching = True
+    for i in range(n):
+        lower[i] = 0.0
+        upper[i] = 1.0
+    while searching:
+        searching = False
+        for i in range(n):
+            a = lower[i]
+            b = upper[i]
+            if b - a > GOLDEN_TOL:
+                searching = True
+                c = b - r * (b - a)
+                d = a + r * (b - a)
+                if fabs(merged_coefficient(a_m, a_n[i], log_kappa[i], c)) >= \
+                        fabs(merged_coefficient(a_m, a_n[i], log_kappa[i], d)):
+                    upper[i] = d
+                else:
+                    lower[i] = c
+    for i in range(n):
+        lower[i] = (lower[i] + upper[i]) / 2.0
 
 
 cdef inline double merge_degradation(double a_m, double a_n, double kappa,
@@ -413,7 +447,7 @@ cdef inline double merge_degradation(double a_m, double a_n, double kappa,
 def _golden_section_h(double a_m, double a_n, double kappa):
     """Python access to the merge of two coefficients (for tests):
     ``(h, α_z, degradation)``."""
-    cdef double log_kappa = log_of(kappa)
-    cdef double h = golden_section_h(a_m, a_n, log_kappa)
+    cdef double log_kappa = log_of(kappa), h, upper
+    golden_section_search(a_m, &a_n, &log_kappa, &h, &upper, 1)
     cdef double a_z = merged_coefficient(a_m, a_n, log_kappa, h)
     return h, a_z, merge_degradation(a_m, a_n, kappa, a_z)
