@@ -104,7 +104,7 @@ cdef class RandomBudgetLearner(MistakeDrivenLearner):
 
     cdef int make_room(self) except -1:
         if self.n_sv == self.budget:
-            self.remove_at(self.rng.randint(self.budget))
+            self.remove_at(self.random_below(self.budget))
         return 1
 
 

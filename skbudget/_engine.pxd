@@ -7,7 +7,18 @@ Every algorithm is a subclass of :class:`OnlineLearner` that overrides
 state is listed in ``_state_names``).
 """
 
+from libc.stdint cimport uint32_t, uint64_t
+
 from skbudget._kernel_rows cimport KernelSpec
+
+
+# numpy's C interface to a bit generator (numpy/random/bitgen.h)
+cdef struct bitgen_t:
+    void *state
+    uint64_t (*next_uint64)(void *st) noexcept nogil
+    uint32_t (*next_uint32)(void *st) noexcept nogil
+    double (*next_double)(void *st) noexcept nogil
+    uint64_t (*next_raw)(void *st) noexcept nogil
 
 
 cdef class OnlineLearner:
@@ -36,6 +47,8 @@ cdef class OnlineLearner:
 
     # ---- randomness (numpy RandomState, drawn from only where a rule says)
     cdef public object rng
+    cdef bitgen_t* bitgen               # rng's bit generator (see random_below)
+    cdef object bitgen_owner            # the rng it belongs to
 
     # ---- the feature store (store mode) ----------------------------------
     # The learner keeps the features of every vector it references (support
@@ -64,11 +77,11 @@ cdef class OnlineLearner:
     cdef Py_ssize_t x_nnz               # ... and how many
     cdef Py_ssize_t cur_slot            # slot holding x_t, or -1 (store mode)
     # store mode, dense input: one chunk's kernel values, from two GEMMs:
-    # k(x_t, store[s]) = chunk_old[t, s] for s < n_block_slots, and
-    # k(x_t, x_t') = chunk_new[t, t'] for the chunk's examples t'
-    # (slot_row[s] = t' for a slot holding example t', else -1)
-    cdef double[:, ::1] chunk_old
-    cdef double[:, ::1] chunk_new
+    # k(x_t, store[s]) = chunk_k[t, s] for s < n_block_slots, and
+    # k(x_t, x_t') = chunk_k[t, n_block_slots + t'] for the chunk's examples
+    # t' (slot_row[s] = t' for a slot holding example t', else -1)
+    cdef double[:, ::1] chunk_k
+    cdef object chunk_buffer            # the memory behind chunk_k, reused
     cdef Py_ssize_t[::1] slot_row
     cdef Py_ssize_t n_block_slots
     cdef bint chunk_blocks
@@ -92,6 +105,7 @@ cdef class OnlineLearner:
     cdef int remove_at(self, Py_ssize_t pos) except -1
     cdef int add_to_coef(self, Py_ssize_t cell, double delta) except -1
     cdef int rescale(self, double factor) except -1
+    cdef long long random_below(self, long long n) except -1
 
     # ---- engine internals ----------------------------------------------------
     cdef Py_ssize_t insert_cell(self, Py_ssize_t slot, double coef, double k_self,
@@ -101,6 +115,7 @@ cdef class OnlineLearner:
     cdef int compute_chunk_blocks(self, const double[:, ::1] rows, const double[::1] sq_norms) except -1
     cdef int reserve_slots(self, Py_ssize_t n_new, bint compact_always) except -1
     cdef int compact_store(self) except -1
+    cdef renumber_slots(self, Py_ssize_t n_total)
     cdef int set_current(self, double xx) except -1
 
     # ---- policy hooks --------------------------------------------------------

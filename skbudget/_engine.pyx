@@ -29,6 +29,7 @@ the helpers below (``kernel_to_slot``, ``append_current``, ``remove_at``...).
 import numpy as np
 from libc.math cimport INFINITY, fabs
 from libc.string cimport memcpy, memset
+from cpython.pycapsule cimport PyCapsule_GetPointer
 from scipy.linalg.cython_blas cimport dgemm
 
 from skbudget._kernel_rows cimport (
@@ -176,28 +177,40 @@ cdef class OnlineLearner:
 
     cdef int compact_store(self) except -1:
         """Drop the store rows nothing references; renumber the others."""
-        cdef Py_ssize_t i, s, j = 0, n = self.n_slots, d = self.n_features
-        mark_arr = np.zeros(n, dtype=np.uint8)
+        cdef Py_ssize_t s, j, n = self.n_slots, d = self.n_features
+        if n == self.n_sv:          # every slot holds a support vector
+            return 0
+        cdef Py_ssize_t[::1] new_slot = self.renumber_slots(n)
+        self.n_slots = 0
+        for s in range(n):
+            j = new_slot[s]
+            if j >= 0:
+                if j != s:
+                    memcpy(&self.store[j, 0], &self.store[s, 0], d * sizeof(double))
+                    self.store_sq[j] = self.store_sq[s]
+                self.n_slots = j + 1
+        return 0
+
+    cdef renumber_slots(self, Py_ssize_t n_total):
+        """Number the slots still referenced (by a support vector or
+        ``mark_extra_slots``) in order, renumber every reference, and return
+        the map old slot -> new slot (-1: dropped)."""
+        cdef Py_ssize_t i, s, j = 0
+        mark_arr = np.zeros(n_total, dtype=np.uint8)
         cdef unsigned char[::1] mark = mark_arr
-        new_slot_arr = np.full(n, -1, dtype=np.intp)
+        new_slot_arr = np.full(n_total, -1, dtype=np.intp)
         cdef Py_ssize_t[::1] new_slot = new_slot_arr
         for i in range(self.n_sv):
             mark[self.slot[self.order[i]]] = 1
         self.mark_extra_slots(mark)
-        for s in range(n):
+        for s in range(n_total):
             if mark[s]:
                 new_slot[s] = j
-                if j != s and d > 0:
-                    memcpy(&self.store[j, 0], &self.store[s, 0], d * sizeof(double))
-                self.store_sq[j] = self.store_sq[s]
                 j += 1
-        if j == n:
-            return 0
         for i in range(self.n_sv):
             self.slot[self.order[i]] = new_slot[self.slot[self.order[i]]]
         self.remap_extra_slots(new_slot)
-        self.n_slots = j
-        return 0
+        return new_slot_arr
 
     # ------------------------------------------------------------------
     # kernel values of the current example
@@ -214,9 +227,9 @@ cdef class OnlineLearner:
             if s == self.cur_slot:
                 return self.k_tt
             if s < self.n_block_slots:
-                return self.chunk_old[self.t, s]
+                return self.chunk_k[self.t, s]
             if self.chunk_blocks and self.slot_row[s] >= 0:
-                return self.chunk_new[self.t, self.slot_row[s]]
+                return self.chunk_k[self.t, self.n_block_slots + self.slot_row[s]]
             return kernel_from_dot(&self.kspec, self.dot_to_slot(s), self.xx, self.store_sq[s])
         if s < self.n_old:
             return self.K_old[self.t, s]
@@ -276,9 +289,9 @@ cdef class OnlineLearner:
                 c = order[i]
                 s = slot[c]
                 if s < self.n_block_slots:
-                    v = self.chunk_old[self.t, s]
+                    v = self.chunk_k[self.t, s]
                 elif self.chunk_blocks and self.slot_row[s] >= 0:
-                    v = self.chunk_new[self.t, self.slot_row[s]]
+                    v = self.chunk_k[self.t, self.n_block_slots + self.slot_row[s]]
                 elif self.x_dense != NULL:
                     v = kernel_from_dot(&self.kspec, dense_dot(self.x_dense, &self.store[s, 0], d),
                                         self.xx, self.store_sq[s])
@@ -444,6 +457,35 @@ cdef class OnlineLearner:
             self.scale = 1.0
         return 0
 
+    cdef long long random_below(self, long long n) except -1:
+        """``rng.randint(n)`` for ``n >= 1``: the same draw from the same
+        generator (NumPy's legacy masked rejection sampling on the bit
+        generator's 32- or 64-bit output), without a Python call."""
+        cdef uint64_t top = <uint64_t>(n - 1), mask = top, value
+        if self.rng is not self.bitgen_owner:
+            self.bitgen = <bitgen_t*>PyCapsule_GetPointer(
+                self.rng._bit_generator.capsule, "BitGenerator")
+            self.bitgen_owner = self.rng
+        if top == 0:
+            return 0
+        mask |= mask >> 1
+        mask |= mask >> 2
+        mask |= mask >> 4
+        mask |= mask >> 8
+        mask |= mask >> 16
+        mask |= mask >> 32
+        if top <= 0xFFFFFFFF:
+            if top == 0xFFFFFFFF:
+                return self.bitgen.next_uint32(self.bitgen.state)
+            while True:
+                value = self.bitgen.next_uint32(self.bitgen.state) & mask
+                if value <= top:
+                    return value
+        while True:
+            value = self.bitgen.next_uint64(self.bitgen.state) & mask
+            if value <= top:
+                return value
+
     # ------------------------------------------------------------------
     # policy hooks (defaults: nothing extra)
     # ------------------------------------------------------------------
@@ -536,8 +578,8 @@ cdef class OnlineLearner:
         finally:
             self.n_block_slots = 0
             self.chunk_blocks = False
-            self.chunk_old = None
-            self.chunk_new = None
+            self.chunk_k = None
+            self.chunk_buffer = None
             self.slot_row = None
             self.x_dense = NULL
             self.cur_slot = -1
@@ -545,30 +587,28 @@ cdef class OnlineLearner:
     cdef int compute_chunk_blocks(self, const double[:, ::1] rows,
                                   const double[::1] sq_norms) except -1:
         """The chunk's kernel values against the stored rows and against
-        itself, with ``rbf_kernel``'s arithmetic: inner products by GEMM,
-        then (RBF) ``(-2 <x, v> + ||x||^2) + ||v||^2`` clipped at 0, times
-        ``-gamma``, and NumPy's (vectorized) exp over the whole block."""
+        itself, side by side in ``chunk_k``, with ``rbf_kernel``'s
+        arithmetic: inner products by GEMM, then (RBF) ``(-2 <x, v> +
+        ||x||^2) + ||v||^2`` clipped at 0, times ``-gamma``, and NumPy's
+        (vectorized) exp over the whole block in one call."""
         cdef Py_ssize_t c = rows.shape[0], n = self.n_slots, d = self.n_features
-        old = np.empty((c, n))
-        new = np.empty((c, c))
-        cdef double[:, ::1] old_view = old, new_view = new
+        cdef Py_ssize_t width = n + c
+        if self.chunk_buffer is None or self.chunk_buffer.shape[0] < c * width:
+            self.chunk_buffer = np.empty(2 * c * width)
+        block = self.chunk_buffer[:c * width].reshape(c, width)
+        cdef double[:, ::1] k = block
         with nogil:
             if n > 0:
-                _gemm_nt(&rows[0, 0], c, &self.store[0, 0], n, d, &old_view[0, 0])
-            _gemm_nt(&rows[0, 0], c, &rows[0, 0], c, d, &new_view[0, 0])
-            _dots_to_kernel_arguments(&self.kspec, old_view, sq_norms, &self.store_sq[0], -1)
-            _dots_to_kernel_arguments(&self.kspec, new_view, sq_norms, &sq_norms[0], 0)
+                _gemm_nt(&rows[0, 0], c, &self.store[0, 0], n, d, &k[0, 0], width)
+            _gemm_nt(&rows[0, 0], c, &rows[0, 0], c, d, &k[0, n], width)
+            _dots_to_kernel_arguments(&self.kspec, k, n, sq_norms, &self.store_sq[0])
         if self.kspec.kind == RBF_KERNEL:
-            np.exp(old, out=old)
-            np.exp(new, out=new)
+            np.exp(block, out=block)
         elif self.kspec.kind == POLY_KERNEL:
-            np.power(old, self.kernel_degree, out=old)
-            np.power(new, self.kernel_degree, out=new)
+            np.power(block, self.kernel_degree, out=block)
         elif self.kspec.kind == SIGMOID_KERNEL:
-            np.tanh(old, out=old)
-            np.tanh(new, out=new)
-        self.chunk_old = old
-        self.chunk_new = new
+            np.tanh(block, out=block)
+        self.chunk_k = k
         self.n_block_slots = n
         return 0
 
@@ -642,27 +682,12 @@ cdef class OnlineLearner:
         Returns a boolean mask over the ``n_old + chunk`` slots of the chunk
         that just ran: the vectors to keep, in their new slot order.
         """
-        cdef Py_ssize_t n_total = self.n_old + self.K_new.shape[0]
-        cdef Py_ssize_t i, s, j = 0
-        mark_arr = np.zeros(n_total, dtype=np.uint8)
-        cdef unsigned char[::1] mark = mark_arr
-        new_slot_arr = np.full(n_total, -1, dtype=np.intp)
-        cdef Py_ssize_t[::1] new_slot = new_slot_arr
-        for i in range(self.n_sv):
-            mark[self.slot[self.order[i]]] = 1
-        self.mark_extra_slots(mark)
-        for s in range(n_total):
-            if mark[s]:
-                new_slot[s] = j
-                j += 1
-        for i in range(self.n_sv):
-            self.slot[self.order[i]] = new_slot[self.slot[self.order[i]]]
-        self.remap_extra_slots(new_slot)
+        new_slot = self.renumber_slots(self.n_old + self.K_new.shape[0])
         self.K_old = None
         self.K_new = None
         self.D_old = None
         self.D_new = None
-        return mark_arr.astype(bool)
+        return new_slot >= 0
 
     # ------------------------------------------------------------------
     # read-out and persistence
@@ -723,46 +748,49 @@ cdef class OnlineLearner:
 
 
 cdef void _dots_to_kernel_arguments(const KernelSpec* k, double[:, ::1] block,
-                                    const double[::1] xx, const double* vv,
-                                    Py_ssize_t diagonal) noexcept nogil:
-    """Inner products ``block[i, j] = <x_i, v_j>`` -> the argument of the
-    kernel's elementwise function (RBF: ``-gamma ||x_i - v_j||^2``, the
-    distance exactly 0 on the diagonal when ``diagonal`` >= 0, as in
-    ``k(X, X)``; poly and sigmoid: ``gamma <x_i, v_j> + coef0``)."""
-    cdef Py_ssize_t i, j, m = block.shape[0], n = block.shape[1]
+                                    Py_ssize_t n_stored, const double[::1] xx,
+                                    const double* stored_sq) noexcept nogil:
+    """Inner products -> the argument of the kernel's elementwise function.
+
+    ``block[i]`` holds ``<x_i, store[j]>`` for ``j < n_stored``, then
+    ``<x_i, x_j>`` for the chunk's rows.  RBF: ``-gamma ||x_i - v_j||^2``
+    (the distance of ``x_i`` to itself exactly 0, as in ``k(X, X)``); poly
+    and sigmoid: ``gamma <x_i, v_j> + coef0``; linear: unchanged."""
+    cdef Py_ssize_t i, j, m = block.shape[0], width = block.shape[1]
     cdef double* row
     if k.kind == LINEAR_KERNEL:
         return
     for i in range(m):
-        row = &block[i, 0] if n > 0 else NULL
+        row = &block[i, 0]
         if k.kind == RBF_KERNEL:
-            for j in range(n):
-                row[j] = squared_distance(row[j], xx[i], vv[j]) * -k.gamma
-            if diagonal >= 0:
-                row[i] = 0.0
+            for j in range(n_stored):
+                row[j] = squared_distance(row[j], xx[i], stored_sq[j]) * -k.gamma
+            for j in range(n_stored, width):
+                row[j] = squared_distance(row[j], xx[i], xx[j - n_stored]) * -k.gamma
+            row[n_stored + i] = 0.0
         else:
-            for j in range(n):
+            for j in range(width):
                 row[j] = row[j] * k.gamma + k.coef0
 
 
 cdef void _gemm_nt(const double* A, Py_ssize_t m, const double* B, Py_ssize_t n,
-                   Py_ssize_t k, double* C) noexcept nogil:
-    """C (m x n) = A (m x k) B (n x k)^T, all C-contiguous (BLAS dgemm on
-    the column-major transposes: C^T = B A^T)."""
-    cdef int mm = <int>n, nn = <int>m, kk = <int>k
+                   Py_ssize_t k, double* C, Py_ssize_t ldc) noexcept nogil:
+    """C (m x n, rows ``ldc`` apart) = A (m x k) B (n x k)^T, A and B
+    C-contiguous (BLAS dgemm on the column-major transposes: C^T = B A^T)."""
+    cdef int mm = <int>n, nn = <int>m, kk = <int>k, ld = <int>ldc
     cdef double one = 1.0, zero = 0.0
     cdef char trans = b'T', no_trans = b'N'
     dgemm(&trans, &no_trans, &mm, &nn, &kk, &one, <double*>B, &kk, <double*>A, &kk,
-          &zero, C, &mm)
+          &zero, C, &ld)
 
 
 cpdef Py_ssize_t chunk_length(Py_ssize_t n_stored, Py_ssize_t n_features) noexcept:
     """Examples per chunk of the dense stream loop.  A chunk of ``c``
     examples against ``p`` stored rows costs ``c (p + c)`` kernel values
     (prediction: ``p`` per example) plus a fixed cost per chunk (two GEMMs,
-    two exp calls, ~5 us): ``c = p / 2`` keeps the extra work within half of
-    prediction's, in [32, 256]."""
-    return min(max(n_stored // 2, 32), 256)
+    one exp call, ~4 us): ``c = p / 4`` keeps the extra work within a
+    quarter of prediction's, in [16, 256]."""
+    return min(max(n_stored // 4, 16), 256)
 
 
 def _copied(value):
@@ -797,3 +825,8 @@ def gather_block(const double[:, ::1] M, const Py_ssize_t[::1] rows,
             for j in range(n_cols):
                 dst[j] = src[cols[j]]
     return out_arr
+
+
+def _random_below(OnlineLearner learner, long long n):
+    """Python access to :meth:`OnlineLearner.random_below` (for tests)."""
+    return learner.random_below(n)

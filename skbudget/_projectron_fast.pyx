@@ -36,6 +36,7 @@ import numpy as np
 from libc.math cimport sqrt
 
 from skbudget._engine cimport OnlineLearner
+from skbudget._kernel_rows cimport dense_dot
 from skbudget._engine import _resized
 
 # δ² ≤ SPAN_TOL · k(x_t, x_t) counts as "exactly in the span" (‖δ‖ = 0)
@@ -91,7 +92,7 @@ cdef class ProjectronLearner(OnlineLearner):
             self.work[i] = self.k_row[self.order[i]]
         for i in range(n):
             row = i * (i + 1) // 2
-            s = (self.work[i] - _dot(&self.chol[row], &self.c[0], i)) / self.chol[row + i]
+            s = (self.work[i] - dense_dot(&self.chol[row], &self.c[0], i)) / self.chol[row + i]
             self.c[i] = s
             pk2 += s * s
         self.pk2 = pk2
@@ -228,22 +229,6 @@ cdef class ProjectronPlusPlusLearner(ProjectronLearner):
         if y * f < 1.0:
             self.margin_update(y, 1.0 - y * f)
         return 0
-
-
-cdef inline double _dot(const double* a, const double* b, Py_ssize_t n) noexcept nogil:
-    """sum a[j] b[j], four partial sums (the loop is latency bound otherwise)."""
-    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
-    cdef Py_ssize_t j = 0
-    while j + 4 <= n:
-        s0 += a[j] * b[j]
-        s1 += a[j + 1] * b[j + 1]
-        s2 += a[j + 2] * b[j + 2]
-        s3 += a[j + 3] * b[j + 3]
-        j += 4
-    while j < n:
-        s0 += a[j] * b[j]
-        j += 1
-    return (s0 + s1) + (s2 + s3)
 
 
 cdef inline void _axpy(double a, const double* x, double* y, Py_ssize_t n) noexcept nogil:

@@ -221,7 +221,7 @@ cdef class TighterLearner(ValidatedRemovalLearner):
                 self.set_validation(self.n_val, y, score)
                 self.n_val += 1
             else:
-                j = self.rng.randint(self.n_correct)
+                j = self.random_below(self.n_correct)
                 if j < self.reservoir_size:
                     self.set_validation(j, y, score)
         return 0
