@@ -243,7 +243,8 @@ def plot_curve(curve, budgets, name, path):
 
     fig, ax = plt.subplots(figsize=(10, 6.5))
     for row, values in curve.items():
-        style = "--" if row in UNBUDGETED else ("-o" if "BSGD" in row or "Nystroem" in row else ":.")
+        highlighted = "BSGD" in row or "Nystroem" in row
+        style = "--" if row in UNBUDGETED else ("-o" if highlighted else ":.")
         ax.plot(budgets, values, style, label=row, linewidth=2 if "merging" in row else 1)
     ax.set_xscale("log")
     ax.set_xticks(budgets)
@@ -292,7 +293,8 @@ def markdown(results):
             for b in budgets:
                 r = entry["budgets"][b][row]
                 chosen = ", ".join(f"{k}={v:.3g}" for k, v in r["best_params"].items())
-                cells.append(f"{r['mean']:.1f} ± {r['std']:.1f} | {r['fit_seconds']:.2f} | {chosen}")
+                cells.append(f"{r['mean']:.1f} ± {r['std']:.1f} | {r['fit_seconds']:.2f} | "
+                             f"{chosen}")
             lines.append(f"| {row} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

@@ -16,7 +16,7 @@ from skbudget._bsgd_fast import (
     _span_solve,
 )
 from skbudget.datasets import make_checkerboard, make_noisy_gaussians
-from tests.oracles.bsgd import PlainBudgetedSGD, golden_section, span_projection
+from tests.oracles.bsgd import PlainBudgetedSGDClassifier, golden_section, span_projection
 
 RULES = ["removal", "projection", "merging"]
 
@@ -68,7 +68,7 @@ def test_matches_plain_implementation(rule, stream, budget, lam):
     _, X, y, gamma = stream
     est = BudgetedSGDClassifier(budget=budget, alpha=lam, maintenance=rule, gamma=gamma,
                                 shuffle=False).fit(X, y)
-    plain = PlainBudgetedSGD(rbf(gamma), budget=budget, lam=lam, maintenance=rule)
+    plain = PlainBudgetedSGDClassifier(rbf(gamma), budget=budget, alpha=lam, maintenance=rule)
     plain.partial_fit(X, y)
     assert plain.n_maintenance > 20          # the budget binds
     if rule == "merging":
@@ -80,7 +80,7 @@ def test_matches_plain_implementation(rule, stream, budget, lam):
 def test_streaming_and_epochs_continue_the_step_count(rule):
     X, y = make_noisy_gaussians(300, random_state=4)
     est = BudgetedSGDClassifier(budget=10, alpha=1e-3, maintenance=rule, gamma=1.0)
-    plain = PlainBudgetedSGD(rbf(1.0), budget=10, lam=1e-3, maintenance=rule)
+    plain = PlainBudgetedSGDClassifier(rbf(1.0), budget=10, alpha=1e-3, maintenance=rule)
     for piece in np.array_split(np.arange(300), [1, 2, 40, 41, 200]):
         est.partial_fit(X[piece], y[piece], classes=[-1, 1])
         plain.partial_fit(X[piece], y[piece])
@@ -104,7 +104,8 @@ def test_other_kernels_match_plain_implementation(rule, kernel, params, func):
     y = 2 * y - 1
     est = BudgetedSGDClassifier(budget=8, alpha=1e-2, maintenance=rule, kernel=kernel,
                                 shuffle=False, **params).fit(X, y)
-    plain = PlainBudgetedSGD(func, budget=8, lam=1e-2, maintenance=rule).partial_fit(X, y)
+    plain = PlainBudgetedSGDClassifier(func, budget=8, alpha=1e-2, maintenance=rule)
+    plain.partial_fit(X, y)
     assert plain.n_maintenance > 50
     assert_matches(est, plain, X)
 
@@ -117,7 +118,7 @@ def test_projection_with_duplicates_matches_plain_implementation():
     y = np.where(X[:, 0] - X[:, 1] + 0.3 * rng.normal(size=400) > 0, 1, -1)
     est = BudgetedSGDClassifier(budget=15, alpha=1e-2, maintenance="projection", gamma=1.0,
                                 shuffle=False).fit(X, y)
-    plain = PlainBudgetedSGD(rbf(1.0), budget=15, lam=1e-2, maintenance="projection")
+    plain = PlainBudgetedSGDClassifier(rbf(1.0), budget=15, alpha=1e-2, maintenance="projection")
     plain.partial_fit(X, y)
     assert plain.n_maintenance > 50
     assert_matches(est, plain, X)
@@ -140,7 +141,8 @@ def test_golden_section_matches_plain_search():
         a_m, a_n = rng.uniform(0.01, 2.0, size=2) * rng.choice([-1, 1])
         kappa = rng.uniform(0.0, 1.0) ** rng.choice([1, 4])
         h, a_z, deg = _golden_section_h(a_m, a_n, kappa)
-        expect = golden_section(lambda s: abs(a_m * kappa ** ((1 - s) ** 2) + a_n * kappa ** (s ** 2)))
+        expect = golden_section(
+            lambda s: abs(a_m * kappa ** ((1 - s) ** 2) + a_n * kappa ** (s ** 2)))
         assert abs(h - expect) <= 1e-6
         assert_allclose(a_z, a_m * kappa ** ((1 - h) ** 2) + a_n * kappa ** (h ** 2), rtol=1e-12)
         assert deg >= -1e-12 * (a_m ** 2 + a_n ** 2)

@@ -61,17 +61,19 @@ def span_projection(K, b):
     return d
 
 
-class PlainBudgetedSGD:
+class PlainBudgetedSGDClassifier:
     """BSGD with ``maintenance`` in {'removal', 'projection', 'merging'}.
 
-    ``kernel(A, B)`` is the kernel function; ``gamma`` is only used by
-    merging, which assumes the RBF kernel ``exp(-gamma ||x - y||^2)``.
+    ``kernel(A, B)`` is the kernel function (merging assumes it is an RBF
+    kernel); ``alpha`` is the paper's lambda.  ``partial_fit(X, y)`` continues
+    the stream (labels in {-1, +1}); ``support_vectors`` and ``coef`` are the
+    model, oldest first.
     """
 
-    def __init__(self, kernel, budget=100, lam=1e-4, maintenance="merging"):
+    def __init__(self, kernel, budget=100, alpha=1e-4, maintenance="merging"):
         self.kernel = kernel
         self.budget = budget
-        self.lam = lam
+        self.lam = alpha          # the paper's lambda
         self.maintenance = maintenance
         self.sv = []            # support vectors, oldest first (rows)
         self.w = []             # their coefficients times lambda t
