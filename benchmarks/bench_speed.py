@@ -35,6 +35,9 @@ Then the targets of the engine redesign (each printed and written to the JSON):
 * **training vs prediction** on CSR input too (``train_csr_over_predict``);
 * **small calls**: one-row ``partial_fit`` against
   ``SGDClassifier.partial_fit`` on the same row (target: <= 1x);
+* **threads**: ``fit`` on the 10-class mnist5k (one pass, B = 100) with
+  ``n_jobs=2`` against ``n_jobs=1`` (target: >= 1.6x on 2 cores, the same
+  model bit for bit);
 * **memory**: peak resident memory, in a fresh process, of a stream fed in
   chunks (a9a repeated 4x) and of ``fit`` on the dense in-memory matrix,
   above the process's size once the data is loaded.
@@ -198,12 +201,13 @@ def main():
         rows = run_all(args, n, n_plain, budgets, ests, plains)
         a9a = a9a_table(ests, 8000 if args.quick else None, args.repeats)
         calls = small_calls(ests)
+        threads = thread_speedup(ests, args.repeats)
     memory = peak_memory(2 if args.quick else 4)
     write_json(args.out, {"benchmark": "one training epoch, RBF, examples per second",
                           "n_examples": n, "n_plain": n_plain, "budgets": budgets,
                           "blas_threads": args.blas_threads,
                           "machine": platform.platform(), "rows": rows, "a9a": a9a,
-                          "small_calls": calls, "memory": memory})
+                          "small_calls": calls, "n_jobs": threads, "memory": memory})
 
 
 # LIBOKL/KOL "learn" seconds on a9a (RBF gamma = 0.05, B = 100, one pass in
@@ -280,6 +284,37 @@ def small_calls(ests, n_calls=300):
         out.append({"estimator": name, "seconds": seconds, "sgd_seconds": sgd,
                     "over_sgd": seconds / sgd})
         print(f"{name:24s} {seconds * 1e6:7.0f} us  {seconds / sgd:5.2f}x SGD", flush=True)
+    return out
+
+
+def load_mnist_10_class():
+    path = DATA / "mnist5k"
+    files = sorted(p for p in path.glob("*") if p.is_file() and p.suffix != ".md")
+    data = np.loadtxt(files[0], delimiter=",")
+    return data[:, :784] / 255.0, data[:, 784].astype(int)
+
+
+def thread_speedup(ests, repeats):
+    """``fit`` time with ``n_jobs=1`` over ``n_jobs=2`` on 10-class mnist5k."""
+    X, y = load_mnist_10_class()
+    out = []
+    print(f"\n10-class mnist5k ({len(y)} x 784), one pass, B=100: n_jobs=1 / n_jobs=2")
+    for name, Est in ests.items():
+        params = {k: v for k, v in a9a_params(Est).items() if k != "gamma"}
+        params["gamma"] = 0.02
+        fitted = {}
+
+        def fit(n_jobs):
+            fitted[n_jobs] = Est(n_jobs=n_jobs, **params).fit(X, y)
+
+        one = best_time(lambda: fit(1), repeats)
+        two = best_time(lambda: fit(2), repeats)
+        same = bool(np.array_equal(fitted[1].dual_coef_, fitted[2].dual_coef_)
+                    and np.array_equal(fitted[1].support_vectors_, fitted[2].support_vectors_))
+        out.append({"estimator": name, "n_jobs_1_seconds": one, "n_jobs_2_seconds": two,
+                    "speedup": one / two, "same_model": same})
+        print(f"{name:24s} {one:7.3f} s  {two:7.3f} s  {one / two:5.2f}x  "
+              f"{'same model' if same else 'MODELS DIFFER'}", flush=True)
     return out
 
 

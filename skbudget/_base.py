@@ -52,6 +52,7 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         "random_state": ["random_state"],
         "warm_start": ["boolean"],
         "verbose": ["verbose"],
+        "n_jobs": [numbers.Integral, None],
     }
 
     # examples per block of kernel values (None: chosen by _chunk_length);
@@ -64,7 +65,7 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
 
     @abstractmethod
     def __init__(self, *, kernel, gamma, degree, coef0, kernel_params, max_iter,
-                 shuffle, random_state, warm_start, verbose):
+                 shuffle, random_state, warm_start, verbose, n_jobs=None):
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
@@ -75,6 +76,7 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.warm_start = warm_start
         self.verbose = verbose
+        self.n_jobs = n_jobs
 
     # ------------------------------------------------------------------
     # what an algorithm provides
@@ -134,7 +136,7 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
             rngs = [np.random.RandomState(seed) for seed in seeds]
         self._driver = StreamDriver([self._make_learner(rng) for rng in rngs], X[:0],
                                     self._kernel_function, self._needs_distances(),
-                                    self._chunk_size)
+                                    self._chunk_size, self.n_jobs)
         self._mistake_flags = np.zeros(0, dtype=np.uint8)
         self._n_examples_seen = 0
         self.n_iter_ = 0
@@ -227,6 +229,7 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
             self._check_labels(y)
         else:
             self._reset(X, classes)
+        self._driver.n_jobs = self.n_jobs
         Y = self._signed_targets(y)
         first_id = self._n_examples_seen
         self._n_examples_seen += X.shape[0]
@@ -294,6 +297,7 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         self._check_labels(y)
         if first_call:
             self._reset(X, self.classes_)
+        self._driver.n_jobs = self.n_jobs
         Y = self._signed_targets(y)
         first_id = self._n_examples_seen
         self._n_examples_seen += X.shape[0]

@@ -50,7 +50,7 @@ def _example(name, call):
 
 
 _SHARED_PARAMS = ("kernel", "gamma", "degree", "coef0", "kernel_params", "max_iter",
-                  "shuffle", "random_state", "warm_start", "verbose")
+                  "shuffle", "random_state", "warm_start", "verbose", "n_jobs")
 
 
 def _shared_params(init_locals):
@@ -70,7 +70,7 @@ class _FixedBudgetClassifier(BaseOnlineKernelClassifier):
 
     def __init__(self, *, budget=100, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
                  kernel_params=None, max_iter=1, shuffle=True, random_state=None,
-                 warm_start=False, verbose=0):
+                 warm_start=False, verbose=0, n_jobs=None):
         super().__init__(**_shared_params(locals()))
         self.budget = budget
 
@@ -164,7 +164,7 @@ class BudgetPerceptron(BaseOnlineKernelClassifier):
 
     def __init__(self, *, budget=100, beta=0.0, kernel="rbf", gamma="scale", degree=3,
                  coef0=0.0, kernel_params=None, max_iter=1, shuffle=True, random_state=None,
-                 warm_start=False, verbose=0):
+                 warm_start=False, verbose=0, n_jobs=None):
         super().__init__(**_shared_params(locals()))
         self.budget = budget
         self.beta = beta
@@ -216,7 +216,7 @@ class Forgetron(BaseOnlineKernelClassifier):
 
     def __init__(self, *, budget=100, self_tuned=True, kernel="rbf", gamma="scale", degree=3,
                  coef0=0.0, kernel_params=None, max_iter=1, shuffle=True, random_state=None,
-                 warm_start=False, verbose=0):
+                 warm_start=False, verbose=0, n_jobs=None):
         super().__init__(**_shared_params(locals()))
         self.budget = budget
         self.self_tuned = self_tuned
@@ -254,7 +254,7 @@ class KernelPassiveAggressive(BaseOnlineKernelClassifier):
 
     def __init__(self, *, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
                  kernel_params=None, max_iter=1, shuffle=True, random_state=None,
-                 warm_start=False, verbose=0):
+                 warm_start=False, verbose=0, n_jobs=None):
         super().__init__(**_shared_params(locals()))
         self.C = C
 

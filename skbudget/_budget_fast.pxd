@@ -14,14 +14,14 @@ cdef class MistakeDrivenLearner(OnlineLearner):
     cdef public double beta         # update when y f(x) <= beta
 
     # the update condition (default: y * score <= beta)
-    cdef bint wants_update(self, double y, double score) noexcept
+    cdef bint wants_update(self, double y, double score) noexcept nogil
     # the true coefficient of the inserted example (default: y)
-    cdef double new_coefficient(self, double y, double score) noexcept
+    cdef double new_coefficient(self, double y, double score) noexcept nogil
     # before the insertion: remove what must go; return 0 to skip inserting
-    cdef int make_room(self) except -1
+    cdef int make_room(self) except -1 nogil
     # after the insertion (the new example is the newest support vector)
-    cdef int after_insert(self) except -1
+    cdef int after_insert(self) except -1 nogil
 
     # helpers
-    cdef double sv_label(self, Py_ssize_t cell) noexcept
-    cdef double leave_one_out_margin(self, Py_ssize_t cell) noexcept
+    cdef double sv_label(self, Py_ssize_t cell) noexcept nogil
+    cdef double leave_one_out_margin(self, Py_ssize_t cell) noexcept nogil

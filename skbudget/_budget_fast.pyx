@@ -59,7 +59,7 @@ cdef class MistakeDrivenLearner(OnlineLearner):
         self.budget = budget
         self.beta = beta
 
-    cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300:
+    cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300 nogil:
         cdef double score = self.dot_row()
         if self.wants_update(y, score) and self.make_room():
             self.append_current(self.new_coefficient(y, score))
@@ -67,23 +67,23 @@ cdef class MistakeDrivenLearner(OnlineLearner):
             self.after_insert()
         return score
 
-    cdef bint wants_update(self, double y, double score) noexcept:
+    cdef bint wants_update(self, double y, double score) noexcept nogil:
         return y * score <= self.beta
 
-    cdef double new_coefficient(self, double y, double score) noexcept:
+    cdef double new_coefficient(self, double y, double score) noexcept nogil:
         return y
 
-    cdef int make_room(self) except -1:
+    cdef int make_room(self) except -1 nogil:
         return 1
 
-    cdef int after_insert(self) except -1:
+    cdef int after_insert(self) except -1 nogil:
         return 0
 
-    cdef double sv_label(self, Py_ssize_t cell) noexcept:
+    cdef double sv_label(self, Py_ssize_t cell) noexcept nogil:
         """y_c, the sign of the coefficient (perceptron-style updates)."""
         return 1.0 if self.alpha[cell] * self.scale > 0 else -1.0
 
-    cdef double leave_one_out_margin(self, Py_ssize_t cell) noexcept:
+    cdef double leave_one_out_margin(self, Py_ssize_t cell) noexcept nogil:
         """y_c (f(x_c) - alpha_c k(x_c, x_c)): the margin of support vector
         ``cell`` under the model without it (needs ``track_margins``)."""
         return self.sv_label(cell) * self.scale * (
@@ -93,7 +93,7 @@ cdef class MistakeDrivenLearner(OnlineLearner):
 cdef class StoptronLearner(MistakeDrivenLearner):
     """§2: the kernel perceptron that stops adding once ``|S| = B``."""
 
-    cdef int make_room(self) except -1:
+    cdef int make_room(self) except -1 nogil:
         return self.n_sv < self.budget
 
 
@@ -102,7 +102,7 @@ cdef class RandomBudgetLearner(MistakeDrivenLearner):
     vector, position ``rng.randint(B)`` oldest first (the ``RandomState``
     spelling of ``Generator.integers(B)``), then append the new example."""
 
-    cdef int make_room(self) except -1:
+    cdef int make_room(self) except -1 nogil:
         if self.n_sv == self.budget:
             self.remove_at(self.random_below(self.budget))
         return 1
@@ -124,7 +124,7 @@ cdef class CrammerKandolaSingerLearner(MistakeDrivenLearner):
     def __init__(self, Py_ssize_t budget=-1, double beta=0.0, rng=None):
         MistakeDrivenLearner.__init__(self, budget, beta, rng, track_margins=True)
 
-    cdef Py_ssize_t best_removal(self, Py_ssize_t n_candidates, double *best) noexcept:
+    cdef Py_ssize_t best_removal(self, Py_ssize_t n_candidates, double *best) noexcept nogil:
         """Position among the oldest ``n_candidates`` with the largest
         leave-one-out margin (ties: oldest); its margin goes to ``best``."""
         cdef Py_ssize_t i, pos = 0
@@ -142,13 +142,13 @@ cdef class CrammerKandolaSingerLearner(MistakeDrivenLearner):
         best[0] = top
         return pos
 
-    cdef int make_room(self) except -1:
+    cdef int make_room(self) except -1 nogil:
         cdef double value
         if self.n_sv == self.budget:
             self.remove_at(self.best_removal(self.n_sv, &value))
         return 1
 
-    cdef int after_insert(self) except -1:
+    cdef int after_insert(self) except -1 nogil:
         cdef double value
         cdef Py_ssize_t pos
         if self.budget >= 0:
@@ -190,7 +190,7 @@ cdef class ForgetronLearner(MistakeDrivenLearner):
         self.n_removals = 0
         self.last_phi = 1.0
 
-    cdef int after_insert(self) except -1:
+    cdef int after_insert(self) except -1 nogil:
         cdef Py_ssize_t r
         cdef double sigma, mu, phi = 1.0
         self.M += 1
@@ -260,10 +260,10 @@ cdef class PassiveAggressiveLearner(MistakeDrivenLearner):
         MistakeDrivenLearner.__init__(self, -1, 0.0, None)
         self.C = C
 
-    cdef bint wants_update(self, double y, double score) noexcept:
+    cdef bint wants_update(self, double y, double score) noexcept nogil:
         return y * score < 1.0
 
-    cdef double new_coefficient(self, double y, double score) noexcept:
+    cdef double new_coefficient(self, double y, double score) noexcept nogil:
         cdef double loss = 1.0 - y * score
         if self.k_tt > 0.0 and loss / self.k_tt < self.C:
             return y * loss / self.k_tt

@@ -62,7 +62,11 @@ max_iter : int, default={max_iter}
     warm_start : bool, default=False
         Continue from the current model on :meth:`fit`{warm_start_note}.
     verbose : int, default=0
-        Print the examples seen, mistakes and support-set size per {unit}."""
+        Print the examples seen, mistakes and support-set size per {unit}.
+    n_jobs : int, default=None
+        Threads running the one-vs-rest learners of a multi-class problem
+        (``None`` means 1, ``-1`` every core); the model does not depend
+        on it."""
 
 
 def attributes_doc(*, unit="pass",

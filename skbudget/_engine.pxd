@@ -98,29 +98,30 @@ cdef class OnlineLearner:
     cdef double kernel_between_slots(self, Py_ssize_t a, Py_ssize_t b) noexcept nogil
     cdef bint gather_row(self) noexcept nogil
     cdef double dot_row(self) noexcept nogil
-    cdef Py_ssize_t current_slot(self) except -1
+    cdef Py_ssize_t current_slot(self) except -1 nogil
     cdef const double* vector_of(self, Py_ssize_t cell) noexcept nogil
-    cdef Py_ssize_t append_current(self, double coef) except -1
-    cdef Py_ssize_t append_vector(self, const double* z, double coef) except -1
-    cdef int remove_at(self, Py_ssize_t pos) except -1
-    cdef int add_to_coef(self, Py_ssize_t cell, double delta) except -1
-    cdef int rescale(self, double factor) except -1
-    cdef long long random_below(self, long long n) except -1
+    cdef Py_ssize_t append_current(self, double coef) except -1 nogil
+    cdef Py_ssize_t append_vector(self, const double* z, double coef) except -1 nogil
+    cdef int remove_at(self, Py_ssize_t pos) except -1 nogil
+    cdef int add_to_coef(self, Py_ssize_t cell, double delta) except -1 nogil
+    cdef int rescale(self, double factor) except -1 nogil
+    cdef long long random_below(self, long long n) except -1 nogil
 
     # ---- engine internals ----------------------------------------------------
     cdef Py_ssize_t insert_cell(self, Py_ssize_t slot, double coef, double k_self,
-                                double k_now) except -1
-    cdef Py_ssize_t new_slot(self) except -1
+                                double k_now) except -1 nogil
+    cdef Py_ssize_t new_slot(self) except -1 nogil
+    cdef int grow_store(self) except -1
     cdef double dot_to_slot(self, Py_ssize_t s) noexcept nogil
     cdef int compute_chunk_blocks(self, const double[:, ::1] rows, const double[::1] sq_norms) except -1
-    cdef int reserve_slots(self, Py_ssize_t n_new, bint compact_always) except -1
+    cdef int reserve_slots(self, Py_ssize_t n_new) except -1
     cdef int compact_store(self) except -1
     cdef renumber_slots(self, Py_ssize_t n_total)
-    cdef int set_current(self, double xx) except -1
+    cdef int set_current(self, double xx) except -1 nogil
 
     # ---- policy hooks --------------------------------------------------------
-    cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300
+    cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300 nogil
     cdef int grow(self, Py_ssize_t new_capacity) except -1
-    cdef int on_remove(self, Py_ssize_t cell) except -1
+    cdef int on_remove(self, Py_ssize_t cell) except -1 nogil
     cdef int mark_extra_slots(self, unsigned char[::1] mark) except -1
     cdef int remap_extra_slots(self, Py_ssize_t[::1] new_slot) except -1

@@ -28,6 +28,7 @@ the helpers below (``kernel_to_slot``, ``append_current``, ``remove_at``...).
 
 import numpy as np
 from libc.math cimport INFINITY, fabs
+from libc.stdint cimport uint64_t
 from libc.string cimport memcpy, memset
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from scipy.linalg.cython_blas cimport dgemm
@@ -36,9 +37,7 @@ from skbudget._kernel_rows cimport (
     KernelSpec, LINEAR_KERNEL, RBF_KERNEL, POLY_KERNEL, SIGMOID_KERNEL, dense_dot, sparse_dot, kernel_from_dot, kernel_to_itself, squared_distance,
 )
 
-# slots x features above which a row's kernel values are computed without
-# the GIL (other threads' learners run meanwhile; below it the switch costs more)
-cdef Py_ssize_t NOGIL_WORK = 4096
+cdef uint64_t MAX_UINT32 = 4294967295
 
 
 cdef inline bint _finite(double v) noexcept nogil:
@@ -144,31 +143,40 @@ cdef class OnlineLearner:
         self.capacity = new_capacity
         return 0
 
-    cdef Py_ssize_t new_slot(self) except -1:
+    cdef Py_ssize_t new_slot(self) except -1 nogil:
         """A fresh store row (store mode); the store grows when full."""
+        if self.n_slots == self.store.shape[0] or (
+                self.chunk_blocks and self.slot_row.shape[0] <= self.n_slots):
+            with gil:
+                self.grow_store()
+        if self.chunk_blocks:
+            self.slot_row[self.n_slots] = -1
+        self.n_slots += 1
+        return self.n_slots - 1
+
+    cdef int grow_store(self) except -1:
+        """Double the feature store (and the chunk's ``slot_row``)."""
         cdef Py_ssize_t n = self.store.shape[0]
         if self.n_slots == n:
             store = np.zeros((2 * n + 8, self.n_features))
             store[:n] = self.store
             self.store = store
             self.store_sq = _resized(self.store_sq, 2 * n + 8)
-        if self.chunk_blocks:
-            if self.slot_row.shape[0] <= self.n_slots:
-                self.slot_row = _resized(self.slot_row, self.store.shape[0])
-            self.slot_row[self.n_slots] = -1
-        self.n_slots += 1
-        return self.n_slots - 1
+        if self.chunk_blocks and self.slot_row.shape[0] < self.store.shape[0]:
+            self.slot_row = _resized(self.slot_row, self.store.shape[0])
+        return 0
 
-    cdef int reserve_slots(self, Py_ssize_t n_new, bint compact_always) except -1:
+    cdef int reserve_slots(self, Py_ssize_t n_new) except -1:
         """Before a chunk (store mode): room for ``n_new`` new slots.
-        Unreferenced slots are dropped when the store is full (every chunk
-        with ``compact_always``: the chunk's GEMM then covers live rows only);
-        the store keeps twice the room it needs, so compaction is rare."""
-        cdef Py_ssize_t need
-        if compact_always or self.n_slots + n_new > self.store.shape[0]:
+        Unreferenced slots (beyond the support vectors) are dropped once
+        they are a fifth of the store's rows, or when it is full (the
+        chunk's kernel block covers every stored row, so stale ones cost
+        work); the store keeps twice the room it needs."""
+        cdef Py_ssize_t need = self.n_slots + n_new
+        if need > self.store.shape[0] or 5 * (self.n_slots - self.n_sv) > self.n_slots + 40:
             self.compact_store()
             need = self.n_slots + n_new
-            if need > self.store.shape[0] or (not compact_always and 2 * need > self.store.shape[0]):
+            if need > self.store.shape[0]:
                 store = np.zeros((2 * need, self.n_features))
                 store[:self.n_slots] = np.asarray(self.store)[:self.n_slots]
                 self.store = store
@@ -253,23 +261,17 @@ cdef class OnlineLearner:
                                dense_dot(&self.store[a, 0], &self.store[b, 0], self.n_features),
                                self.store_sq[a], self.store_sq[b])
 
-    cdef int set_current(self, double xx) except -1:
+    cdef int set_current(self, double xx) except -1 nogil:
         """Start the round of the example just pointed to: ``k_tt`` and
         ``k_row`` (store mode), with a check that they are finite."""
-        cdef bint finite
-        cdef Py_ssize_t width = self.n_features if self.x_dense != NULL else self.x_nnz
         self.xx = xx
         self.cur_slot = -1
         self.k_tt = kernel_to_itself(&self.kspec, xx)
-        if self.n_sv * (width if self.n_block_slots == 0 else 1) > NOGIL_WORK:
-            with nogil:
-                finite = self.gather_row()
-        else:
-            finite = self.gather_row()
-        if not (finite and _finite(self.k_tt)):
-            raise ValueError(
-                "The kernel gave a non-finite value (inf or NaN): the input is too large "
-                "for this kernel or its parameters (e.g. a poly kernel's degree).")
+        if not (self.gather_row() and _finite(self.k_tt)):
+            with gil:
+                raise ValueError(
+                    "The kernel gave a non-finite value (inf or NaN): the input is too large "
+                    "for this kernel or its parameters (e.g. a poly kernel's degree).")
         return 0
 
     cdef bint gather_row(self) noexcept nogil:
@@ -331,7 +333,7 @@ cdef class OnlineLearner:
     # ------------------------------------------------------------------
     # changing the support set
     # ------------------------------------------------------------------
-    cdef Py_ssize_t current_slot(self) except -1:
+    cdef Py_ssize_t current_slot(self) except -1 nogil:
         """The slot of the current example (store mode: copied into the
         store on first use in its round)."""
         cdef Py_ssize_t s, j
@@ -357,7 +359,7 @@ cdef class OnlineLearner:
         return &self.store[self.slot[cell], 0]
 
     cdef Py_ssize_t insert_cell(self, Py_ssize_t slot, double coef, double k_self,
-                                double k_now) except -1:
+                                double k_now) except -1 nogil:
         """Add the vector of ``slot`` as the newest support vector with true
         coefficient ``coef``; ``k_self`` = k(v, v), ``k_now`` = k(x_t, v).
         With ``track_gram`` the caller has put k(v, x_c) in ``gram[cell, c]``
@@ -385,11 +387,12 @@ cdef class OnlineLearner:
         self.n_sv += 1
         return cell
 
-    cdef Py_ssize_t append_current(self, double coef) except -1:
+    cdef Py_ssize_t append_current(self, double coef) except -1 nogil:
         """Add the current example as the newest support vector; its cell."""
         cdef Py_ssize_t i, c, cell, s = self.current_slot()
         if self.n_free == 0:
-            self.grow(2 * self.capacity)
+            with gil:
+                self.grow(2 * self.capacity)
         cell = self.free_cells[self.n_free - 1]
         if self.track_gram:
             for i in range(self.n_sv):
@@ -397,15 +400,17 @@ cdef class OnlineLearner:
                 self.gram[cell, c] = self.k_row[c]
         return self.insert_cell(s, coef, self.k_tt, self.k_tt)
 
-    cdef Py_ssize_t append_vector(self, const double* z, double coef) except -1:
+    cdef Py_ssize_t append_vector(self, const double* z, double coef) except -1 nogil:
         """Add a vector that is no example of the stream (e.g. a merge of two
         support vectors), ``n_features`` doubles, as the newest support
         vector with true coefficient ``coef`` (store mode only); its cell."""
         cdef Py_ssize_t i, c, cell, s
         if not self.uses_store:
-            raise RuntimeError("append_vector needs the feature store (a common kernel)")
+            with gil:
+                raise RuntimeError("append_vector needs the feature store (a common kernel)")
         if self.n_free == 0:
-            self.grow(2 * self.capacity)
+            with gil:
+                self.grow(2 * self.capacity)
         s = self.new_slot()
         memcpy(&self.store[s, 0], z, self.n_features * sizeof(double))
         self.store_sq[s] = dense_dot(&self.store[s, 0], &self.store[s, 0], self.n_features)
@@ -417,7 +422,7 @@ cdef class OnlineLearner:
         return self.insert_cell(s, coef, kernel_to_itself(&self.kspec, self.store_sq[s]),
                                 self.kernel_to_slot(s))
 
-    cdef int remove_at(self, Py_ssize_t pos) except -1:
+    cdef int remove_at(self, Py_ssize_t pos) except -1 nogil:
         """Remove the support vector at position ``pos`` (0 = oldest)."""
         cdef Py_ssize_t i, c, cell = self.order[pos]
         cdef double a = self.alpha[cell]
@@ -433,7 +438,7 @@ cdef class OnlineLearner:
         self.n_free += 1
         return 0
 
-    cdef int add_to_coef(self, Py_ssize_t cell, double delta) except -1:
+    cdef int add_to_coef(self, Py_ssize_t cell, double delta) except -1 nogil:
         """alpha_cell += delta (a change of the true, scaled coefficient)."""
         cdef Py_ssize_t i, c
         cdef double a = delta / self.scale
@@ -444,7 +449,7 @@ cdef class OnlineLearner:
                 self.margin[c] += a * self.gram[c, cell]
         return 0
 
-    cdef int rescale(self, double factor) except -1:
+    cdef int rescale(self, double factor) except -1 nogil:
         """Multiply every coefficient by ``factor`` > 0 in O(1)."""
         cdef Py_ssize_t i, c
         self.scale *= factor
@@ -457,15 +462,16 @@ cdef class OnlineLearner:
             self.scale = 1.0
         return 0
 
-    cdef long long random_below(self, long long n) except -1:
+    cdef long long random_below(self, long long n) except -1 nogil:
         """``rng.randint(n)`` for ``n >= 1``: the same draw from the same
         generator (NumPy's legacy masked rejection sampling on the bit
         generator's 32- or 64-bit output), without a Python call."""
         cdef uint64_t top = <uint64_t>(n - 1), mask = top, value
-        if self.rng is not self.bitgen_owner:
-            self.bitgen = <bitgen_t*>PyCapsule_GetPointer(
-                self.rng._bit_generator.capsule, "BitGenerator")
-            self.bitgen_owner = self.rng
+        if self.bitgen == NULL:
+            with gil:
+                self.bitgen = <bitgen_t*>PyCapsule_GetPointer(
+                    self.rng._bit_generator.capsule, "BitGenerator")
+                self.bitgen_owner = self.rng
         if top == 0:
             return 0
         mask |= mask >> 1
@@ -474,8 +480,8 @@ cdef class OnlineLearner:
         mask |= mask >> 8
         mask |= mask >> 16
         mask |= mask >> 32
-        if top <= 0xFFFFFFFF:
-            if top == 0xFFFFFFFF:
+        if top <= MAX_UINT32:
+            if top == MAX_UINT32:
                 return self.bitgen.next_uint32(self.bitgen.state)
             while True:
                 value = self.bitgen.next_uint32(self.bitgen.state) & mask
@@ -489,10 +495,11 @@ cdef class OnlineLearner:
     # ------------------------------------------------------------------
     # policy hooks (defaults: nothing extra)
     # ------------------------------------------------------------------
-    cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300:
-        raise NotImplementedError("a policy must define process_example")
+    cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300 nogil:
+        with gil:
+            raise NotImplementedError("a policy must define process_example")
 
-    cdef int on_remove(self, Py_ssize_t cell) except -1:
+    cdef int on_remove(self, Py_ssize_t cell) except -1 nogil:
         return 0
 
     cdef int mark_extra_slots(self, unsigned char[::1] mark) except -1:
@@ -550,7 +557,7 @@ cdef class OnlineLearner:
         if X.shape[1] != self.n_features or sq_norms.shape[0] != rows.shape[0]:
             raise ValueError(f"X has {X.shape[1]} features, the learner {self.n_features}")
         cdef Py_ssize_t start = 0, stop, c, i, d = self.n_features, n = rows.shape[0]
-        cdef double[:, ::1] chunk_rows
+        cdef double[:, ::1] chunk_rows = np.empty((0, d))
         cdef const double[::1] chunk_sq
         self.slot_row = np.full(self.store.shape[0], -1, dtype=np.intp)
         self.chunk_blocks = True
@@ -559,20 +566,22 @@ cdef class OnlineLearner:
                 c = chunk if chunk > 0 else chunk_length(self.n_sv, d)
                 stop = min(start + c, n)
                 c = stop - start
-                self.reserve_slots(c, True)
+                self.reserve_slots(c)
                 if self.slot_row.shape[0] < self.store.shape[0]:
                     self.slot_row = _resized(self.slot_row, self.store.shape[0])
-                chunk_rows = np.empty((c, d))
+                if chunk_rows.shape[0] < c:
+                    chunk_rows = np.empty((c, d))
                 chunk_sq = sq_norms[start:stop]
                 with nogil:
                     for i in range(start, stop):
                         memcpy(&chunk_rows[i - start, 0], &X[rows[i], 0], d * sizeof(double))
-                self.compute_chunk_blocks(chunk_rows, chunk_sq)
-                for i in range(start, stop):
-                    self.t = i - start
-                    self.x_dense = &X[rows[i], 0]
-                    self.set_current(sq_norms[i])
-                    scores[i] = self.process_example(y[i], example_ids[i])
+                self.compute_chunk_blocks(chunk_rows[:c], chunk_sq)
+                with nogil:         # other threads' learners run meanwhile
+                    for i in range(start, stop):
+                        self.t = i - start
+                        self.x_dense = &X[rows[i], 0]
+                        self.set_current(sq_norms[i])
+                        scores[i] = self.process_example(y[i], example_ids[i])
                 self.n_block_slots = 0
                 start = stop
         finally:
@@ -630,16 +639,17 @@ cdef class OnlineLearner:
         try:
             for start in range(0, n, chunk):
                 stop = min(start + chunk, n)
-                self.reserve_slots(stop - start, False)
-                for i in range(start, stop):
-                    self.t = i - start
-                    a = indptr[rows[i]]
-                    b = indptr[rows[i] + 1]
-                    self.x_nnz = b - a
-                    self.x_values = &data[a] if b > a else NULL
-                    self.x_indices = &indices[a] if b > a else NULL
-                    self.set_current(dense_dot(self.x_values, self.x_values, b - a))
-                    scores[i] = self.process_example(y[i], example_ids[i])
+                self.reserve_slots(stop - start)
+                with nogil:
+                    for i in range(start, stop):
+                        self.t = i - start
+                        a = indptr[rows[i]]
+                        b = indptr[rows[i] + 1]
+                        self.x_nnz = b - a
+                        self.x_values = &data[a] if b > a else NULL
+                        self.x_indices = &indices[a] if b > a else NULL
+                        self.set_current(dense_dot(self.x_values, self.x_values, b - a))
+                        scores[i] = self.process_example(y[i], example_ids[i])
         finally:
             self.x_values = NULL
             self.x_indices = NULL
@@ -739,6 +749,7 @@ cdef class OnlineLearner:
         for name in self._state_names:
             setattr(self, name, _copied(state[name]))
         self._sync_kernel()
+        self.bitgen = NULL          # rng may be another generator now
 
     def __reduce__(self):
         return (type(self), (), self.get_state())
@@ -789,8 +800,8 @@ cpdef Py_ssize_t chunk_length(Py_ssize_t n_stored, Py_ssize_t n_features) noexce
     examples against ``p`` stored rows costs ``c (p + c)`` kernel values
     (prediction: ``p`` per example) plus a fixed cost per chunk (two GEMMs,
     one exp call, ~4 us): ``c = p / 4`` keeps the extra work within a
-    quarter of prediction's, in [16, 256]."""
-    return min(max(n_stored // 4, 16), 256)
+    quarter of prediction's, in [32, 256]."""
+    return min(max(n_stored // 4, 32), 256)
 
 
 def _copied(value):
@@ -805,6 +816,15 @@ def _resized(arr, Py_ssize_t n):
     m = min(n, arr.shape[0])
     out[:m] = arr[:m]
     return out
+
+
+def _grown_index(index, Py_ssize_t position):
+    """A copy of the 1-D ``index`` long enough for ``position``, new
+    entries -1 (tables indexed by example identity)."""
+    n = index.shape[0]
+    grown = np.full(max(2 * n, position + 1), -1, dtype=np.intp)
+    grown[:n] = index
+    return grown
 
 
 def gather_block(const double[:, ::1] M, const Py_ssize_t[::1] rows,

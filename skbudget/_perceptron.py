@@ -114,11 +114,13 @@ class KernelPerceptron(BaseOnlineKernelClassifier):
         random_state=None,
         warm_start=False,
         verbose=0,
+        n_jobs=None,
     ):
         super().__init__(
             kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
             kernel_params=kernel_params, max_iter=max_iter, shuffle=shuffle,
             random_state=random_state, warm_start=warm_start, verbose=verbose,
+            n_jobs=n_jobs,
         )
         self.eta0 = eta0
         self.theta_init = theta_init

@@ -13,7 +13,7 @@ import numpy as np
 from libc.math cimport INFINITY
 
 from skbudget._engine cimport OnlineLearner
-from skbudget._engine import _resized
+from skbudget._engine import _grown_index, _resized
 
 
 cdef class KernelPerceptronLearner(OnlineLearner):
@@ -57,16 +57,14 @@ cdef class KernelPerceptronLearner(OnlineLearner):
         self.m_count = _resized(self.m_count, new_capacity)
         return 0
 
-    cdef Py_ssize_t lookup_example(self, Py_ssize_t example_id) except -2:
+    cdef Py_ssize_t lookup_example(self, Py_ssize_t example_id) except -2 nogil:
         """The cell of a training example's support vector, or -1."""
-        cdef Py_ssize_t n = self.cell_of_example.shape[0]
-        if example_id >= n:
-            grown = np.full(max(2 * n, example_id + 1), -1, dtype=np.intp)
-            grown[:n] = self.cell_of_example
-            self.cell_of_example = grown
+        if example_id >= self.cell_of_example.shape[0]:
+            with gil:
+                self.cell_of_example = _grown_index(self.cell_of_example, example_id)
         return self.cell_of_example[example_id]
 
-    cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300:
+    cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300 nogil:
         cdef Py_ssize_t cell = self.lookup_example(example_id)
         cdef double total = self.dot_row()
         cdef double prediction
@@ -99,12 +97,13 @@ cdef class KernelPerceptronLearner(OnlineLearner):
                 self.survivor = k
         return score
 
-    cdef int record_update(self, Py_ssize_t cell) except -1:
+    cdef int record_update(self, Py_ssize_t cell) except -1 nogil:
         cdef Py_ssize_t k = self.n_updates
         if k + 1 >= self.thetas.shape[0]:
-            self.event_cell = _resized(self.event_cell, 2 * self.thetas.shape[0])
-            self.thetas = _resized(self.thetas, 2 * self.thetas.shape[0] + 1)
-            self.votes = _resized(self.votes, 2 * self.votes.shape[0] + 1)
+            with gil:
+                self.event_cell = _resized(self.event_cell, 2 * self.thetas.shape[0])
+                self.thetas = _resized(self.thetas, 2 * self.thetas.shape[0] + 1)
+                self.votes = _resized(self.votes, 2 * self.votes.shape[0] + 1)
         self.event_cell[k] = cell
         self.n_updates = k + 1
         self.thetas[k + 1] = self.theta

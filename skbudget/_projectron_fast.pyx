@@ -111,7 +111,7 @@ cdef class ProjectronLearner(OnlineLearner):
             x[i] = xi
             _axpy(-xi, &self.chol[row], &x[0], i)
 
-    cdef int move_along_projection(self, double step) except -1:
+    cdef int move_along_projection(self, double step) except -1 nogil:
         """f += step · P k(x_t, ·), i.e. α += step · K⁻¹ k_t (after
         :meth:`forward`): ``w += step · c``, then ``α = L⁻ᵀ w``."""
         cdef Py_ssize_t i, n = self.n_sv
@@ -123,12 +123,13 @@ cdef class ProjectronLearner(OnlineLearner):
             self.alpha[self.order[i]] = self.work[i]
         return 0
 
-    cdef int add_current(self, double y) except -1:
+    cdef int add_current(self, double y) except -1 nogil:
         """Append x_t with α = y_t and the factor row [cᵀ, ‖δ‖] (after
         :meth:`forward`)."""
         cdef Py_ssize_t n = self.n_sv, row = n * (n + 1) // 2, i
         if row + n + 1 > self.chol.shape[0]:
-            self.chol = _resized(self.chol, max(2 * self.chol.shape[0], row + n + 1, 36))
+            with gil:
+                self.chol = _resized(self.chol, max(2 * self.chol.shape[0], row + n + 1, 36))
         for i in range(n):
             self.chol[row + i] = self.c[i]
         self.chol[row + n] = sqrt(self.delta2)
@@ -138,7 +139,7 @@ cdef class ProjectronLearner(OnlineLearner):
         self.w[n] = y * sqrt(self.delta2)
         return 0
 
-    cdef int mistake_update(self, double y) except -1:
+    cdef int mistake_update(self, double y) except -1 nogil:
         """The Projectron's update on a mistake (shared by Projectron++)."""
         self.forward()
         if self.n_sv == 0 and self.delta2 == 0.0:
@@ -155,11 +156,11 @@ cdef class ProjectronLearner(OnlineLearner):
         self.n_updates += 1
         return 0
 
-    cdef int correct_round(self, double y, double f) except -1:
+    cdef int correct_round(self, double y, double f) except -1 nogil:
         """A round without a mistake: nothing for the Projectron."""
         return 0
 
-    cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300:
+    cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300 nogil:
         cdef double f = self.dot_row()
         if y * f <= 0:
             self.mistake_update(y)
@@ -204,7 +205,7 @@ cdef class ProjectronPlusPlusLearner(ProjectronLearner):
     update on margin errors (``0 < y_t f(x_t) < 1``) that never adds a
     support vector."""
 
-    cdef int margin_update(self, double y, double loss) except -1:
+    cdef int margin_update(self, double y, double loss) except -1 nogil:
         """τ = min{ℓ/‖Pk‖², 2(ℓ − ‖δ‖/η)/‖Pk‖², 1}, α_i += y τ d_i, when
         ‖Pk‖² > 0 and ℓ ≥ ‖δ‖/η (the journal form, ALGORITHMS.md §6)."""
         cdef double ratio, tau
@@ -225,7 +226,7 @@ cdef class ProjectronPlusPlusLearner(ProjectronLearner):
         self.n_margin_updates += 1
         return 0
 
-    cdef int correct_round(self, double y, double f) except -1:
+    cdef int correct_round(self, double y, double f) except -1 nogil:
         if y * f < 1.0:
             self.margin_update(y, 1.0 - y * f)
         return 0

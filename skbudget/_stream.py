@@ -37,6 +37,9 @@ DENSIFY_MAX_FEATURES = 1024
 STORE_CHUNK = 256
 # examples per compiled call in store mode (bounds the per-round arrays)
 SEGMENT = 8192
+# store mode: a stream this short runs without limiting BLAS threads (the
+# limit costs ~20 us a call; its products are too small for threads anyway)
+SHORT_STREAM = 64
 
 _THREADPOOLS = []
 
@@ -173,6 +176,9 @@ class StreamDriver:
         call are then looked up instead of computed.  Returns the mistake
         flags of the rounds, in stream order.
         """
+        if self.uses_store and len(order) <= SHORT_STREAM:
+            # its matrix products are too small for BLAS to use threads
+            return self._run_segments(X, Y, order, first_id)
         with single_threaded_blas():
             if not self.uses_store:
                 return self._run_chunks(X, Y, order, first_id, gram)

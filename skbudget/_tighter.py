@@ -50,11 +50,12 @@ class _ValidatedRemovalClassifier(BaseOnlineKernelClassifier):
     }
 
     def _shared_init(self, budget, kernel, gamma, degree, coef0, kernel_params, max_iter,
-                     shuffle, random_state, warm_start, verbose):
+                     shuffle, random_state, warm_start, verbose, n_jobs):
         BaseOnlineKernelClassifier.__init__(
             self, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
             kernel_params=kernel_params, max_iter=max_iter, shuffle=shuffle,
             random_state=random_state, warm_start=warm_start, verbose=verbose,
+            n_jobs=n_jobs,
         )
         self.budget = budget
 
@@ -140,9 +141,10 @@ class TighterPerceptron(_ValidatedRemovalClassifier):
         random_state=None,
         warm_start=False,
         verbose=0,
+        n_jobs=None,
     ):
         self._shared_init(budget, kernel, gamma, degree, coef0, kernel_params, max_iter,
-                          shuffle, random_state, warm_start, verbose)
+                          shuffle, random_state, warm_start, verbose, n_jobs)
         self.validation = validation
 
     def _draws_random_numbers(self):
@@ -219,9 +221,10 @@ class TightestPerceptron(_ValidatedRemovalClassifier):
         random_state=None,
         warm_start=False,
         verbose=0,
+        n_jobs=None,
     ):
         self._shared_init(budget, kernel, gamma, degree, coef0, kernel_params, max_iter,
-                          shuffle, random_state, warm_start, verbose)
+                          shuffle, random_state, warm_start, verbose, n_jobs)
         self.prior = prior
 
     def _init_constants(self, X):

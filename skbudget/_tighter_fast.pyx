@@ -20,7 +20,7 @@ from libc.math cimport INFINITY
 from scipy.special.cython_special cimport betainc
 
 from skbudget._engine cimport OnlineLearner
-from skbudget._engine import _resized
+from skbudget._engine import _grown_index, _resized
 
 
 cdef class ValidatedRemovalLearner(OnlineLearner):
@@ -40,7 +40,7 @@ cdef class ValidatedRemovalLearner(OnlineLearner):
         self.label = _resized(self.label, new_capacity)
         return 0
 
-    cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300:
+    cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300 nogil:
         cdef double score = self.dot_row() + self.intercept
         cdef double loss, best
         cdef Py_ssize_t cell, pos, best_pos
@@ -65,19 +65,20 @@ cdef class ValidatedRemovalLearner(OnlineLearner):
         return score
 
     # ---- hooks (defaults: nothing) --------------------------------------
-    cdef double removal_loss(self, Py_ssize_t cell) except? -1.5e300:
-        raise NotImplementedError
+    cdef double removal_loss(self, Py_ssize_t cell) except? -1.5e300 nogil:
+        with gil:
+            raise NotImplementedError
 
-    cdef int before_insert(self, double y, double score, Py_ssize_t example_id) except -1:
+    cdef int before_insert(self, double y, double score, Py_ssize_t example_id) except -1 nogil:
         return 0
 
-    cdef int after_insert(self, Py_ssize_t cell, double y) except -1:
+    cdef int after_insert(self, Py_ssize_t cell, double y) except -1 nogil:
         return 0
 
-    cdef int before_remove(self, Py_ssize_t cell) except -1:
+    cdef int before_remove(self, Py_ssize_t cell) except -1 nogil:
         return 0
 
-    cdef int on_correct(self, double y, double score, Py_ssize_t example_id) except -1:
+    cdef int on_correct(self, double y, double score, Py_ssize_t example_id) except -1 nogil:
         return 0
 
 
@@ -154,7 +155,7 @@ cdef class TighterLearner(ValidatedRemovalLearner):
         self.vcap = n
         return 0
 
-    cdef int set_validation(self, Py_ssize_t v, double y, double score) except -1:
+    cdef int set_validation(self, Py_ssize_t v, double y, double score) except -1 nogil:
         """Validation entry ``v`` := the current example, ``f(x_t) = score``."""
         cdef Py_ssize_t i, c
         self.vslot[v] = self.current_slot()
@@ -164,28 +165,27 @@ cdef class TighterLearner(ValidatedRemovalLearner):
             c = self.order[i]
             self.kv[c, v] = self.k_row[c]
 
-    cdef int add_seen_example(self, double y, double score, Py_ssize_t example_id) except -1:
+    cdef int add_seen_example(self, double y, double score, Py_ssize_t example_id) except -1 nogil:
         """Full mode: the current example joins V unless already in it."""
-        cdef Py_ssize_t n = self.val_of_example.shape[0]
-        if example_id >= n:
-            grown = np.full(max(2 * n, example_id + 1), -1, dtype=np.intp)
-            grown[:n] = self.val_of_example
-            self.val_of_example = grown
+        if example_id >= self.val_of_example.shape[0]:
+            with gil:
+                self.val_of_example = _grown_index(self.val_of_example, example_id)
         if self.val_of_example[example_id] >= 0:
             return 0
         if self.n_val == self.vcap:
-            self.grow_validation()
+            with gil:
+                self.grow_validation()
         self.set_validation(self.n_val, y, score)
         self.val_of_example[example_id] = self.n_val
         self.n_val += 1
         return 0
 
-    cdef int before_insert(self, double y, double score, Py_ssize_t example_id) except -1:
+    cdef int before_insert(self, double y, double score, Py_ssize_t example_id) except -1 nogil:
         if self.mode == VALIDATE_FULL:
             self.add_seen_example(y, score, example_id)
         return 0
 
-    cdef int after_insert(self, Py_ssize_t cell, double y) except -1:
+    cdef int after_insert(self, Py_ssize_t cell, double y) except -1 nogil:
         cdef Py_ssize_t v
         cdef double k
         if self.mode == VALIDATE_SUPPORT:
@@ -197,7 +197,7 @@ cdef class TighterLearner(ValidatedRemovalLearner):
                 self.vf[v] += y * k
         return 0
 
-    cdef int before_remove(self, Py_ssize_t cell) except -1:
+    cdef int before_remove(self, Py_ssize_t cell) except -1 nogil:
         cdef Py_ssize_t v
         cdef double a = self.scale * self.alpha[cell]
         cdef double* fs
@@ -211,7 +211,7 @@ cdef class TighterLearner(ValidatedRemovalLearner):
                 fs[v] -= a * ks[v]
         return 0
 
-    cdef int on_correct(self, double y, double score, Py_ssize_t example_id) except -1:
+    cdef int on_correct(self, double y, double score, Py_ssize_t example_id) except -1 nogil:
         cdef long long j
         if self.mode == VALIDATE_FULL:
             self.add_seen_example(y, score, example_id)
@@ -226,7 +226,7 @@ cdef class TighterLearner(ValidatedRemovalLearner):
                     self.set_validation(j, y, score)
         return 0
 
-    cdef double removal_loss(self, Py_ssize_t cell) except? -1.5e300:
+    cdef double removal_loss(self, Py_ssize_t cell) except? -1.5e300 nogil:
         """Validation errors of the model without ``cell`` (a zero score
         counts as an error)."""
         cdef double a = self.scale * self.alpha[cell]
@@ -335,7 +335,7 @@ cdef class TightestLearner(ValidatedRemovalLearner):
         ``k``) receives the soft counts."""
         self.set_counts(n, self.cpos[n] + cp * k, self.cneg[n] + cn * k)
 
-    cdef int after_insert(self, Py_ssize_t cell, double y) except -1:
+    cdef int after_insert(self, Py_ssize_t cell, double y) except -1 nogil:
         cdef Py_ssize_t i, c
         self.set_counts(cell, 1.0 if y > 0 else 0.0, 1.0 if y < 0 else 0.0)
         if self.use_distances:
@@ -346,7 +346,7 @@ cdef class TightestLearner(ValidatedRemovalLearner):
             self.dist[cell, cell] = 0.0
         return 0
 
-    cdef double removal_loss(self, Py_ssize_t cell) except? -1.5e300:
+    cdef double removal_loss(self, Py_ssize_t cell) except? -1.5e300 nogil:
         """Expected hinge loss over the support set of the model without
         ``cell``."""
         cdef double a = self.scale * self.alpha[cell]
@@ -365,7 +365,7 @@ cdef class TightestLearner(ValidatedRemovalLearner):
                 total += w * max(0.0, 1.0 - g) + (1.0 - w) * max(0.0, 1.0 + g)
         return total / self.n_sv
 
-    cdef int before_remove(self, Py_ssize_t cell) except -1:
+    cdef int before_remove(self, Py_ssize_t cell) except -1 nogil:
         """UpdateSummary(x_r, c+_r, c-_r) over the support set without r."""
         cdef Py_ssize_t i, c, n = -1
         cdef double best = 0.0, value
@@ -381,7 +381,7 @@ cdef class TightestLearner(ValidatedRemovalLearner):
             self.update_summary(n, self.cpos[cell], self.cneg[cell], self.gram[cell, n])
         return 0
 
-    cdef int on_correct(self, double y, double score, Py_ssize_t example_id) except -1:
+    cdef int on_correct(self, double y, double score, Py_ssize_t example_id) except -1 nogil:
         """UpdateSummary(x_t, [y = +1], [y = -1])."""
         cdef Py_ssize_t i, c, n = -1
         cdef double best = 0.0, value

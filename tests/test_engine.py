@@ -33,3 +33,15 @@ def test_corrupted_state_raises_instead_of_crashing():
     learner.set_state(state)
     with pytest.raises(ValueError, match="corrupted"):
         est.partial_fit(X[20:], y[20:])
+
+
+@pytest.mark.parametrize("Est", [RandomBudgetPerceptron, KernelPerceptron])
+def test_threads_give_the_same_model_bit_for_bit(Est):
+    rng = np.random.RandomState(0)
+    X = rng.randn(300, 5)
+    y = np.argmax(X[:, :4], axis=1)
+    one = Est(gamma=0.5, random_state=0, n_jobs=1).fit(X, y)
+    two = Est(gamma=0.5, random_state=0, n_jobs=2).fit(X, y)
+    np.testing.assert_array_equal(one.dual_coef_, two.dual_coef_)
+    np.testing.assert_array_equal(one.support_vectors_, two.support_vectors_)
+    np.testing.assert_array_equal(one.cumulative_mistakes_, two.cumulative_mistakes_)
