@@ -103,7 +103,7 @@ class BudgetedSGDClassifier(BaseOnlineKernelClassifier):
 
     def __init__(self, *, budget=100, alpha=1e-4, maintenance="merging", kernel="rbf",
                  gamma="scale", degree=3, coef0=0.0, kernel_params=None, max_iter=1,
-                 shuffle=True, random_state=None, warm_start=False, verbose=0):
+                 shuffle=True, random_state=None, warm_start=False, verbose=0, n_jobs=None):
         super().__init__(**_shared_params(locals()))
         self.budget = budget
         self.alpha = alpha

@@ -33,7 +33,12 @@ cdef double SPAN_TOL = 1e-12
 # golden-section search: stop when the bracket is this short
 cdef double GOLDEN_TOL = 1e-6
 
-REMOVAL, PROJECTION, MERGING = 0, 1, 2
+# the maintenance rules (compiled constants; the Python names below)
+cdef enum:
+    RULE_REMOVAL = 0
+    RULE_PROJECTION = 1
+    RULE_MERGING = 2
+REMOVAL, PROJECTION, MERGING = RULE_REMOVAL, RULE_PROJECTION, RULE_MERGING
 
 # rows of BudgetedSGDLearner.candidates, one column per merge partner
 cdef enum:
@@ -82,9 +87,9 @@ cdef class BudgetedSGDLearner(OnlineLearner):
     _state_names = OnlineLearner._state_names + (
         "budget", "lam", "maintenance", "n_steps", "n_maintenance", "degradation", "chol")
 
-    def __init__(self, Py_ssize_t budget=1, double lam=1e-4, int maintenance=REMOVAL):
+    def __init__(self, Py_ssize_t budget=1, double lam=1e-4, int maintenance=RULE_REMOVAL):
         OnlineLearner.__init__(self, capacity=budget + 2,
-                               track_gram=maintenance != REMOVAL)
+                               track_gram=maintenance != RULE_REMOVAL)
         self.budget = budget
         self.lam = lam
         self.maintenance = maintenance
@@ -97,7 +102,7 @@ cdef class BudgetedSGDLearner(OnlineLearner):
         self.partner_pos = np.zeros(0, dtype=np.intp)
         self.merged = np.zeros(0)
 
-    cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300:
+    cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300 nogil:
         cdef double score = self.dot_row()
         self.n_steps += 1
         if self.n_steps == 1:   # the factor 1 - 1/t is 0: the model restarts empty
@@ -108,7 +113,7 @@ cdef class BudgetedSGDLearner(OnlineLearner):
         if y * score < 1.0:
             self.append_current(y * self.scale)   # stored w = ±1 exactly
             self.n_updates += 1
-            if self.maintenance == PROJECTION:
+            if self.maintenance == RULE_PROJECTION:
                 self.factor_append()
             if self.n_sv > self.budget:
                 self.maintain()
@@ -117,15 +122,15 @@ cdef class BudgetedSGDLearner(OnlineLearner):
     # ------------------------------------------------------------------
     # budget maintenance
     # ------------------------------------------------------------------
-    cdef int maintain(self) except -1:
+    cdef int maintain(self) except -1 nogil:
         self.n_maintenance += 1
-        if self.maintenance == PROJECTION:
+        if self.maintenance == RULE_PROJECTION:
             return self.project_smallest()
-        if self.maintenance == MERGING:
+        if self.maintenance == RULE_MERGING:
             return self.merge_smallest()
         return self.remove_smallest()
 
-    cdef Py_ssize_t smallest_norm(self) noexcept:
+    cdef Py_ssize_t smallest_norm(self) noexcept nogil:
         """Position of ``argmin_i α_i² k_ii`` (ties: oldest)."""
         cdef Py_ssize_t i, c
         cdef double v, best = INFINITY
@@ -140,7 +145,7 @@ cdef class BudgetedSGDLearner(OnlineLearner):
                 return i
         return 0
 
-    cdef int remove_smallest(self) except -1:
+    cdef int remove_smallest(self) except -1 nogil:
         """Removal: drop ``argmin α_i² k_ii``; ‖Δ‖² = α_p² k_pp."""
         cdef Py_ssize_t p = self.smallest_norm()
         cdef Py_ssize_t c = self.order[p]
@@ -148,22 +153,22 @@ cdef class BudgetedSGDLearner(OnlineLearner):
         self.remove_at(p)
         return 0
 
-    cdef int factor_append(self) except -1:
+    cdef int factor_append(self) except -1 nogil:
         """Grow the factor by the newest support vector (its kernel row is
         the gathered ``k_row``)."""
         cdef Py_ssize_t i, n = self.n_sv - 1
-        if self.chol.shape[0] < self.n_sv:    # first use, or more than B + 1 vectors
-            chol = np.zeros((self.capacity, self.capacity))
-            chol[:n, :n] = np.asarray(self.chol)[:n, :n]
-            self.chol = chol
-        if self.rhs.shape[0] < self.chol.shape[0]:   # scratch, not saved
-            self.rhs = np.zeros(self.chol.shape[0])
+        if self.chol.shape[0] < self.n_sv or self.rhs.shape[0] < self.chol.shape[0]:
+            with gil:   # first use, after unpickling (rhs is scratch, not saved), or growth
+                chol = np.zeros((max(self.capacity, self.chol.shape[0]),) * 2)
+                chol[:n, :n] = np.asarray(self.chol)[:n, :n]
+                self.chol = chol
+                self.rhs = np.zeros(self.chol.shape[0])
         for i in range(n):
             self.chol[n, i] = self.k_row[self.order[i]]
         factor_append_row(&self.chol[0, 0], self.chol.shape[1], n, self.k_tt)
         return 0
 
-    cdef int project_smallest(self) except -1:
+    cdef int project_smallest(self) except -1 nogil:
         """Projection: drop ``p = argmin α_i² k_ii`` and add
         ``α_p K_{-p}⁻¹ k_{-p,p}`` to the others' coefficients.  The factor
         of the ``B + 1`` vectors loses row ``p`` (Givens rotations, O(B²));
@@ -190,7 +195,7 @@ cdef class BudgetedSGDLearner(OnlineLearner):
         self.remove_at(p)
         return 0
 
-    cdef Py_ssize_t smallest_coefficient(self) noexcept:
+    cdef Py_ssize_t smallest_coefficient(self) noexcept nogil:
         """Position of ``argmin_i |α_i|`` (ties: oldest)."""
         cdef Py_ssize_t i
         cdef double best = INFINITY
@@ -201,7 +206,7 @@ cdef class BudgetedSGDLearner(OnlineLearner):
                 return i
         return 0
 
-    cdef int merge_smallest(self) except -1:
+    cdef int merge_smallest(self) except -1 nogil:
         """Merging (RBF): ``m = argmin |α_i|``; every other support vector
         ``n`` of the same sign is a candidate partner: ``κ = k(x_m, x_n)``
         (one kernel value each), ``h`` by the golden-section search, its
@@ -213,15 +218,16 @@ cdef class BudgetedSGDLearner(OnlineLearner):
         cdef double a_m = self.alpha[cm] * self.scale, h, a_z, best = INFINITY
         cdef const double* x_m
         cdef const double* x_n
-        if not self.uses_store:
-            raise ValueError("maintenance='merging' needs the engine's feature store (the "
-                             "'rbf' kernel on dense input or CSR input of at most 32768 "
-                             "features)")
-        if self.candidates.shape[1] < self.n_sv:
-            self.candidates = np.zeros((CANDIDATE_ROWS, self.capacity))
-            self.partner_pos = np.zeros(self.capacity, dtype=np.intp)
-        if self.merged.shape[0] < d:
-            self.merged = np.zeros(d)
+        if not self.uses_store or self.candidates.shape[1] < self.n_sv \
+                or self.merged.shape[0] < d:
+            with gil:
+                if not self.uses_store:
+                    raise ValueError("maintenance='merging' needs the engine's feature store "
+                                     "(the 'rbf' kernel on dense input or CSR input of at "
+                                     "most 32768 features)")
+                self.candidates = np.zeros((CANDIDATE_ROWS, self.capacity))
+                self.partner_pos = np.zeros(self.capacity, dtype=np.intp)
+                self.merged = np.zeros(d)
         cdef double[:, ::1] cand = self.candidates
         for i in range(self.n_sv):
             c = self.order[i]
