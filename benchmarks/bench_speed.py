@@ -38,9 +38,9 @@ Then the targets of the engine redesign (each printed and written to the JSON):
 * **threads**: ``fit`` on the 10-class mnist5k (one pass, B = 100) with
   ``n_jobs=2`` against ``n_jobs=1`` (target: >= 1.6x on 2 cores, the same
   model bit for bit);
-* **memory**: peak resident memory, in a fresh process, of a stream fed in
-  chunks (a9a repeated 4x) and of ``fit`` on the dense in-memory matrix,
-  above the process's size once the data is loaded.
+* **memory**: peak memory allocated while training (``tracemalloc``, in a
+  fresh process) for a stream fed in chunks (a9a repeated 4x) and for
+  ``fit`` on the dense in-memory matrix.
 
 ``--quick``: streams of 5 000, plain loop on 500 examples, B = 100 only,
 a9a cut to 8 000 examples.
@@ -319,32 +319,34 @@ def thread_speedup(ests, repeats):
 
 
 _MEMORY_CHILD = """
-import json, resource, sys
+import json, sys, tracemalloc
 import numpy as np
+import scipy.sparse as sp
 sys.path.insert(0, {root!r} + "/benchmarks")
 from bench_speed import load_a9a
 import skbudget
 X, y = load_a9a()
-X = __import__("scipy.sparse", fromlist=["vstack"]).vstack([X] * {reps}, format="csr")
+X = sp.vstack([X] * {reps}, format="csr")
 y = np.tile(y, {reps})
 Xd = X.toarray() if {mode!r} == "fit" else None
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 est = skbudget.RandomBudgetPerceptron(budget=100, gamma=0.05, shuffle=False, random_state=0)
+tracemalloc.start()
 if {mode!r} == "fit":
     est.fit(Xd, y)
 else:
     for start in range(0, X.shape[0], 1000):
         est.partial_fit(X[start:start + 1000], y[start:start + 1000], classes=[-1, 1])
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(json.dumps({{"loaded_mb": base / 1024, "peak_mb": peak / 1024,
-                  "added_mb": (peak - base) / 1024, "input_mb": (Xd.nbytes if Xd is not None
-                  else X.data.nbytes + X.indices.nbytes) / 2**20}}))
+current, peak = tracemalloc.get_traced_memory()
+print(json.dumps({{"peak_mb": peak / 2**20, "kept_mb": current / 2**20,
+                  "input_mb": (Xd.nbytes if Xd is not None
+                               else X.data.nbytes + X.indices.nbytes) / 2**20}}))
 """
 
 
 def peak_memory(reps):
-    """Peak memory (fresh process) of a9a x ``reps`` streamed in chunks of
-    1000 rows, and of ``fit`` on the dense matrix, above the loaded data."""
+    """Peak memory allocated while training (``tracemalloc``, which sees
+    NumPy's buffers; a fresh process) on a9a x ``reps`` streamed in chunks
+    of 1000 rows, and by ``fit`` on the dense in-memory matrix."""
     out = {}
     print(f"\npeak memory, a9a x {reps} ({32561 * reps} examples), RandomBudgetPerceptron")
     for mode in ("stream", "fit"):
@@ -353,8 +355,7 @@ def peak_memory(reps):
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                               check=True)
         out[mode] = json.loads(done.stdout.strip().splitlines()[-1])
-        print(f"{mode:7s} loaded {out[mode]['loaded_mb']:6.0f} MB, peak "
-              f"{out[mode]['peak_mb']:6.0f} MB, added {out[mode]['added_mb']:6.1f} MB "
+        print(f"{mode:7s} peak {out[mode]['peak_mb']:7.2f} MB allocated while training "
               f"(input {out[mode]['input_mb']:.0f} MB)", flush=True)
     return out
 

@@ -429,7 +429,7 @@ cdef class OnlineLearner:
         if self.track_margins:
             for i in range(self.n_sv):
                 c = self.order[i]
-                self.margin[c] -= a * self.gram[c, cell]
+                self.margin[c] -= a * self.gram[cell, c]
         self.on_remove(cell)
         for i in range(pos, self.n_sv - 1):
             self.order[i] = self.order[i + 1]
@@ -446,7 +446,7 @@ cdef class OnlineLearner:
         if self.track_margins:
             for i in range(self.n_sv):
                 c = self.order[i]
-                self.margin[c] += a * self.gram[c, cell]
+                self.margin[c] += a * self.gram[cell, c]
         return 0
 
     cdef int rescale(self, double factor) except -1 nogil:
@@ -627,13 +627,8 @@ cdef class OnlineLearner:
         """:meth:`run_dense` for CSR input (``data``, ``indices``,
         ``indptr``), inner products by a gather over each row's nonzeros."""
         self._check_stream(indptr.shape[0] - 1, rows, y, example_ids, scores)
-        cdef Py_ssize_t start, stop, i, a, b, n = rows.shape[0], nnz = data.shape[0]
-        if indices.shape[0] != nnz or (indptr.shape[0] and not (
-                indptr[0] == 0 and indptr[indptr.shape[0] - 1] <= nnz
-                and np.all(np.diff(indptr) >= 0))):
-            raise ValueError("malformed CSR matrix")
-        if nnz and not (0 <= np.min(indices) and np.max(indices) < self.n_features):
-            raise ValueError("CSR column index out of range")
+        cdef Py_ssize_t start, stop, i, a, b, n = rows.shape[0]
+        _check_csr_rows(data, indices, indptr, rows, self.n_features)
         chunk = max(chunk, 1)
         self.x_dense = NULL
         try:
@@ -825,6 +820,42 @@ def _grown_index(index, Py_ssize_t position):
     grown = np.full(max(2 * n, position + 1), -1, dtype=np.intp)
     grown[:n] = index
     return grown
+
+
+def densify_rows(const double[::1] data, const int[::1] indices, const int[::1] indptr,
+                 const Py_ssize_t[::1] rows, double[:, ::1] out):
+    """``out[i] = X[rows[i]]`` as dense rows, for the CSR matrix ``X``
+    (``data``, ``indices``, ``indptr``; the rows read are checked)."""
+    cdef Py_ssize_t i, j, r, n = rows.shape[0], d = out.shape[1]
+    if out.shape[0] < n:
+        raise ValueError("out has fewer rows than rows")
+    _check_csr_rows(data, indices, indptr, rows, d)
+    with nogil:
+        for i in range(n):
+            r = rows[i]
+            memset(&out[i, 0], 0, d * sizeof(double))
+            for j in range(indptr[r], indptr[r + 1]):
+                out[i, indices[j]] = data[j]
+
+
+def _check_csr_rows(const double[::1] data, const int[::1] indices, const int[::1] indptr,
+                    const Py_ssize_t[::1] rows, Py_ssize_t n_features):
+    """Raise ValueError unless the CSR rows ``rows`` can be read safely
+    (row numbers, their ``indptr`` range and column indices; O(their nnz))."""
+    cdef Py_ssize_t i, j, r, n_rows = indptr.shape[0] - 1, nnz = data.shape[0]
+    cdef bint bad = indices.shape[0] != nnz
+    with nogil:
+        for i in range(rows.shape[0]):
+            r = rows[i]
+            if bad or r < 0 or r >= n_rows or indptr[r] < 0 or indptr[r] > indptr[r + 1] \
+                    or indptr[r + 1] > nnz:
+                bad = True
+                break
+            for j in range(indptr[r], indptr[r + 1]):
+                if indices[j] < 0 or indices[j] >= n_features:
+                    bad = True
+    if bad:
+        raise ValueError("malformed CSR matrix or row index out of range")
 
 
 def gather_block(const double[:, ::1] M, const Py_ssize_t[::1] rows,

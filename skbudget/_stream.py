@@ -22,7 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 from joblib import effective_n_jobs
 
-from skbudget._engine import gather_block
+from skbudget._engine import densify_rows, gather_block
 from skbudget._kernels import squared_distances
 
 __all__ = ["StreamDriver", "count_mistakes"]
@@ -300,14 +300,15 @@ class _SegmentFeed:
         self.chunk = chunk_size or 0
         self.segment = SEGMENT
         self.gather = sp.issparse(X) and X.shape[1] > DENSIFY_MAX_FEATURES
-        if self.gather:
+        if sp.issparse(X):
             if not X.has_canonical_format:     # duplicate entries: sum them first
                 X = X.copy()
                 X.sum_duplicates()
             self.parts = (X.data, X.indices.astype(np.int32, copy=False),
                           X.indptr.astype(np.int32, copy=False))
-        elif sp.issparse(X):
-            self.segment = max(256, min(SEGMENT, (1 << 20) // max(X.shape[1], 1)))
+            if not self.gather:
+                self.segment = max(256, min(SEGMENT, (1 << 20) // max(X.shape[1], 1)))
+                self.dense = np.empty((min(self.segment, X.shape[0]), X.shape[1]))
         else:
             X = np.ascontiguousarray(X)
         self.X = X
@@ -319,7 +320,8 @@ class _SegmentFeed:
             return lambda learner, y, ids, scores: learner.run_sparse(
                 *self.parts, rows, y, ids, scores, chunk)
         if sp.issparse(self.X):
-            X, index = self.X[rows].toarray(), np.arange(len(rows))
+            densify_rows(*self.parts, rows, self.dense)
+            X, index = self.dense, np.arange(len(rows))
         else:
             X, index = self.X, rows
         norms = _row_sq_norms(X, index)
