@@ -72,11 +72,13 @@ class BudgetedSGDClassifier(BaseOnlineKernelClassifier):
     ``w_i = alpha t a_i`` under one global scale ``1 / (alpha t)``, so the ties
     between never-changed vectors (all ``|a_i| = 1 / (alpha t)``) stay exact.
     Removal costs O(B) per maintenance step; projection keeps the Gram
-    matrix of the support set (O(B^2) memory) and solves a ``B x B`` system
-    (O(B^3)); merging keeps the Gram matrix too and searches the merge
-    partner in O(B) kernel values plus one golden-section search per
-    candidate.  Multi-class problems are one-vs-rest: each class has its own
-    support set of ``budget`` vectors.""",
+    matrix of the support set and its Cholesky factor (O(B^2) memory), and
+    a step costs O(B^2) (the factor loses a row by Givens rotations, then
+    two triangular solves); merging searches the partner with O(B) kernel
+    values plus one golden-section search per same-signed candidate, and
+    stores the merged point (dense, also for sparse input).  Multi-class
+    problems are one-vs-rest: each class has its own support set of
+    ``budget`` vectors.""",
         references="""Z. Wang, K. Crammer and S. Vucetic, "Breaking the curse of
     kernelization: budgeted stochastic gradient descent for large-scale SVM
     training", Journal of Machine Learning Research 13, 3103-3131, 2012.

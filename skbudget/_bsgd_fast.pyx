@@ -23,7 +23,6 @@ from libc.math cimport exp, fabs, log, sqrt, INFINITY
 
 from skbudget._engine cimport OnlineLearner
 from skbudget._kernel_rows cimport dense_dot
-from skbudget._engine import _resized
 
 # relative tolerance under which two compared values count as tied
 cdef double TIE_TOL = 1e-9
@@ -76,7 +75,7 @@ cdef class BudgetedSGDLearner(OnlineLearner):
     cdef public long long n_maintenance    # budget maintenance steps made
     cdef public double degradation         # sum of ‖Δ‖² over them
     # projection: the Cholesky factor of the support set's Gram matrix, by
-    # position (row i = vector i, oldest first; see SpanFactor below)
+    # position (row i = vector i, oldest first; see "the span factor" below)
     cdef public double[:, ::1] chol
     cdef double[::1] rhs
     # merging: the candidate partners (rows: see merge_smallest) and z
@@ -88,8 +87,10 @@ cdef class BudgetedSGDLearner(OnlineLearner):
         "budget", "lam", "maintenance", "n_steps", "n_maintenance", "degradation", "chol")
 
     def __init__(self, Py_ssize_t budget=1, double lam=1e-4, int maintenance=RULE_REMOVAL):
+        # projection reads k(x_i, x_p) from the Gram matrix; merging asks the
+        # feature store for its one kernel value per partner
         OnlineLearner.__init__(self, capacity=budget + 2,
-                               track_gram=maintenance != RULE_REMOVAL)
+                               track_gram=maintenance == RULE_PROJECTION)
         self.budget = budget
         self.lam = lam
         self.maintenance = maintenance
@@ -263,13 +264,6 @@ cdef class BudgetedSGDLearner(OnlineLearner):
         self.remove_at(min(m, n))
         self.append_vector(&self.merged[0], cand[UPPER, j])
         return 0
-
-    # ------------------------------------------------------------------
-    # read-out
-    # ------------------------------------------------------------------
-    def smallest_norm_position(self):
-        """Position (oldest first) of ``argmin α_i² k_ii`` (for tests)."""
-        return self.smallest_norm()
 
 
 # ----------------------------------------------------------------------
