@@ -35,6 +35,8 @@ def small(Est, **params):
     est = Est(random_state=0, **params)
     if "budget" in est.get_params() and "budget" not in params:
         est.set_params(budget=7)
+    if "maintenance" in est.get_params() and "kernel" in params:
+        est.set_params(maintenance="projection")   # BSGD's merging needs kernel='rbf'
     return est
 
 

@@ -413,7 +413,7 @@ def test_bools_are_not_numbers(Est, binary_data):
     X, y = binary_data
     numeric = [name for name, value in Est().get_params().items()
                if name in ("budget", "degree", "max_iter", "gamma", "coef0", "C", "beta",
-                           "eta", "eta0", "tau", "lam", "alpha_bound", "validation")]
+                           "eta", "eta0", "tau", "lam", "alpha", "alpha_bound", "validation")]
     for name in numeric:
         for value in (True, False, np.bool_(True)):
             with pytest.raises(ValueError, match=name):

@@ -1,0 +1,453 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Budgeted SGD for kernel SVMs (ALGORITHMS.md §11).
+
+Wang, Crammer & Vucetic, "Breaking the curse of kernelization: budgeted
+stochastic gradient descent for large-scale SVM training", JMLR 13, 2012.
+
+Pegasos on ``λ/2 ‖f‖² + mean hinge``: at round ``t`` (every example seen,
+from 1, across epochs and ``partial_fit`` calls) all coefficients shrink by
+``1 − 1/t`` and, when ``y_t f(x_t) < 1``, ``(x_t, 1/(λ t) y_t)`` is appended.
+After an addition that makes ``|S| = B + 1`` a maintenance rule brings the
+support set back to ``B``: removal, projection or merging.
+
+Coefficients are stored as ``w_i = λ t α_i`` and the engine's global scale
+is ``1/(λ t)``: the shrink only changes the scale (O(1)), never the stored
+``w_i``, and every support vector that was added and never changed since
+has ``w_i = ±1`` exactly, so the ties §11 calls "the rule, not the
+exception" stay exact.  Values compared for a tie count as tied when they
+agree to a relative ``TIE_TOL``.
+"""
+
+import numpy as np
+from libc.math cimport exp, fabs, log, sqrt, INFINITY
+
+from skbudget._engine cimport OnlineLearner
+from skbudget._kernel_rows cimport dense_dot
+
+# relative tolerance under which two compared values count as tied
+cdef double TIE_TOL = 1e-9
+# a vector whose squared distance to the span of the earlier ones is at most
+# SPAN_TOL k(x, x) lies in that span (the projection gives it no share)
+cdef double SPAN_TOL = 1e-12
+# golden-section search: stop when the bracket is this short
+cdef double GOLDEN_TOL = 1e-6
+
+# the maintenance rules (compiled constants; the Python names below)
+cdef enum:
+    RULE_REMOVAL = 0
+    RULE_PROJECTION = 1
+    RULE_MERGING = 2
+REMOVAL, PROJECTION, MERGING = RULE_REMOVAL, RULE_PROJECTION, RULE_MERGING
+
+# rows of BudgetedSGDLearner.candidates, one column per merge partner
+cdef enum:
+    A_N = 0          # its coefficient
+    KAPPA = 1        # k(x_m, x_n)
+    LOG_KAPPA = 2
+    LOWER = 3        # the search's bracket, then h
+    UPPER = 4        # the bracket, then alpha_z
+    DEGRADATION = 5
+    CANDIDATE_ROWS = 6
+
+
+cdef inline bint _tied_or_below(double v, double best) noexcept nogil:
+    """``v`` is the minimum ``best`` up to a relative ``TIE_TOL``."""
+    return v <= best + TIE_TOL * fabs(best)
+
+
+cdef class BudgetedSGDLearner(OnlineLearner):
+    """BSGD, one binary learner.
+
+    Parameters
+    ----------
+    budget : int
+        ``B``.
+    lam : float
+        The regularization ``λ > 0``.
+    maintenance : int
+        ``REMOVAL``, ``PROJECTION`` or ``MERGING``.
+    """
+
+    cdef public Py_ssize_t budget
+    cdef public double lam
+    cdef public int maintenance
+    cdef public long long n_steps          # t: rounds seen, every epoch and call
+    cdef public long long n_maintenance    # budget maintenance steps made
+    cdef public double degradation         # sum of ‖Δ‖² over them
+    # projection: the Cholesky factor of the support set's Gram matrix, by
+    # position (row i = vector i, oldest first; see "the span factor" below)
+    cdef public double[:, ::1] chol
+    cdef double[::1] rhs
+    # merging: the candidate partners (rows: see merge_smallest) and z
+    cdef double[:, ::1] candidates
+    cdef Py_ssize_t[::1] partner_pos
+    cdef double[::1] merged
+
+    _state_names = OnlineLearner._state_names + (
+        "budget", "lam", "maintenance", "n_steps", "n_maintenance", "degradation", "chol")
+
+    def __init__(self, Py_ssize_t budget=1, double lam=1e-4, int maintenance=RULE_REMOVAL):
+        # projection reads k(x_i, x_p) from the Gram matrix; merging asks the
+        # feature store for its one kernel value per partner
+        OnlineLearner.__init__(self, capacity=budget + 2,
+                               track_gram=maintenance == RULE_PROJECTION)
+        self.budget = budget
+        self.lam = lam
+        self.maintenance = maintenance
+        self.n_steps = 0
+        self.n_maintenance = 0
+        self.degradation = 0.0
+        self.chol = np.zeros((0, 0))
+        self.rhs = np.zeros(0)
+        self.candidates = np.zeros((CANDIDATE_ROWS, 0))
+        self.partner_pos = np.zeros(0, dtype=np.intp)
+        self.merged = np.zeros(0)
+
+    cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300 nogil:
+        cdef double score = self.dot_row()
+        self.n_steps += 1
+        if self.n_steps == 1:   # the factor 1 - 1/t is 0: the model restarts empty
+            while self.n_sv > 0:
+                self.remove_at(self.n_sv - 1)
+        # w_i = λ t α_i is unchanged by the shrink; only the scale moves
+        self.scale = 1.0 / (self.lam * self.n_steps)
+        if y * score < 1.0:
+            self.append_current(y * self.scale)   # stored w = ±1 exactly
+            self.n_updates += 1
+            if self.maintenance == RULE_PROJECTION:
+                self.factor_append()
+            if self.n_sv > self.budget:
+                self.maintain()
+        return score
+
+    # ------------------------------------------------------------------
+    # budget maintenance
+    # ------------------------------------------------------------------
+    cdef int maintain(self) except -1 nogil:
+        self.n_maintenance += 1
+        if self.maintenance == RULE_PROJECTION:
+            return self.project_smallest()
+        if self.maintenance == RULE_MERGING:
+            return self.merge_smallest()
+        return self.remove_smallest()
+
+    cdef Py_ssize_t smallest_norm(self) noexcept nogil:
+        """Position of ``argmin_i α_i² k_ii`` (ties: oldest)."""
+        cdef Py_ssize_t i, c
+        cdef double v, best = INFINITY
+        for i in range(self.n_sv):
+            c = self.order[i]
+            v = self.alpha[c] * self.alpha[c] * self.kself[c]
+            if v < best:
+                best = v
+        for i in range(self.n_sv):
+            c = self.order[i]
+            if _tied_or_below(self.alpha[c] * self.alpha[c] * self.kself[c], best):
+                return i
+        return 0
+
+    cdef int remove_smallest(self) except -1 nogil:
+        """Removal: drop ``argmin α_i² k_ii``; ‖Δ‖² = α_p² k_pp."""
+        cdef Py_ssize_t p = self.smallest_norm()
+        cdef Py_ssize_t c = self.order[p]
+        self.degradation += (self.alpha[c] * self.scale) ** 2 * self.kself[c]
+        self.remove_at(p)
+        return 0
+
+    cdef int factor_append(self) except -1 nogil:
+        """Grow the factor by the newest support vector (its kernel row is
+        the gathered ``k_row``)."""
+        cdef Py_ssize_t i, n = self.n_sv - 1
+        if self.chol.shape[0] < self.n_sv or self.rhs.shape[0] < self.chol.shape[0]:
+            with gil:   # first use, after unpickling (rhs is scratch, not saved), or growth
+                chol = np.zeros((max(self.capacity, self.chol.shape[0]),) * 2)
+                chol[:n, :n] = np.asarray(self.chol)[:n, :n]
+                self.chol = chol
+                self.rhs = np.zeros(self.chol.shape[0])
+        for i in range(n):
+            self.chol[n, i] = self.k_row[self.order[i]]
+        factor_append_row(&self.chol[0, 0], self.chol.shape[1], n, self.k_tt)
+        return 0
+
+    cdef int project_smallest(self) except -1 nogil:
+        """Projection: drop ``p = argmin α_i² k_ii`` and add
+        ``α_p K_{-p}⁻¹ k_{-p,p}`` to the others' coefficients.  The factor
+        of the ``B + 1`` vectors loses row ``p`` (Givens rotations, O(B²));
+        it is then the factor of ``K_{-p}``: two triangular solves."""
+        cdef Py_ssize_t p = self.smallest_norm()
+        cdef Py_ssize_t i, j = 0, n = self.n_sv - 1, cp = self.order[p]
+        cdef double w_p = self.alpha[cp], norm2
+        cdef double* L = &self.chol[0, 0]
+        cdef Py_ssize_t ld = self.chol.shape[1]
+        for i in range(self.n_sv):
+            if i != p:
+                self.rhs[j] = self.gram[self.order[i], cp]
+                j += 1
+        factor_delete_row(L, ld, self.n_sv, p, &self.kself[0], &self.order[0])
+        norm2 = forward_substitution(L, ld, n, &self.rhs[0])
+        back_substitution(L, ld, n, &self.rhs[0])
+        # ‖Δ‖² = α_p² (k_pp − k_{-p,p}ᵀ d): the squared distance to the span
+        self.degradation += (w_p * self.scale) ** 2 * max(self.kself[cp] - norm2, 0.0)
+        j = 0
+        for i in range(self.n_sv):
+            if i != p:
+                self.alpha[self.order[i]] += w_p * self.rhs[j]
+                j += 1
+        self.remove_at(p)
+        return 0
+
+    cdef Py_ssize_t smallest_coefficient(self) noexcept nogil:
+        """Position of ``argmin_i |α_i|`` (ties: oldest)."""
+        cdef Py_ssize_t i
+        cdef double best = INFINITY
+        for i in range(self.n_sv):
+            best = min(best, fabs(self.alpha[self.order[i]]))
+        for i in range(self.n_sv):
+            if _tied_or_below(fabs(self.alpha[self.order[i]]), best):
+                return i
+        return 0
+
+    cdef int merge_smallest(self) except -1 nogil:
+        """Merging (RBF): ``m = argmin |α_i|``; every other support vector
+        ``n`` of the same sign is a candidate partner: ``κ = k(x_m, x_n)``
+        (one kernel value each), ``h`` by the golden-section search, its
+        degradation ``α_m² + α_n² + 2 α_m α_n κ − α_z²``; the least
+        (ties: oldest) is merged: both removed, ``(z, α_z)`` appended with
+        ``z = h x_m + (1 − h) x_n``.  No partner: remove ``m``."""
+        cdef Py_ssize_t m = self.smallest_coefficient(), i, c, k = 0, n = -1, j
+        cdef Py_ssize_t cm = self.order[m], d = self.n_features
+        cdef double a_m = self.alpha[cm] * self.scale, h, a_z, best = INFINITY
+        cdef const double* x_m
+        cdef const double* x_n
+        if not self.uses_store or self.candidates.shape[1] < self.n_sv \
+                or self.merged.shape[0] < d:
+            with gil:
+                if not self.uses_store:
+                    raise ValueError("maintenance='merging' needs the engine's feature store "
+                                     "(the 'rbf' kernel on dense input or CSR input of at "
+                                     "most 32768 features)")
+                self.candidates = np.zeros((CANDIDATE_ROWS, self.capacity))
+                self.partner_pos = np.zeros(self.capacity, dtype=np.intp)
+                self.merged = np.zeros(d)
+        cdef double[:, ::1] cand = self.candidates
+        for i in range(self.n_sv):
+            c = self.order[i]
+            if i == m or self.alpha[c] * self.alpha[cm] <= 0.0:
+                continue
+            self.partner_pos[k] = i
+            cand[A_N, k] = self.alpha[c] * self.scale
+            cand[KAPPA, k] = self.kernel_between_slots(self.slot[cm], self.slot[c])
+            cand[LOG_KAPPA, k] = log_of(cand[KAPPA, k])
+            k += 1
+        if k == 0:
+            self.degradation += a_m * a_m * self.kself[cm]
+            return self.remove_at(m)
+        golden_section_search(a_m, &cand[A_N, 0], &cand[LOG_KAPPA, 0], &cand[LOWER, 0],
+                              &cand[UPPER, 0], k)
+        for i in range(k):   # h is in LOWER now
+            a_z = merged_coefficient(a_m, cand[A_N, i], cand[LOG_KAPPA, i], cand[LOWER, i])
+            cand[UPPER, i] = a_z
+            cand[DEGRADATION, i] = merge_degradation(a_m, cand[A_N, i], cand[KAPPA, i], a_z)
+            best = min(best, cand[DEGRADATION, i])
+        for i in range(k):   # partners are in position order: the first tie is the oldest
+            if _tied_or_below(cand[DEGRADATION, i], best):
+                j = i
+                break
+        n = self.partner_pos[j]
+        h = cand[LOWER, j]
+        x_m = self.vector_of(cm)
+        x_n = self.vector_of(self.order[n])
+        for i in range(d):
+            self.merged[i] = h * x_m[i] + (1.0 - h) * x_n[i]
+        self.degradation += cand[DEGRADATION, j]
+        self.remove_at(max(m, n))
+        self.remove_at(min(m, n))
+        self.append_vector(&self.merged[0], cand[UPPER, j])
+        return 0
+
+
+# ----------------------------------------------------------------------
+# the span factor: a Cholesky factor K = L Lᵀ by position, full rows of
+# leading dimension ``ld``, that skips the vectors lying in the span of the
+# earlier ones.  Row j of such a vector keeps its coordinates but has
+# L[j, j] = 0, and column j is zero: it gets no share of a projection (the
+# kept vectors carry the exact projection onto the same span).  "In the
+# span" means a squared distance <= SPAN_TOL k_jj.
+# ----------------------------------------------------------------------
+cdef double forward_substitution(const double* L, Py_ssize_t ld, Py_ssize_t n,
+                                 double* x) noexcept nogil:
+    """x = L⁻¹ x over the kept rows (0 on the others); returns ‖x‖²."""
+    cdef Py_ssize_t j
+    cdef double norm2 = 0.0
+    for j in range(n):
+        if L[j * ld + j] != 0.0:
+            x[j] = (x[j] - dense_dot(&L[j * ld], x, j)) / L[j * ld + j]
+            norm2 += x[j] * x[j]
+        else:
+            x[j] = 0.0
+    return norm2
+
+
+cdef void back_substitution(const double* L, Py_ssize_t ld, Py_ssize_t n,
+                            double* x) noexcept nogil:
+    """x = L⁻ᵀ x over the kept rows (row-oriented)."""
+    cdef Py_ssize_t j, k
+    for j in range(n - 1, -1, -1):
+        if L[j * ld + j] != 0.0:
+            x[j] = x[j] / L[j * ld + j]
+            for k in range(j):
+                x[k] -= x[j] * L[j * ld + k]
+
+
+cdef void factor_append_row(double* L, Py_ssize_t ld, Py_ssize_t n, double k_self) noexcept nogil:
+    """Row ``n`` holds ``k(x_n, x_i)`` for i < n: make it the factor's row
+    (the bordered Cholesky step)."""
+    cdef double pivot = k_self - forward_substitution(L, ld, n, &L[n * ld])
+    L[n * ld + n] = sqrt(pivot) if k_self > 0.0 and pivot > SPAN_TOL * k_self else 0.0
+
+
+cdef void factor_delete_row(double* L, Py_ssize_t ld, Py_ssize_t n, Py_ssize_t p,
+                            const double* kself, const Py_ssize_t* cell) noexcept nogil:
+    """Remove vector ``p`` of ``n`` from the factor: rows below move up one,
+    then Givens rotations of the column pairs (i, i + 1) bring row i back to
+    lower-triangular form; ``kself[cell[i]]`` is ``k_ii`` of (old) position
+    ``i``.  A rotation that would leave row i a diagonal of at most
+    ``sqrt(SPAN_TOL k_ii)`` instead swaps the two columns: the vector lies
+    in the span of the earlier ones and the direction is kept for the rows
+    below."""
+    cdef Py_ssize_t i, k
+    cdef double a, b, r, c, s, u, v
+    for i in range(p, n - 1):
+        for k in range(i + 2):
+            L[i * ld + k] = L[(i + 1) * ld + k]
+    for i in range(p, n - 1):
+        a = L[i * ld + i]
+        b = L[i * ld + i + 1]
+        r = sqrt(a * a + b * b)
+        if r * r > SPAN_TOL * kself[cell[i + 1]]:
+            c = a / r
+            s = b / r
+            L[i * ld + i] = r
+        else:
+            c = 0.0
+            s = 1.0
+            L[i * ld + i] = 0.0
+        L[i * ld + i + 1] = 0.0
+        for k in range(i + 1, n - 1):
+            u = L[k * ld + i]
+            v = L[k * ld + i + 1]
+            L[k * ld + i] = c * u + s * v
+            L[k * ld + i + 1] = c * v - s * u
+
+
+def _span_factor(K):
+    """The span factor of a Gram matrix ``K``, grown row by row (for tests)."""
+    K = np.asarray(K, dtype=np.float64)
+    n = K.shape[0]
+    if K.ndim != 2 or K.shape != (n, n):
+        raise ValueError(f"K must be square; got shape {K.shape}")
+    L_arr = np.zeros((n + 1, n + 1))
+    cdef double[:, ::1] L = L_arr
+    cdef Py_ssize_t i
+    for i in range(n):
+        L_arr[i, :i] = K[i, :i]
+        factor_append_row(&L[0, 0], n + 1, i, K[i, i])
+    return L_arr
+
+
+def _span_factor_delete(L, kdiag, Py_ssize_t p):
+    """A copy of the span factor ``L`` (n + 1 square, n rows used) without
+    vector ``p`` (for tests); ``kdiag[i] = k_ii``."""
+    L_arr = np.array(L, dtype=np.float64, order="C")
+    kd = np.ascontiguousarray(kdiag, dtype=np.float64)
+    cdef Py_ssize_t n = kd.shape[0]
+    if L_arr.shape != (n + 1, n + 1) or not 0 <= p < n:
+        raise ValueError("L must be (n + 1) square for n = len(kdiag), and 0 <= p < n")
+    cells = np.arange(n, dtype=np.intp)
+    cdef double[:, ::1] Lv = L_arr
+    cdef double[::1] kv = kd
+    cdef Py_ssize_t[::1] cv = cells
+    factor_delete_row(&Lv[0, 0], n + 1, n, p, &kv[0], &cv[0])
+    L_arr[n - 1] = 0.0
+    return L_arr
+
+
+def _span_solve(L, b):
+    """``(d, ‖L⁻¹ b‖²)`` with ``d = K⁻¹ b`` over the kept vectors of the
+    span factor ``L`` (for tests)."""
+    L_arr = np.ascontiguousarray(L, dtype=np.float64)
+    x = np.array(b, dtype=np.float64)
+    cdef Py_ssize_t n = x.shape[0]
+    if L_arr.ndim != 2 or L_arr.shape[0] < n or L_arr.shape[1] < n or n == 0:
+        raise ValueError("L must be at least n x n for n = len(b) > 0")
+    cdef double[:, ::1] Lv = L_arr
+    cdef double[::1] xv = x
+    cdef double norm2 = forward_substitution(&Lv[0, 0], Lv.shape[1], n, &xv[0])
+    back_substitution(&Lv[0, 0], Lv.shape[1], n, &xv[0])
+    return x, norm2
+
+
+# ----------------------------------------------------------------------
+# merging (RBF): z = h x_m + (1 − h) x_n, α_z = α_m κ^{(1−h)²} + α_n κ^{h²}.
+# κ^e is computed as exp(e ln κ) (ln κ once per candidate pair): one exp
+# instead of one pow per term, the same function to a few ulps.
+# ----------------------------------------------------------------------
+cdef inline double merged_coefficient(double a_m, double a_n, double log_kappa,
+                                      double h) noexcept nogil:
+    return a_m * exp((1.0 - h) * (1.0 - h) * log_kappa) + a_n * exp(h * h * log_kappa)
+
+
+cdef inline double log_of(double kappa) noexcept nogil:
+    """ln κ (−inf for κ = 0: the merged coefficient is then 0 inside (0, 1))."""
+    return log(kappa) if kappa > 0.0 else -INFINITY
+
+
+cdef void golden_section_search(double a_m, const double* a_n, const double* log_kappa,
+                                double* lower, double* upper, Py_ssize_t n) noexcept nogil:
+    """For each of ``n`` partners, the ``h`` in [0, 1] that maximizes
+    ``|α_z(h)|`` (into ``lower``), by the golden-section search of §11
+    exactly: bracket ``[a, b] = [0, 1]``; each pass probes
+    ``c = b − r (b − a)``, ``d = a + r (b − a)`` (recomputed, not reused);
+    keep ``[a, d]`` if ``g(c) ≥ g(d)``, else ``[c, b]``; stop at
+    ``b − a ≤ 1e-6``; ``h = (a + b) / 2``.  The ``n`` searches run in
+    lockstep, one pass of each per sweep: their chains are independent, so
+    the processor overlaps their ``exp`` calls.  (With ``α_m = α_n`` the
+    first comparison is an exact tie, ``g(1 − r) = g(r)`` term for term: it
+    keeps ``[0, r]``.)"""
+    cdef double r = (sqrt(5.0) - 1.0) / 2.0, a, b, c, d
+    cdef Py_ssize_t i
+    cdef bint searching = True
+    for i in range(n):
+        lower[i] = 0.0
+        upper[i] = 1.0
+    while searching:
+        searching = False
+        for i in range(n):
+            a = lower[i]
+            b = upper[i]
+            if b - a > GOLDEN_TOL:
+                searching = True
+                c = b - r * (b - a)
+                d = a + r * (b - a)
+                if fabs(merged_coefficient(a_m, a_n[i], log_kappa[i], c)) >= \
+                        fabs(merged_coefficient(a_m, a_n[i], log_kappa[i], d)):
+                    upper[i] = d
+                else:
+                    lower[i] = c
+    for i in range(n):
+        lower[i] = (lower[i] + upper[i]) / 2.0
+
+
+cdef inline double merge_degradation(double a_m, double a_n, double kappa,
+                                     double a_z) noexcept nogil:
+    """‖α_m φ(x_m) + α_n φ(x_n) − α_z φ(z)‖² for the optimal ``α_z``."""
+    return a_m * a_m + a_n * a_n + 2.0 * a_m * a_n * kappa - a_z * a_z
+
+
+def _golden_section_h(double a_m, double a_n, double kappa):
+    """Python access to the merge of two coefficients (for tests):
+    ``(h, α_z, degradation)``."""
+    cdef double log_kappa = log_of(kappa), h, upper
+    golden_section_search(a_m, &a_n, &log_kappa, &h, &upper, 1)
+    cdef double a_z = merged_coefficient(a_m, a_n, log_kappa, h)
+    return h, a_z, merge_degradation(a_m, a_n, kappa, a_z)

@@ -1,0 +1,239 @@
+"""BudgetedSGDClassifier against the plain implementation of ALGORITHMS.md §11,
+and the compiled pieces of its maintenance rules on their own."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from numpy.testing import assert_allclose, assert_array_equal
+from scipy.spatial.distance import cdist
+from sklearn.datasets import make_classification
+
+from skbudget import BudgetedSGDClassifier
+from skbudget._bsgd_fast import (
+    _golden_section_h,
+    _span_factor,
+    _span_factor_delete,
+    _span_solve,
+)
+from skbudget.datasets import make_checkerboard, make_noisy_gaussians
+from tests.oracles import keeping_flags, mistake_flags
+from tests.oracles.bsgd import PlainBudgetedSGDClassifier, golden_section, span_projection
+
+RULES = ["removal", "projection", "merging"]
+
+
+def rbf(gamma):
+    return lambda A, B: np.exp(-gamma * cdist(A, B, "sqeuclidean"))
+
+
+def flagged(**params):
+    """A BudgetedSGDClassifier that keeps every round's mistake flag."""
+    return keeping_flags(BudgetedSGDClassifier(**params))
+
+
+def assert_matches(est, plain, X):
+    """Mistakes round by round, updates, steps, support vectors,
+    coefficients and decision values.
+
+    Merged points are compared to 1e-6 relative: the golden-section search
+    stops at a bracket of 1e-6, and where two probes give values that agree
+    to the last bits (the engine and the oracle compute kernel values with
+    different formulas) the last comparisons may move ``h`` within it."""
+    rtol = 1e-6 if plain.merged_rounds else 1e-9
+    assert_array_equal(mistake_flags(est), plain.mistakes)
+    assert est.n_updates_ == plain.n_updates
+    assert est.t_ == plain.t
+    assert est.n_maintenance_[0] == plain.n_maintenance
+    assert_allclose(est.support_vectors_, plain.support_vectors, rtol=rtol, atol=rtol)
+    scale = np.abs(plain.coef).max()
+    assert_allclose(est.dual_coef_[0], plain.coef, rtol=max(rtol, 1e-8), atol=1e-10 * scale)
+    assert_allclose(est.degradation_[0], plain.degradation, rtol=max(rtol, 1e-7),
+                    atol=1e-9 * scale ** 2)
+    Z = np.vstack([X[::5] + 0.03, X[1::9]])
+    assert_allclose(est.decision_function(Z), plain.decision_function(Z),
+                    rtol=max(rtol, 1e-8), atol=max(rtol, 1e-10) * scale)
+
+
+def _streams():
+    X, y = make_noisy_gaussians(600, random_state=1)
+    yield "gaussians", X, y, 1.0
+    X, y = make_checkerboard(600, noise=0.15, random_state=2)
+    yield "checkerboard", X, 2 * (y > 0) - 1, 5.0
+    X, y = make_classification(500, n_features=5, n_informative=4, n_redundant=0,
+                               flip_y=0.1, random_state=3)
+    yield "5d", X, 2 * y - 1, 0.3
+
+
+STREAMS = list(_streams())
+
+
+@pytest.mark.parametrize("rule", RULES)
+@pytest.mark.parametrize("stream", STREAMS, ids=[s[0] for s in STREAMS])
+@pytest.mark.parametrize("budget, lam", [(5, 1e-2), (20, 1e-3), (40, 1e-4)])
+def test_matches_plain_implementation(rule, stream, budget, lam):
+    _, X, y, gamma = stream
+    est = flagged(budget=budget, alpha=lam, maintenance=rule, gamma=gamma,
+                  shuffle=False).fit(X, y)
+    plain = PlainBudgetedSGDClassifier(rbf(gamma), budget=budget, alpha=lam, maintenance=rule)
+    plain.partial_fit(X, y)
+    assert plain.n_maintenance > 20          # the budget binds
+    if rule == "merging":
+        assert len(plain.merged_rounds) > 20
+    assert_matches(est, plain, X)
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_streaming_and_epochs_continue_the_step_count(rule):
+    X, y = make_noisy_gaussians(300, random_state=4)
+    est = flagged(budget=10, alpha=1e-3, maintenance=rule, gamma=1.0)
+    plain = PlainBudgetedSGDClassifier(rbf(1.0), budget=10, alpha=1e-3, maintenance=rule)
+    for piece in np.array_split(np.arange(300), [1, 2, 40, 41, 200]):
+        est.partial_fit(X[piece], y[piece], classes=[-1, 1])
+        plain.partial_fit(X[piece], y[piece])
+    assert est.t_ == 300
+    assert_matches(est, plain, X)
+    # a second epoch continues t: fit with warm_start on the same stream
+    est.set_params(warm_start=True, shuffle=False).fit(X, y)
+    plain.partial_fit(X, y)
+    assert est.t_ == 600
+    assert_matches(est, plain, X)
+
+
+@pytest.mark.parametrize("rule", ["removal", "projection"])
+@pytest.mark.parametrize("kernel, params, func", [
+    ("linear", {}, lambda A, B: A @ B.T),
+    ("poly", dict(degree=2, gamma=0.5, coef0=1.0), lambda A, B: (0.5 * A @ B.T + 1.0) ** 2),
+], ids=["linear", "poly"])
+def test_other_kernels_match_plain_implementation(rule, kernel, params, func):
+    X, y = make_classification(400, n_features=4, n_informative=3, n_redundant=0,
+                               flip_y=0.1, random_state=5)
+    y = 2 * y - 1
+    est = flagged(budget=8, alpha=1e-2, maintenance=rule, kernel=kernel,
+                  shuffle=False, **params).fit(X, y)
+    plain = PlainBudgetedSGDClassifier(func, budget=8, alpha=1e-2, maintenance=rule)
+    plain.partial_fit(X, y)
+    assert plain.n_maintenance > 50
+    assert_matches(est, plain, X)
+
+
+def test_projection_with_duplicates_matches_plain_implementation():
+    # exact duplicates make the Gram matrix of the support set singular
+    rng = np.random.RandomState(6)
+    base = rng.normal(size=(12, 2))
+    X = base[rng.randint(12, size=400)]
+    y = np.where(X[:, 0] - X[:, 1] + 0.3 * rng.normal(size=400) > 0, 1, -1)
+    est = flagged(budget=15, alpha=1e-2, maintenance="projection", gamma=1.0,
+                  shuffle=False).fit(X, y)
+    plain = PlainBudgetedSGDClassifier(rbf(1.0), budget=15, alpha=1e-2, maintenance="projection")
+    plain.partial_fit(X, y)
+    assert plain.n_maintenance > 50
+    assert_matches(est, plain, X)
+
+
+def test_first_round_always_adds_and_ties_go_to_the_oldest():
+    # every vector is added with |alpha| = 1/(lam t): removal drops the oldest
+    X = np.arange(12, dtype=float)[:, None] * 10.0     # far apart: f = 0 each round
+    y = np.tile([1, -1], 6)
+    est = BudgetedSGDClassifier(budget=3, alpha=0.5, maintenance="removal", kernel="rbf",
+                                gamma=1.0, shuffle=False).fit(X, y)
+    assert_array_equal(est.support_vectors_[:, 0], X[-3:, 0])
+    assert_allclose(est.dual_coef_[0], y[-3:] / (0.5 * 12))
+    assert est.n_updates_ == 12 and est.n_mistakes_ == 12
+
+
+def test_golden_section_matches_plain_search():
+    rng = np.random.RandomState(7)
+    for _ in range(200):
+        a_m, a_n = rng.uniform(0.01, 2.0, size=2) * rng.choice([-1, 1])
+        kappa = rng.uniform(0.0, 1.0) ** rng.choice([1, 4])
+        h, a_z, deg = _golden_section_h(a_m, a_n, kappa)
+        expect = golden_section(
+            lambda s: abs(a_m * kappa ** ((1 - s) ** 2) + a_n * kappa ** (s ** 2)))
+        assert abs(h - expect) <= 1e-6
+        assert_allclose(a_z, a_m * kappa ** ((1 - h) ** 2) + a_n * kappa ** (h ** 2), rtol=1e-12)
+        assert deg >= -1e-12 * (a_m ** 2 + a_n ** 2)
+        assert 0.0 <= h <= 1.0
+
+
+def test_golden_section_merges_equal_weights_in_the_middle():
+    h, a_z, _ = _golden_section_h(1.0, 1.0, 0.5)
+    assert abs(h - 0.5) < 1e-6
+    assert_allclose(a_z, 2 * 0.5 ** 0.25, rtol=1e-12)
+    # far apart (|alpha_z(h)| bimodal and symmetric): the exact tie of the
+    # first comparison keeps [0, r], the search ends at the maximum near 0
+    h, a_z, _ = _golden_section_h(1.0, 1.0, 1e-20)
+    assert h < 0.1 and a_z > 0.999
+    # kappa = 1: the same point twice, merged without loss
+    h, a_z, deg = _golden_section_h(0.3, 0.7, 1.0)
+    assert_allclose(a_z, 1.0, rtol=1e-12)
+    assert abs(deg) < 1e-12
+
+
+def test_span_factor_skips_dependent_vectors():
+    rng = np.random.RandomState(8)
+    V = rng.normal(size=(6, 3))
+    V[4] = V[1]                                  # a duplicate
+    target = rng.normal(size=3)
+    K, b = V @ V.T, V @ target
+    L = _span_factor(K)
+    assert_allclose(L[:6, :6] @ L[:6, :6].T, K, atol=1e-12)
+    assert_array_equal(np.diag(L)[:6] > 0, [True, True, True, False, False, False])
+    d, norm2 = _span_solve(L, b)
+    assert_allclose(d, span_projection(K, b), atol=1e-10)
+    assert_allclose(V.T @ d, target, atol=1e-10)  # the span is the whole space
+    assert_allclose(norm2, target @ target, rtol=1e-10)
+
+
+@pytest.mark.parametrize("p", [0, 1, 3, 6, 7])
+def test_span_factor_row_deletion_equals_a_fresh_factor(p):
+    rng = np.random.RandomState(p)
+    V = rng.normal(size=(8, 5))
+    V[5] = V[1]                                  # dependent while V[1] is there
+    V[6] = 0.5 * V[1] - V[3]
+    K = V @ V.T
+    deleted = _span_factor_delete(_span_factor(K), np.diag(K), p)
+    keep = np.delete(np.arange(8), p)
+    fresh = _span_factor(K[np.ix_(keep, keep)])
+    assert_allclose(deleted[:7, :7], fresh[:7, :7], atol=1e-10)
+    b = V[keep] @ rng.normal(size=5)
+    assert_allclose(_span_solve(deleted, b)[0], span_projection(K[np.ix_(keep, keep)], b),
+                    atol=1e-9)
+
+
+def test_bad_settings_are_clear_errors():
+    X, y = make_noisy_gaussians(50, random_state=0)
+    for kernel in ["linear", "poly", lambda A, B: A @ B.T]:
+        with pytest.raises(ValueError, match="merging.*rbf"):
+            BudgetedSGDClassifier(kernel=kernel).fit(X, y)
+    BudgetedSGDClassifier(kernel="linear", maintenance="projection").fit(X, y)
+    with pytest.raises(ValueError, match="alpha"):
+        BudgetedSGDClassifier(alpha=1e-320).fit(X, y)
+    wide = sp.random(50, 40000, density=1e-4, format="csr", random_state=0)
+    with pytest.raises(ValueError, match="at most 32768 features"):
+        BudgetedSGDClassifier().fit(wide, y)
+    BudgetedSGDClassifier(maintenance="removal", gamma=1.0).fit(wide, y)
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_sparse_input_gives_the_dense_model(rule):
+    X, y = make_checkerboard(400, noise=0.1, random_state=9)
+    X[np.abs(X) < 0.3] = 0.0
+    dense = BudgetedSGDClassifier(budget=12, alpha=1e-3, maintenance=rule, gamma=3.0,
+                                  random_state=0).fit(X, y)
+    sparse = BudgetedSGDClassifier(budget=12, alpha=1e-3, maintenance=rule, gamma=3.0,
+                                   random_state=0).fit(sp.csr_matrix(X), y)
+    assert dense.n_maintenance_[0] > 50
+    assert_allclose(sparse.support_vectors_.toarray(), dense.support_vectors_, atol=1e-12)
+    assert_allclose(sparse.dual_coef_, dense.dual_coef_, rtol=1e-10, atol=1e-12)
+    assert_allclose(sparse.decision_function(sp.csr_matrix(X)), dense.decision_function(X),
+                    rtol=1e-9, atol=1e-9)
+
+
+def test_learns_a_nonlinear_problem():
+    X, y = make_checkerboard(4000, noise=0.0, random_state=10)
+    Xt, yt = make_checkerboard(2000, noise=0.0, random_state=11)
+    scores = {rule: BudgetedSGDClassifier(budget=100, alpha=1e-4, maintenance=rule, gamma=5.0,
+                                          random_state=0).fit(X, y).score(Xt, yt)
+              for rule in RULES}
+    assert scores["merging"] > 0.85
+    assert scores["merging"] > scores["removal"]
