@@ -103,6 +103,19 @@ cdef class BudgetedSGDLearner(OnlineLearner):
         self.partner_pos = np.zeros(0, dtype=np.intp)
         self.merged = np.zeros(0)
 
+    def check_policy_state(self, Py_ssize_t pool_size):
+        if not (self.budget >= 1 and self.lam > 0 and self.maintenance in (
+                RULE_REMOVAL, RULE_PROJECTION, RULE_MERGING)):
+            return (f"budget={self.budget}, lam={self.lam}, maintenance={self.maintenance} "
+                    f"out of range")
+        if self.maintenance == RULE_PROJECTION:
+            if not self.track_gram:
+                return "projection needs track_gram"
+            if self.chol.shape[0] != self.chol.shape[1] or (
+                    self.n_sv and self.chol.shape[0] < self.n_sv):
+                return f"the Cholesky factor is not square over {self.n_sv} vectors"
+        return None
+
     cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300 nogil:
         cdef double score = self.dot_row()
         self.n_steps += 1

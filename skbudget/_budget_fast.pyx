@@ -59,6 +59,11 @@ cdef class MistakeDrivenLearner(OnlineLearner):
         self.budget = budget
         self.beta = beta
 
+    def check_policy_state(self, Py_ssize_t pool_size):
+        if not (self.budget == -1 or self.budget >= 1):
+            return f"budget={self.budget} is neither -1 (none) nor at least 1"
+        return None
+
     cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300 nogil:
         cdef double score = self.dot_row()
         if self.wants_update(y, score) and self.make_room():

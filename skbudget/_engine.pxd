@@ -44,6 +44,9 @@ cdef class OnlineLearner:
 
     # ---- the online record -------------------------------------------------
     cdef public long long n_updates
+    # identity of the first example of the current training call (see
+    # start_call): tables keyed by example identity cover one call only
+    cdef public Py_ssize_t first_example_id
 
     # ---- randomness (numpy RandomState, drawn from only where a rule says)
     cdef public object rng
@@ -106,6 +109,7 @@ cdef class OnlineLearner:
     cdef int add_to_coef(self, Py_ssize_t cell, double delta) except -1 nogil
     cdef int rescale(self, double factor) except -1 nogil
     cdef long long random_below(self, long long n) except -1 nogil
+    cdef Py_ssize_t example_position(self, Py_ssize_t example_id) except -1 nogil
 
     # ---- engine internals ----------------------------------------------------
     cdef Py_ssize_t insert_cell(self, Py_ssize_t slot, double coef, double k_self,

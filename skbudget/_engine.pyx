@@ -72,6 +72,7 @@ cdef class OnlineLearner:
         self.track_margins = track_margins
         self.track_gram = track_gram or track_margins
         self.n_updates = 0
+        self.first_example_id = -1
         self.rng = rng
         self.order = np.empty(0, dtype=np.intp)
         self.free_cells = np.empty(0, dtype=np.intp)
@@ -526,17 +527,15 @@ cdef class OnlineLearner:
         """
         cdef Py_ssize_t i, c, cap = self.capacity
         cdef unsigned char[::1] seen
-        problem = None
         per_cell = {"alpha": self.alpha, "kself": self.kself, "k_row": self.k_row,
                     "slot": self.slot, "order": self.order, "free_cells": self.free_cells}
         if self.track_margins:
             per_cell["margin"] = self.margin
-        for name, arr in per_cell.items():
-            if arr is None or arr.shape[0] != cap:
-                problem = f"{name} has {None if arr is None else arr.shape[0]} cells, not {cap}"
-        if problem is None and self.track_gram and (
-                self.gram is None or self.gram.shape[0] != cap or self.gram.shape[1] != cap):
-            problem = f"the Gram matrix is not {cap} x {cap}"
+        problem = size_problem(per_cell, cap)
+        if problem is None and self.track_margins and not self.track_gram:
+            problem = "track_margins without track_gram"
+        if problem is None and self.track_gram:
+            problem = square_problem("the Gram matrix", self.gram, cap)
         if problem is None and not (0 <= self.n_sv <= cap and 0 <= self.n_free <= cap
                                     and self.n_sv + self.n_free == cap):
             problem = f"n_sv={self.n_sv} and n_free={self.n_free} do not add up to capacity={cap}"
@@ -559,14 +558,41 @@ cdef class OnlineLearner:
                     problem = f"slot {self.slot[c]} is outside the {pool_size} stored vectors"
                     break
         if problem is None:
-            problem = self.check_policy_state()
+            problem = self.check_policy_state(pool_size)
         if problem is not None:
             raise ValueError(f"{type(self).__name__} has an inconsistent state: {problem}")
 
-    def check_policy_state(self):
+    def check_policy_state(self, Py_ssize_t pool_size):
         """A description of what is inconsistent in the policy's own state,
-        or None (policies with arrays of their own override this)."""
+        or None; called by :meth:`check_state` once the store is known to
+        be consistent (``pool_size``: the slots there are, -1 if unknown).
+        A policy with state of its own that indexes memory overrides it
+        (calling its parent's first)."""
         return None
+
+    def start_call(self, Py_ssize_t first_id):
+        """Before a pass of a training call whose examples have the
+        identities ``first_id, first_id + 1, ...`` (every pass of one
+        ``fit`` call has the same ``first_id``; every call a new one).  A
+        new call forgets the example identities of the last one
+        (:meth:`forget_examples`): identities never recur across calls, so
+        tables keyed by them stay as long as one call, never the stream."""
+        if first_id != self.first_example_id:
+            self.first_example_id = first_id
+            self.forget_examples()
+
+    def forget_examples(self):
+        """Drop the tables keyed by example identity (policies that keep
+        one override this)."""
+
+    cdef Py_ssize_t example_position(self, Py_ssize_t example_id) except -1 nogil:
+        """Position of an example of the current call in a table keyed by
+        example identity (``example_id - first_example_id``)."""
+        if example_id < self.first_example_id:
+            with gil:
+                raise ValueError(f"example id {example_id} precedes the call's first "
+                                 f"({self.first_example_id}): call start_call first")
+        return example_id - self.first_example_id
 
     def _check_stream(self, Py_ssize_t n_rows, const Py_ssize_t[::1] rows, const double[::1] y,
                       const Py_ssize_t[::1] example_ids, double[::1] scores):
@@ -767,7 +793,7 @@ cdef class OnlineLearner:
         "track_margins", "n_updates", "rng", "order", "free_cells", "alpha",
         "slot", "kself", "k_row", "margin", "gram", "uses_store", "kernel_kind",
         "kernel_gamma", "kernel_coef0", "kernel_degree", "n_features", "store",
-        "store_sq", "n_slots",
+        "store_sq", "n_slots", "first_example_id",
     )
 
     def get_state(self):
@@ -785,6 +811,22 @@ cdef class OnlineLearner:
 
     def __setstate__(self, state):
         self.set_state(state)
+
+
+def size_problem(arrays, Py_ssize_t n, str what="cells"):
+    """A description of the first of ``arrays`` (name -> array) whose first
+    dimension is not ``n``, or None (entry checks of :meth:`check_state`)."""
+    for name, arr in arrays.items():
+        if arr is None or arr.shape[0] != n:
+            return f"{name} has {None if arr is None else arr.shape[0]} {what}, not {n}"
+    return None
+
+
+def square_problem(str name, arr, Py_ssize_t n):
+    """A description unless ``arr`` is an ``n x n`` matrix, else None."""
+    if arr is None or arr.shape[0] != n or arr.shape[1] != n:
+        return f"{name} is not {n} x {n}"
+    return None
 
 
 def _check_chunk(K_old, K_new, y, example_ids, scores, D_old, D_new):

@@ -23,6 +23,7 @@ kernel MIRA, the paper's baseline.
 import numpy as np
 from libc.math cimport fabs, INFINITY
 
+from skbudget._engine import size_problem
 from skbudget._shared_support cimport SharedSupportLearner, tie_tolerance
 
 
@@ -53,6 +54,16 @@ cdef class MIRALearner(SharedSupportLearner):
         self.distill = distill
         self.step = np.zeros(n_classes)
         self.sorted_d = np.zeros(n_classes)
+
+    def check_policy_state(self, Py_ssize_t pool_size):
+        problem = SharedSupportLearner.check_policy_state(self, pool_size) or size_problem(
+            {"step": self.step, "sorted_d": self.sorted_d}, self.n_outputs, "entries")
+        if problem is None and not (
+                (self.budget == -1 or self.budget >= 1)
+                and (self.track_scores or (self.budget == -1 and not self.distill))):
+            problem = (f"budget={self.budget}, distill={self.distill} need "
+                       f"track_scores={self.track_scores}")
+        return problem
 
     cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300 nogil:
         cdef Py_ssize_t label = <Py_ssize_t> y

@@ -13,7 +13,7 @@ import numpy as np
 from libc.math cimport INFINITY
 
 from skbudget._engine cimport OnlineLearner
-from skbudget._engine import _grown_index, _resized
+from skbudget._engine import _grown_index, _resized, size_problem
 
 
 cdef class KernelPerceptronLearner(OnlineLearner):
@@ -57,15 +57,40 @@ cdef class KernelPerceptronLearner(OnlineLearner):
         self.m_count = _resized(self.m_count, new_capacity)
         return 0
 
-    cdef Py_ssize_t lookup_example(self, Py_ssize_t example_id) except -2 nogil:
-        """The cell of a training example's support vector, or -1."""
-        if example_id >= self.cell_of_example.shape[0]:
+    cdef Py_ssize_t lookup_example(self, Py_ssize_t position) except -2 nogil:
+        """The cell of the support vector of the call's example at
+        ``position`` (see ``example_position``), or -1."""
+        cdef Py_ssize_t cell
+        if position >= self.cell_of_example.shape[0]:
             with gil:
-                self.cell_of_example = _grown_index(self.cell_of_example, example_id)
-        return self.cell_of_example[example_id]
+                self.cell_of_example = _grown_index(self.cell_of_example, position)
+        cell = self.cell_of_example[position]
+        if not -1 <= cell < self.n_sv:     # no cell is ever freed: cells 0 .. n_sv-1
+            with gil:
+                raise ValueError(f"{type(self).__name__} has an inconsistent state: "
+                                 f"cell_of_example holds cell {cell}")
+        return cell
+
+    def forget_examples(self):
+        self.cell_of_example = np.full(0, -1, dtype=np.intp)
+
+    def check_policy_state(self, Py_ssize_t pool_size):
+        n_events = self.event_cell.shape[0]
+        problem = size_problem({"m_count": self.m_count}, self.capacity) or size_problem(
+            {"thetas": self.thetas, "votes": self.votes}, n_events + 1, "entries")
+        if problem is None and not (0 <= self.n_updates <= n_events
+                                    and 0 <= self.survivor <= self.n_updates):
+            problem = (f"n_updates={self.n_updates} and survivor={self.survivor} do not fit "
+                       f"{n_events} update records")
+        if problem is None and self.n_updates and not (
+                0 <= np.min(self.event_cell[:self.n_updates])
+                and np.max(self.event_cell[:self.n_updates]) < self.n_sv):
+            problem = "event_cell names a cell that holds no support vector"
+        return problem
 
     cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300 nogil:
-        cdef Py_ssize_t cell = self.lookup_example(example_id)
+        cdef Py_ssize_t position = self.example_position(example_id)
+        cdef Py_ssize_t cell = self.lookup_example(position)
         cdef double total = self.dot_row()
         cdef double prediction
         cdef Py_ssize_t k = self.n_updates
@@ -82,7 +107,7 @@ cdef class KernelPerceptronLearner(OnlineLearner):
             if cell < 0 or self.m_count[cell] < self.alpha_bound:
                 if cell < 0:
                     cell = self.append_current(self.eta * y)
-                    self.cell_of_example[example_id] = cell
+                    self.cell_of_example[position] = cell
                 else:
                     self.add_to_coef(cell, self.eta * y)
                 self.m_count[cell] += 1
@@ -147,6 +172,9 @@ cdef class KernelPerceptronLearner(OnlineLearner):
     def voted_scores(self, const double[:, ::1] K):
         """sum_k vote_k sign(w_k(x) - theta_k) for every row of
         ``K = k(X, support vectors oldest first)``, in O(updates) per row."""
+        self.check_state()
+        if K.shape[1] != self.n_sv:
+            raise ValueError(f"K has {K.shape[1]} columns for {self.n_sv} support vectors")
         cells, steps = self._events()
         cdef Py_ssize_t[::1] ev_cell = cells
         cdef double[::1] ev_step = steps

@@ -37,7 +37,7 @@ from libc.math cimport sqrt
 
 from skbudget._engine cimport OnlineLearner
 from skbudget._kernel_rows cimport dense_dot
-from skbudget._engine import _resized
+from skbudget._engine import _resized, size_problem
 
 # δ² ≤ SPAN_TOL · k(x_t, x_t) counts as "exactly in the span" (‖δ‖ = 0)
 cdef double SPAN_TOL = 1e-12
@@ -72,6 +72,13 @@ cdef class ProjectronLearner(OnlineLearner):
         self.budget = budget
         self.n_projections = 0
         self.n_margin_updates = 0
+
+    def check_policy_state(self, Py_ssize_t pool_size):
+        cdef Py_ssize_t n = self.n_sv
+        problem = size_problem({"work": self.work, "c": self.c, "w": self.w}, self.capacity)
+        if problem is None and self.chol.shape[0] < n * (n + 1) // 2:
+            problem = f"the packed factor has {self.chol.shape[0]} entries for {n} vectors"
+        return problem
 
     cdef int grow(self, Py_ssize_t new_capacity) except -1:
         OnlineLearner.grow(self, new_capacity)

@@ -27,7 +27,7 @@ import numpy as np
 from libc.math cimport INFINITY
 
 from skbudget._engine cimport OnlineLearner
-from skbudget._engine import _resized
+from skbudget._engine import _resized, size_problem
 
 
 cdef class SharedSupportLearner(OnlineLearner):
@@ -70,6 +70,27 @@ cdef class SharedSupportLearner(OnlineLearner):
             self.support_scores = _resized_rows(self.support_scores, new_capacity)
             self.candidates = _resized(self.candidates, new_capacity)
         return 0
+
+    def check_policy_state(self, Py_ssize_t pool_size):
+        cdef Py_ssize_t k = self.n_outputs, cap = self.capacity
+        if k < 2:
+            return f"n_outputs={k} is below 2"
+        per_cell = {"tau": self.tau, "label": self.label}
+        if self.track_scores:
+            per_cell.update(support_scores=self.support_scores, candidates=self.candidates)
+        problem = (size_problem(per_cell, cap)
+                   or size_problem({"tau columns": self.tau.T, "scores": self.scores}, k,
+                                   "entries"))
+        if problem is None and self.track_scores:
+            problem = size_problem({"support_scores columns": self.support_scores.T}, k,
+                                   "entries")
+            if not self.track_gram:
+                problem = "track_scores without track_gram"
+        if problem is None and self.n_sv:
+            labels = np.asarray(self.label)[np.asarray(self.order)[:self.n_sv]]
+            if not (0 <= labels.min() and labels.max() < k):
+                problem = f"a support pattern's label is not a class index below {k}"
+        return problem
 
     cdef void compute_scores(self) noexcept nogil:
         """scores[r] = s_r(x_t) for every class, from the gathered kernel

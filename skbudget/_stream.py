@@ -218,6 +218,8 @@ class StreamDriver:
         stream order.  With ``shared_support``, ``Y`` has one column, the
         class indices.
         """
+        for learner in self.learners:
+            learner.start_call(first_id)
         if self.uses_store and len(order) <= SHORT_STREAM:
             # its matrix products are too small for BLAS to use threads
             return self._run_segments(X, Y, order, first_id, progress)

@@ -20,7 +20,7 @@ from libc.math cimport INFINITY
 from scipy.special.cython_special cimport betainc
 
 from skbudget._engine cimport OnlineLearner
-from skbudget._engine import _grown_index, _resized
+from skbudget._engine import _grown_index, _resized, size_problem, square_problem
 
 
 cdef class ValidatedRemovalLearner(OnlineLearner):
@@ -39,6 +39,13 @@ cdef class ValidatedRemovalLearner(OnlineLearner):
         OnlineLearner.grow(self, new_capacity)
         self.label = _resized(self.label, new_capacity)
         return 0
+
+    def check_policy_state(self, Py_ssize_t pool_size):
+        if not self.track_margins:
+            return "the validation losses need track_margins"
+        if self.budget < 1:
+            return f"budget={self.budget} is below 1"
+        return size_problem({"label": self.label}, self.capacity)
 
     cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300 nogil:
         cdef double score = self.dot_row() + self.intercept
@@ -166,19 +173,50 @@ cdef class TighterLearner(ValidatedRemovalLearner):
             self.kv[c, v] = self.k_row[c]
 
     cdef int add_seen_example(self, double y, double score, Py_ssize_t example_id) except -1 nogil:
-        """Full mode: the current example joins V unless already in it."""
-        if example_id >= self.val_of_example.shape[0]:
+        """Full mode: the current example joins V unless already in it (an
+        example of this call seen in an earlier pass)."""
+        cdef Py_ssize_t position = self.example_position(example_id), v
+        if position >= self.val_of_example.shape[0]:
             with gil:
-                self.val_of_example = _grown_index(self.val_of_example, example_id)
-        if self.val_of_example[example_id] >= 0:
+                self.val_of_example = _grown_index(self.val_of_example, position)
+        v = self.val_of_example[position]
+        if not -1 <= v < self.n_val:
+            with gil:
+                raise ValueError(f"{type(self).__name__} has an inconsistent state: "
+                                 f"val_of_example holds entry {v}")
+        if v >= 0:
             return 0
         if self.n_val == self.vcap:
             with gil:
                 self.grow_validation()
         self.set_validation(self.n_val, y, score)
-        self.val_of_example[example_id] = self.n_val
+        self.val_of_example[position] = self.n_val
         self.n_val += 1
         return 0
+
+    def forget_examples(self):
+        self.val_of_example = np.full(0, -1, dtype=np.intp)
+
+    def check_policy_state(self, Py_ssize_t pool_size):
+        problem = ValidatedRemovalLearner.check_policy_state(self, pool_size)
+        if problem is None:
+            problem = size_problem({"vslot": self.vslot, "vy": self.vy, "vf": self.vf,
+                                    "kv columns": self.kv.T}, self.vcap, "entries")
+        if problem is None:
+            problem = size_problem({"kv": self.kv}, self.capacity)
+        if problem is None and not (0 <= self.n_val <= self.vcap and self.mode in (
+                VALIDATE_SUPPORT, VALIDATE_FULL, VALIDATE_RESERVOIR) and (
+                self.mode != VALIDATE_RESERVOIR or (
+                    self.reservoir_size <= self.vcap and self.n_correct >= 0
+                    and self.n_val == min(self.n_correct, self.reservoir_size)))):
+            problem = (f"mode={self.mode}, n_val={self.n_val}, reservoir_size="
+                       f"{self.reservoir_size}, n_correct={self.n_correct} do not fit "
+                       f"{self.vcap} validation entries")
+        if problem is None and self.n_val and pool_size >= 0 and not (
+                0 <= np.min(self.vslot[:self.n_val])
+                and np.max(self.vslot[:self.n_val]) < pool_size):
+            problem = f"a validation vector's slot is outside the {pool_size} stored vectors"
+        return problem
 
     cdef int before_insert(self, double y, double score, Py_ssize_t example_id) except -1 nogil:
         if self.mode == VALIDATE_FULL:
@@ -312,6 +350,13 @@ cdef class TightestLearner(ValidatedRemovalLearner):
         self.prior_pos = prior_pos
         self.prior_neg = prior_neg
         ValidatedRemovalLearner.__init__(self, budget=budget, rng=rng)
+
+    def check_policy_state(self, Py_ssize_t pool_size):
+        problem = ValidatedRemovalLearner.check_policy_state(self, pool_size) or size_problem(
+            {"cpos": self.cpos, "cneg": self.cneg, "wpos": self.wpos}, self.capacity)
+        if problem is None and self.use_distances:
+            problem = square_problem("the distance matrix", self.dist, self.capacity)
+        return problem
 
     cdef int grow(self, Py_ssize_t new_capacity) except -1:
         cdef Py_ssize_t old = self.capacity
