@@ -49,11 +49,19 @@ kernel : {{'linear', 'poly', 'rbf', 'sigmoid', 'laplacian', ...}} or callable, d
 
 def stream_doc(*, max_iter=1, unit="pass",
                max_iter_note="  One online pass is\n        what the papers run.",
-               shuffle_note="", random_note="", warm_start_note=""):
+               shuffle_note="", random_note="", warm_start_note="", one_vs_rest=True):
     """The entries of ``max_iter``, ``shuffle``, ``random_state``,
-    ``warm_start`` and ``verbose``: ``max_iter`` is the default of
-    ``max_iter``, ``unit`` what one iteration is called ('pass' or
-    'epoch'); the notes are appended to their entries."""
+    ``warm_start``, ``verbose`` and (``one_vs_rest``: for estimators whose
+    multi-class learners may run in threads) ``n_jobs``: ``max_iter`` is
+    the default of ``max_iter``, ``unit`` what one iteration is called
+    ('pass' or 'epoch'); the notes are appended to their entries."""
+    call_params = "``max_iter``, ``n_jobs``, ``shuffle``" if one_vs_rest else (
+        "``max_iter``, ``shuffle``")
+    n_jobs = """
+    n_jobs : int, default=None
+        Threads running the one-vs-rest learners of a multi-class problem
+        (``None`` means 1, ``-1`` every core); the model does not depend
+        on it.""" if one_vs_rest else ""
     return f"""\
 max_iter : int, default={max_iter}
         {_plural(unit).capitalize()} over the training data in :meth:`fit`.{max_iter_note}
@@ -64,8 +72,7 @@ max_iter : int, default={max_iter}
     warm_start : bool, default=False
         Continue from the current model on :meth:`fit`{warm_start_note}.
         A continuing call (``partial_fit``, warm-start ``fit``) may change
-        only ``max_iter``, ``n_jobs``, ``shuffle``, ``verbose`` and
-        ``warm_start`` (and
+        only {call_params}, ``verbose`` and ``warm_start`` (and
         :class:`KernelPerceptron`'s ``hypothesis``); every other parameter
         is built into the model when it starts, and a changed one raises a
         ValueError that says to call ``fit`` (``warm_start=False``).
@@ -73,11 +80,7 @@ max_iter : int, default={max_iter}
         Print the examples seen, mistakes and support-set size after each
         {unit}, and during a long one a progress line every 10 seconds
         (examples seen, examples per second, online error so far,
-        support-set size).
-    n_jobs : int, default=None
-        Threads running the one-vs-rest learners of a multi-class problem
-        (``None`` means 1, ``-1`` every core); the model does not depend
-        on it."""
+        support-set size).{n_jobs}"""
 
 
 def attributes_doc(*, unit="pass",

@@ -54,7 +54,7 @@ _REFERENCES = """K. Crammer and Y. Singer, "Ultraconservative Online Algorithms 
 def _mira_doc(summary, own_parameters, name, call, *, see_also, extra_notes=""):
     return docstring(
         summary,
-        own_parameters + [_BETA_DOC, kernel_doc(), stream_doc()],
+        own_parameters + [_BETA_DOC, kernel_doc(), stream_doc(one_vs_rest=False)],
         attributes_doc(
             rows="n_classes",
             support_vectors="The support patterns, shared by every class, oldest first.",
