@@ -32,6 +32,7 @@ from skbudget import (
     KernelPassiveAggressive,
     KernelPerceptron,
     SequentialSearchCV,
+    TighterPerceptron,
 )
 from skbudget._engine import gather_block
 from skbudget._record import OnlineRecord
@@ -277,6 +278,22 @@ def test_record_keeps_no_flags_unless_asked(binary_data):
     flagged = keeping_flags(small(Forgetron)).fit(X, y)
     assert mistake_flags(flagged).sum() == flagged.n_mistakes_ == est.n_mistakes_
     assert_array_equal(flagged.mistake_curve_, est.mistake_curve_)
+
+
+@pytest.mark.parametrize("make, table", [
+    (lambda: KernelPerceptron(gamma=1.0, lam=0.5), "cell_of_example"),
+    (lambda: TighterPerceptron(gamma=1.0, budget=10, validation="full"), "val_of_example"),
+], ids=["KernelPerceptron", "TighterPerceptron-full"])
+def test_tables_keyed_by_example_cover_one_call(make, table, binary_data):
+    # example identities never recur across calls: the table of a call is
+    # dropped by the next one (partial_fit), kept across a fit's epochs
+    X, y = binary_data
+    est = make()
+    for _ in range(40):
+        est.partial_fit(X[:50], y[:50], classes=[0, 1])
+    assert len(est._learners[0].get_state()[table]) <= 100
+    kept = make().set_params(max_iter=3).fit(X[:50], y[:50])._learners[0].get_state()[table]
+    assert len(kept) >= 50 and (kept >= 0).any()
 
 
 @pytest.mark.parametrize("Est", BUDGETED, ids=[E.__name__ for E in BUDGETED])
