@@ -308,8 +308,12 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         return np.where(y[:, None] == self.classes_[None, :], 1.0, -1.0)
 
     def _check_labels(self, y):
-        unknown = np.setdiff1d(np.unique(y), self.classes_)
-        if unknown.size:
+        """Raise unless every label is in ``classes_`` (sorted: one binary
+        search per label, no sort of ``y``)."""
+        known = self.classes_[np.minimum(np.searchsorted(self.classes_, y),
+                                         len(self.classes_) - 1)] == y
+        if not known.all():
+            unknown = np.unique(y[~known])
             raise ValueError(
                 f"y contains labels {unknown.tolist()} that are not in classes_ "
                 f"{self.classes_.tolist()}"
@@ -375,7 +379,8 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------
     def _validate_fit_input(self, X, y, reset):
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, reset=reset)
-        check_classification_targets(y)
+        if reset:       # a continuing call checks its labels against classes_
+            check_classification_targets(y)
         if not reset:
             X = self._as_storage_format(X)
         return X, y
