@@ -145,12 +145,12 @@ class BudgetMIRA(_MIRAClassifier):
         of classes; ``None`` selects the adaptive DistillCache (no fixed
         bound)."""],
         "BudgetMIRA", "BudgetMIRA(budget=30, gamma=0.5, random_state=0)",
-        see_also="KernelMIRA : the unbounded baseline.",
+        see_also="KernelMIRA : The unbounded baseline.",
         extra_notes="""
 
     The class scores ``s_r(x_i)`` of every support pattern are kept up to
-    date incrementally (O(|S| k) per insertion or removal, through the
-    support-set Gram matrix: O(B^2) memory).""",
+    date incrementally (``O(|S| k)`` per insertion or removal, through the
+    support-set Gram matrix: ``O(B^2)`` memory).""",
     )
 
     _parameter_constraints: dict = {

@@ -12,9 +12,17 @@ The stream is the two noisy Gaussians of the Forgetron and Projectron papers
 (10 % of the labels flipped, so no classifier does better than about 10 %).
 We feed it to each estimator in pieces with ``partial_fit`` and read
 ``n_mistakes_`` (the exact count of training mistakes) after each piece.  The
-unbounded kernel perceptron and Passive-Aggressive are the references: their
-support set keeps growing with the noise, while the budgeted models stay at
-``budget=100``.
+unbounded kernel perceptron, Passive-Aggressive and kernel MIRA are the
+references: their support set keeps growing with the noise, while the
+budgeted models stay at ``budget=100``.
+
+Under label noise the rule that decides what to keep matters most.  The two
+estimators that remove the pattern the rest of the model classifies best
+(BudgetPerceptron and BudgetMIRA, the Crammer-Kandola-Singer rule) end up
+keeping the flipped labels and make the most mistakes; Tightest, Tighter,
+Projectron++ and Budgeted SGD (an SVM trained by stochastic gradient steps,
+here with its default ``alpha=1e-4``, i.e. ``C = 1`` on 10 000 examples)
+stay within a few points of the 10 % floor.
 """
 
 import matplotlib.pyplot as plt
@@ -42,13 +50,17 @@ def online_error(clf):
 # shuffles: the stream is seen once, in order, as ``fit`` with
 # ``shuffle=False, max_iter=1`` would see it.
 fig, ax = plt.subplots(figsize=(8, 5))
-for name, Estimator in all_estimators():
+estimators = all_estimators()
+colors = plt.cm.tab20(np.linspace(0, 1, 20))           # one colour per estimator
+for color, (name, Estimator) in zip(colors, estimators):
     clf = Estimator(gamma=1.0, random_state=0)
     if "budget" in clf.get_params():
         clf.set_params(budget=100)
     rounds, rates = online_error(clf)
     style = "-" if "budget" in clf.get_params() else "--"
-    ax.plot(rounds, rates, style, label=f"{name} ({int(clf.n_support_.sum())} SVs)")
+    ax.plot(rounds, rates, style, color=color,
+            label=f"{name} ({int(clf.n_support_.sum())} SVs)")
+    print(f"{name:<26} online error {rates[-1]:.3f}, {int(clf.n_support_.sum())} SVs")
 ax.axhline(0.1, color="grey", lw=0.8)
 ax.set_xlabel("rounds (examples seen)")
 ax.set_ylabel("cumulative mistakes / rounds")

@@ -13,6 +13,12 @@ the stream runs, so every piece costs the same time.  The unbounded kernel
 perceptron adds every example it gets wrong: with noisy labels that is a
 fixed fraction of the stream, so its model, and the time per piece, grow
 without end.  We stop it after 20 000 examples.
+
+Budgeted SGD (a kernel SVM trained by stochastic gradient steps, merging
+support vectors to stay within its budget) updates on every margin error,
+not only on mistakes, so it does more work per piece than the perceptrons;
+its step counter ``t_`` runs on across ``partial_fit`` calls, so the pieces
+are one stream to it.
 """
 
 import time
@@ -20,7 +26,13 @@ import time
 import matplotlib.pyplot as plt
 import numpy as np
 
-from skbudget import Forgetron, KernelPerceptron, ProjectronPlusPlus, TightestPerceptron
+from skbudget import (
+    BudgetedSGDClassifier,
+    Forgetron,
+    KernelPerceptron,
+    ProjectronPlusPlus,
+    TightestPerceptron,
+)
 from skbudget.datasets import make_checkerboard
 
 N_PIECES, PIECE = 60, 2000
@@ -39,6 +51,8 @@ models = {
     "TightestPerceptron(budget=200)": TightestPerceptron(budget=200, gamma=5.0),
     "ProjectronPlusPlus(eta=0.5, budget=200)": ProjectronPlusPlus(eta=0.5, budget=200,
                                                                   gamma=5.0),
+    "BudgetedSGDClassifier(budget=200)": BudgetedSGDClassifier(budget=200, alpha=1e-4,
+                                                               gamma=5.0),
     "KernelPerceptron (unbounded)": KernelPerceptron(gamma=5.0),
 }
 STOP_UNBOUNDED = 20000
