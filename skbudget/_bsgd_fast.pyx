@@ -28,7 +28,7 @@ from skbudget._kernel_rows cimport dense_dot
 cdef double TIE_TOL = 1e-9
 # a vector whose squared distance to the span of the earlier ones is at most
 # SPAN_TOL k(x, x) lies in that span (the projection gives it no share)
-cdef double SPAN_TOL = 1e-12
+cdef double SPAN_TOL = 1e-8
 # golden-section search: stop when the bracket is this short
 cdef double GOLDEN_TOL = 1e-6
 
@@ -196,7 +196,9 @@ cdef class BudgetedSGDLearner(OnlineLearner):
             if i != p:
                 self.rhs[j] = self.gram[self.order[i], cp]
                 j += 1
-        factor_delete_row(L, ld, self.n_sv, p, &self.kself[0], &self.order[0])
+        j = factor_delete_row(L, ld, self.n_sv, p, &self.kself[0], &self.order[0])
+        if j < n:
+            self.refactor_rows(j, p)
         norm2 = forward_substitution(L, ld, n, &self.rhs[0])
         back_substitution(L, ld, n, &self.rhs[0])
         # ‖Δ‖² = α_p² (k_pp − k_{-p,p}ᵀ d): the squared distance to the span
@@ -207,6 +209,19 @@ cdef class BudgetedSGDLearner(OnlineLearner):
                 self.alpha[self.order[i]] += w_p * self.rhs[j]
                 j += 1
         self.remove_at(p)
+        return 0
+
+    cdef int refactor_rows(self, Py_ssize_t start, Py_ssize_t p) except -1 nogil:
+        """Rows ``start`` ... of the span factor of the support set without
+        position ``p``, rebuilt from the Gram matrix by bordered steps (where
+        the rotations of :func:`factor_delete_row` cannot keep it a span
+        factor); O((n - start) n²)."""
+        cdef Py_ssize_t n = self.n_sv - 1
+        cdef double[:, ::1] gram
+        with gil:   # the Gram matrix by new position (p dropped)
+            cells = np.delete(np.asarray(self.order)[:self.n_sv], p)
+            gram = np.ascontiguousarray(np.asarray(self.gram)[np.ix_(cells, cells)])
+        factor_rebuild_rows(&self.chol[0, 0], self.chol.shape[1], start, n, &gram[0, 0], n)
         return 0
 
     cdef Py_ssize_t smallest_coefficient(self) noexcept nogil:
@@ -319,17 +334,22 @@ cdef void factor_append_row(double* L, Py_ssize_t ld, Py_ssize_t n, double k_sel
     L[n * ld + n] = sqrt(pivot) if k_self > 0.0 and pivot > SPAN_TOL * k_self else 0.0
 
 
-cdef void factor_delete_row(double* L, Py_ssize_t ld, Py_ssize_t n, Py_ssize_t p,
-                            const double* kself, const Py_ssize_t* cell) noexcept nogil:
+cdef Py_ssize_t factor_delete_row(double* L, Py_ssize_t ld, Py_ssize_t n, Py_ssize_t p,
+                                  const double* kself, const Py_ssize_t* cell) noexcept nogil:
     """Remove vector ``p`` of ``n`` from the factor: rows below move up one,
     then Givens rotations of the column pairs (i, i + 1) bring row i back to
     lower-triangular form; ``kself[cell[i]]`` is ``k_ii`` of (old) position
-    ``i``.  A rotation that would leave row i a diagonal of at most
-    ``sqrt(SPAN_TOL k_ii)`` instead swaps the two columns: the vector lies
-    in the span of the earlier ones and the direction is kept for the rows
-    below."""
+    ``i``.  Returns ``n - 1`` when the rows are the span factor of the
+    ``n - 1`` vectors, else the first row from which it must be rebuilt
+    (:func:`factor_rebuild_rows`): a vector after ``p`` that lay in the span
+    of the earlier ones may not without ``p``, and a rotation that would
+    leave row i a diagonal of at most ``sqrt(SPAN_TOL k_ii)`` puts vector i
+    in the span, whose column must then be zero below it."""
     cdef Py_ssize_t i, k
     cdef double a, b, r, c, s, u, v
+    for i in range(p + 1, n):
+        if L[i * ld + i] == 0.0:
+            return p
     for i in range(p, n - 1):
         for k in range(i + 2):
             L[i * ld + k] = L[(i + 1) * ld + k]
@@ -337,20 +357,29 @@ cdef void factor_delete_row(double* L, Py_ssize_t ld, Py_ssize_t n, Py_ssize_t p
         a = L[i * ld + i]
         b = L[i * ld + i + 1]
         r = sqrt(a * a + b * b)
-        if r * r > SPAN_TOL * kself[cell[i + 1]]:
-            c = a / r
-            s = b / r
-            L[i * ld + i] = r
-        else:
-            c = 0.0
-            s = 1.0
-            L[i * ld + i] = 0.0
+        if r * r <= SPAN_TOL * kself[cell[i + 1]]:
+            return i
+        c = a / r
+        s = b / r
+        L[i * ld + i] = r
         L[i * ld + i + 1] = 0.0
         for k in range(i + 1, n - 1):
             u = L[k * ld + i]
             v = L[k * ld + i + 1]
             L[k * ld + i] = c * u + s * v
             L[k * ld + i + 1] = c * v - s * u
+    return n - 1
+
+
+cdef void factor_rebuild_rows(double* L, Py_ssize_t ld, Py_ssize_t start, Py_ssize_t n,
+                              const double* K, Py_ssize_t ldk) noexcept nogil:
+    """Rows ``start .. n-1`` of the span factor of the Gram matrix ``K``
+    (``n x n``, rows ``ldk`` apart), by bordered steps on the rows before."""
+    cdef Py_ssize_t i, j
+    for j in range(start, n):
+        for i in range(n):
+            L[j * ld + i] = K[j * ldk + i] if i < j else 0.0
+        factor_append_row(L, ld, j, K[j * ldk + j])
 
 
 def _span_factor(K):
@@ -368,19 +397,26 @@ def _span_factor(K):
     return L_arr
 
 
-def _span_factor_delete(L, kdiag, Py_ssize_t p):
-    """A copy of the span factor ``L`` (n + 1 square, n rows used) without
-    vector ``p`` (for tests); ``kdiag[i] = k_ii``."""
+def _span_factor_delete(L, K, Py_ssize_t p):
+    """A copy of the span factor ``L`` (n + 1 square, n rows used) of the
+    Gram matrix ``K`` without vector ``p`` (for tests): rotations, and rows
+    rebuilt from ``K`` where they cannot keep it a span factor."""
     L_arr = np.array(L, dtype=np.float64, order="C")
-    kd = np.ascontiguousarray(kdiag, dtype=np.float64)
-    cdef Py_ssize_t n = kd.shape[0]
-    if L_arr.shape != (n + 1, n + 1) or not 0 <= p < n:
-        raise ValueError("L must be (n + 1) square for n = len(kdiag), and 0 <= p < n")
+    K = np.ascontiguousarray(K, dtype=np.float64)
+    cdef Py_ssize_t n = K.shape[0]
+    if L_arr.shape != (n + 1, n + 1) or K.shape != (n, n) or not 0 <= p < n:
+        raise ValueError("L must be (n + 1) square for an n x n K, and 0 <= p < n")
+    keep = np.delete(np.arange(n), p)
+    kd = np.ascontiguousarray(np.diag(K))
+    K_kept = np.ascontiguousarray(K[np.ix_(keep, keep)])
     cells = np.arange(n, dtype=np.intp)
     cdef double[:, ::1] Lv = L_arr
     cdef double[::1] kv = kd
+    cdef double[:, ::1] Kv = K_kept
     cdef Py_ssize_t[::1] cv = cells
-    factor_delete_row(&Lv[0, 0], n + 1, n, p, &kv[0], &cv[0])
+    cdef Py_ssize_t start = factor_delete_row(&Lv[0, 0], n + 1, n, p, &kv[0], &cv[0])
+    if start < n - 1:
+        factor_rebuild_rows(&Lv[0, 0], n + 1, start, n - 1, &Kv[0, 0], n - 1)
     L_arr[n - 1] = 0.0
     return L_arr
 

@@ -191,13 +191,30 @@ def test_span_factor_row_deletion_equals_a_fresh_factor(p):
     V[5] = V[1]                                  # dependent while V[1] is there
     V[6] = 0.5 * V[1] - V[3]
     K = V @ V.T
-    deleted = _span_factor_delete(_span_factor(K), np.diag(K), p)
+    deleted = _span_factor_delete(_span_factor(K), K, p)
     keep = np.delete(np.arange(8), p)
     fresh = _span_factor(K[np.ix_(keep, keep)])
     assert_allclose(deleted[:7, :7], fresh[:7, :7], atol=1e-10)
     b = V[keep] @ rng.normal(size=5)
     assert_allclose(_span_solve(deleted, b)[0], span_projection(K[np.ix_(keep, keep)], b),
                     atol=1e-9)
+
+
+def test_projection_factor_stays_a_span_factor_on_a_near_singular_stream():
+    # a wide kernel on dense 2-D data: near-singular Gram matrices, vectors
+    # entering and leaving the span of the earlier ones as others are
+    # projected away; the factor kept by rotations (rows rebuilt where they
+    # cannot keep it one) must stay the span factor of the support set
+    X, y = make_checkerboard(2000, noise=0.15, random_state=0)
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    est = BudgetedSGDClassifier(budget=100, gamma=0.5, alpha=1e-4, maintenance="projection",
+                                shuffle=False).fit(X, y)
+    learner = est._learners[0]
+    n = learner.n_sv
+    factor = np.asarray(learner.chol)[:n, :n]
+    assert (np.diag(factor) == 0).sum() > 5 and learner.n_maintenance > 500
+    assert_allclose(factor, _span_factor(learner.gram_matrix())[:n, :n], atol=1e-9)
+    assert np.abs(est.dual_coef_).max() < 1e4 / (1e-4 * len(y))   # 1e4 times 1 / (alpha t)
 
 
 def test_bad_settings_are_clear_errors():

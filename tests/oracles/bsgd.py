@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 TIE_TOL = 1e-9
-SPAN_TOL = 1e-12   # squared distance to the span <= SPAN_TOL k_jj: in the span
+SPAN_TOL = 1e-8    # squared distance to the span <= SPAN_TOL k_jj: in the span
 
 
 def first_minimum(values):
