@@ -271,9 +271,11 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         attributes (a shallow copy: the call replaces them, it does not
         change them in place), each learner's full state
         (``get_state``/``set_state``), the states of the random generators
-        the call may draw from (the learners' when their rule draws, the
-        estimator's own when ``shuffles``, and a ``RandomState`` passed as
-        ``random_state``), and the driver's lists of pools.
+        the call may draw from — the estimator's own when ``shuffles`` and
+        a ``RandomState`` passed as ``random_state``, taken now; the
+        learners' update rules', taken by the learner at the call's first
+        draw (``OnlineLearner.begin_call``) — and the driver's lists of
+        pools.
         """
         saved = self.__dict__.copy()
         driver = saved.get("_driver")
@@ -281,8 +283,8 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         if driver is not None:
             pools, pool_ids = list(driver.pools), list(driver.pool_ids)
             states = [learner.get_state() for learner in driver.learners]
-            if self._draws_random_numbers():
-                generators += [state.get("rng") for state in states]
+            for learner in driver.learners:
+                learner.begin_call()
         rng_states = {id(g): (g, g.get_state()) for g in generators
                       if isinstance(g, np.random.RandomState)}
         try:
@@ -293,8 +295,10 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
             if driver is not None:
                 driver.pools[:], driver.pool_ids[:] = pools, pool_ids
                 for learner, state in zip(driver.learners, states):
+                    if learner.rng_at_call_start is not None:
+                        learner.rng.set_state(learner.rng_at_call_start)
                     learner.set_state(state)
-            for generator, state in rng_states.values():
+            for generator, state in rng_states.values():   # the states before the call
                 generator.set_state(state)
             raise
 

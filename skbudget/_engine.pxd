@@ -52,6 +52,10 @@ cdef class OnlineLearner:
     cdef public object rng
     cdef bitgen_t* bitgen               # rng's bit generator (see random_below)
     cdef object bitgen_owner            # the rng it belongs to
+    # rng's state before the first draw of the current call (see begin_call):
+    # taken only by calls that draw, for the rollback of a failed call
+    cdef public object rng_at_call_start
+    cdef bint rng_saved
 
     # ---- the feature store (store mode) ----------------------------------
     # The learner keeps the features of every vector it references (support

@@ -474,6 +474,10 @@ cdef class OnlineLearner:
                 self.bitgen = <bitgen_t*>PyCapsule_GetPointer(
                     self.rng._bit_generator.capsule, "BitGenerator")
                 self.bitgen_owner = self.rng
+        if not self.rng_saved:      # the call's first draw
+            with gil:
+                self.rng_at_call_start = self.rng.get_state()
+                self.rng_saved = True
         if top == 0:
             return 0
         mask |= mask >> 1
@@ -570,6 +574,14 @@ cdef class OnlineLearner:
         (calling its parent's first)."""
         return None
 
+    def begin_call(self):
+        """Before a training call of the estimator: from the call's first
+        random draw on, ``rng_at_call_start`` holds the generator's state
+        before it (None while the call has drawn nothing), so that a failed
+        call can put the generator back without a snapshot per call."""
+        self.rng_saved = False
+        self.rng_at_call_start = None
+
     def start_call(self, Py_ssize_t first_id):
         """Before a pass of a training call whose examples have the
         identities ``first_id, first_id + 1, ...`` (every pass of one
@@ -599,11 +611,12 @@ cdef class OnlineLearner:
         if not self.uses_store:
             raise RuntimeError("run_dense / run_sparse need store mode (use_store)")
         self.check_state()
-        n = rows.shape[0]
+        cdef Py_ssize_t i, n = rows.shape[0]
         if y.shape[0] != n or example_ids.shape[0] != n or scores.shape[0] != n:
             raise ValueError("rows, y, example_ids and scores must have the same length")
-        if n and not (0 <= np.min(rows) and np.max(rows) < n_rows):
-            raise ValueError("row index out of range")
+        for i in range(n):
+            if not 0 <= rows[i] < n_rows:
+                raise ValueError(f"row index {rows[i]} out of range [0, {n_rows})")
 
     def run_dense(self, const double[:, ::1] X, const Py_ssize_t[::1] rows,
                   const double[::1] sq_norms, const double[::1] y,

@@ -71,7 +71,8 @@ def count_mistakes(scores, Y):
 def _row_sq_norms(X, rows, block=512):
     """||X[r]||^2 for r in ``rows`` (dense X), as ``euclidean_distances``
     computes them (einsum), in blocks of rows (no copy of the stream)."""
-    if len(rows) and rows[-1] - rows[0] == len(rows) - 1 and np.all(np.diff(rows) == 1):
+    if len(rows) == 1 or (len(rows) and rows[-1] - rows[0] == len(rows) - 1
+                          and np.all(np.diff(rows) == 1)):
         part = X[rows[0]:rows[-1] + 1]
         return np.einsum("ij,ij->i", part, part)
     out = np.empty(len(rows))

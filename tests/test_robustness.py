@@ -190,6 +190,30 @@ def test_failure_mid_call_changes_nothing_and_the_stream_continues(Est, error,
     assert_same_state(model_state(est), model_state(clean))
 
 
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
+@pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
+def test_failure_late_in_a_compiled_segment_changes_nothing(Est, multiclass_data):
+    # store mode: the failing row comes after many rounds of the same
+    # compiled call (updates, removals, random draws); the model and every
+    # generator go back to before the call
+    X, y = multiclass_data
+    def make():
+        est = small(Est, kernel="poly", degree=3)
+        if "maintenance" in est.get_params():
+            est.set_params(maintenance="projection")
+        return est
+    est = make().partial_fit(X[:30], y[:30], classes=[0, 1, 2])
+    state = model_state(est)
+    bad = X[30:].copy()
+    bad[-5] = 1e200                  # (x . x)^3 overflows
+    with pytest.raises(ValueError, match="'poly' returned non-finite"):
+        est.partial_fit(bad, y[30:])
+    assert_same_state(model_state(est), state)
+    est.partial_fit(X[30:], y[30:])
+    clean = make().partial_fit(X[:30], y[:30], classes=[0, 1, 2]).partial_fit(X[30:], y[30:])
+    assert_same_state(model_state(est), model_state(clean))
+
+
 @pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
 def test_failed_warm_start_fit_changes_nothing(Est, binary_data):
     X, y = binary_data
