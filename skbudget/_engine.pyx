@@ -644,13 +644,16 @@ cdef class OnlineLearner:
                 self.reserve_slots(c)
                 if self.slot_row.shape[0] < self.store.shape[0]:
                     self.slot_row = _resized(self.slot_row, self.store.shape[0])
-                if chunk_rows.shape[0] < c:
-                    chunk_rows = np.empty((c, d))
                 chunk_sq = sq_norms[start:stop]
-                with nogil:
-                    for i in range(start, stop):
-                        memcpy(&chunk_rows[i - start, 0], &X[rows[i], 0], d * sizeof(double))
-                self.compute_chunk_blocks(chunk_rows[:c], chunk_sq)
+                if _consecutive(rows, start, stop):     # the chunk's rows in place
+                    self.compute_chunk_blocks(X[rows[start]:rows[start] + c], chunk_sq)
+                else:
+                    if chunk_rows.shape[0] < c:
+                        chunk_rows = np.empty((c, d))
+                    with nogil:
+                        for i in range(start, stop):
+                            memcpy(&chunk_rows[i - start, 0], &X[rows[i], 0], d * sizeof(double))
+                    self.compute_chunk_blocks(chunk_rows[:c], chunk_sq)
                 with nogil:         # other threads' learners run meanwhile
                     for i in range(start, stop):
                         self.t = i - start
@@ -894,6 +897,16 @@ cdef void _gemm_nt(const double* A, Py_ssize_t m, const double* B, Py_ssize_t n,
     cdef char trans = b'T', no_trans = b'N'
     dgemm(&trans, &no_trans, &mm, &nn, &kk, &one, <double*>B, &kk, <double*>A, &kk,
           &zero, C, &ld)
+
+
+cdef inline bint _consecutive(const Py_ssize_t[::1] rows, Py_ssize_t start,
+                              Py_ssize_t stop) noexcept nogil:
+    """Whether ``rows[start:stop]`` are consecutive row numbers."""
+    cdef Py_ssize_t i
+    for i in range(start + 1, stop):
+        if rows[i] != rows[i - 1] + 1:
+            return False
+    return True
 
 
 cpdef Py_ssize_t chunk_length(Py_ssize_t n_stored, Py_ssize_t n_features) noexcept:

@@ -232,7 +232,7 @@ class StreamDriver:
     def _run_segments(self, X, Y, order, first_id, progress=None):
         """Store mode: one compiled call per learner and segment (learners
         in threads with ``n_jobs``: they are independent)."""
-        feed = _SegmentFeed(X, self.chunk_size)
+        feed = _SegmentFeed(X, self.chunk_size, order)
         n_learners = len(self.learners)
         n_threads = min(effective_n_jobs(self.n_jobs), n_learners)
         flags = []
@@ -347,13 +347,17 @@ class StreamDriver:
 class _SegmentFeed:
     """How the examples of a segment reach the compiled loop (store mode).
 
-    Dense input: ``run_dense`` on the rows in place.  Sparse input with at
-    most ``DENSIFY_MAX_FEATURES`` columns: each segment densified, then
-    ``run_dense`` (the same arithmetic as dense input, at GEMM speed).
+    Dense input in stream order (consecutive rows): ``run_dense`` on the
+    rows in place.  Dense input in another order (a shuffled epoch): each
+    segment's rows gathered once into a buffer, shared by every learner
+    (their chunks are then consecutive rows, used in place).  Sparse input
+    with at most ``DENSIFY_MAX_FEATURES`` columns: each segment densified,
+    then ``run_dense`` (the same arithmetic as dense input, at GEMM speed).
     Wider sparse input: ``run_sparse``, a gather over each row's nonzeros.
+    Buffers hold at most 2^20 values (8 MB).
     """
 
-    def __init__(self, X, chunk_size):
+    def __init__(self, X, chunk_size, order):
         self.chunk = chunk_size or 0
         self.segment = SEGMENT
         self.gather = sp.issparse(X) and X.shape[1] > DENSIFY_MAX_FEATURES
@@ -363,11 +367,14 @@ class _SegmentFeed:
                 X.sum_duplicates()
             self.parts = (X.data, X.indices.astype(np.int32, copy=False),
                           X.indptr.astype(np.int32, copy=False))
-            if not self.gather:
-                self.segment = max(256, min(SEGMENT, (1 << 20) // max(X.shape[1], 1)))
-                self.dense = np.empty((min(self.segment, X.shape[0]), X.shape[1]))
+            buffered = not self.gather
         else:
             X = np.ascontiguousarray(X)
+            buffered = len(order) > 1 and not np.all(np.diff(order) == 1)
+        self.dense = None
+        if buffered:
+            self.segment = max(256, min(SEGMENT, (1 << 20) // max(X.shape[1], 1)))
+            self.dense = np.empty((min(self.segment, X.shape[0]), X.shape[1]))
         self.X = X
 
     def runner(self, rows):
@@ -379,6 +386,8 @@ class _SegmentFeed:
         if sp.issparse(self.X):
             densify_rows(*self.parts, rows, self.dense)
             X, index = self.dense, np.arange(len(rows))
+        elif self.dense is not None:
+            X, index = np.take(self.X, rows, axis=0, out=self.dense[:len(rows)]), np.arange(len(rows))
         else:
             X, index = self.X, rows
         norms = _row_sq_norms(X, index)
