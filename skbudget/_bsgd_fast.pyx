@@ -171,6 +171,7 @@ cdef class BudgetedSGDLearner(OnlineLearner):
         """Grow the factor by the newest support vector (its kernel row is
         the gathered ``k_row``)."""
         cdef Py_ssize_t i, n = self.n_sv - 1
+        self.ensure_row()
         if self.chol.shape[0] < self.n_sv or self.rhs.shape[0] < self.chol.shape[0]:
             with gil:   # first use, after unpickling (rhs is scratch, not saved), or growth
                 chol = np.zeros((max(self.capacity, self.chol.shape[0]),) * 2)
@@ -206,7 +207,7 @@ cdef class BudgetedSGDLearner(OnlineLearner):
         j = 0
         for i in range(self.n_sv):
             if i != p:
-                self.alpha[self.order[i]] += w_p * self.rhs[j]
+                self.set_alpha(self.order[i], self.alpha[self.order[i]] + w_p * self.rhs[j])
                 j += 1
         self.remove_at(p)
         return 0

@@ -92,6 +92,13 @@ cdef class OnlineLearner:
     cdef Py_ssize_t[::1] slot_row
     cdef Py_ssize_t n_block_slots
     cdef bint chunk_blocks
+    # dense input: the round's score is one pass over the chunk's kernel
+    # row, against slot_alpha[s] = alpha of the support vector in slot s
+    # (0 for other slots; rebuilt per call, kept during it), and k_row is
+    # only gathered when a policy asks for it (ensure_row): row_ready
+    cdef double[::1] slot_alpha
+    cdef bint row_ready
+    cdef bint nonfinite                 # a kernel value computed in dot_row was not finite
     # block mode: the chunk's kernel blocks
     cdef const double[:, ::1] K_old     # k(chunk, stored pool slots)
     cdef const double[:, ::1] K_new     # k(chunk, chunk)
@@ -104,7 +111,9 @@ cdef class OnlineLearner:
     cdef double sqdist_to_slot(self, Py_ssize_t s) noexcept nogil
     cdef double kernel_between_slots(self, Py_ssize_t a, Py_ssize_t b) noexcept nogil
     cdef bint gather_row(self) noexcept nogil
+    cdef int ensure_row(self) except -1 nogil
     cdef double dot_row(self) noexcept nogil
+    cdef int set_alpha(self, Py_ssize_t cell, double a) except -1 nogil
     cdef Py_ssize_t current_slot(self) except -1 nogil
     cdef const double* vector_of(self, Py_ssize_t cell) noexcept nogil
     cdef Py_ssize_t append_current(self, double coef) except -1 nogil
@@ -125,7 +134,9 @@ cdef class OnlineLearner:
     cdef int reserve_slots(self, Py_ssize_t n_new) except -1
     cdef int compact_store(self) except -1
     cdef renumber_slots(self, Py_ssize_t n_total)
-    cdef int set_current(self, double xx) except -1 nogil
+    cdef int set_current(self, double xx, bint gather) except -1 nogil
+    cdef int raise_nonfinite(self) except -1 nogil
+    cdef int rebuild_slot_alpha(self) except -1
 
     # ---- policy hooks --------------------------------------------------------
     cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300 nogil

@@ -91,6 +91,7 @@ cdef class OnlineLearner:
         self.n_slots = 0
         self.cur_slot = -1
         self.chunk_blocks = False
+        self.slot_alpha = np.zeros(0)
         self.grow(max(capacity, 1))
 
     def use_store(self, int kind, double gamma, double coef0, double degree,
@@ -167,6 +168,20 @@ cdef class OnlineLearner:
             self.store_sq = _resized(self.store_sq, 2 * n + 8)
         if self.chunk_blocks and self.slot_row.shape[0] < self.store.shape[0]:
             self.slot_row = _resized(self.slot_row, self.store.shape[0])
+            self.slot_alpha = _resized(self.slot_alpha, self.store.shape[0])
+        return 0
+
+    cdef int rebuild_slot_alpha(self) except -1:
+        """slot_alpha for the store as it is (dense input, per call and
+        after a compaction)."""
+        cdef Py_ssize_t i, c
+        if self.slot_alpha.shape[0] < self.store.shape[0]:
+            self.slot_alpha = np.zeros(self.store.shape[0])
+        else:
+            self.slot_alpha[:] = 0.0
+        for i in range(self.n_sv):
+            c = self.order[i]
+            self.slot_alpha[self.slot[c]] = self.alpha[c]
         return 0
 
     cdef int reserve_slots(self, Py_ssize_t n_new) except -1:
@@ -184,6 +199,8 @@ cdef class OnlineLearner:
                 store[:self.n_slots] = np.asarray(self.store)[:self.n_slots]
                 self.store = store
                 self.store_sq = _resized(self.store_sq, 2 * need)
+            if self.chunk_blocks:
+                self.rebuild_slot_alpha()
         return 0
 
     cdef int compact_store(self) except -1:
@@ -264,17 +281,33 @@ cdef class OnlineLearner:
                                dense_dot(&self.store[a, 0], &self.store[b, 0], self.n_features),
                                self.store_sq[a], self.store_sq[b])
 
-    cdef int set_current(self, double xx) except -1 nogil:
-        """Start the round of the example just pointed to: ``k_tt`` and
-        ``k_row`` (store mode), with a check that they are finite."""
+    cdef int set_current(self, double xx, bint gather) except -1 nogil:
+        """Start the round of the example just pointed to (store mode):
+        ``k_tt``, and ``k_row`` now (``gather``) or when a policy asks for it
+        (:meth:`ensure_row`), with a check that they are finite."""
         self.xx = xx
         self.cur_slot = -1
         self.k_tt = kernel_to_itself(&self.kspec, xx)
-        if not (self.gather_row() and _finite(self.k_tt)):
-            with gil:
-                from skbudget._kernels import non_finite_kernel_error
-                raise non_finite_kernel_error(KERNEL_NAMES[self.kernel_kind])
+        self.row_ready = False
+        if not _finite(self.k_tt):
+            self.raise_nonfinite()
+        if gather:
+            self.ensure_row()
         return 0
+
+    cdef int ensure_row(self) except -1 nogil:
+        """Gather ``k_row`` for the current example unless it is (a policy
+        that reads ``k_row`` calls this first in its round)."""
+        if not self.row_ready:
+            if not self.gather_row():
+                self.raise_nonfinite()
+            self.row_ready = True
+        return 0
+
+    cdef int raise_nonfinite(self) except -1 nogil:
+        with gil:
+            from skbudget._kernels import non_finite_kernel_error
+            raise non_finite_kernel_error(KERNEL_NAMES[self.kernel_kind])
 
     cdef bint gather_row(self) noexcept nogil:
         """k_row[c] = k(x_t, x_c) for every support-vector cell (the hottest
@@ -320,17 +353,44 @@ cdef class OnlineLearner:
         return True
 
     cdef double dot_row(self) noexcept nogil:
-        """f(x_t) without the intercept, from the gathered kernel row."""
+        """f(x_t) without the intercept: from the gathered kernel row, or
+        (dense input, row not gathered) one pass over the chunk's kernel row
+        against ``slot_alpha`` (the support vectors in slot order)."""
         cdef Py_ssize_t i, n = self.n_sv
-        cdef double s = 0.0
+        cdef double s = 0.0, v
         if n == 0:
             return 0.0
         cdef const Py_ssize_t* order = &self.order[0]
         cdef const double* alpha = &self.alpha[0]
         cdef const double* k_row = &self.k_row[0]
-        for i in range(n):
-            s += alpha[order[i]] * k_row[order[i]]
+        cdef const double* block_row
+        cdef const double* slot_alpha
+        if self.row_ready or not self.chunk_blocks:
+            for i in range(n):
+                s += alpha[order[i]] * k_row[order[i]]
+            return s * self.scale
+        block_row = &self.chunk_k[self.t, 0]
+        slot_alpha = &self.slot_alpha[0]
+        s = dense_dot(slot_alpha, block_row, self.n_block_slots)
+        for i in range(self.n_block_slots, self.n_slots):   # added during the chunk
+            if slot_alpha[i] != 0.0:
+                if self.slot_row[i] >= 0:
+                    v = block_row[self.n_block_slots + self.slot_row[i]]
+                else:
+                    v = kernel_from_dot(&self.kspec, self.dot_to_slot(i), self.xx,
+                                        self.store_sq[i])
+                    if not _finite(v):
+                        self.nonfinite = True
+                s += slot_alpha[i] * v
         return s * self.scale
+
+    cdef int set_alpha(self, Py_ssize_t cell, double a) except -1 nogil:
+        """alpha[cell] = a (the stored coefficient, before ``scale``), for
+        policies that set coefficients themselves."""
+        self.alpha[cell] = a
+        if self.chunk_blocks:
+            self.slot_alpha[self.slot[cell]] = a
+        return 0
 
     # ------------------------------------------------------------------
     # changing the support set
@@ -381,8 +441,8 @@ cdef class OnlineLearner:
                 f_new += self.alpha[c] * self.gram[cell, c]
                 self.margin[c] += a * self.gram[cell, c]
             self.margin[cell] = f_new + a * k_self
-        self.alpha[cell] = a
         self.slot[cell] = slot
+        self.set_alpha(cell, a)
         self.kself[cell] = k_self
         self.k_row[cell] = k_now
         self.order[self.n_sv] = cell
@@ -397,6 +457,7 @@ cdef class OnlineLearner:
                 self.grow(2 * self.capacity)
         cell = self.free_cells[self.n_free - 1]
         if self.track_gram:
+            self.ensure_row()
             for i in range(self.n_sv):
                 c = self.order[i]
                 self.gram[cell, c] = self.k_row[c]
@@ -433,6 +494,8 @@ cdef class OnlineLearner:
                 c = self.order[i]
                 self.margin[c] -= a * self.gram[cell, c]
         self.on_remove(cell)
+        if self.chunk_blocks:
+            self.slot_alpha[self.slot[cell]] = 0.0
         for i in range(pos, self.n_sv - 1):
             self.order[i] = self.order[i + 1]
         self.n_sv -= 1
@@ -444,7 +507,7 @@ cdef class OnlineLearner:
         """alpha_cell += delta (a change of the true, scaled coefficient)."""
         cdef Py_ssize_t i, c
         cdef double a = delta / self.scale
-        self.alpha[cell] += a
+        self.set_alpha(cell, self.alpha[cell] + a)
         if self.track_margins:
             for i in range(self.n_sv):
                 c = self.order[i]
@@ -458,7 +521,7 @@ cdef class OnlineLearner:
         if self.scale < 1e-100:  # fold the factor in before it underflows
             for i in range(self.n_sv):
                 c = self.order[i]
-                self.alpha[c] *= self.scale
+                self.set_alpha(c, self.alpha[c] * self.scale)
                 if self.track_margins:
                     self.margin[c] *= self.scale
             self.scale = 1.0
@@ -636,7 +699,9 @@ cdef class OnlineLearner:
         cdef const double[::1] chunk_sq
         self.slot_row = np.full(self.store.shape[0], -1, dtype=np.intp)
         self.chunk_blocks = True
+        self.nonfinite = False
         try:
+            self.rebuild_slot_alpha()
             while start < n:
                 c = chunk if chunk > 0 else chunk_length(self.n_sv, d)
                 stop = min(start + c, n)
@@ -658,8 +723,10 @@ cdef class OnlineLearner:
                     for i in range(start, stop):
                         self.t = i - start
                         self.x_dense = &X[rows[i], 0]
-                        self.set_current(sq_norms[i])
+                        self.set_current(sq_norms[i], False)
                         scores[i] = self.process_example(y[i], example_ids[i])
+                        if self.nonfinite:
+                            self.raise_nonfinite()
                 self.n_block_slots = 0
                 start = stop
         finally:
@@ -679,6 +746,7 @@ cdef class OnlineLearner:
         ||x||^2) + ||v||^2`` clipped at 0, times ``-gamma``, and NumPy's
         (vectorized) exp over the whole block in one call."""
         cdef Py_ssize_t c = rows.shape[0], n = self.n_slots, d = self.n_features
+        cdef bint finite
         cdef Py_ssize_t width = n + c
         if self.chunk_buffer is None or self.chunk_buffer.shape[0] < c * width:
             self.chunk_buffer = np.empty(2 * c * width)
@@ -688,13 +756,17 @@ cdef class OnlineLearner:
             if n > 0:
                 _gemm_nt(&rows[0, 0], c, &self.store[0, 0], n, d, &k[0, 0], width)
             _gemm_nt(&rows[0, 0], c, &rows[0, 0], c, d, &k[0, n], width)
-            _dots_to_kernel_arguments(&self.kspec, k, n, sq_norms, &self.store_sq[0])
+            finite = _dots_to_kernel_arguments(&self.kspec, k, n, sq_norms, &self.store_sq[0])
         if self.kspec.kind == RBF_KERNEL:
             np.exp(block, out=block)
         elif self.kspec.kind == POLY_KERNEL:
             np.power(block, self.kernel_degree, out=block)
         elif self.kspec.kind == SIGMOID_KERNEL:
             np.tanh(block, out=block)
+        # the rounds read the block unchecked: finite arguments give finite
+        # rbf and sigmoid values; a power may still overflow
+        if not finite or (self.kspec.kind == POLY_KERNEL and not np.isfinite(block).all()):
+            self.raise_nonfinite()
         self.chunk_k = k
         self.n_block_slots = n
         return 0
@@ -721,7 +793,7 @@ cdef class OnlineLearner:
                         self.x_nnz = b - a
                         self.x_values = &data[a] if b > a else NULL
                         self.x_indices = &indices[a] if b > a else NULL
-                        self.set_current(dense_dot(self.x_values, self.x_values, b - a))
+                        self.set_current(dense_dot(self.x_values, self.x_values, b - a), True)
                         scores[i] = self.process_example(y[i], example_ids[i])
         finally:
             self.x_values = NULL
@@ -752,6 +824,7 @@ cdef class OnlineLearner:
             self.t = t
             self.k_tt = K_new[t, t]
             self.gather_row()
+            self.row_ready = True
             scores[t] = self.process_example(y[t], example_ids[t])
 
     def finish_chunk(self):
@@ -862,30 +935,70 @@ def _check_chunk(K_old, K_new, y, example_ids, scores, D_old, D_new):
             raise ValueError(f"chunk blocks disagree: {name} = {size}, chunk length {n}")
 
 
-cdef void _dots_to_kernel_arguments(const KernelSpec* k, double[:, ::1] block,
+cdef bint _dots_to_kernel_arguments(const KernelSpec* k, double[:, ::1] block,
                                     Py_ssize_t n_stored, const double[::1] xx,
                                     const double* stored_sq) noexcept nogil:
-    """Inner products -> the argument of the kernel's elementwise function.
+    """Inner products -> the argument of the kernel's elementwise function,
+    in place; returns False if an argument would give a non-finite kernel
+    value (NaN for rbf and sigmoid, NaN or infinity for linear; poly's
+    power is checked after it).
 
     ``block[i]`` holds ``<x_i, store[j]>`` for ``j < n_stored``, then
     ``<x_i, x_j>`` for the chunk's rows.  RBF: ``-gamma ||x_i - v_j||^2``
     (the distance of ``x_i`` to itself exactly 0, as in ``k(X, X)``); poly
-    and sigmoid: ``gamma <x_i, v_j> + coef0``; linear: unchanged."""
-    cdef Py_ssize_t i, j, m = block.shape[0], width = block.shape[1]
-    cdef double* row
-    if k.kind == LINEAR_KERNEL:
-        return
+    and sigmoid: ``gamma <x_i, v_j> + coef0``; linear: unchanged.  (The
+    checks are integer ORs, which the compiler vectorizes.)"""
+    cdef Py_ssize_t i, m = block.shape[0], width = block.shape[1]
+    cdef int bad = 0
+    cdef int kind = k.kind
     for i in range(m):
-        row = &block[i, 0]
-        if k.kind == RBF_KERNEL:
-            for j in range(n_stored):
-                row[j] = squared_distance(row[j], xx[i], stored_sq[j]) * -k.gamma
-            for j in range(n_stored, width):
-                row[j] = squared_distance(row[j], xx[i], xx[j - n_stored]) * -k.gamma
-            row[n_stored + i] = 0.0
+        if kind == RBF_KERNEL:
+            bad |= _rbf_arguments(&block[i, 0], n_stored, xx[i], stored_sq, -k.gamma)
+            bad |= _rbf_arguments(&block[i, n_stored], i, xx[i], &xx[0], -k.gamma)
+            block[i, n_stored + i] = 0.0        # x_i to itself: exactly 0
+            bad |= _rbf_arguments(&block[i, n_stored + i + 1], m - i - 1, xx[i], &xx[i + 1],
+                                  -k.gamma)
+        elif kind == LINEAR_KERNEL:
+            bad |= _not_all_finite(&block[i, 0], width)
         else:
-            for j in range(width):
-                row[j] = row[j] * k.gamma + k.coef0
+            bad |= _affine_arguments(&block[i, 0], width, k.gamma, k.coef0)
+    return not bad
+
+
+cdef int _rbf_arguments(double* row, Py_ssize_t n, double xx, const double* vv,
+                        double minus_gamma) noexcept nogil:
+    """row[j] = -gamma ||x - v_j||^2 from row[j] = <x, v_j>, in place; 1 if
+    one is NaN.  (Locals, no aliasing: the compiler vectorizes it.)"""
+    cdef Py_ssize_t j
+    cdef double d
+    cdef int bad = 0
+    for j in range(n):
+        d = (-2.0 * row[j] + xx) + vv[j]
+        d = (0.0 if d < 0.0 else d) * minus_gamma
+        row[j] = d
+        bad |= d != d
+    return bad
+
+
+cdef int _affine_arguments(double* row, Py_ssize_t n, double gamma, double coef0) noexcept nogil:
+    """row[j] = gamma row[j] + coef0, in place; 1 if one is NaN."""
+    cdef Py_ssize_t j
+    cdef double d
+    cdef int bad = 0
+    for j in range(n):
+        d = row[j] * gamma + coef0
+        row[j] = d
+        bad |= d != d
+    return bad
+
+
+cdef int _not_all_finite(const double* row, Py_ssize_t n) noexcept nogil:
+    """1 if one of row[0:n] is infinite or NaN."""
+    cdef Py_ssize_t j
+    cdef int bad = 0
+    for j in range(n):
+        bad |= not (fabs(row[j]) < INFINITY)
+    return bad
 
 
 cdef void _gemm_nt(const double* A, Py_ssize_t m, const double* B, Py_ssize_t n,

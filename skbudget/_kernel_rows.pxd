@@ -56,9 +56,10 @@ cdef inline double sparse_dot(const double* values, const int* indices, Py_ssize
 
 
 cdef inline double squared_distance(double dot, double xx, double vv) noexcept nogil:
-    """||x - v||^2 from <x, v>, as ``euclidean_distances`` sums it."""
+    """||x - v||^2 from <x, v>, as ``euclidean_distances`` sums it (clipped
+    at 0; NaN, from overflowing inputs, stays NaN as with ``np.maximum``)."""
     cdef double d = (-2.0 * dot + xx) + vv
-    return d if d > 0.0 else 0.0
+    return 0.0 if d < 0.0 else d
 
 
 cdef inline double kernel_from_dot(const KernelSpec* k, double dot, double xx,

@@ -72,6 +72,7 @@ cdef class MIRALearner(SharedSupportLearner):
             with gil:
                 raise ValueError(
                     f"the label must be a class index in [0, {self.n_outputs}); got {y}")
+        self.ensure_row()
         self.compute_scores()
         m = self.class_margin(&self.scores[0], label)
         if self.versus_beta(label) > 0 or self.k_tt <= 0.0:

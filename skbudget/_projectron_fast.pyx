@@ -127,7 +127,7 @@ cdef class ProjectronLearner(OnlineLearner):
             self.work[i] = self.w[i]
         self.solve_upper(self.work)
         for i in range(n):          # scale stays 1: nothing ever rescales
-            self.alpha[self.order[i]] = self.work[i]
+            self.set_alpha(self.order[i], self.work[i])
         return 0
 
     cdef int add_current(self, double y) except -1 nogil:
@@ -148,6 +148,7 @@ cdef class ProjectronLearner(OnlineLearner):
 
     cdef int mistake_update(self, double y) except -1 nogil:
         """The Projectron's update on a mistake (shared by Projectron++)."""
+        self.ensure_row()
         self.forward()
         if self.n_sv == 0 and self.delta2 == 0.0:
             # k(x_t, x_t) <= 0: x_t is the zero function; adding it would
@@ -216,6 +217,7 @@ cdef class ProjectronPlusPlusLearner(ProjectronLearner):
         """τ = min{ℓ/‖Pk‖², 2(ℓ − ‖δ‖/η)/‖Pk‖², 1}, α_i += y τ d_i, when
         ‖Pk‖² > 0 and ℓ ≥ ‖δ‖/η (the journal form, ALGORITHMS.md §6)."""
         cdef double ratio, tau
+        self.ensure_row()
         self.forward()
         if self.pk2 <= 0.0:
             return 0

@@ -165,6 +165,7 @@ cdef class TighterLearner(ValidatedRemovalLearner):
     cdef int set_validation(self, Py_ssize_t v, double y, double score) except -1 nogil:
         """Validation entry ``v`` := the current example, ``f(x_t) = score``."""
         cdef Py_ssize_t i, c
+        self.ensure_row()
         self.vslot[v] = self.current_slot()
         self.vy[v] = y
         self.vf[v] = score
@@ -430,6 +431,7 @@ cdef class TightestLearner(ValidatedRemovalLearner):
         """UpdateSummary(x_t, [y = +1], [y = -1])."""
         cdef Py_ssize_t i, c, n = -1
         cdef double best = 0.0, value
+        self.ensure_row()
         with nogil:
             for i in range(self.n_sv):
                 c = self.order[i]
