@@ -31,7 +31,7 @@ def compute_gamma(gamma, X):
             if sp.issparse(X):
                 variance = X.multiply(X).mean() - X.mean() ** 2
             else:
-                variance = X.var()
+                variance = _variance(X)
         if not np.isfinite(variance):
             raise ValueError(
                 "gamma='scale' cannot be resolved: the variance of X overflows (X holds "
@@ -42,6 +42,18 @@ def compute_gamma(gamma, X):
     if gamma == "auto":
         return 1.0 / X.shape[1]
     return float(gamma)
+
+
+def _variance(X, block_values=1 << 16):
+    """``X.var()`` of a dense 2-D array (the mean, then the squared
+    deviations summed block by block: no temporary of the size of ``X``)."""
+    mean = X.mean()
+    rows = max(1, block_values // max(X.shape[1], 1))
+    total = 0.0
+    for start in range(0, X.shape[0], rows):
+        deviation = X[start:start + rows] - mean
+        total += np.einsum("ij,ij->", deviation, deviation)
+    return total / X.size
 
 
 def check_finite(K, kernel):
