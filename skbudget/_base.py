@@ -421,16 +421,15 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         else:
             self._reset(X, np.unique(y), streaming=self.warm_start)
         self._driver.n_jobs = self.n_jobs
-        Y = self._signed_targets(y)
         first_id = self._n_examples_seen
         self._n_examples_seen += X.shape[0]
         gram = None
         if self.max_iter > 1 and X.shape[0] <= self._gram_cache_limit:
             gram = self._kernel(X, X)
         for epoch in range(1, self.max_iter + 1):
-            order = self._rng.permutation(X.shape[0]) if self.shuffle else np.arange(X.shape[0])
-            self._record = self._record.extended(
-                self._driver.run(X, Y, order, first_id, gram, self._progress_log()))
+            order = self._rng.permutation(X.shape[0]) if self.shuffle else None
+            self._record = self._driver.run(X, y, self._signed_targets, order, first_id,
+                                            self._record, gram, self._progress_log())
             self._log_epoch(epoch)
         self.n_iter_ = self.max_iter
         self._update_fitted_attributes()
@@ -484,12 +483,10 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         if first_call:
             self._reset(X, self.classes_, streaming=True)
         self._driver.n_jobs = self.n_jobs
-        Y = self._signed_targets(y)
         first_id = self._n_examples_seen
         self._n_examples_seen += X.shape[0]
-        self._record = self._record.extended(
-            self._driver.run(X, Y, np.arange(X.shape[0]), first_id,
-                             progress=self._progress_log()))
+        self._record = self._driver.run(X, y, self._signed_targets, None, first_id,
+                                        self._record, progress=self._progress_log())
         self._update_fitted_attributes()
         self._log_epoch(1)
         return self

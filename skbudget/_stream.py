@@ -205,69 +205,68 @@ class StreamDriver:
         c = max(math.sqrt(overhead_ns / value_ns), pool_size / 2)
         return int(min(max(c, 16), 512))
 
-    def run(self, X, Y, order, first_id, gram=None, progress=None):
-        """Feed the examples ``X[order]`` through every learner.
+    def run(self, X, y, targets, order, first_id, record, gram=None, progress=None):
+        """Feed the examples ``X[order]`` through every learner; returns
+        ``record`` (an ``OnlineRecord``) extended by the rounds' mistakes.
 
-
-        Example ``order[i]`` gets the identity ``first_id + order[i]`` (the
-        same identity in every epoch of one ``fit`` call).  ``Y`` holds the
-        signed targets, one column per learner.  ``gram``, if given, is
-        ``k(X, X)``: in block mode kernel values between examples of this
-        call are then looked up instead of computed.  ``progress`` (a
+        ``order`` is None for stream order (``X`` as it is).  Example
+        ``order[i]`` gets the identity ``first_id + order[i]`` (the same
+        identity in every epoch of one ``fit`` call).  ``targets(y_part)``
+        gives the signed targets of labels ``y_part``, one column per
+        learner (with ``shared_support`` one column, the class indices); it
+        is applied a piece at a time, so nothing of the pass's length is
+        kept besides ``order``.  ``gram``, if given, is ``k(X, X)``: in
+        block mode kernel values between examples of this call are then
+        looked up instead of computed.  ``progress`` (a
         :class:`ProgressLog`) is called after every chunk (block mode) or
-        segment (store mode).  Returns the mistake flags of the rounds, in
-        stream order.  With ``shared_support``, ``Y`` has one column, the
-        class indices.
+        segment (store mode).
         """
         for learner in self.learners:
             learner.start_call(first_id)
-        if self.uses_store and len(order) <= SHORT_STREAM:
+        pieces = _Pieces(X, y, targets, order)
+        if self.uses_store and pieces.n <= SHORT_STREAM:
             # its matrix products are too small for BLAS to use threads
-            return self._run_segments(X, Y, order, first_id, progress)
+            return self._run_segments(X, pieces, first_id, record, progress)
         with single_threaded_blas():
             if not self.uses_store:
-                return self._run_chunks(X, Y, order, first_id, gram, progress)
-            return self._run_segments(X, Y, order, first_id, progress)
+                return self._run_chunks(X, pieces, first_id, record, gram, progress)
+            return self._run_segments(X, pieces, first_id, record, progress)
 
-    def _run_segments(self, X, Y, order, first_id, progress=None):
+    def _run_segments(self, X, pieces, first_id, record, progress):
         """Store mode: one compiled call per learner and segment (learners
         in threads with ``n_jobs``: they are independent)."""
-        feed = _SegmentFeed(X, self.chunk_size, order)
+        feed = _SegmentFeed(X, self.chunk_size)
         n_learners = len(self.learners)
         n_threads = min(effective_n_jobs(self.n_jobs), n_learners)
-        flags = []
         with ThreadPoolExecutor(n_threads) if n_threads > 1 else _NoPool() as pool:
-            for start in range(0, len(order), feed.segment):
-                rows = np.ascontiguousarray(order[start:start + feed.segment], dtype=np.intp)
+            for start in range(0, pieces.n, feed.segment):
+                rows, labels = pieces.rows_and_labels(start, start + feed.segment)
                 ids = rows + first_id
-                labels = np.ascontiguousarray(Y[rows].T)
                 scores = np.empty((n_learners, len(rows)))
                 run = feed.runner(rows)
                 list(pool.map(lambda k: run(self.learners[k], labels[k], ids, scores[k]),
                               range(n_learners)))
-                flags.append(self.mistakes(scores, labels))
+                flags = self.mistakes(scores, labels)
+                record = record.extended(flags)
                 if progress is not None:
-                    progress(start + len(rows), flags[-1], self)
-        return np.concatenate(flags) if flags else np.zeros(0, dtype=np.uint8)
+                    progress(start + len(rows), flags, self)
+        return record
 
-    def _run_chunks(self, X, Y, order, first_id, gram, progress=None):
-        n_learners, n = len(self.learners), len(order)
+    def _run_chunks(self, X, pieces, first_id, record, gram, progress):
+        """Block mode: per chunk, kernel blocks from Python, one compiled
+        call per learner, then the pools rebuilt."""
         distances = self.needs_distances
-        # per-stream arrays whose chunk slices are contiguous views
-        all_ids = np.add(order, first_id, dtype=np.intp)
-        labels = np.ascontiguousarray(Y[order].T)
-        scores = np.empty((n_learners, n))
         start = 0
-        while start < n:
+        while start < pieces.n:
             pool_size = sum(pool.shape[0] for pool in self.pools)
             stop = start + self.chunk_length(X.shape[1], pool_size, cached=gram is not None)
-            idx = order[start:stop]
+            idx, labels = pieces.rows_and_labels(start, stop)
             Xc = X[idx]
-            ids = all_ids[start:stop]
+            ids = idx + first_id
+            scores = np.empty((len(self.learners), len(idx)))
             K_olds, K_new, D_olds, D_new = self.chunk_blocks(X, Xc, idx, first_id, gram)
             for k, learner in enumerate(self.learners):
-                learner.process_chunk(K_olds[k], K_new, labels[k, start:stop], ids,
-                                      scores[k, start:stop],
+                learner.process_chunk(K_olds[k], K_new, labels[k], ids, scores[k],
                                       D_olds[k] if distances else None, D_new)
                 keep = learner.finish_chunk()
                 pool, pool_ids = self.pools[k], self.pool_ids[k]
@@ -279,10 +278,12 @@ class StreamDriver:
                 else:
                     self.pools[k] = _compress_rows(pool, keep_old, Xc, keep_new)
                     self.pool_ids[k] = np.concatenate([pool_ids[keep_old], ids[keep_new]])
+            flags = self.mistakes(scores, labels)
+            record = record.extended(flags)
             if progress is not None:
-                progress(stop, self.mistakes(scores[:, start:stop], labels[:, start:stop]), self)
+                progress(min(stop, pieces.n), flags, self)
             start = stop
-        return self.mistakes(scores, labels)
+        return record
 
     def mistakes(self, scores, labels):
         """Mistake flags of rounds from the learners' outputs (one row per
@@ -344,6 +345,25 @@ class StreamDriver:
         return sp.csr_matrix(rows) if sp.issparse(self.pools[k]) else rows
 
 
+class _Pieces:
+    """The rows of a pass (``order``, or stream order when it is None) and
+    their signed targets, a piece at a time."""
+
+    def __init__(self, X, y, targets, order):
+        self.y, self.targets, self.order = y, targets, order
+        self.n = X.shape[0] if order is None else len(order)
+
+    def rows_and_labels(self, start, stop):
+        """Rows ``start:stop`` of the pass (as ``intp``) and their targets,
+        one C-contiguous row per learner."""
+        stop = min(stop, self.n)
+        if self.order is None:
+            rows = np.arange(start, stop, dtype=np.intp)
+        else:
+            rows = np.ascontiguousarray(self.order[start:stop], dtype=np.intp)
+        return rows, np.ascontiguousarray(self.targets(self.y[rows]).T)
+
+
 class _SegmentFeed:
     """How the examples of a segment reach the compiled loop (store mode).
 
@@ -357,7 +377,7 @@ class _SegmentFeed:
     Buffers hold at most 2^20 values (8 MB).
     """
 
-    def __init__(self, X, chunk_size, order):
+    def __init__(self, X, chunk_size):
         self.chunk = chunk_size or 0
         self.segment = SEGMENT
         self.gather = sp.issparse(X) and X.shape[1] > DENSIFY_MAX_FEATURES
@@ -367,15 +387,18 @@ class _SegmentFeed:
                 X.sum_duplicates()
             self.parts = (X.data, X.indices.astype(np.int32, copy=False),
                           X.indptr.astype(np.int32, copy=False))
-            buffered = not self.gather
         else:
             X = np.ascontiguousarray(X)
-            buffered = len(order) > 1 and not np.all(np.diff(order) == 1)
-        self.dense = None
-        if buffered:
-            self.segment = max(256, min(SEGMENT, (1 << 20) // max(X.shape[1], 1)))
-            self.dense = np.empty((min(self.segment, X.shape[0]), X.shape[1]))
+        if not self.gather:
+            self.segment = min(SEGMENT, max(256, (1 << 20) // max(X.shape[1], 1)))
+        self.dense = None       # the segment buffer, made on first use
         self.X = X
+
+    def buffer(self, n_rows):
+        """The first ``n_rows`` rows of the segment buffer."""
+        if self.dense is None:
+            self.dense = np.empty((min(self.segment, self.X.shape[0]), self.X.shape[1]))
+        return self.dense[:n_rows]
 
     def runner(self, rows):
         """``run(learner, y, example_ids, scores)`` for the examples ``rows``."""
@@ -384,10 +407,12 @@ class _SegmentFeed:
             return lambda learner, y, ids, scores: learner.run_sparse(
                 *self.parts, rows, y, ids, scores, chunk)
         if sp.issparse(self.X):
-            densify_rows(*self.parts, rows, self.dense)
-            X, index = self.dense, np.arange(len(rows))
-        elif self.dense is not None:
-            X, index = np.take(self.X, rows, axis=0, out=self.dense[:len(rows)]), np.arange(len(rows))
+            X, index = self.buffer(len(rows)), np.arange(len(rows))
+            densify_rows(*self.parts, rows, X)
+        elif len(rows) > 1 and not (rows[-1] - rows[0] == len(rows) - 1
+                                    and np.all(np.diff(rows) == 1)):
+            X = np.take(self.X, rows, axis=0, out=self.buffer(len(rows)))
+            index = np.arange(len(rows))
         else:
             X, index = self.X, rows
         norms = _row_sq_norms(X, index)
