@@ -342,23 +342,21 @@ cdef Py_ssize_t factor_delete_row(double* L, Py_ssize_t ld, Py_ssize_t n, Py_ssi
     lower-triangular form; ``kself[cell[i]]`` is ``k_ii`` of (old) position
     ``i``.  Returns ``n - 1`` when the rows are the span factor of the
     ``n - 1`` vectors, else the first row from which it must be rebuilt
-    (:func:`factor_rebuild_rows`): a vector after ``p`` that lay in the span
-    of the earlier ones may not without ``p``, and a rotation that would
-    leave row i a diagonal of at most ``sqrt(SPAN_TOL k_ii)`` puts vector i
-    in the span, whose column must then be zero below it."""
+    (:func:`factor_rebuild_rows`; the rows before it are rotated): a vector
+    after ``p`` that lay in the span of the earlier ones may not without
+    ``p``, and a rotation that would leave row i a diagonal of at most
+    ``sqrt(SPAN_TOL k_ii)`` puts vector i in the span, whose column must
+    then be zero below it."""
     cdef Py_ssize_t i, k
     cdef double a, b, r, c, s, u, v
-    for i in range(p + 1, n):
-        if L[i * ld + i] == 0.0:
-            return p
     for i in range(p, n - 1):
         for k in range(i + 2):
             L[i * ld + k] = L[(i + 1) * ld + k]
     for i in range(p, n - 1):
         a = L[i * ld + i]
-        b = L[i * ld + i + 1]
+        b = L[i * ld + i + 1]       # the vector's old diagonal: 0 if it was in the span
         r = sqrt(a * a + b * b)
-        if r * r <= SPAN_TOL * kself[cell[i + 1]]:
+        if b == 0.0 or r * r <= SPAN_TOL * kself[cell[i + 1]]:
             return i
         c = a / r
         s = b / r

@@ -235,7 +235,7 @@ class StreamDriver:
     def _run_segments(self, X, pieces, first_id, record, progress):
         """Store mode: one compiled call per learner and segment (learners
         in threads with ``n_jobs``: they are independent)."""
-        feed = _SegmentFeed(X, self.chunk_size)
+        feed = _SegmentFeed(X, self.chunk_size, pieces.order is None)
         n_learners = len(self.learners)
         n_threads = min(effective_n_jobs(self.n_jobs), n_learners)
         with ThreadPoolExecutor(n_threads) if n_threads > 1 else _NoPool() as pool:
@@ -377,7 +377,7 @@ class _SegmentFeed:
     Buffers hold at most 2^20 values (8 MB).
     """
 
-    def __init__(self, X, chunk_size):
+    def __init__(self, X, chunk_size, in_stream_order):
         self.chunk = chunk_size or 0
         self.segment = SEGMENT
         self.gather = sp.issparse(X) and X.shape[1] > DENSIFY_MAX_FEATURES
@@ -389,7 +389,7 @@ class _SegmentFeed:
                           X.indptr.astype(np.int32, copy=False))
         else:
             X = np.ascontiguousarray(X)
-        if not self.gather:
+        if not self.gather and (sp.issparse(X) or not in_stream_order):   # segments buffered
             self.segment = min(SEGMENT, max(256, (1 << 20) // max(X.shape[1], 1)))
         self.dense = None       # the segment buffer, made on first use
         self.X = X
