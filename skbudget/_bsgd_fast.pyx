@@ -22,6 +22,7 @@ import numpy as np
 from libc.math cimport exp, fabs, log, sqrt, INFINITY
 
 from skbudget._engine cimport OnlineLearner
+from skbudget._engine import _resized
 from skbudget._kernel_rows cimport dense_dot
 
 # relative tolerance under which two compared values count as tied
@@ -77,6 +78,9 @@ cdef class BudgetedSGDLearner(OnlineLearner):
     # projection: the Cholesky factor of the support set's Gram matrix, by
     # position (row i = vector i, oldest first; see "the span factor" below)
     cdef public double[:, ::1] chol
+    # squared distance to the span of the earlier vectors that the factor
+    # dropped, by position (a vector in that span; 0 for a kept one)
+    cdef public double[::1] span_gap
     cdef double[::1] rhs
     # merging: the candidate partners (rows: see merge_smallest) and z
     cdef double[:, ::1] candidates
@@ -84,7 +88,8 @@ cdef class BudgetedSGDLearner(OnlineLearner):
     cdef double[::1] merged
 
     _state_names = OnlineLearner._state_names + (
-        "budget", "lam", "maintenance", "n_steps", "n_maintenance", "degradation", "chol")
+        "budget", "lam", "maintenance", "n_steps", "n_maintenance", "degradation", "chol",
+        "span_gap")
 
     def __init__(self, Py_ssize_t budget=1, double lam=1e-4, int maintenance=RULE_REMOVAL):
         # projection reads k(x_i, x_p) from the Gram matrix; merging asks the
@@ -98,6 +103,7 @@ cdef class BudgetedSGDLearner(OnlineLearner):
         self.n_maintenance = 0
         self.degradation = 0.0
         self.chol = np.zeros((0, 0))
+        self.span_gap = np.zeros(0)
         self.rhs = np.zeros(0)
         self.candidates = np.zeros((CANDIDATE_ROWS, 0))
         self.partner_pos = np.zeros(0, dtype=np.intp)
@@ -112,7 +118,8 @@ cdef class BudgetedSGDLearner(OnlineLearner):
             if not self.track_gram:
                 return "projection needs track_gram"
             if self.chol.shape[0] != self.chol.shape[1] or (
-                    self.n_sv and self.chol.shape[0] < self.n_sv):
+                    self.n_sv and self.chol.shape[0] < self.n_sv) or (
+                    self.span_gap.shape[0] != self.chol.shape[0]):
                 return f"the Cholesky factor is not square over {self.n_sv} vectors"
         return None
 
@@ -177,10 +184,11 @@ cdef class BudgetedSGDLearner(OnlineLearner):
                 chol = np.zeros((max(self.capacity, self.chol.shape[0]),) * 2)
                 chol[:n, :n] = np.asarray(self.chol)[:n, :n]
                 self.chol = chol
+                self.span_gap = _resized(self.span_gap, self.chol.shape[0])
                 self.rhs = np.zeros(self.chol.shape[0])
         for i in range(n):
             self.chol[n, i] = self.k_row[self.order[i]]
-        factor_append_row(&self.chol[0, 0], self.chol.shape[1], n, self.k_tt)
+        factor_append_row(&self.chol[0, 0], self.chol.shape[1], n, self.k_tt, &self.span_gap[0])
         return 0
 
     cdef int project_smallest(self) except -1 nogil:
@@ -197,7 +205,8 @@ cdef class BudgetedSGDLearner(OnlineLearner):
             if i != p:
                 self.rhs[j] = self.gram[self.order[i], cp]
                 j += 1
-        j = factor_delete_row(L, ld, self.n_sv, p, &self.kself[0], &self.order[0])
+        j = factor_delete_row(L, ld, self.n_sv, p, &self.kself[0], &self.order[0],
+                              &self.span_gap[0])
         if j < n:
             self.refactor_rows(j, p)
         norm2 = forward_substitution(L, ld, n, &self.rhs[0])
@@ -222,7 +231,8 @@ cdef class BudgetedSGDLearner(OnlineLearner):
         with gil:   # the Gram matrix by new position (p dropped)
             cells = np.delete(np.asarray(self.order)[:self.n_sv], p)
             gram = np.ascontiguousarray(np.asarray(self.gram)[np.ix_(cells, cells)])
-        factor_rebuild_rows(&self.chol[0, 0], self.chol.shape[1], start, n, &gram[0, 0], n)
+        factor_rebuild_rows(&self.chol[0, 0], self.chol.shape[1], start, n, &gram[0, 0], n,
+                            &self.span_gap[0])
         return 0
 
     cdef Py_ssize_t smallest_coefficient(self) noexcept nogil:
@@ -328,39 +338,62 @@ cdef void back_substitution(const double* L, Py_ssize_t ld, Py_ssize_t n,
                 x[k] -= x[j] * L[j * ld + k]
 
 
-cdef void factor_append_row(double* L, Py_ssize_t ld, Py_ssize_t n, double k_self) noexcept nogil:
+cdef void factor_append_row(double* L, Py_ssize_t ld, Py_ssize_t n, double k_self,
+                           double* gap) noexcept nogil:
     """Row ``n`` holds ``k(x_n, x_i)`` for i < n: make it the factor's row
-    (the bordered Cholesky step)."""
+    (the bordered Cholesky step); ``gap[n]`` gets the squared distance to
+    the span it drops (0 for a kept vector)."""
     cdef double pivot = k_self - forward_substitution(L, ld, n, &L[n * ld])
-    L[n * ld + n] = sqrt(pivot) if k_self > 0.0 and pivot > SPAN_TOL * k_self else 0.0
+    if k_self > 0.0 and pivot > SPAN_TOL * k_self:
+        L[n * ld + n] = sqrt(pivot)
+        gap[n] = 0.0
+    else:
+        L[n * ld + n] = 0.0
+        gap[n] = pivot if pivot > 0.0 else 0.0
 
 
 cdef Py_ssize_t factor_delete_row(double* L, Py_ssize_t ld, Py_ssize_t n, Py_ssize_t p,
-                                  const double* kself, const Py_ssize_t* cell) noexcept nogil:
+                                  const double* kself, const Py_ssize_t* cell,
+                                  double* gap) noexcept nogil:
     """Remove vector ``p`` of ``n`` from the factor: rows below move up one,
     then Givens rotations of the column pairs (i, i + 1) bring row i back to
     lower-triangular form; ``kself[cell[i]]`` is ``k_ii`` of (old) position
-    ``i``.  Returns ``n - 1`` when the rows are the span factor of the
-    ``n - 1`` vectors, else the first row from which it must be rebuilt
-    (:func:`factor_rebuild_rows`; the rows before it are rotated): a vector
-    after ``p`` that lay in the span of the earlier ones may not without
-    ``p``, and a rotation that would leave row i a diagonal of at most
-    ``sqrt(SPAN_TOL k_ii)`` puts vector i in the span, whose column must
-    then be zero below it."""
+    ``i``.  Row i's entry ``b`` in column i + 1 is its old diagonal, its
+    entry ``a`` in column i its component along the direction ``p`` leaves.
+    A kept vector (``b != 0``) stays kept: rotated.  A vector in the span
+    (``b = 0``; its column is zero below it) is now at the squared distance
+    ``a² + gap[i]`` from the span; while that is at most ``SPAN_TOL k_ii`` it
+    stays in it: the two columns swap, exactly, and the gap grows to it.
+    Returns ``n - 1`` when the rows are the span factor of the ``n - 1``
+    vectors, else the first row from which it must be rebuilt
+    (:func:`factor_rebuild_rows`; the rows before it are done): a vector
+    that leaves the span (its row holds only its part in the span, not the
+    gap), or a kept one whose rotated diagonal fell within the tolerance by
+    rounding."""
     cdef Py_ssize_t i, k
-    cdef double a, b, r, c, s, u, v
+    cdef double a, b, r, c, s, u, v, tol
     for i in range(p, n - 1):
         for k in range(i + 2):
             L[i * ld + k] = L[(i + 1) * ld + k]
+        gap[i] = gap[i + 1]
     for i in range(p, n - 1):
         a = L[i * ld + i]
         b = L[i * ld + i + 1]       # the vector's old diagonal: 0 if it was in the span
-        r = sqrt(a * a + b * b)
-        if b == 0.0 or r * r <= SPAN_TOL * kself[cell[i + 1]]:
-            return i
-        c = a / r
-        s = b / r
-        L[i * ld + i] = r
+        tol = SPAN_TOL * kself[cell[i + 1]]
+        if b == 0.0:
+            if a * a + gap[i] > tol:    # leaves the span
+                return i
+            gap[i] += a * a
+            c = 0.0                 # stays in it: the columns swap, its zero column
+            s = 1.0                 # moves to i and the rows below keep theirs
+            L[i * ld + i] = 0.0
+        else:
+            r = sqrt(a * a + b * b)
+            if r * r <= tol:        # a kept vector in the span (rounding)
+                return i
+            c = a / r
+            s = b / r
+            L[i * ld + i] = r
         L[i * ld + i + 1] = 0.0
         for k in range(i + 1, n - 1):
             u = L[k * ld + i]
@@ -371,53 +404,63 @@ cdef Py_ssize_t factor_delete_row(double* L, Py_ssize_t ld, Py_ssize_t n, Py_ssi
 
 
 cdef void factor_rebuild_rows(double* L, Py_ssize_t ld, Py_ssize_t start, Py_ssize_t n,
-                              const double* K, Py_ssize_t ldk) noexcept nogil:
+                              const double* K, Py_ssize_t ldk, double* gap) noexcept nogil:
     """Rows ``start .. n-1`` of the span factor of the Gram matrix ``K``
     (``n x n``, rows ``ldk`` apart), by bordered steps on the rows before."""
     cdef Py_ssize_t i, j
     for j in range(start, n):
         for i in range(n):
             L[j * ld + i] = K[j * ldk + i] if i < j else 0.0
-        factor_append_row(L, ld, j, K[j * ldk + j])
+        factor_append_row(L, ld, j, K[j * ldk + j], gap)
 
 
 def _span_factor(K):
-    """The span factor of a Gram matrix ``K``, grown row by row (for tests)."""
+    """``(L, gap)``: the span factor of a Gram matrix ``K`` (``n + 1``
+    square, ``n`` rows used), grown row by row, and the dropped squared
+    distances (for tests)."""
     K = np.asarray(K, dtype=np.float64)
     n = K.shape[0]
     if K.ndim != 2 or K.shape != (n, n):
         raise ValueError(f"K must be square; got shape {K.shape}")
     L_arr = np.zeros((n + 1, n + 1))
+    gap_arr = np.zeros(n + 1)
     cdef double[:, ::1] L = L_arr
+    cdef double[::1] gap = gap_arr
     cdef Py_ssize_t i
     for i in range(n):
         L_arr[i, :i] = K[i, :i]
-        factor_append_row(&L[0, 0], n + 1, i, K[i, i])
-    return L_arr
+        factor_append_row(&L[0, 0], n + 1, i, K[i, i], &gap[0])
+    return L_arr, gap_arr
 
 
-def _span_factor_delete(L, K, Py_ssize_t p):
-    """A copy of the span factor ``L`` (n + 1 square, n rows used) of the
-    Gram matrix ``K`` without vector ``p`` (for tests): rotations, and rows
-    rebuilt from ``K`` where they cannot keep it a span factor."""
+def _span_factor_delete(L, gap, K, Py_ssize_t p):
+    """Copies of the span factor ``L`` (n + 1 square, n rows used) of the
+    Gram matrix ``K`` and of its ``gap`` without vector ``p`` (for tests):
+    rotations, and rows rebuilt from ``K`` where they cannot keep it a span
+    factor."""
     L_arr = np.array(L, dtype=np.float64, order="C")
+    gap_arr = np.array(gap, dtype=np.float64)
     K = np.ascontiguousarray(K, dtype=np.float64)
     cdef Py_ssize_t n = K.shape[0]
-    if L_arr.shape != (n + 1, n + 1) or K.shape != (n, n) or not 0 <= p < n:
-        raise ValueError("L must be (n + 1) square for an n x n K, and 0 <= p < n")
+    if L_arr.shape != (n + 1, n + 1) or gap_arr.shape != (n + 1,) or K.shape != (n, n) \
+            or not 0 <= p < n:
+        raise ValueError("L must be (n + 1) square and gap n + 1 long for an n x n K, "
+                         "and 0 <= p < n")
     keep = np.delete(np.arange(n), p)
     kd = np.ascontiguousarray(np.diag(K))
     K_kept = np.ascontiguousarray(K[np.ix_(keep, keep)])
     cells = np.arange(n, dtype=np.intp)
     cdef double[:, ::1] Lv = L_arr
+    cdef double[::1] gv = gap_arr
     cdef double[::1] kv = kd
     cdef double[:, ::1] Kv = K_kept
     cdef Py_ssize_t[::1] cv = cells
-    cdef Py_ssize_t start = factor_delete_row(&Lv[0, 0], n + 1, n, p, &kv[0], &cv[0])
+    cdef Py_ssize_t start = factor_delete_row(&Lv[0, 0], n + 1, n, p, &kv[0], &cv[0], &gv[0])
     if start < n - 1:
-        factor_rebuild_rows(&Lv[0, 0], n + 1, start, n - 1, &Kv[0, 0], n - 1)
+        factor_rebuild_rows(&Lv[0, 0], n + 1, start, n - 1, &Kv[0, 0], n - 1, &gv[0])
     L_arr[n - 1] = 0.0
-    return L_arr
+    gap_arr[n - 1] = 0.0
+    return L_arr, gap_arr
 
 
 def _span_solve(L, b):
