@@ -203,8 +203,11 @@ class KernelFunction:
                                                       self_offset=self_offset), self.kernel)
 
     def diagonal(self, X):
-        """k(x_i, x_i) for every row, from small diagonal blocks (64 kernel
-        values per row)."""
+        """k(x_i, x_i) for every row: 1 for 'rbf' (its self-distances are
+        exactly 0, as in ``k(X, X)``), else from small diagonal blocks (64
+        kernel values per row)."""
+        if self.is_fast and self.kernel == "rbf":
+            return np.ones(X.shape[0])
         step = 64
         return np.concatenate(
             [np.diag(self(X[i:i + step], X[i:i + step])) for i in range(0, X.shape[0], step)]

@@ -7,7 +7,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.metrics.pairwise import pairwise_kernels
 
 from skbudget import KernelPerceptron
-from skbudget._kernels import FAST_KERNELS
+from skbudget._kernels import FAST_KERNELS, KernelFunction
 
 
 @pytest.mark.parametrize("kernel", sorted(FAST_KERNELS))
@@ -35,3 +35,13 @@ def test_rbf_self_values_are_exactly_one():
     K_olds, K_new, _, _ = est._driver.chunk_blocks(X, X[2:], np.arange(2, 6), 0, None)
     assert_array_equal(np.diag(K_new), 1.0)
     assert_allclose(K_olds[0], est._kernel(X[2:], pool))
+
+
+@pytest.mark.parametrize("kernel", sorted(FAST_KERNELS) + ["laplacian"])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_kernel_diagonal_equals_the_diagonal_of_the_blocks(kernel, sparse):
+    rng = np.random.RandomState(3)
+    X = rng.normal(size=(150, 4)) * (rng.uniform(size=(150, 4)) < 0.6)
+    X = sp.csr_matrix(X) if sparse else X
+    function = KernelFunction(kernel, 0.3, 2, 0.5, None)
+    assert_array_equal(function.diagonal(X), np.diag(function(X, X)))
