@@ -383,9 +383,9 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------
     def _validate_fit_input(self, X, y, reset):
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, reset=reset)
-        if reset:       # a continuing call checks its labels against classes_
+        if reset:
             check_classification_targets(y)
-        if not reset:
+        else:           # its labels are checked against classes_ (_check_labels)
             X = self._as_storage_format(X)
         return X, y
 

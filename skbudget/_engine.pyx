@@ -374,13 +374,9 @@ cdef class OnlineLearner:
         s = dense_dot(slot_alpha, block_row, self.n_block_slots)
         for i in range(self.n_block_slots, self.n_slots):   # added during the chunk
             if slot_alpha[i] != 0.0:
-                if self.slot_row[i] >= 0:
-                    v = block_row[self.n_block_slots + self.slot_row[i]]
-                else:
-                    v = kernel_from_dot(&self.kspec, self.dot_to_slot(i), self.xx,
-                                        self.store_sq[i])
-                    if not _finite(v):
-                        self.nonfinite = True
+                v = self.kernel_to_slot(i)
+                if not _finite(v):      # a vector of no chunk row: computed directly
+                    self.nonfinite = True
                 s += slot_alpha[i] * v
         return s * self.scale
 

@@ -68,11 +68,16 @@ def count_mistakes(scores, Y):
     return (true_score <= others).astype(np.uint8)
 
 
+def _consecutive(rows):
+    """Whether ``rows`` are consecutive row numbers (at least one)."""
+    return len(rows) == 1 or (len(rows) > 1 and rows[-1] - rows[0] == len(rows) - 1
+                              and bool(np.all(np.diff(rows) == 1)))
+
+
 def _row_sq_norms(X, rows, block=512):
     """||X[r]||^2 for r in ``rows`` (dense X), as ``euclidean_distances``
     computes them (einsum), in blocks of rows (no copy of the stream)."""
-    if len(rows) == 1 or (len(rows) and rows[-1] - rows[0] == len(rows) - 1
-                          and np.all(np.diff(rows) == 1)):
+    if _consecutive(rows):
         part = X[rows[0]:rows[-1] + 1]
         return np.einsum("ij,ij->i", part, part)
     out = np.empty(len(rows))
@@ -281,7 +286,7 @@ class StreamDriver:
             flags = self.mistakes(scores, labels)
             record = record.extended(flags)
             if progress is not None:
-                progress(min(stop, pieces.n), flags, self)
+                progress(start + len(idx), flags, self)
             start = stop
         return record
 
@@ -409,8 +414,7 @@ class _SegmentFeed:
         if sp.issparse(self.X):
             X, index = self.buffer(len(rows)), np.arange(len(rows))
             densify_rows(*self.parts, rows, X)
-        elif len(rows) > 1 and not (rows[-1] - rows[0] == len(rows) - 1
-                                    and np.all(np.diff(rows) == 1)):
+        elif len(rows) and not _consecutive(rows):
             X = np.take(self.X, rows, axis=0, out=self.buffer(len(rows)))
             index = np.arange(len(rows))
         else:
