@@ -1,11 +1,14 @@
 """Build the compiled engine: every ``skbudget/*.pyx`` is one extension."""
 from pathlib import Path
 
+import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
 extensions = [
-    Extension(f"skbudget.{path.stem}", [str(path)], extra_compile_args=["-O3"])
+    Extension(f"skbudget.{path.stem}", [str(path)], extra_compile_args=["-O3"],
+              include_dirs=[numpy.get_include()],   # _elementwise: NumPy's ufunc loops
+              define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_9_API_VERSION")])
     for path in sorted(Path("skbudget").glob("*.pyx"))
 ]
 

@@ -87,8 +87,10 @@ cdef class OnlineLearner:
     # k(x_t, store[s]) = chunk_k[t, s] for s < n_block_slots, and
     # k(x_t, x_t') = chunk_k[t, n_block_slots + t'] for the chunk's examples
     # t' (slot_row[s] = t' for a slot holding example t', else -1)
-    cdef double[:, ::1] chunk_k
-    cdef object chunk_buffer            # the memory behind chunk_k, reused
+    cdef double* chunk_k                # c rows of chunk_width values
+    cdef Py_ssize_t chunk_width
+    cdef double[::1] chunk_buffer       # the memory behind chunk_k, reused
+    cdef double[::1] chunk_rows         # a shuffled chunk's rows, gathered
     cdef Py_ssize_t[::1] slot_row
     cdef Py_ssize_t n_block_slots
     cdef bint chunk_blocks
@@ -130,8 +132,11 @@ cdef class OnlineLearner:
     cdef Py_ssize_t new_slot(self) except -1 nogil
     cdef int grow_store(self) except -1
     cdef double dot_to_slot(self, Py_ssize_t s) noexcept nogil
-    cdef int compute_chunk_blocks(self, const double[:, ::1] rows, const double[::1] sq_norms) except -1
-    cdef int reserve_slots(self, Py_ssize_t n_new) except -1
+    cdef const double* gather_chunk_rows(self, const double[:, ::1] X, const Py_ssize_t[::1] rows,
+                                         Py_ssize_t start, Py_ssize_t stop) except NULL nogil
+    cdef int compute_chunk_blocks(self, const double* rows, Py_ssize_t c,
+                                  const double* sq_norms) except -1 nogil
+    cdef int reserve_slots(self, Py_ssize_t n_new) except -1 nogil
     cdef int compact_store(self) except -1
     cdef renumber_slots(self, Py_ssize_t n_total)
     cdef int set_current(self, double xx, bint gather) except -1 nogil

@@ -33,11 +33,16 @@ from libc.string cimport memcpy, memset
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from scipy.linalg.cython_blas cimport dgemm
 
+from skbudget._elementwise cimport exp_inplace, power_inplace, tanh_inplace
 from skbudget._kernel_rows cimport (
     KernelSpec, LINEAR_KERNEL, RBF_KERNEL, POLY_KERNEL, SIGMOID_KERNEL, dense_dot, sparse_dot, kernel_from_dot, kernel_to_itself, squared_distance,
 )
 
 cdef uint64_t MAX_UINT32 = 4294967295
+# float64 bit patterns (the vectorized non-finite checks)
+cdef uint64_t SIGN_BIT = 0x8000000000000000
+cdef uint64_t ABS_MASK = 0x7fffffffffffffff
+cdef uint64_t INF_BITS = 0x7ff0000000000000
 # names of the KernelKind values (in error messages)
 KERNEL_NAMES = ("linear", "rbf", "poly", "sigmoid")
 
@@ -184,7 +189,7 @@ cdef class OnlineLearner:
             self.slot_alpha[self.slot[c]] = self.alpha[c]
         return 0
 
-    cdef int reserve_slots(self, Py_ssize_t n_new) except -1:
+    cdef int reserve_slots(self, Py_ssize_t n_new) except -1 nogil:
         """Before a chunk (store mode): room for ``n_new`` new slots.
         Unreferenced slots (beyond the support vectors) are dropped once
         they are a fifth of the store's rows, or when it is full (the
@@ -192,15 +197,18 @@ cdef class OnlineLearner:
         work); the store keeps twice the room it needs."""
         cdef Py_ssize_t need = self.n_slots + n_new
         if need > self.store.shape[0] or 5 * (self.n_slots - self.n_sv) > self.n_slots + 40:
-            self.compact_store()
-            need = self.n_slots + n_new
-            if need > self.store.shape[0]:
-                store = np.zeros((2 * need, self.n_features))
-                store[:self.n_slots] = np.asarray(self.store)[:self.n_slots]
-                self.store = store
-                self.store_sq = _resized(self.store_sq, 2 * need)
-            if self.chunk_blocks:
-                self.rebuild_slot_alpha()
+            with gil:
+                self.compact_store()
+                need = self.n_slots + n_new
+                if need > self.store.shape[0]:
+                    store = np.zeros((2 * need, self.n_features))
+                    store[:self.n_slots] = np.asarray(self.store)[:self.n_slots]
+                    self.store = store
+                    self.store_sq = _resized(self.store_sq, 2 * need)
+                if self.chunk_blocks:
+                    if self.slot_row.shape[0] < self.store.shape[0]:
+                        self.slot_row = np.full(self.store.shape[0], -1, dtype=np.intp)
+                    self.rebuild_slot_alpha()
         return 0
 
     cdef int compact_store(self) except -1:
@@ -255,9 +263,9 @@ cdef class OnlineLearner:
             if s == self.cur_slot:
                 return self.k_tt
             if s < self.n_block_slots:
-                return self.chunk_k[self.t, s]
+                return self.chunk_k[self.t * self.chunk_width + s]
             if self.chunk_blocks and self.slot_row[s] >= 0:
-                return self.chunk_k[self.t, self.n_block_slots + self.slot_row[s]]
+                return self.chunk_k[self.t * self.chunk_width + self.n_block_slots + self.slot_row[s]]
             return kernel_from_dot(&self.kspec, self.dot_to_slot(s), self.xx, self.store_sq[s])
         if s < self.n_old:
             return self.K_old[self.t, s]
@@ -326,9 +334,9 @@ cdef class OnlineLearner:
                 c = order[i]
                 s = slot[c]
                 if s < self.n_block_slots:
-                    v = self.chunk_k[self.t, s]
+                    v = self.chunk_k[self.t * self.chunk_width + s]
                 elif self.chunk_blocks and self.slot_row[s] >= 0:
-                    v = self.chunk_k[self.t, self.n_block_slots + self.slot_row[s]]
+                    v = self.chunk_k[self.t * self.chunk_width + self.n_block_slots + self.slot_row[s]]
                 elif self.x_dense != NULL:
                     v = kernel_from_dot(&self.kspec, dense_dot(self.x_dense, &self.store[s, 0], d),
                                         self.xx, self.store_sq[s])
@@ -369,7 +377,7 @@ cdef class OnlineLearner:
             for i in range(n):
                 s += alpha[order[i]] * k_row[order[i]]
             return s * self.scale
-        block_row = &self.chunk_k[self.t, 0]
+        block_row = &self.chunk_k[self.t * self.chunk_width]
         slot_alpha = &self.slot_alpha[0]
         s = dense_dot(slot_alpha, block_row, self.n_block_slots)
         for i in range(self.n_block_slots, self.n_slots):   # added during the chunk
@@ -691,31 +699,26 @@ cdef class OnlineLearner:
         if X.shape[1] != self.n_features or sq_norms.shape[0] != rows.shape[0]:
             raise ValueError(f"X has {X.shape[1]} features, the learner {self.n_features}")
         cdef Py_ssize_t start = 0, stop, c, i, d = self.n_features, n = rows.shape[0]
-        cdef double[:, ::1] chunk_rows = np.empty((0, d))
-        cdef const double[::1] chunk_sq
+        cdef const double* chunk_start
         self.slot_row = np.full(self.store.shape[0], -1, dtype=np.intp)
+        self.chunk_rows = np.empty(0)
+        self.chunk_buffer = np.empty(0)
         self.chunk_blocks = True
         self.nonfinite = False
         try:
             self.rebuild_slot_alpha()
-            while start < n:
-                c = chunk if chunk > 0 else chunk_length(self.n_sv, d)
-                stop = min(start + c, n)
-                c = stop - start
-                self.reserve_slots(c)
-                if self.slot_row.shape[0] < self.store.shape[0]:
-                    self.slot_row = _resized(self.slot_row, self.store.shape[0])
-                chunk_sq = sq_norms[start:stop]
-                if _consecutive(rows, start, stop):     # the chunk's rows in place
-                    self.compute_chunk_blocks(X[rows[start]:rows[start] + c], chunk_sq)
-                else:
-                    if chunk_rows.shape[0] < c:
-                        chunk_rows = np.empty((c, d))
-                    with nogil:
-                        for i in range(start, stop):
-                            memcpy(&chunk_rows[i - start, 0], &X[rows[i], 0], d * sizeof(double))
-                    self.compute_chunk_blocks(chunk_rows[:c], chunk_sq)
-                with nogil:         # other threads' learners run meanwhile
+            # no Python per chunk: the GIL only for a compaction or growth
+            with nogil:     # other threads' learners run meanwhile
+                while start < n:
+                    c = chunk if chunk > 0 else chunk_length(self.n_sv, d)
+                    stop = min(start + c, n)
+                    c = stop - start
+                    self.reserve_slots(c)
+                    if _consecutive(rows, start, stop):     # the chunk's rows in place
+                        chunk_start = &X[rows[start], 0]
+                    else:
+                        chunk_start = self.gather_chunk_rows(X, rows, start, stop)
+                    self.compute_chunk_blocks(chunk_start, c, &sq_norms[start])
                     for i in range(start, stop):
                         self.t = i - start
                         self.x_dense = &X[rows[i], 0]
@@ -723,47 +726,64 @@ cdef class OnlineLearner:
                         scores[i] = self.process_example(y[i], example_ids[i])
                         if self.nonfinite:
                             self.raise_nonfinite()
-                self.n_block_slots = 0
-                start = stop
+                    self.n_block_slots = 0
+                    start = stop
         finally:
             self.n_block_slots = 0
             self.chunk_blocks = False
-            self.chunk_k = None
+            self.chunk_k = NULL
             self.chunk_buffer = None
+            self.chunk_rows = None
             self.slot_row = None
             self.x_dense = NULL
             self.cur_slot = -1
 
-    cdef int compute_chunk_blocks(self, const double[:, ::1] rows,
-                                  const double[::1] sq_norms) except -1:
-        """The chunk's kernel values against the stored rows and against
-        itself, side by side in ``chunk_k``, with ``rbf_kernel``'s
-        arithmetic: inner products by GEMM, then (RBF) ``(-2 <x, v> +
-        ||x||^2) + ||v||^2`` clipped at 0, times ``-gamma``, and NumPy's
-        (vectorized) exp over the whole block in one call."""
-        cdef Py_ssize_t c = rows.shape[0], n = self.n_slots, d = self.n_features
+    cdef const double* gather_chunk_rows(self, const double[:, ::1] X,
+                                         const Py_ssize_t[::1] rows, Py_ssize_t start,
+                                         Py_ssize_t stop) except NULL nogil:
+        """``X[rows[start:stop]]`` copied into one contiguous block."""
+        cdef Py_ssize_t i, d = self.n_features
+        if self.chunk_rows.shape[0] < (stop - start) * d:
+            with gil:
+                self.chunk_rows = np.empty(2 * (stop - start) * d)
+        for i in range(start, stop):
+            memcpy(&self.chunk_rows[(i - start) * d], &X[rows[i], 0], d * sizeof(double))
+        return &self.chunk_rows[0]
+
+    cdef int compute_chunk_blocks(self, const double* rows, Py_ssize_t c,
+                                  const double* sq_norms) except -1 nogil:
+        """The kernel values of the chunk's ``c`` examples (``rows``: c x d,
+        contiguous; ``sq_norms``: their squared norms) against the stored
+        rows and against each other, side by side in ``chunk_k`` (c rows of
+        ``n_slots + c`` values), with ``rbf_kernel``'s arithmetic: inner
+        products by GEMM, then (RBF) ``(-2 <x, v> + ||x||^2) + ||v||^2``
+        clipped at 0, times ``-gamma``, and NumPy's vectorized exp over the
+        whole block (its loop called directly: no Python, no GIL)."""
+        cdef Py_ssize_t n = self.n_slots, d = self.n_features, width = n + c
         cdef bint finite
-        cdef Py_ssize_t width = n + c
-        if self.chunk_buffer is None or self.chunk_buffer.shape[0] < c * width:
-            self.chunk_buffer = np.empty(2 * c * width)
-        block = self.chunk_buffer[:c * width].reshape(c, width)
-        cdef double[:, ::1] k = block
-        with nogil:
-            if n > 0:
-                _gemm_nt(&rows[0, 0], c, &self.store[0, 0], n, d, &k[0, 0], width)
-            _gemm_nt(&rows[0, 0], c, &rows[0, 0], c, d, &k[0, n], width)
-            finite = _dots_to_kernel_arguments(&self.kspec, k, n, sq_norms, &self.store_sq[0])
+        cdef double* k
+        if self.chunk_buffer.shape[0] < c * width:
+            with gil:
+                self.chunk_buffer = np.empty(2 * c * width)
+        k = &self.chunk_buffer[0]
+        if n > 0:
+            _gemm_nt(rows, c, &self.store[0, 0], n, d, k, width)
+        _gemm_nt(rows, c, rows, c, d, &k[n], width)
+        finite = _dots_to_kernel_arguments(&self.kspec, k, c, width, n, sq_norms,
+                                           &self.store_sq[0])
         if self.kspec.kind == RBF_KERNEL:
-            np.exp(block, out=block)
+            exp_inplace(k, c * width)
         elif self.kspec.kind == POLY_KERNEL:
-            np.power(block, self.kernel_degree, out=block)
+            power_inplace(k, c * width, self.kernel_degree)
+            # the rounds read the block unchecked: finite arguments give
+            # finite rbf and sigmoid values; a power may still overflow
+            finite = not _any_nonfinite(k, c * width)
         elif self.kspec.kind == SIGMOID_KERNEL:
-            np.tanh(block, out=block)
-        # the rounds read the block unchecked: finite arguments give finite
-        # rbf and sigmoid values; a power may still overflow
-        if not finite or (self.kspec.kind == POLY_KERNEL and not np.isfinite(block).all()):
+            tanh_inplace(k, c * width)
+        if not finite:
             self.raise_nonfinite()
         self.chunk_k = k
+        self.chunk_width = width
         self.n_block_slots = n
         return 0
 
@@ -931,70 +951,94 @@ def _check_chunk(K_old, K_new, y, example_ids, scores, D_old, D_new):
             raise ValueError(f"chunk blocks disagree: {name} = {size}, chunk length {n}")
 
 
-cdef bint _dots_to_kernel_arguments(const KernelSpec* k, double[:, ::1] block,
-                                    Py_ssize_t n_stored, const double[::1] xx,
+cdef bint _dots_to_kernel_arguments(const KernelSpec* k, double* block, Py_ssize_t m,
+                                    Py_ssize_t width, Py_ssize_t n_stored, const double* xx,
                                     const double* stored_sq) noexcept nogil:
     """Inner products -> the argument of the kernel's elementwise function,
     in place; returns False if an argument would give a non-finite kernel
     value (NaN for rbf and sigmoid, NaN or infinity for linear; poly's
     power is checked after it).
 
-    ``block[i]`` holds ``<x_i, store[j]>`` for ``j < n_stored``, then
-    ``<x_i, x_j>`` for the chunk's rows.  RBF: ``-gamma ||x_i - v_j||^2``
-    (the distance of ``x_i`` to itself exactly 0, as in ``k(X, X)``); poly
-    and sigmoid: ``gamma <x_i, v_j> + coef0``; linear: unchanged.  (The
-    checks are integer ORs, which the compiler vectorizes.)"""
-    cdef Py_ssize_t i, m = block.shape[0], width = block.shape[1]
-    cdef int bad = 0
-    cdef int kind = k.kind
+    ``block`` has ``m`` rows of ``width`` values: row ``i`` holds ``<x_i,
+    store[j]>`` for ``j < n_stored``, then ``<x_i, x_j>`` for the chunk's
+    rows.  RBF: ``-gamma ||x_i - v_j||^2`` (the distance of ``x_i`` to
+    itself exactly 0, as in ``k(X, X)``); poly and sigmoid: ``gamma <x_i,
+    v_j> + coef0``; linear: unchanged."""
+    cdef Py_ssize_t i
+    cdef uint64_t flags = 0
+    cdef double* row
+    if k.kind == LINEAR_KERNEL:
+        return not _any_nonfinite(block, m * width)
     for i in range(m):
-        if kind == RBF_KERNEL:
-            bad |= _rbf_arguments(&block[i, 0], n_stored, xx[i], stored_sq, -k.gamma)
-            bad |= _rbf_arguments(&block[i, n_stored], i, xx[i], &xx[0], -k.gamma)
-            block[i, n_stored + i] = 0.0        # x_i to itself: exactly 0
-            bad |= _rbf_arguments(&block[i, n_stored + i + 1], m - i - 1, xx[i], &xx[i + 1],
-                                  -k.gamma)
-        elif kind == LINEAR_KERNEL:
-            bad |= _not_all_finite(&block[i, 0], width)
+        row = &block[i * width]
+        if k.kind == RBF_KERNEL:
+            flags |= _rbf_arguments(row, n_stored, xx[i], stored_sq, -k.gamma)
+            flags |= _rbf_arguments(&row[n_stored], i, xx[i], xx, -k.gamma)
+            row[n_stored + i] = 0.0        # x_i to itself: exactly 0
+            flags |= _rbf_arguments(&row[n_stored + i + 1], m - i - 1, xx[i], &xx[i + 1],
+                                    -k.gamma)
         else:
-            bad |= _affine_arguments(&block[i, 0], width, k.gamma, k.coef0)
-    return not bad
+            flags |= _affine_arguments(row, width, k.gamma, k.coef0)
+    return not (flags >> 63)
 
 
-cdef int _rbf_arguments(double* row, Py_ssize_t n, double xx, const double* vv,
-                        double minus_gamma) noexcept nogil:
-    """row[j] = -gamma ||x - v_j||^2 from row[j] = <x, v_j>, in place; 1 if
-    one is NaN.  (Locals, no aliasing: the compiler vectorizes it.)"""
+# The checks below test the bits of each value with integer arithmetic,
+# which the compiler vectorizes (a comparison like ``d != d`` OR-ed into a
+# flag keeps the loop scalar).  With ``a`` the value's bits without the
+# sign: ``a > 0x7ff0000000000000`` for NaN, ``a >= 0x7ff0000000000000``
+# for NaN or infinity; adding the complement of the bound sets bit 63
+# exactly then (``a < 2^63``, so the sum cannot wrap).
+
+cdef inline uint64_t _nan_bit(double v) noexcept nogil:
+    """Bit 63 set iff ``v`` is NaN."""
+    cdef uint64_t bits
+    memcpy(&bits, &v, sizeof(double))
+    return (bits & ABS_MASK) + (SIGN_BIT - INF_BITS - 1)
+
+
+cdef inline uint64_t _nonfinite_bit(double v) noexcept nogil:
+    """Bit 63 set iff ``v`` is NaN or infinite."""
+    cdef uint64_t bits
+    memcpy(&bits, &v, sizeof(double))
+    return (bits & ABS_MASK) + (SIGN_BIT - INF_BITS)
+
+
+cdef uint64_t _rbf_arguments(double* row, Py_ssize_t n, double xx, const double* vv,
+                             double minus_gamma) noexcept nogil:
+    """row[j] = -gamma ||x - v_j||^2 from row[j] = <x, v_j>, in place (a
+    NaN distance stays NaN, as with ``np.maximum``); bit 63 set if one is
+    NaN."""
     cdef Py_ssize_t j
     cdef double d
-    cdef int bad = 0
+    cdef uint64_t flags = 0
     for j in range(n):
         d = (-2.0 * row[j] + xx) + vv[j]
         d = (0.0 if d < 0.0 else d) * minus_gamma
         row[j] = d
-        bad |= d != d
-    return bad
+        flags |= _nan_bit(d)
+    return flags
 
 
-cdef int _affine_arguments(double* row, Py_ssize_t n, double gamma, double coef0) noexcept nogil:
-    """row[j] = gamma row[j] + coef0, in place; 1 if one is NaN."""
+cdef uint64_t _affine_arguments(double* row, Py_ssize_t n, double gamma,
+                                double coef0) noexcept nogil:
+    """row[j] = gamma row[j] + coef0, in place; bit 63 set if one is NaN."""
     cdef Py_ssize_t j
     cdef double d
-    cdef int bad = 0
+    cdef uint64_t flags = 0
     for j in range(n):
         d = row[j] * gamma + coef0
         row[j] = d
-        bad |= d != d
-    return bad
+        flags |= _nan_bit(d)
+    return flags
 
 
-cdef int _not_all_finite(const double* row, Py_ssize_t n) noexcept nogil:
-    """1 if one of row[0:n] is infinite or NaN."""
+cdef bint _any_nonfinite(const double* values, Py_ssize_t n) noexcept nogil:
+    """Whether one of values[0:n] is infinite or NaN."""
     cdef Py_ssize_t j
-    cdef int bad = 0
+    cdef uint64_t flags = 0
     for j in range(n):
-        bad |= not (fabs(row[j]) < INFINITY)
-    return bad
+        flags |= _nonfinite_bit(values[j])
+    return (flags >> 63) != 0
 
 
 cdef void _gemm_nt(const double* A, Py_ssize_t m, const double* B, Py_ssize_t n,
@@ -1018,11 +1062,11 @@ cdef inline bint _consecutive(const Py_ssize_t[::1] rows, Py_ssize_t start,
     return True
 
 
-cpdef Py_ssize_t chunk_length(Py_ssize_t n_stored, Py_ssize_t n_features) noexcept:
+cpdef Py_ssize_t chunk_length(Py_ssize_t n_stored, Py_ssize_t n_features) noexcept nogil:
     """Examples per chunk of the dense stream loop.  A chunk of ``c``
     examples against ``p`` stored rows costs ``c (p + c)`` kernel values
-    (prediction: ``p`` per example) plus a fixed cost per chunk (two GEMMs,
-    one exp call, ~4 us): ``c = p / 4`` keeps the extra work within a
+    (prediction: ``p`` per example) plus a fixed cost per chunk (two GEMM
+    calls, the exp loop): ``c = p / 4`` keeps the extra work within a
     quarter of prediction's, in [32, 256]."""
     return min(max(n_stored // 4, 32), 256)
 

@@ -1,8 +1,10 @@
 """The compiled engine itself: draws, the feature store, entry checks."""
 import numpy as np
 import pytest
+from sklearn.metrics.pairwise import pairwise_kernels
 
 from skbudget import KernelPerceptron, RandomBudgetPerceptron
+from skbudget import _elementwise
 from skbudget._engine import OnlineLearner, _random_below
 
 
@@ -21,6 +23,36 @@ def test_non_finite_kernel_values_raise():
     est = KernelPerceptron(kernel="poly", degree=3, gamma=1.0)
     with pytest.raises(ValueError, match="non-finite"):
         est.fit(X, [0, 1, 0])
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered", "ignore:invalid value encountered")
+@pytest.mark.parametrize("kernel", ["linear", "rbf", "poly", "sigmoid"])
+def test_non_finite_kernel_values_raise_where_sklearns_are_non_finite(kernel):
+    # the stream loop's vectorized checks (bit tests on each argument)
+    # against scikit-learn's own kernel block on the same rows
+    X = np.array([[1e200, 0.0], [1e200, 1.0], [0.0, 1.0]] * 20)
+    y = np.array([0, 1, 1] * 20)
+    params = {"gamma": 1.0, "degree": 2}
+    K = pairwise_kernels(X, X, metric=kernel, filter_params=True, **params)
+    est = KernelPerceptron(kernel=kernel, **params)
+    if np.isfinite(K).all():
+        est.fit(X, y)
+    else:
+        with pytest.raises(ValueError, match="non-finite"):
+            est.fit(X, y)
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered", "ignore:invalid value encountered")
+@pytest.mark.parametrize("name", ["exp", "tanh", "power"])
+def test_elementwise_loops_are_numpys_bit_for_bit(name):
+    rng = np.random.RandomState(0)
+    values = np.concatenate([rng.randn(997) * 30, [0.0, -0.0, np.inf, -np.inf, np.nan,
+                                                     800.0, -800.0, 1e-310]])
+    for exponent in ([1.0] if name != "power" else [2.0, 3.0, 2.5]):
+        out = values.copy()
+        _elementwise._apply(name, out, exponent)
+        expected = np.power(values, exponent) if name == "power" else getattr(np, name)(values)
+        assert np.array_equal(out, expected, equal_nan=True)
 
 
 def test_corrupted_state_raises_instead_of_crashing():
