@@ -42,6 +42,21 @@ _FUSED_MAX_VALUES = 2 ** 24
 _SCALE_MIN_ROWS = 100
 # the kernels gamma is a parameter of
 _GAMMA_KERNELS = {"rbf", "poly", "polynomial", "sigmoid", "laplacian", "chi2"}
+# labels checked and collected this many at a time (fit on a long y)
+_LABEL_BLOCK = 1 << 16
+
+
+def _checked_classes(y):
+    """``np.unique(y)``, after scikit-learn's ``check_classification_targets``,
+    a block of labels at a time: both allocate in proportion to what they
+    read (``type_of_target`` copies a float ``y`` to integers, ``np.unique``
+    sorts a copy), so a long ``y`` costs a block's memory, not its own."""
+    blocks = []
+    for start in range(0, len(y), _LABEL_BLOCK):
+        block = y[start:start + _LABEL_BLOCK]
+        check_classification_targets(block)
+        blocks.append(np.unique(block))
+    return np.unique(np.concatenate(blocks))
 
 
 class _NotBool:
@@ -382,12 +397,12 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
     # public API
     # ------------------------------------------------------------------
     def _validate_fit_input(self, X, y, reset):
+        """``X``, ``y`` and (``reset``) the sorted classes of ``y``, None otherwise
+        (labels are then checked against ``classes_``, :meth:`_check_labels`)."""
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, reset=reset)
         if reset:
-            check_classification_targets(y)
-        else:           # its labels are checked against classes_ (_check_labels)
-            X = self._as_storage_format(X)
-        return X, y
+            return X, y, _checked_classes(y)
+        return self._as_storage_format(X), y, None
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
@@ -415,11 +430,11 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         continuing = self.warm_start and hasattr(self, "classes_")
         if continuing:
             self._check_unchanged_params()
-        X, y = self._validate_fit_input(X, y, reset=not continuing)
+        X, y, classes = self._validate_fit_input(X, y, reset=not continuing)
         if continuing:
             self._check_labels(y)
         else:
-            self._reset(X, np.unique(y), streaming=self.warm_start)
+            self._reset(X, classes, streaming=self.warm_start)
         self._driver.n_jobs = self.n_jobs
         first_id = self._n_examples_seen
         self._n_examples_seen += X.shape[0]
@@ -469,7 +484,7 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         first_call = not hasattr(self, "classes_")
         if not first_call:
             self._check_unchanged_params()
-        X, y = self._validate_fit_input(X, y, reset=first_call)
+        X, y, _ = self._validate_fit_input(X, y, reset=first_call)
         if first_call:
             if classes is None:
                 raise ValueError("classes must be passed on the first call to partial_fit.")

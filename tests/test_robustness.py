@@ -584,3 +584,20 @@ def _random_streams_test(max_examples, max_steps):
 
 test_failed_calls_leave_no_trace = _random_streams_test(10, 6)
 test_failed_calls_leave_no_trace_long = pytest.mark.slow(_random_streams_test(60, 12))
+
+
+def test_labels_are_checked_and_collected_block_by_block(monkeypatch):
+    # fit reads y a block at a time (bounded memory): the classes of every
+    # block, and a regression target in a late block, still count
+    import skbudget._base as base
+    monkeypatch.setattr(base, "_LABEL_BLOCK", 7)
+    rng = np.random.RandomState(0)
+    X = rng.randn(40, 3)
+    y = np.array(["b", "a"] * 15 + ["c", "d"] * 5)       # 'c', 'd' only after block 4
+    est = Forgetron(budget=5, random_state=0).fit(X, y)
+    assert_array_equal(est.classes_, ["a", "b", "c", "d"])
+    y_float = np.ones(40)
+    y_float[::2] = 0.0
+    y_float[33] = 0.5                                    # continuous, in the last block
+    with pytest.raises(ValueError, match="Unknown label type: continuous"):
+        Forgetron(budget=5).fit(X, y_float)
