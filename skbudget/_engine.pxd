@@ -83,13 +83,17 @@ cdef class OnlineLearner:
     cdef const int* x_indices           # ... their columns ...
     cdef Py_ssize_t x_nnz               # ... and how many
     cdef Py_ssize_t cur_slot            # slot holding x_t, or -1 (store mode)
-    # store mode, dense input: one chunk's kernel values, from two GEMMs:
-    # k(x_t, store[s]) = chunk_k[t, s] for s < n_block_slots, and
-    # k(x_t, x_t') = chunk_k[t, n_block_slots + t'] for the chunk's examples
-    # t' (slot_row[s] = t' for a slot holding example t', else -1)
-    cdef double* chunk_k                # c rows of chunk_width values
-    cdef Py_ssize_t chunk_width
+    # store mode, dense input: one chunk's kernel values.  One GEMM gives
+    # k(x_t, store[s]) = chunk_k[t * n_block_slots + s] for s < n_block_slots;
+    # when example t' of the chunk is stored (slot_row[s] = t' for its slot,
+    # else -1), k(x_t, x_t') = chunk_self[t' * chunk_len + t] for t > t'
+    cdef double* chunk_k
+    cdef double* chunk_self
+    cdef const double* chunk_x          # the chunk's rows (chunk_len x n_features)
+    cdef const double* chunk_sq         # and their squared norms
+    cdef Py_ssize_t chunk_len
     cdef double[::1] chunk_buffer       # the memory behind chunk_k, reused
+    cdef double[::1] chunk_self_buffer  # and behind chunk_self
     cdef double[::1] chunk_rows         # a shuffled chunk's rows, gathered
     cdef Py_ssize_t[::1] slot_row
     cdef Py_ssize_t n_block_slots
@@ -136,6 +140,9 @@ cdef class OnlineLearner:
                                          Py_ssize_t start, Py_ssize_t stop) except NULL nogil
     cdef int compute_chunk_blocks(self, const double* rows, Py_ssize_t c,
                                   const double* sq_norms) except -1 nogil
+    cdef int compute_self_column(self, Py_ssize_t first) except -1 nogil
+    cdef int finish_kernel_values(self, double* values, Py_ssize_t n,
+                                  uint64_t flags) except -1 nogil
     cdef int reserve_slots(self, Py_ssize_t n_new) except -1 nogil
     cdef int compact_store(self) except -1
     cdef renumber_slots(self, Py_ssize_t n_total)

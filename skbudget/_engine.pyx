@@ -263,9 +263,9 @@ cdef class OnlineLearner:
             if s == self.cur_slot:
                 return self.k_tt
             if s < self.n_block_slots:
-                return self.chunk_k[self.t * self.chunk_width + s]
-            if self.chunk_blocks and self.slot_row[s] >= 0:
-                return self.chunk_k[self.t * self.chunk_width + self.n_block_slots + self.slot_row[s]]
+                return self.chunk_k[self.t * self.n_block_slots + s]
+            if self.chunk_blocks and self.slot_row[s] >= 0:     # an example of this chunk
+                return self.chunk_self[self.slot_row[s] * self.chunk_len + self.t]
             return kernel_from_dot(&self.kspec, self.dot_to_slot(s), self.xx, self.store_sq[s])
         if s < self.n_old:
             return self.K_old[self.t, s]
@@ -320,7 +320,7 @@ cdef class OnlineLearner:
     cdef bint gather_row(self) noexcept nogil:
         """k_row[c] = k(x_t, x_c) for every support-vector cell (the hottest
         loop).  Returns whether every value is finite (store mode)."""
-        cdef Py_ssize_t i, c, s, n = self.n_sv, n_old = self.n_old, d = self.n_features
+        cdef Py_ssize_t i, c, s, n = self.n_sv, n_old = self.n_old
         cdef double v, bad = 0.0
         if n == 0:
             return True
@@ -332,18 +332,7 @@ cdef class OnlineLearner:
         if self.uses_store:
             for i in range(n):
                 c = order[i]
-                s = slot[c]
-                if s < self.n_block_slots:
-                    v = self.chunk_k[self.t * self.chunk_width + s]
-                elif self.chunk_blocks and self.slot_row[s] >= 0:
-                    v = self.chunk_k[self.t * self.chunk_width + self.n_block_slots + self.slot_row[s]]
-                elif self.x_dense != NULL:
-                    v = kernel_from_dot(&self.kspec, dense_dot(self.x_dense, &self.store[s, 0], d),
-                                        self.xx, self.store_sq[s])
-                else:
-                    v = kernel_from_dot(&self.kspec, sparse_dot(self.x_values, self.x_indices,
-                                                                self.x_nnz, &self.store[s, 0]),
-                                        self.xx, self.store_sq[s])
+                v = self.kernel_to_slot(slot[c])
                 bad += v - v            # NaN as soon as one value is inf or NaN
                 k_row[c] = v
             return bad == 0.0
@@ -377,7 +366,7 @@ cdef class OnlineLearner:
             for i in range(n):
                 s += alpha[order[i]] * k_row[order[i]]
             return s * self.scale
-        block_row = &self.chunk_k[self.t * self.chunk_width]
+        block_row = &self.chunk_k[self.t * self.n_block_slots]
         slot_alpha = &self.slot_alpha[0]
         s = dense_dot(slot_alpha, block_row, self.n_block_slots)
         for i in range(self.n_block_slots, self.n_slots):   # added during the chunk
@@ -417,6 +406,7 @@ cdef class OnlineLearner:
             self.cur_slot = s
             if self.chunk_blocks:
                 self.slot_row[s] = self.t
+                self.compute_self_column(self.t)
         return self.cur_slot
 
     cdef const double* vector_of(self, Py_ssize_t cell) noexcept nogil:
@@ -703,6 +693,7 @@ cdef class OnlineLearner:
         self.slot_row = np.full(self.store.shape[0], -1, dtype=np.intp)
         self.chunk_rows = np.empty(0)
         self.chunk_buffer = np.empty(0)
+        self.chunk_self_buffer = np.empty(0)
         self.chunk_blocks = True
         self.nonfinite = False
         try:
@@ -732,7 +723,11 @@ cdef class OnlineLearner:
             self.n_block_slots = 0
             self.chunk_blocks = False
             self.chunk_k = NULL
+            self.chunk_self = NULL
+            self.chunk_x = NULL
+            self.chunk_sq = NULL
             self.chunk_buffer = None
+            self.chunk_self_buffer = None
             self.chunk_rows = None
             self.slot_row = None
             self.x_dense = NULL
@@ -754,37 +749,63 @@ cdef class OnlineLearner:
                                   const double* sq_norms) except -1 nogil:
         """The kernel values of the chunk's ``c`` examples (``rows``: c x d,
         contiguous; ``sq_norms``: their squared norms) against the stored
-        rows and against each other, side by side in ``chunk_k`` (c rows of
-        ``n_slots + c`` values), with ``rbf_kernel``'s arithmetic: inner
-        products by GEMM, then (RBF) ``(-2 <x, v> + ||x||^2) + ||v||^2``
-        clipped at 0, times ``-gamma``, and NumPy's vectorized exp over the
-        whole block (its loop called directly: no Python, no GIL)."""
-        cdef Py_ssize_t n = self.n_slots, d = self.n_features, width = n + c
-        cdef bint finite
-        cdef double* k
-        if self.chunk_buffer.shape[0] < c * width:
+        rows, ``chunk_k`` (c rows of ``n_slots`` values), with
+        ``rbf_kernel``'s arithmetic: inner products by GEMM, then (RBF)
+        ``(-2 <x, v> + ||x||^2) + ||v||^2`` clipped at 0, times ``-gamma``,
+        and NumPy's vectorized exp over the whole block (its loop called
+        directly: no Python, no GIL).  The values between two examples of
+        the chunk are computed when the earlier one is stored
+        (:meth:`compute_self_column`): most examples never are."""
+        cdef Py_ssize_t i, n = self.n_slots
+        cdef uint64_t flags = 0
+        if self.chunk_buffer.shape[0] < c * n or self.chunk_self_buffer.shape[0] < c * c:
             with gil:
-                self.chunk_buffer = np.empty(2 * c * width)
-        k = &self.chunk_buffer[0]
-        if n > 0:
-            _gemm_nt(rows, c, &self.store[0, 0], n, d, k, width)
-        _gemm_nt(rows, c, rows, c, d, &k[n], width)
-        finite = _dots_to_kernel_arguments(&self.kspec, k, c, width, n, sq_norms,
-                                           &self.store_sq[0])
-        if self.kspec.kind == RBF_KERNEL:
-            exp_inplace(k, c * width)
-        elif self.kspec.kind == POLY_KERNEL:
-            power_inplace(k, c * width, self.kernel_degree)
-            # the rounds read the block unchecked: finite arguments give
-            # finite rbf and sigmoid values; a power may still overflow
-            finite = not _any_nonfinite(k, c * width)
-        elif self.kspec.kind == SIGMOID_KERNEL:
-            tanh_inplace(k, c * width)
-        if not finite:
-            self.raise_nonfinite()
-        self.chunk_k = k
-        self.chunk_width = width
+                self.chunk_buffer = np.empty(2 * c * max(n, 8))
+                self.chunk_self_buffer = np.empty(c * c)
+        self.chunk_k = &self.chunk_buffer[0]
+        self.chunk_self = &self.chunk_self_buffer[0]
+        self.chunk_x = rows
+        self.chunk_sq = sq_norms
+        self.chunk_len = c
         self.n_block_slots = n
+        if n == 0:
+            return 0
+        _gemm_nt(rows, c, &self.store[0, 0], n, self.n_features, self.chunk_k, n)
+        for i in range(c):
+            flags |= _kernel_arguments(&self.kspec, &self.chunk_k[i * n], n, &sq_norms[i],
+                                       &self.store_sq[0], True)
+        return self.finish_kernel_values(self.chunk_k, c * n, flags)
+
+    cdef int compute_self_column(self, Py_ssize_t first) except -1 nogil:
+        """k(x_t, x_first) for the chunk's examples ``t`` after ``first``
+        (which was just stored), into ``chunk_self[first * c + t]``: their
+        inner products by GEMM, then the arithmetic of
+        :meth:`compute_chunk_blocks` with ``x_t`` the row."""
+        cdef Py_ssize_t d = self.n_features, m = self.chunk_len - first - 1
+        cdef const double* x = &self.chunk_x[first * d]
+        cdef double* out = &self.chunk_self[first * self.chunk_len + first + 1]
+        if m <= 0:
+            return 0
+        _gemm_nt(&x[d], m, x, 1, d, out, 1)
+        return self.finish_kernel_values(
+            out, m, _kernel_arguments(&self.kspec, out, m, &self.chunk_sq[first + 1],
+                                      &self.chunk_sq[first], False))
+
+    cdef int finish_kernel_values(self, double* values, Py_ssize_t n,
+                                  uint64_t flags) except -1 nogil:
+        """Kernel arguments -> kernel values in place: NumPy's exp / power /
+        tanh.  ``flags`` (bit 63) says an argument was not valid; a poly
+        power is checked after it (finite arguments give finite rbf and
+        sigmoid values, which the rounds read unchecked)."""
+        if self.kspec.kind == RBF_KERNEL:
+            exp_inplace(values, n)
+        elif self.kspec.kind == POLY_KERNEL:
+            power_inplace(values, n, self.kernel_degree)
+            flags |= _nonfinite_flags(values, n)
+        elif self.kspec.kind == SIGMOID_KERNEL:
+            tanh_inplace(values, n)
+        if flags >> 63:
+            self.raise_nonfinite()
         return 0
 
     def run_sparse(self, const double[::1] data, const int[::1] indices, const int[::1] indptr,
@@ -951,35 +972,21 @@ def _check_chunk(K_old, K_new, y, example_ids, scores, D_old, D_new):
             raise ValueError(f"chunk blocks disagree: {name} = {size}, chunk length {n}")
 
 
-cdef bint _dots_to_kernel_arguments(const KernelSpec* k, double* block, Py_ssize_t m,
-                                    Py_ssize_t width, Py_ssize_t n_stored, const double* xx,
-                                    const double* stored_sq) noexcept nogil:
-    """Inner products -> the argument of the kernel's elementwise function,
-    in place; returns False if an argument would give a non-finite kernel
-    value (NaN for rbf and sigmoid, NaN or infinity for linear; poly's
-    power is checked after it).
-
-    ``block`` has ``m`` rows of ``width`` values: row ``i`` holds ``<x_i,
-    store[j]>`` for ``j < n_stored``, then ``<x_i, x_j>`` for the chunk's
-    rows.  RBF: ``-gamma ||x_i - v_j||^2`` (the distance of ``x_i`` to
-    itself exactly 0, as in ``k(X, X)``); poly and sigmoid: ``gamma <x_i,
-    v_j> + coef0``; linear: unchanged."""
-    cdef Py_ssize_t i
-    cdef uint64_t flags = 0
-    cdef double* row
+cdef uint64_t _kernel_arguments(const KernelSpec* k, double* dots, Py_ssize_t n,
+                                const double* xx, const double* vv, bint one_x) noexcept nogil:
+    """Inner products ``dots[j] = <x_j, v_j>`` -> the argument of the
+    kernel's elementwise function, in place; bit 63 of the result is set if
+    an argument would give a non-finite kernel value (NaN for rbf and
+    sigmoid, NaN or infinity for linear; poly's power is checked after it).
+    RBF: ``-gamma ||x_j - v_j||^2`` with the squared norms ``xx``, ``vv``
+    (``one_x``: ``dots`` holds one example against ``n`` vectors, else ``n``
+    examples against one vector, see :func:`_rbf_arguments`); poly and
+    sigmoid: ``gamma <x_j, v_j> + coef0``; linear: unchanged."""
+    if k.kind == RBF_KERNEL:
+        return _rbf_arguments(dots, n, xx, vv, one_x, -k.gamma)
     if k.kind == LINEAR_KERNEL:
-        return not _any_nonfinite(block, m * width)
-    for i in range(m):
-        row = &block[i * width]
-        if k.kind == RBF_KERNEL:
-            flags |= _rbf_arguments(row, n_stored, xx[i], stored_sq, -k.gamma)
-            flags |= _rbf_arguments(&row[n_stored], i, xx[i], xx, -k.gamma)
-            row[n_stored + i] = 0.0        # x_i to itself: exactly 0
-            flags |= _rbf_arguments(&row[n_stored + i + 1], m - i - 1, xx[i], &xx[i + 1],
-                                    -k.gamma)
-        else:
-            flags |= _affine_arguments(row, width, k.gamma, k.coef0)
-    return not (flags >> 63)
+        return _nonfinite_flags(dots, n)
+    return _affine_arguments(dots, n, k.gamma, k.coef0)
 
 
 # The checks below test the bits of each value with integer arithmetic,
@@ -1003,19 +1010,31 @@ cdef inline uint64_t _nonfinite_bit(double v) noexcept nogil:
     return (bits & ABS_MASK) + (SIGN_BIT - INF_BITS)
 
 
-cdef uint64_t _rbf_arguments(double* row, Py_ssize_t n, double xx, const double* vv,
-                             double minus_gamma) noexcept nogil:
-    """row[j] = -gamma ||x - v_j||^2 from row[j] = <x, v_j>, in place (a
-    NaN distance stays NaN, as with ``np.maximum``); bit 63 set if one is
-    NaN."""
+cdef inline double _rbf_argument(double dot, double xx, double vv,
+                                 double minus_gamma) noexcept nogil:
+    """-gamma ||x - v||^2 from <x, v>, summed as ``(-2 <x, v> + ||x||^2) +
+    ||v||^2`` and clipped at 0 (a NaN distance stays NaN, as with
+    ``np.maximum``)."""
+    cdef double d = (-2.0 * dot + xx) + vv
+    return (0.0 if d < 0.0 else d) * minus_gamma
+
+
+cdef uint64_t _rbf_arguments(double* row, Py_ssize_t n, const double* xx, const double* vv,
+                             bint one_x, double minus_gamma) noexcept nogil:
+    """row[j] = -gamma ||x_j - v_j||^2 from row[j] = <x_j, v_j>, in place;
+    bit 63 set if one is NaN.  ``one_x``: one example (``||x||^2 = xx[0]``)
+    against the vectors ``vv[j]``; else the examples ``xx[j]`` against one
+    vector (``vv[0]``).  (Two contiguous loops: both vectorize.)"""
     cdef Py_ssize_t j
-    cdef double d
     cdef uint64_t flags = 0
-    for j in range(n):
-        d = (-2.0 * row[j] + xx) + vv[j]
-        d = (0.0 if d < 0.0 else d) * minus_gamma
-        row[j] = d
-        flags |= _nan_bit(d)
+    if one_x:
+        for j in range(n):
+            row[j] = _rbf_argument(row[j], xx[0], vv[j], minus_gamma)
+            flags |= _nan_bit(row[j])
+    else:
+        for j in range(n):
+            row[j] = _rbf_argument(row[j], xx[j], vv[0], minus_gamma)
+            flags |= _nan_bit(row[j])
     return flags
 
 
@@ -1032,13 +1051,13 @@ cdef uint64_t _affine_arguments(double* row, Py_ssize_t n, double gamma,
     return flags
 
 
-cdef bint _any_nonfinite(const double* values, Py_ssize_t n) noexcept nogil:
-    """Whether one of values[0:n] is infinite or NaN."""
+cdef uint64_t _nonfinite_flags(const double* values, Py_ssize_t n) noexcept nogil:
+    """Bit 63 set if one of values[0:n] is infinite or NaN."""
     cdef Py_ssize_t j
     cdef uint64_t flags = 0
     for j in range(n):
         flags |= _nonfinite_bit(values[j])
-    return (flags >> 63) != 0
+    return flags
 
 
 cdef void _gemm_nt(const double* A, Py_ssize_t m, const double* B, Py_ssize_t n,
