@@ -53,9 +53,10 @@ cdef class MistakeDrivenLearner(OnlineLearner):
     _state_names = OnlineLearner._state_names + ("budget", "beta")
 
     def __init__(self, Py_ssize_t budget=-1, double beta=0.0, rng=None,
-                 bint track_margins=False, Py_ssize_t capacity=8):
+                 bint track_margins=False, Py_ssize_t capacity=8, bint track_gram=False):
         cap = capacity if budget < 0 else budget + 2
-        OnlineLearner.__init__(self, capacity=cap, rng=rng, track_margins=track_margins)
+        OnlineLearner.__init__(self, capacity=cap, rng=rng, track_gram=track_gram,
+                               track_margins=track_margins)
         self.budget = budget
         self.beta = beta
 
@@ -86,13 +87,23 @@ cdef class MistakeDrivenLearner(OnlineLearner):
 
     cdef double sv_label(self, Py_ssize_t cell) noexcept nogil:
         """y_c, the sign of the coefficient (perceptron-style updates)."""
-        return 1.0 if self.alpha[cell] * self.scale > 0 else -1.0
+        return _sign_of(self.alpha[cell] * self.scale)
 
     cdef double leave_one_out_margin(self, Py_ssize_t cell) noexcept nogil:
         """y_c (f(x_c) - alpha_c k(x_c, x_c)): the margin of support vector
         ``cell`` under the model without it (needs ``track_margins``)."""
-        return self.sv_label(cell) * self.scale * (
-            self.margin[cell] - self.alpha[cell] * self.kself[cell])
+        return _leave_one_out_margin(self.alpha[cell], self.margin[cell], self.kself[cell],
+                                     self.scale)
+
+
+cdef inline double _sign_of(double coefficient) noexcept nogil:
+    return 1.0 if coefficient > 0 else -1.0
+
+
+cdef inline double _leave_one_out_margin(double alpha, double margin, double kself,
+                                         double scale) noexcept nogil:
+    """:meth:`MistakeDrivenLearner.leave_one_out_margin` from the cell's values."""
+    return _sign_of(alpha * scale) * scale * (margin - alpha * kself)
 
 
 cdef class StoptronLearner(MistakeDrivenLearner):
@@ -132,14 +143,21 @@ cdef class CrammerKandolaSingerLearner(MistakeDrivenLearner):
     cdef Py_ssize_t best_removal(self, Py_ssize_t n_candidates, double *best) noexcept nogil:
         """Position among the oldest ``n_candidates`` with the largest
         leave-one-out margin (ties: oldest); its margin goes to ``best``."""
-        cdef Py_ssize_t i, pos = 0
-        cdef double v, top = -INFINITY
+        cdef Py_ssize_t i, c, pos = 0
+        cdef double v, top = -INFINITY, scale = self.scale
+        # (the cell arrays read directly: this is every update's O(|S|) pass)
+        cdef const Py_ssize_t* order = &self.order[0]
+        cdef const double* alpha = &self.alpha[0]
+        cdef const double* margin = &self.margin[0]
+        cdef const double* kself = &self.kself[0]
         for i in range(n_candidates):
-            v = self.leave_one_out_margin(self.order[i])
+            c = order[i]
+            v = _leave_one_out_margin(alpha[c], margin[c], kself[c], scale)
             if v > top:
                 top = v
         for i in range(n_candidates):
-            v = self.leave_one_out_margin(self.order[i])
+            c = order[i]
+            v = _leave_one_out_margin(alpha[c], margin[c], kself[c], scale)
             if v >= top - _tolerance(top):
                 pos = i
                 top = v
@@ -171,7 +189,9 @@ cdef class ForgetronLearner(MistakeDrivenLearner):
 
     On a mistake: ``M += 1``; add ``(x_t, sigma = 1)``; if ``|S| = B + 1``:
     with ``r`` the oldest support vector and ``mu = y_r f'(x_r)`` (the model
-    after the insertion), shrink every weight by the largest
+    after the insertion, one pass over the Gram matrix's row of ``r``: the
+    margins of the other support vectors are never needed), shrink every
+    weight by the largest
     ``phi in (0, 1]`` with ``Psi(phi) + Q <= 15/32 M`` (O(1): the engine's
     global scale), ``Q += Psi(phi)``, and remove ``r``.  With
     ``self_tuned=False``: remove the oldest, never shrink.
@@ -188,7 +208,7 @@ cdef class ForgetronLearner(MistakeDrivenLearner):
         "self_tuned", "M", "Q", "n_removals", "last_phi")
 
     def __init__(self, Py_ssize_t budget=1, bint self_tuned=True):
-        MistakeDrivenLearner.__init__(self, budget, 0.0, None, track_margins=self_tuned)
+        MistakeDrivenLearner.__init__(self, budget, 0.0, None, track_gram=self_tuned)
         self.self_tuned = self_tuned
         self.M = 0
         self.Q = 0.0
@@ -204,7 +224,7 @@ cdef class ForgetronLearner(MistakeDrivenLearner):
         if self.self_tuned:
             r = self.order[0]
             sigma = fabs(self.alpha[r] * self.scale)
-            mu = self.sv_label(r) * self.scale * self.margin[r]
+            mu = self.sv_label(r) * self.margin_of(r)
             phi = forgetron_phi(sigma, mu, FORGETRON_RATE * self.M - self.Q)
             self.Q += forgetron_psi(sigma, phi, mu)
             if phi < 1.0:
@@ -213,6 +233,17 @@ cdef class ForgetronLearner(MistakeDrivenLearner):
         self.n_removals += 1
         self.remove_at(0)
         return 0
+
+
+    cdef double margin_of(self, Py_ssize_t cell) noexcept nogil:
+        """f(x_cell) = scale sum_j alpha_j k(x_j, x_cell) over the support
+        set, from the Gram matrix."""
+        cdef Py_ssize_t i, c
+        cdef double f = 0.0
+        for i in range(self.n_sv):
+            c = self.order[i]
+            f += self.alpha[c] * self.gram[cell, c]
+        return f * self.scale
 
 
 cdef inline double forgetron_psi(double sigma, double phi, double mu) noexcept nogil:

@@ -320,7 +320,7 @@ cdef class OnlineLearner:
     cdef bint gather_row(self) noexcept nogil:
         """k_row[c] = k(x_t, x_c) for every support-vector cell (the hottest
         loop).  Returns whether every value is finite (store mode)."""
-        cdef Py_ssize_t i, c, s, n = self.n_sv, n_old = self.n_old
+        cdef Py_ssize_t i, c, s, n = self.n_sv, n_old = self.n_old, n_block = self.n_block_slots
         cdef double v, bad = 0.0
         if n == 0:
             return True
@@ -329,10 +329,17 @@ cdef class OnlineLearner:
         cdef double* k_row = &self.k_row[0]
         cdef const double* new_row
         cdef const double* old_row
+        cdef const double* block_row = NULL
         if self.uses_store:
+            if n_block > 0:     # dense input: the chunk's row against the stored rows
+                block_row = &self.chunk_k[self.t * n_block]
             for i in range(n):
                 c = order[i]
-                v = self.kernel_to_slot(slot[c])
+                s = slot[c]
+                if s < n_block:         # the common case, inline
+                    v = block_row[s]
+                else:
+                    v = self.kernel_to_slot(s)
                 bad += v - v            # NaN as soon as one value is inf or NaN
                 k_row[c] = v
             return bad == 0.0
