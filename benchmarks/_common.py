@@ -7,6 +7,7 @@ before the BLAS library starts.
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]          # the repository
@@ -28,3 +29,13 @@ def write_json(path, payload):
     with open(path, "w") as fh:
         json.dump(payload, fh, indent=1)
     print(f"wrote {path}")
+
+
+def best_time(function, repeats):
+    """The shortest of ``repeats`` timings of ``function()``, in seconds."""
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - start)
+    return min(times)

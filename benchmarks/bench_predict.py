@@ -16,9 +16,8 @@ rows with about 70 % of the entries zeroed.  Reported: seconds (minimum of
 """
 
 import argparse
-import time
 
-from _common import RESULTS, use_one_blas_thread, write_json  # noqa: E402
+from _common import RESULTS, best_time, use_one_blas_thread, write_json  # noqa: E402
 
 use_one_blas_thread()
 
@@ -45,15 +44,6 @@ def model(kernel, n_sv, d, sparse, rng):
     est.dual_coef_ = rng.randn(1, n_sv)
     est.n_support_ = np.array([n_sv], dtype=np.int32)
     return est
-
-
-def best_time(fn, repeats):
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def main():

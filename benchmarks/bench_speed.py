@@ -66,7 +66,7 @@ import platform
 import time
 from pathlib import Path
 
-from _common import DATA, RESULTS, use_one_blas_thread, write_json  # noqa: E402  (before NumPy)
+from _common import DATA, RESULTS, best_time, use_one_blas_thread, write_json  # noqa: E402  (before NumPy)
 
 if "--blas-threads" not in " ".join(sys.argv):
     use_one_blas_thread()
@@ -143,36 +143,17 @@ def plain_loop_speed(Plain, est, X, y, n_plain):
     return n_plain / (time.perf_counter() - start)
 
 
-def best_time(function, repeats):
-    """The shortest of ``repeats`` timings of ``function()``."""
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
 def run_one(Est, params, X, y, Plain, n_plain, repeats):
     est = Est(**params)
-    train = []
-    for _ in range(repeats):
-        est = Est(**params)
-        start = time.perf_counter()
-        est.fit(X, y)
-        train.append(time.perf_counter() - start)
+    train = best_time(lambda: est.fit(X, y), repeats)     # each fit starts afresh
     X_csr = sp.csr_matrix(X)
     train_csr = best_time(lambda: Est(**params).fit(X_csr, y), repeats)
-    predict = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        est.decision_function(X)
-        predict.append(time.perf_counter() - start)
+    predict = best_time(lambda: est.decision_function(X), repeats)
     n = len(y)
     row = {
-        "train_eps": n / min(train), "predict_eps": n / min(predict),
-        "train_over_predict": min(train) / min(predict),
-        "train_csr_over_predict": train_csr / min(predict),
+        "train_eps": n / train, "predict_eps": n / predict,
+        "train_over_predict": train / predict,
+        "train_csr_over_predict": train_csr / predict,
         "n_support": int(est.n_support_.sum()), "n_mistakes": int(est.n_mistakes_),
     }
     if Plain is not None:
