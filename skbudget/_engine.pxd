@@ -31,7 +31,7 @@ cdef class OnlineLearner:
     cdef public Py_ssize_t[::1] order          # cells, oldest first
     cdef public Py_ssize_t[::1] free_cells     # stack of unused cells
     cdef public Py_ssize_t n_free
-    cdef public double[::1] alpha              # coefficient of each cell (times scale)
+    cdef public double[::1] alpha              # coefficient of each cell (times scale; 0 if free)
     cdef public Py_ssize_t[::1] slot           # slot of each cell's vector
     cdef public double[::1] kself              # k(x_i, x_i) of each cell
     cdef public double scale            # global factor on every alpha
@@ -40,7 +40,7 @@ cdef class OnlineLearner:
     cdef public bint track_gram         # keep gram[c, c'] = k(x_c, x_c')
     cdef public bint track_margins      # keep margin[c] = sum alpha k(x_c', x_c)
     cdef public double[:, ::1] gram
-    cdef public double[::1] margin             # unscaled: f(x_c) = scale * margin[c]
+    cdef public double[::1] margin             # unscaled: f(x_c) = scale * margin[c]; +inf if free
 
     # ---- the online record -------------------------------------------------
     cdef public long long n_updates
@@ -96,6 +96,9 @@ cdef class OnlineLearner:
     cdef double[::1] chunk_self_buffer  # and behind chunk_self
     cdef double[::1] chunk_rows         # a shuffled chunk's rows, gathered
     cdef Py_ssize_t[::1] slot_row
+    # compaction scratch (store rows): referenced marks, old -> new slot
+    cdef unsigned char[::1] slot_mark
+    cdef Py_ssize_t[::1] slot_map
     cdef Py_ssize_t n_block_slots
     cdef bint chunk_blocks
     # dense input: the round's score is one pass over the chunk's kernel
@@ -126,6 +129,7 @@ cdef class OnlineLearner:
     cdef Py_ssize_t append_vector(self, const double* z, double coef) except -1 nogil
     cdef int remove_at(self, Py_ssize_t pos) except -1 nogil
     cdef int add_to_coef(self, Py_ssize_t cell, double delta) except -1 nogil
+    cdef void add_gram_row(self, Py_ssize_t cell, double a) noexcept nogil
     cdef int rescale(self, double factor) except -1 nogil
     cdef long long random_below(self, long long n) except -1 nogil
     cdef Py_ssize_t example_position(self, Py_ssize_t example_id) except -1 nogil
@@ -144,15 +148,16 @@ cdef class OnlineLearner:
     cdef int finish_kernel_values(self, double* values, Py_ssize_t n,
                                   uint64_t flags) except -1 nogil
     cdef int reserve_slots(self, Py_ssize_t n_new) except -1 nogil
-    cdef int compact_store(self) except -1
-    cdef renumber_slots(self, Py_ssize_t n_total)
+    cdef int compact_store(self) except -1 nogil
+    cdef void renumber_slots(self, Py_ssize_t n_total, unsigned char* mark,
+                             Py_ssize_t* new_slot) noexcept nogil
     cdef int set_current(self, double xx, bint gather) except -1 nogil
     cdef int raise_nonfinite(self) except -1 nogil
-    cdef int rebuild_slot_alpha(self) except -1
+    cdef int rebuild_slot_alpha(self) except -1 nogil
 
     # ---- policy hooks --------------------------------------------------------
     cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300 nogil
     cdef int grow(self, Py_ssize_t new_capacity) except -1
     cdef int on_remove(self, Py_ssize_t cell) except -1 nogil
-    cdef int mark_extra_slots(self, unsigned char[::1] mark) except -1
-    cdef int remap_extra_slots(self, Py_ssize_t[::1] new_slot) except -1
+    cdef void mark_extra_slots(self, unsigned char* mark) noexcept nogil
+    cdef void remap_extra_slots(self, const Py_ssize_t* new_slot) noexcept nogil

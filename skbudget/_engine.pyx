@@ -29,7 +29,7 @@ the helpers below (``kernel_to_slot``, ``append_current``, ``remove_at``...).
 import numpy as np
 from libc.math cimport INFINITY, fabs
 from libc.stdint cimport uint64_t
-from libc.string cimport memcpy, memset
+from libc.string cimport memcpy, memmove, memset
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from scipy.linalg.cython_blas cimport dgemm
 
@@ -97,6 +97,8 @@ cdef class OnlineLearner:
         self.cur_slot = -1
         self.chunk_blocks = False
         self.slot_alpha = np.zeros(0)
+        self.slot_mark = np.zeros(0, dtype=np.uint8)
+        self.slot_map = np.zeros(0, dtype=np.intp)
         self.grow(max(capacity, 1))
 
     def use_store(self, int kind, double gamma, double coef0, double degree,
@@ -136,8 +138,9 @@ cdef class OnlineLearner:
         self.k_row = _resized(self.k_row, new_capacity)
         self.slot = _resized(self.slot, new_capacity)
         self.order = _resized(self.order, new_capacity)
-        if self.track_margins:
+        if self.track_margins:     # free cells: +inf (see insert_cell)
             self.margin = _resized(self.margin, new_capacity)
+            np.asarray(self.margin)[old:] = np.inf
         if self.track_gram:
             gram = np.zeros((new_capacity, new_capacity))
             gram[:old, :old] = np.asarray(self.gram)[:old, :old]
@@ -176,14 +179,11 @@ cdef class OnlineLearner:
             self.slot_alpha = _resized(self.slot_alpha, self.store.shape[0])
         return 0
 
-    cdef int rebuild_slot_alpha(self) except -1:
+    cdef int rebuild_slot_alpha(self) except -1 nogil:
         """slot_alpha for the store as it is (dense input, per call and
-        after a compaction)."""
+        after a compaction; ``slot_alpha`` covers the store's rows)."""
         cdef Py_ssize_t i, c
-        if self.slot_alpha.shape[0] < self.store.shape[0]:
-            self.slot_alpha = np.zeros(self.store.shape[0])
-        else:
-            self.slot_alpha[:] = 0.0
+        memset(&self.slot_alpha[0], 0, self.slot_alpha.shape[0] * sizeof(double))
         for i in range(self.n_sv):
             c = self.order[i]
             self.slot_alpha[self.slot[c]] = self.alpha[c]
@@ -192,34 +192,42 @@ cdef class OnlineLearner:
     cdef int reserve_slots(self, Py_ssize_t n_new) except -1 nogil:
         """Before a chunk (store mode): room for ``n_new`` new slots.
         Unreferenced slots (beyond the support vectors) are dropped once
-        they are a fifth of the store's rows, or when it is full (the
+        they are an eighth of the store's rows, or when it is full (the
         chunk's kernel block covers every stored row, so stale ones cost
-        work); the store keeps twice the room it needs."""
+        as much as live ones; dropping them moves only the rows after the
+        first one, measured cheaper than the 20 % threshold used before);
+        the store keeps twice the room it needs.  The GIL is taken only to
+        enlarge the store."""
         cdef Py_ssize_t need = self.n_slots + n_new
-        if need > self.store.shape[0] or 5 * (self.n_slots - self.n_sv) > self.n_slots + 40:
-            with gil:
-                self.compact_store()
-                need = self.n_slots + n_new
-                if need > self.store.shape[0]:
+        if need > self.store.shape[0] or 8 * (self.n_slots - self.n_sv) > self.n_slots:
+            self.compact_store()
+            need = self.n_slots + n_new
+            if need > self.store.shape[0]:
+                with gil:
                     store = np.zeros((2 * need, self.n_features))
                     store[:self.n_slots] = np.asarray(self.store)[:self.n_slots]
                     self.store = store
                     self.store_sq = _resized(self.store_sq, 2 * need)
-                if self.chunk_blocks:
-                    if self.slot_row.shape[0] < self.store.shape[0]:
+                    if self.chunk_blocks:
                         self.slot_row = np.full(self.store.shape[0], -1, dtype=np.intp)
-                    self.rebuild_slot_alpha()
+                        self.slot_alpha = np.zeros(self.store.shape[0])
+            if self.chunk_blocks:
+                self.rebuild_slot_alpha()
         return 0
 
-    cdef int compact_store(self) except -1:
+    cdef int compact_store(self) except -1 nogil:
         """Drop the store rows nothing references; renumber the others."""
         cdef Py_ssize_t s, j, n = self.n_slots, d = self.n_features
         if n == self.n_sv:          # every slot holds a support vector
             return 0
-        cdef Py_ssize_t[::1] new_slot = self.renumber_slots(n)
+        if self.slot_map.shape[0] < n:
+            with gil:
+                self.slot_mark = np.empty(self.store.shape[0], dtype=np.uint8)
+                self.slot_map = np.empty(self.store.shape[0], dtype=np.intp)
+        self.renumber_slots(n, &self.slot_mark[0], &self.slot_map[0])
         self.n_slots = 0
         for s in range(n):
-            j = new_slot[s]
+            j = self.slot_map[s]
             if j >= 0:
                 if j != s:
                     memcpy(&self.store[j, 0], &self.store[s, 0], d * sizeof(double))
@@ -227,15 +235,14 @@ cdef class OnlineLearner:
                 self.n_slots = j + 1
         return 0
 
-    cdef renumber_slots(self, Py_ssize_t n_total):
+    cdef void renumber_slots(self, Py_ssize_t n_total, unsigned char* mark,
+                             Py_ssize_t* new_slot) noexcept nogil:
         """Number the slots still referenced (by a support vector or
-        ``mark_extra_slots``) in order, renumber every reference, and return
-        the map old slot -> new slot (-1: dropped)."""
+        ``mark_extra_slots``) in order, renumber every reference, and leave
+        the map old slot -> new slot (-1: dropped) in ``new_slot[0:n_total]``
+        (``mark``: scratch of ``n_total`` bytes)."""
         cdef Py_ssize_t i, s, j = 0
-        mark_arr = np.zeros(n_total, dtype=np.uint8)
-        cdef unsigned char[::1] mark = mark_arr
-        new_slot_arr = np.full(n_total, -1, dtype=np.intp)
-        cdef Py_ssize_t[::1] new_slot = new_slot_arr
+        memset(mark, 0, n_total)
         for i in range(self.n_sv):
             mark[self.slot[self.order[i]]] = 1
         self.mark_extra_slots(mark)
@@ -243,10 +250,11 @@ cdef class OnlineLearner:
             if mark[s]:
                 new_slot[s] = j
                 j += 1
+            else:
+                new_slot[s] = -1
         for i in range(self.n_sv):
             self.slot[self.order[i]] = new_slot[self.slot[self.order[i]]]
         self.remap_extra_slots(new_slot)
-        return new_slot_arr
 
     # ------------------------------------------------------------------
     # kernel values of the current example
@@ -427,21 +435,25 @@ cdef class OnlineLearner:
         coefficient ``coef``; ``k_self`` = k(v, v), ``k_now`` = k(x_t, v).
         With ``track_gram`` the caller has put k(v, x_c) in ``gram[cell, c]``
         for every support vector c (``cell`` = the next free cell)."""
-        cdef Py_ssize_t i, c, cell
-        cdef double a = coef / self.scale, f_new = 0.0
+        cdef Py_ssize_t c, cell, cap = self.capacity
+        cdef double a = coef / self.scale, f_new
+        cdef double* row = NULL
+        cdef double* margin
         self.n_free -= 1
         cell = self.free_cells[self.n_free]
+        # the passes below run over every cell (contiguous, no indirection:
+        # they vectorize); free cells have alpha 0 and margin +inf
         if self.track_gram:
-            for i in range(self.n_sv):
-                c = self.order[i]
-                self.gram[c, cell] = self.gram[cell, c]
-            self.gram[cell, cell] = k_self
+            row = &self.gram[cell, 0]
+            row[cell] = k_self
+            for c in range(cap):
+                self.gram[c, cell] = row[c]
         if self.track_margins:
-            for i in range(self.n_sv):
-                c = self.order[i]
-                f_new += self.alpha[c] * self.gram[cell, c]
-                self.margin[c] += a * self.gram[cell, c]
-            self.margin[cell] = f_new + a * k_self
+            f_new = dense_dot(&self.alpha[0], row, cap)
+            margin = &self.margin[0]
+            for c in range(cap):
+                margin[c] += a * row[c]
+            margin[cell] = f_new + a * k_self
         self.slot[cell] = slot
         self.set_alpha(cell, a)
         self.kself[cell] = k_self
@@ -457,11 +469,9 @@ cdef class OnlineLearner:
             with gil:
                 self.grow(2 * self.capacity)
         cell = self.free_cells[self.n_free - 1]
-        if self.track_gram:
+        if self.track_gram:         # (stale values in the free cells' entries)
             self.ensure_row()
-            for i in range(self.n_sv):
-                c = self.order[i]
-                self.gram[cell, c] = self.k_row[c]
+            memcpy(&self.gram[cell, 0], &self.k_row[0], self.capacity * sizeof(double))
         return self.insert_cell(s, coef, self.k_tt, self.k_tt)
 
     cdef Py_ssize_t append_vector(self, const double* z, double coef) except -1 nogil:
@@ -488,17 +498,18 @@ cdef class OnlineLearner:
 
     cdef int remove_at(self, Py_ssize_t pos) except -1 nogil:
         """Remove the support vector at position ``pos`` (0 = oldest)."""
-        cdef Py_ssize_t i, c, cell = self.order[pos]
+        cdef Py_ssize_t c, cell = self.order[pos]
         cdef double a = self.alpha[cell]
         if self.track_margins:
-            for i in range(self.n_sv):
-                c = self.order[i]
-                self.margin[c] -= a * self.gram[cell, c]
+            self.add_gram_row(cell, -a)
         self.on_remove(cell)
         if self.chunk_blocks:
             self.slot_alpha[self.slot[cell]] = 0.0
-        for i in range(pos, self.n_sv - 1):
-            self.order[i] = self.order[i + 1]
+        # a free cell weighs nothing in the passes over every cell
+        self.alpha[cell] = 0.0
+        if self.track_margins:
+            self.margin[cell] = INFINITY
+        memmove(&self.order[pos], &self.order[pos + 1], (self.n_sv - 1 - pos) * sizeof(Py_ssize_t))
         self.n_sv -= 1
         self.free_cells[self.n_free] = cell
         self.n_free += 1
@@ -506,14 +517,19 @@ cdef class OnlineLearner:
 
     cdef int add_to_coef(self, Py_ssize_t cell, double delta) except -1 nogil:
         """alpha_cell += delta (a change of the true, scaled coefficient)."""
-        cdef Py_ssize_t i, c
         cdef double a = delta / self.scale
         self.set_alpha(cell, self.alpha[cell] + a)
         if self.track_margins:
-            for i in range(self.n_sv):
-                c = self.order[i]
-                self.margin[c] += a * self.gram[cell, c]
+            self.add_gram_row(cell, a)
         return 0
+
+    cdef void add_gram_row(self, Py_ssize_t cell, double a) noexcept nogil:
+        """margin[c] += a gram[cell, c] for every cell (free ones stay +inf)."""
+        cdef Py_ssize_t c
+        cdef const double* row = &self.gram[cell, 0]
+        cdef double* margin = &self.margin[0]
+        for c in range(self.capacity):
+            margin[c] += a * row[c]
 
     cdef int rescale(self, double factor) except -1 nogil:
         """Multiply every coefficient by ``factor`` > 0 in O(1)."""
@@ -572,11 +588,11 @@ cdef class OnlineLearner:
     cdef int on_remove(self, Py_ssize_t cell) except -1 nogil:
         return 0
 
-    cdef int mark_extra_slots(self, unsigned char[::1] mark) except -1:
-        return 0
+    cdef void mark_extra_slots(self, unsigned char* mark) noexcept nogil:
+        return
 
-    cdef int remap_extra_slots(self, Py_ssize_t[::1] new_slot) except -1:
-        return 0
+    cdef void remap_extra_slots(self, const Py_ssize_t* new_slot) noexcept nogil:
+        return
 
     # ------------------------------------------------------------------
     # the stream loop, store mode: a whole stream in one call
@@ -699,6 +715,8 @@ cdef class OnlineLearner:
         cdef Py_ssize_t start = 0, stop, c, i, d = self.n_features, n = rows.shape[0]
         cdef const double* chunk_start
         self.slot_row = np.full(self.store.shape[0], -1, dtype=np.intp)
+        if self.slot_alpha.shape[0] < self.store.shape[0]:
+            self.slot_alpha = np.zeros(self.store.shape[0])
         self.chunk_rows = np.empty(0)
         self.chunk_buffer = np.empty(0)
         self.chunk_self_buffer = np.empty(0)
@@ -880,8 +898,14 @@ cdef class OnlineLearner:
         """
         if self.K_new is None:
             raise ValueError("finish_chunk called without a chunk (process_chunk first)")
-        self.check_state(self.n_old + self.K_new.shape[0])
-        new_slot = self.renumber_slots(self.n_old + self.K_new.shape[0])
+        cdef Py_ssize_t n_total = self.n_old + self.K_new.shape[0]
+        self.check_state(n_total)
+        mark = np.empty(n_total, dtype=np.uint8)
+        new_slot = np.empty(n_total, dtype=np.intp)
+        cdef unsigned char[::1] mark_view = mark
+        cdef Py_ssize_t[::1] new_slot_view = new_slot
+        if n_total:
+            self.renumber_slots(n_total, &mark_view[0], &new_slot_view[0])
         self.K_old = None
         self.K_new = None
         self.D_old = None

@@ -295,17 +295,15 @@ cdef class TighterLearner(ValidatedRemovalLearner):
                     errors += ys[v] * (fs[v] - a * ks[v]) <= 0
         return <double>errors
 
-    cdef int mark_extra_slots(self, unsigned char[::1] mark) except -1:
+    cdef void mark_extra_slots(self, unsigned char* mark) noexcept nogil:
         cdef Py_ssize_t v
         for v in range(self.n_val):
             mark[self.vslot[v]] = 1
-        return 0
 
-    cdef int remap_extra_slots(self, Py_ssize_t[::1] new_slot) except -1:
+    cdef void remap_extra_slots(self, const Py_ssize_t* new_slot) noexcept nogil:
         cdef Py_ssize_t v
         for v in range(self.n_val):
             self.vslot[v] = new_slot[self.vslot[v]]
-        return 0
 
     def validation_slots(self):
         """Pool slots of the validation vectors (modes 1 and 2)."""

@@ -45,3 +45,22 @@ def test_kernel_diagonal_equals_the_diagonal_of_the_blocks(kernel, sparse):
     X = sp.csr_matrix(X) if sparse else X
     function = KernelFunction(kernel, 0.3, 2, 0.5, None)
     assert_array_equal(function.diagonal(X), np.diag(function(X, X)))
+
+
+@pytest.mark.parametrize("make", [
+    lambda rng: rng.randn(20000, 54),
+    lambda rng: rng.randn(3000, 7) * 1e-3 + 1e6,              # a large common offset
+    lambda rng: np.r_[rng.randn(3000) + 1e6, rng.randn(3000) - 1e6][:, None],
+    lambda rng: np.asfortranarray(rng.randn(301, 9)),          # F order: read as it lies
+    lambda rng: rng.randn(400, 12)[::2, 1::3],                 # strided: the block path
+    lambda rng: rng.randn(1, 1),
+    lambda rng: np.full((5, 3), 2.5),
+])
+def test_gamma_scale_variance_equals_numpy(make):
+    # gamma='scale' reads X once (no temporary of its size): X.var() up to
+    # the last bits, however X lies in memory
+    from skbudget._kernels import _variance, compute_gamma
+    X = make(np.random.RandomState(0))
+    assert _variance(X) == pytest.approx(X.var(), rel=1e-14, abs=0.0)
+    assert compute_gamma("scale", X) == pytest.approx(
+        1.0 / (X.shape[1] * X.var()) if X.var() else 1.0, rel=1e-14)

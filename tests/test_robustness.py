@@ -601,3 +601,22 @@ def test_labels_are_checked_and_collected_block_by_block(monkeypatch):
     y_float[33] = 0.5                                    # continuous, in the last block
     with pytest.raises(ValueError, match="Unknown label type: continuous"):
         Forgetron(budget=5).fit(X, y_float)
+
+
+@pytest.mark.parametrize("y", [
+    np.array([1, -1, 1, 1, -1] * 8),
+    np.array([0, 1] * 17 + [2, 5, 5, 2, 5, 2], dtype=np.uint8),     # 2 and 5 in late blocks
+    np.array([-3, 3] * 19 + [0, 0], dtype=np.int8),
+    np.array([True, False] * 20),
+    np.array([3.0, -1.0] * 19 + [-0.0, 2.0], dtype=np.float32),
+    np.array([0, 10 ** 6] * 20),                                    # range beyond a block
+    np.array([2 ** 63 + 1, 2 ** 63] * 20, dtype=np.uint64),         # beyond int64
+])
+def test_numeric_labels_shortcut_gives_np_unique(monkeypatch, y):
+    # integral numeric labels skip type_of_target: the same classes (values
+    # and dtype) as np.unique, whatever the blocks
+    import skbudget._base as base
+    monkeypatch.setattr(base, "_LABEL_BLOCK", 7)
+    classes = base._checked_classes(y)
+    assert classes.dtype == y.dtype
+    assert_array_equal(classes, np.unique(y))
