@@ -25,9 +25,11 @@ values may differ in the last bits; they count as tied when they agree to
 :meth:`CrammerKandolaSingerLearner.best_removal`.
 """
 
+import numpy as np
 from libc.math cimport fabs, sqrt, INFINITY
 
 from skbudget._engine cimport OnlineLearner
+from skbudget._engine import size_problem
 from skbudget._kernel_rows cimport dense_dot
 
 # relative tolerance under which two leave-one-out margins count as tied
@@ -107,24 +109,25 @@ cdef inline double _leave_one_out_margin(double alpha, double margin, double kse
     return _sign_of(alpha * scale) * scale * (margin - alpha * kself)
 
 
-cdef double _largest_leave_one_out_margin(const double* alpha, const double* margin,
-                                          const double* kself, double scale,
-                                          Py_ssize_t n_cells) noexcept nogil:
-    """max over every cell of :func:`_leave_one_out_margin` (a free cell,
-    alpha 0 and margin +inf, gives -inf); four running maxima, so the pass
-    vectorizes."""
+cdef double _leave_one_out_margins(const double* alpha, const double* margin,
+                                   const double* kself, double scale, Py_ssize_t n_cells,
+                                   double* out) noexcept nogil:
+    """out[c] = :func:`_leave_one_out_margin` of every cell (a free cell,
+    alpha 0 and margin +inf, gets -inf); returns their maximum (four
+    running maxima: both passes vectorize)."""
     cdef double top[4]
     cdef double v
     cdef Py_ssize_t c, k, n4 = n_cells - n_cells % 4
+    for c in range(n_cells):
+        out[c] = _leave_one_out_margin(alpha[c], margin[c], kself[c], scale)
     for k in range(4):
         top[k] = -INFINITY
     for c in range(0, n4, 4):
         for k in range(4):
-            v = _leave_one_out_margin(alpha[c + k], margin[c + k], kself[c + k], scale)
+            v = out[c + k]
             top[k] = v if v > top[k] else top[k]
     for c in range(n4, n_cells):
-        v = _leave_one_out_margin(alpha[c], margin[c], kself[c], scale)
-        top[0] = v if v > top[0] else top[0]
+        top[0] = out[c] if out[c] > top[0] else top[0]
     return max(max(top[0], top[1]), max(top[2], top[3]))
 
 
@@ -159,25 +162,38 @@ cdef class CrammerKandolaSingerLearner(MistakeDrivenLearner):
     O(|S|) per change.
     """
 
+    # scratch: every cell's leave-one-out margin (best_removal)
+    cdef double[::1] loo
+
     def __init__(self, Py_ssize_t budget=-1, double beta=0.0, rng=None):
         MistakeDrivenLearner.__init__(self, budget, beta, rng, track_margins=True)
+        self.loo = np.empty(self.capacity)
 
     cdef Py_ssize_t best_removal(self, Py_ssize_t n_candidates, double *best) noexcept nogil:
         """Position among the oldest ``n_candidates`` with the largest
         leave-one-out margin (ties: oldest); its margin goes to ``best``."""
         cdef Py_ssize_t i, c, pos = 0
-        cdef double v, top = -INFINITY, scale = self.scale
+        cdef double v, threshold, top = -INFINITY, scale = self.scale
         # the cell arrays read directly: this is every update's O(|S|) pass
         cdef const Py_ssize_t* order = &self.order[0]
         cdef const double* alpha = &self.alpha[0]
         cdef const double* margin = &self.margin[0]
         cdef const double* kself = &self.kself[0]
+        cdef double* loo
         if n_candidates == self.n_sv:   # every cell, contiguously (a free one is -inf)
-            top = _largest_leave_one_out_margin(alpha, margin, kself, scale, self.capacity)
-        else:
+            if self.loo.shape[0] < self.capacity:
+                with gil:
+                    self.loo = np.empty(self.capacity)
+            loo = &self.loo[0]
+            top = _leave_one_out_margins(alpha, margin, kself, scale, self.capacity, loo)
+            threshold = top - _tolerance(top)
             for i in range(n_candidates):
-                c = order[i]
-                top = max(top, _leave_one_out_margin(alpha[c], margin[c], kself[c], scale))
+                if loo[order[i]] >= threshold:
+                    best[0] = loo[order[i]]
+                    return i
+        for i in range(n_candidates):
+            c = order[i]
+            top = max(top, _leave_one_out_margin(alpha[c], margin[c], kself[c], scale))
         for i in range(n_candidates):
             c = order[i]
             v = _leave_one_out_margin(alpha[c], margin[c], kself[c], scale)
@@ -212,12 +228,17 @@ cdef class ForgetronLearner(MistakeDrivenLearner):
 
     On a mistake: ``M += 1``; add ``(x_t, sigma = 1)``; if ``|S| = B + 1``:
     with ``r`` the oldest support vector and ``mu = y_r f'(x_r)`` (the model
-    after the insertion, one pass over the Gram matrix's row of ``r``: the
-    margins of the other support vectors are never needed), shrink every
-    weight by the largest
+    after the insertion), shrink every weight by the largest
     ``phi in (0, 1]`` with ``Psi(phi) + Q <= 15/32 M`` (O(1): the engine's
     global scale), ``Q += Psi(phi)``, and remove ``r``.  With
     ``self_tuned=False``: remove the oldest, never shrink.
+
+    ``f'(x_r)`` needs no Gram matrix: every other support vector is newer
+    than ``r``, so ``f'(x_r) = alpha_r k(x_r, x_r) + newer_sum[r]`` with
+    ``newer_sum[c]`` = the sum of ``alpha_j k(x_j, x_c)`` over the support
+    vectors inserted after ``c`` (unscaled, like ``alpha``): one pass over
+    the inserted example's kernel row per insertion, nothing on removal
+    (only the oldest ever goes).
 
     ``last_phi`` / ``n_removals`` record the latest shrink factor and the
     number of removals (``phi = 1`` for the plain variant).
@@ -226,42 +247,65 @@ cdef class ForgetronLearner(MistakeDrivenLearner):
     cdef public bint self_tuned
     cdef public long long M, n_removals
     cdef public double Q, last_phi
+    cdef public double[::1] newer_sum
 
     _state_names = MistakeDrivenLearner._state_names + (
-        "self_tuned", "M", "Q", "n_removals", "last_phi")
+        "self_tuned", "M", "Q", "n_removals", "last_phi", "newer_sum")
+
+    def __cinit__(self, *args, **kwargs):
+        self.newer_sum = np.zeros(0)    # before the engine's __init__ grows it
 
     def __init__(self, Py_ssize_t budget=1, bint self_tuned=True):
-        MistakeDrivenLearner.__init__(self, budget, 0.0, None, track_gram=self_tuned)
+        MistakeDrivenLearner.__init__(self, budget, 0.0, None)
         self.self_tuned = self_tuned
         self.M = 0
         self.Q = 0.0
         self.n_removals = 0
         self.last_phi = 1.0
 
+    cdef int grow(self, Py_ssize_t new_capacity) except -1:
+        MistakeDrivenLearner.grow(self, new_capacity)
+        newer = np.zeros(new_capacity)
+        newer[:self.newer_sum.shape[0]] = self.newer_sum
+        self.newer_sum = newer
+        return 0
+
+    def check_policy_state(self, Py_ssize_t pool_size):
+        problem = MistakeDrivenLearner.check_policy_state(self, pool_size)
+        if problem is None:
+            problem = size_problem({"newer_sum": self.newer_sum}, self.capacity)
+        return problem
+
     cdef int after_insert(self) except -1 nogil:
-        cdef Py_ssize_t r
-        cdef double sigma, mu, phi = 1.0
+        cdef Py_ssize_t r, c, cell = self.order[self.n_sv - 1]
+        cdef double sigma, mu, phi = 1.0, a = self.alpha[cell], shrunk
+        cdef double* newer
+        cdef const double* k_row
         self.M += 1
+        if self.self_tuned:   # every cell (a free one's sum is never read)
+            self.ensure_row()
+            newer = &self.newer_sum[0]
+            k_row = &self.k_row[0]
+            for c in range(self.capacity):
+                newer[c] += a * k_row[c]
+            newer[cell] = 0.0
         if self.n_sv <= self.budget:
             return 0
         if self.self_tuned:
             r = self.order[0]
             sigma = fabs(self.alpha[r] * self.scale)
-            mu = self.sv_label(r) * self.margin_of(r)
+            mu = self.sv_label(r) * self.scale * (self.alpha[r] * self.kself[r] + newer[r])
             phi = forgetron_phi(sigma, mu, FORGETRON_RATE * self.M - self.Q)
             self.Q += forgetron_psi(sigma, phi, mu)
             if phi < 1.0:
-                self.rescale(phi)
+                shrunk = self.scale * phi
+                if self.rescale(phi):   # alpha *= shrunk: so do the sums
+                    for c in range(self.capacity):
+                        newer[c] *= shrunk
         self.last_phi = phi
         self.n_removals += 1
         self.remove_at(0)
         return 0
-
-
-    cdef double margin_of(self, Py_ssize_t cell) noexcept nogil:
-        """f(x_cell) = scale sum_j alpha_j k(x_j, x_cell) over the support
-        set, from the Gram matrix's row (every cell: a free one has alpha 0)."""
-        return dense_dot(&self.alpha[0], &self.gram[cell, 0], self.capacity) * self.scale
 
 
 cdef inline double forgetron_psi(double sigma, double phi, double mu) noexcept nogil:

@@ -327,9 +327,12 @@ cdef class OnlineLearner:
 
     cdef bint gather_row(self) noexcept nogil:
         """k_row[c] = k(x_t, x_c) for every support-vector cell (the hottest
-        loop).  Returns whether every value is finite (store mode)."""
+        loop).  Returns whether every value is finite (store mode; the
+        chunk's blocks were checked when computed, so only values computed
+        here are)."""
         cdef Py_ssize_t i, c, s, n = self.n_sv, n_old = self.n_old, n_block = self.n_block_slots
-        cdef double v, bad = 0.0
+        cdef double v
+        cdef bint finite = True
         if n == 0:
             return True
         cdef const Py_ssize_t* order = &self.order[0]
@@ -345,12 +348,12 @@ cdef class OnlineLearner:
                 c = order[i]
                 s = slot[c]
                 if s < n_block:         # the common case, inline
-                    v = block_row[s]
+                    k_row[c] = block_row[s]
                 else:
                     v = self.kernel_to_slot(s)
-                bad += v - v            # NaN as soon as one value is inf or NaN
-                k_row[c] = v
-            return bad == 0.0
+                    finite = finite and _finite(v)
+                    k_row[c] = v
+            return finite
         new_row = &self.K_new[self.t, 0]
         old_row = new_row
         if n_old > 0:
@@ -532,17 +535,21 @@ cdef class OnlineLearner:
             margin[c] += a * row[c]
 
     cdef int rescale(self, double factor) except -1 nogil:
-        """Multiply every coefficient by ``factor`` > 0 in O(1)."""
+        """Multiply every coefficient by ``factor`` > 0 in O(1).  Returns 1
+        if the global scale was folded into the stored coefficients (they,
+        and the margins, were multiplied by the scale, which is now 1: a
+        policy keeping sums in the coefficients' units does the same), else 0."""
         cdef Py_ssize_t i, c
         self.scale *= factor
-        if self.scale < 1e-100:  # fold the factor in before it underflows
-            for i in range(self.n_sv):
-                c = self.order[i]
-                self.set_alpha(c, self.alpha[c] * self.scale)
-                if self.track_margins:
-                    self.margin[c] *= self.scale
-            self.scale = 1.0
-        return 0
+        if self.scale >= 1e-100:
+            return 0
+        for i in range(self.n_sv):      # fold the scale in before it underflows
+            c = self.order[i]
+            self.set_alpha(c, self.alpha[c] * self.scale)
+            if self.track_margins:
+                self.margin[c] *= self.scale
+        self.scale = 1.0
+        return 1
 
     cdef long long random_below(self, long long n) except -1 nogil:
         """``rng.randint(n)`` for ``n >= 1``: the same draw from the same
