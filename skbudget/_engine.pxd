@@ -94,6 +94,7 @@ cdef class OnlineLearner:
     cdef Py_ssize_t chunk_len
     cdef double[::1] chunk_buffer       # the memory behind chunk_k, reused
     cdef double[::1] chunk_self_buffer  # and behind chunk_self
+    cdef double[::1] chunk_sq_buffer    # and behind chunk_sq
     cdef double[::1] chunk_rows         # a shuffled chunk's rows, gathered
     cdef Py_ssize_t[::1] slot_row
     # compaction scratch (store rows): referenced marks, old -> new slot
@@ -142,8 +143,7 @@ cdef class OnlineLearner:
     cdef double dot_to_slot(self, Py_ssize_t s) noexcept nogil
     cdef const double* gather_chunk_rows(self, const double[:, ::1] X, const Py_ssize_t[::1] rows,
                                          Py_ssize_t start, Py_ssize_t stop) except NULL nogil
-    cdef int compute_chunk_blocks(self, const double* rows, Py_ssize_t c,
-                                  const double* sq_norms) except -1 nogil
+    cdef int compute_chunk_blocks(self, const double* rows, Py_ssize_t c) except -1 nogil
     cdef int compute_self_column(self, Py_ssize_t first) except -1 nogil
     cdef int finish_kernel_values(self, double* values, Py_ssize_t n,
                                   uint64_t flags) except -1 nogil

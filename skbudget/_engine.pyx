@@ -706,10 +706,10 @@ cdef class OnlineLearner:
                 raise ValueError(f"row index {rows[i]} out of range [0, {n_rows})")
 
     def run_dense(self, const double[:, ::1] X, const Py_ssize_t[::1] rows,
-                  const double[::1] sq_norms, const double[::1] y,
+                  const double[::1] y,
                   const Py_ssize_t[::1] example_ids, double[::1] scores, Py_ssize_t chunk):
         """Run the policy on the examples ``X[rows]`` in that order
-        (``sq_norms[i] = ||X[rows[i]]||^2``); ``scores[i]`` gets f(x) before
+        ``scores[i]`` gets f(x) before
         the update.  ``y`` in {-1, +1}.  Per chunk of examples, one GEMM
         gives the chunk's inner products with the stored rows, and one GEMM
         column per example stored during the chunk those with the examples
@@ -717,7 +717,7 @@ cdef class OnlineLearner:
         chunk size).  ``chunk = 0`` chooses the size from the store's (see
         ``chunk_length``)."""
         self._check_stream(X.shape[0], rows, y, example_ids, scores)
-        if X.shape[1] != self.n_features or sq_norms.shape[0] != rows.shape[0]:
+        if X.shape[1] != self.n_features:
             raise ValueError(f"X has {X.shape[1]} features, the learner {self.n_features}")
         cdef Py_ssize_t start = 0, stop, c, i, d = self.n_features, n = rows.shape[0]
         cdef const double* chunk_start
@@ -727,6 +727,7 @@ cdef class OnlineLearner:
         self.chunk_rows = np.empty(0)
         self.chunk_buffer = np.empty(0)
         self.chunk_self_buffer = np.empty(0)
+        self.chunk_sq_buffer = np.empty(0)
         self.chunk_blocks = True
         self.nonfinite = False
         try:
@@ -742,11 +743,11 @@ cdef class OnlineLearner:
                         chunk_start = &X[rows[start], 0]
                     else:
                         chunk_start = self.gather_chunk_rows(X, rows, start, stop)
-                    self.compute_chunk_blocks(chunk_start, c, &sq_norms[start])
+                    self.compute_chunk_blocks(chunk_start, c)
                     for i in range(start, stop):
                         self.t = i - start
                         self.x_dense = &X[rows[i], 0]
-                        self.set_current(sq_norms[i], False)
+                        self.set_current(self.chunk_sq[i - start], False)
                         scores[i] = self.process_example(y[i], example_ids[i])
                         if self.nonfinite:
                             self.raise_nonfinite()
@@ -761,6 +762,7 @@ cdef class OnlineLearner:
             self.chunk_sq = NULL
             self.chunk_buffer = None
             self.chunk_self_buffer = None
+            self.chunk_sq_buffer = None
             self.chunk_rows = None
             self.slot_row = None
             self.x_dense = NULL
@@ -778,23 +780,28 @@ cdef class OnlineLearner:
             memcpy(&self.chunk_rows[(i - start) * d], &X[rows[i], 0], d * sizeof(double))
         return &self.chunk_rows[0]
 
-    cdef int compute_chunk_blocks(self, const double* rows, Py_ssize_t c,
-                                  const double* sq_norms) except -1 nogil:
-        """The kernel values of the chunk's ``c`` examples (``rows``: c x d,
-        contiguous; ``sq_norms``: their squared norms) against the stored
-        rows, ``chunk_k`` (c rows of ``n_slots`` values), with
+    cdef int compute_chunk_blocks(self, const double* rows, Py_ssize_t c) except -1 nogil:
+        """The squared norms of the chunk's ``c`` examples (``rows``: c x d,
+        contiguous), ``chunk_sq``, computed here where the rows are in
+        cache (no pass over the stream for them), and their kernel values
+        against the stored rows, ``chunk_k`` (c rows of ``n_slots`` values), with
         ``rbf_kernel``'s arithmetic: inner products by GEMM, then (RBF)
         ``(-2 <x, v> + ||x||^2) + ||v||^2`` clipped at 0, times ``-gamma``,
         and NumPy's vectorized exp over the whole block (its loop called
         directly: no Python, no GIL).  The values between two examples of
         the chunk are computed when the earlier one is stored
         (:meth:`compute_self_column`): most examples never are."""
-        cdef Py_ssize_t i, n = self.n_slots
+        cdef Py_ssize_t i, n = self.n_slots, d = self.n_features
         cdef uint64_t flags = 0
+        cdef double* sq_norms
         if self.chunk_buffer.shape[0] < c * n or self.chunk_self_buffer.shape[0] < c * c:
             with gil:
                 self.chunk_buffer = np.empty(2 * c * max(n, 8))
                 self.chunk_self_buffer = np.empty(c * c)
+                self.chunk_sq_buffer = np.empty(c)
+        sq_norms = &self.chunk_sq_buffer[0]
+        for i in range(c):
+            sq_norms[i] = dense_dot(&rows[i * d], &rows[i * d], d)
         self.chunk_k = &self.chunk_buffer[0]
         self.chunk_self = &self.chunk_self_buffer[0]
         self.chunk_x = rows

@@ -74,19 +74,6 @@ def _consecutive(rows):
                               and bool(np.all(np.diff(rows) == 1)))
 
 
-def _row_sq_norms(X, rows, block=512):
-    """||X[r]||^2 for r in ``rows`` (dense X), as ``euclidean_distances``
-    computes them (einsum), in blocks of rows (no copy of the stream)."""
-    if _consecutive(rows):
-        part = X[rows[0]:rows[-1] + 1]
-        return np.einsum("ij,ij->i", part, part)
-    out = np.empty(len(rows))
-    for start in range(0, len(rows), block):
-        part = X[rows[start:start + block]]
-        out[start:start + block] = np.einsum("ij,ij->i", part, part)
-    return out
-
-
 def _compress_rows(first, keep_first, second, keep_second):
     """[first[keep_first]; second[keep_second]] with one copy (dense)."""
     if sp.issparse(first):
@@ -419,9 +406,8 @@ class _SegmentFeed:
             index = np.arange(len(rows))
         else:
             X, index = self.X, rows
-        norms = _row_sq_norms(X, index)
         return lambda learner, y, ids, scores: learner.run_dense(
-            X, index, norms, y, ids, scores, self.chunk)
+            X, index, y, ids, scores, self.chunk)
 
 
 class _NoPool:
