@@ -1,6 +1,6 @@
 # cython: language_level=3, boundscheck=False, wraparound=False
 """NumPy's own vectorized ``exp``, ``tanh`` and ``power``, callable from
-compiled code without the GIL; and :func:`flat_variance`, one pass over an
+compiled code without the GIL; and :func:`flat_moments`, one pass over an
 array for ``gamma='scale'``.
 
 The stream loop turns a block of kernel arguments into kernel values once
@@ -95,7 +95,7 @@ cdef void power_inplace(double* values, Py_ssize_t n, double exponent) noexcept 
     POWER_LOOP.function(args, dims, steps, POWER_LOOP.data)
 
 
-# values per block of flat_variance (in L1 for its second pass)
+# values per block of flat_moments (in L1 for its second pass)
 cdef enum:
     VARIANCE_BLOCK = 2048
 
@@ -132,17 +132,18 @@ cdef void _block_moments(const double* x, Py_ssize_t n, double shift, double* me
     m2[0] = total
 
 
-def flat_variance(const double[::1] values):
-    """``values.var()`` in one pass over memory: per block of
-    ``VARIANCE_BLOCK`` values its mean and squared deviations (two passes
-    in cache), merged with Chan, Golub & LeVeque's pairwise update, all of
-    ``values - values[0]`` (so a large common offset costs no digits).  As
-    accurate as NumPy's two passes (equal to the last few bits), without
-    their temporary of the array's size; 3x faster on 10^6 values."""
+def flat_moments(const double[::1] values):
+    """``(values.mean(), ((values - values.mean()) ** 2).sum())`` in one
+    pass over memory: per block of ``VARIANCE_BLOCK`` values its mean and
+    squared deviations (two passes in cache), merged with Chan, Golub &
+    LeVeque's pairwise update, all of ``values - values[0]`` (so a large
+    common offset costs no digits).  As accurate as NumPy's two passes
+    (equal to the last few bits), without their temporary of the array's
+    size; 3x faster than ``values.var()`` on 10^6 values."""
     cdef Py_ssize_t n = values.shape[0], start = 0, m
     cdef double mean = 0.0, m2 = 0.0, block_mean, block_m2, delta
     if n == 0:
-        return float("nan")
+        return float("nan"), 0.0
     cdef double shift = values[0]
     with nogil:
         while start < n:
@@ -152,7 +153,7 @@ def flat_variance(const double[::1] values):
             m2 += block_m2 + delta * delta * (<double>start * m / (start + m))
             mean += delta * m / (start + m)
             start += m
-    return m2 / n
+    return mean + shift, m2
 
 
 def _apply(name, double[::1] values, double exponent=1.0):

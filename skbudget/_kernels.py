@@ -18,7 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS, pairwise_kernels
 
-from skbudget._elementwise import flat_variance
+from skbudget._elementwise import flat_moments
 
 __all__ = ["KERNELS", "KernelFunction", "check_finite", "compute_gamma", "squared_distances"]
 
@@ -31,10 +31,7 @@ def compute_gamma(gamma, X):
     variance equal to ``X.var()`` up to rounding in the last bits)."""
     if gamma == "scale":
         with np.errstate(over="ignore", invalid="ignore"):
-            if sp.issparse(X):
-                variance = X.multiply(X).mean() - X.mean() ** 2
-            else:
-                variance = _variance(X)
+            variance = _variance(X)
         if not np.isfinite(variance):
             raise ValueError(
                 "gamma='scale' cannot be resolved: the variance of X overflows (X holds "
@@ -48,19 +45,32 @@ def compute_gamma(gamma, X):
 
 
 def _variance(X, block_values=1 << 16):
-    """``X.var()`` of a dense 2-D array without a temporary of its size:
-    one compiled pass when ``X`` is contiguous float64
-    (:func:`~skbudget._elementwise.flat_variance`), else the mean, then the
-    squared deviations summed block by block."""
+    """``X.var()`` (a CSR ``X``: over all its entries, zeros included)
+    without a temporary of its size: one compiled pass
+    (:func:`~skbudget._elementwise.flat_moments`) over a contiguous float64
+    ``X`` or over a canonical CSR matrix's stored values (merged with its
+    implicit zeros by the same pairwise update); otherwise the mean, then
+    the squared deviations summed block by block (CSR: scikit-learn's
+    ``SVC`` formula)."""
+    n_values = X.shape[0] * X.shape[1]
+    if sp.issparse(X):
+        if X.dtype != np.float64 or not X.has_canonical_format:
+            return X.multiply(X).mean() - X.mean() ** 2
+        n_stored = X.data.shape[0]
+        if n_stored == 0:
+            return 0.0
+        mean, m2 = flat_moments(X.data)
+        # the n_values - n_stored implicit zeros: mean 0, no spread
+        return (m2 + mean * mean * (n_stored * ((n_values - n_stored) / n_values))) / n_values
     if X.dtype == np.float64 and (X.flags.c_contiguous or X.flags.f_contiguous):
-        return flat_variance(X.ravel(order="K"))
+        return flat_moments(X.ravel(order="K"))[1] / n_values
     mean = X.mean()
     rows = max(1, block_values // max(X.shape[1], 1))
     total = 0.0
     for start in range(0, X.shape[0], rows):
         deviation = X[start:start + rows] - mean
         total += np.einsum("ij,ij->", deviation, deviation)
-    return total / X.size
+    return total / n_values
 
 
 def check_finite(K, kernel):

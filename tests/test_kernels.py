@@ -56,11 +56,26 @@ def test_kernel_diagonal_equals_the_diagonal_of_the_blocks(kernel, sparse):
     lambda rng: rng.randn(1, 1),
     lambda rng: np.full((5, 3), 2.5),
 ])
-def test_gamma_scale_variance_equals_numpy(make):
+@pytest.mark.parametrize("sparse", [False, True])
+def test_gamma_scale_variance_equals_numpy(make, sparse):
     # gamma='scale' reads X once (no temporary of its size): X.var() up to
-    # the last bits, however X lies in memory
+    # the last bits, however X lies in memory (CSR: over every entry, the
+    # implicit zeros included)
     from skbudget._kernels import _variance, compute_gamma
     X = make(np.random.RandomState(0))
-    assert _variance(X) == pytest.approx(X.var(), rel=1e-14, abs=0.0)
-    assert compute_gamma("scale", X) == pytest.approx(
-        1.0 / (X.shape[1] * X.var()) if X.var() else 1.0, rel=1e-14)
+    if sparse:
+        X = np.where(np.abs(X) < np.median(np.abs(X)), 0.0, X)   # about half zeros
+        X_csr = sp.csr_matrix(X)
+    variance = _variance(X_csr if sparse else X)
+    assert variance == pytest.approx(X.var(), rel=1e-13, abs=1e-300)
+    assert compute_gamma("scale", X_csr if sparse else X) == pytest.approx(
+        1.0 / (X.shape[1] * X.var()) if X.var() else 1.0, rel=1e-13)
+
+
+def test_gamma_scale_variance_of_csr_with_duplicates_or_no_values():
+    from skbudget._kernels import _variance
+    X = sp.csr_matrix((np.array([1.0, 2.0, 5.0]), np.array([0, 0, 2]), np.array([0, 2, 3])),
+                      shape=(2, 3))                      # two entries of (0, 0): 3.0
+    assert not X.has_canonical_format
+    assert _variance(X) == pytest.approx(X.toarray().var(), rel=1e-14)
+    assert _variance(sp.csr_matrix((4, 3))) == 0.0
