@@ -113,8 +113,9 @@ cdef double _leave_one_out_margins(const double* alpha, const double* margin,
                                    const double* kself, double scale, Py_ssize_t n_cells,
                                    double* out) noexcept nogil:
     """out[c] = :func:`_leave_one_out_margin` of every cell (a free cell,
-    alpha 0 and margin +inf, gets -inf); returns their maximum (four
-    running maxima: both passes vectorize)."""
+    alpha 0 and margin +inf, gets -inf); returns their maximum.  Two
+    contiguous passes (four running maxima in the second), where the
+    search through ``order`` computed each margin behind two indirections."""
     cdef double top[4]
     cdef double v
     cdef Py_ssize_t c, k, n4 = n_cells - n_cells % 4

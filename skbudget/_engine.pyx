@@ -708,7 +708,7 @@ cdef class OnlineLearner:
     def run_dense(self, const double[:, ::1] X, const Py_ssize_t[::1] rows,
                   const double[::1] y,
                   const Py_ssize_t[::1] example_ids, double[::1] scores, Py_ssize_t chunk):
-        """Run the policy on the examples ``X[rows]`` in that order
+        """Run the policy on the examples ``X[rows]`` in that order;
         ``scores[i]`` gets f(x) before
         the update.  ``y`` in {-1, +1}.  Per chunk of examples, one GEMM
         gives the chunk's inner products with the stored rows, and one GEMM
@@ -794,7 +794,8 @@ cdef class OnlineLearner:
         cdef Py_ssize_t i, n = self.n_slots, d = self.n_features
         cdef uint64_t flags = 0
         cdef double* sq_norms
-        if self.chunk_buffer.shape[0] < c * n or self.chunk_self_buffer.shape[0] < c * c:
+        if (self.chunk_buffer.shape[0] < c * n or self.chunk_self_buffer.shape[0] < c * c
+                or self.chunk_sq_buffer.shape[0] < c):
             with gil:
                 self.chunk_buffer = np.empty(2 * c * max(n, 8))
                 self.chunk_self_buffer = np.empty(c * c)

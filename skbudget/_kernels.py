@@ -27,8 +27,8 @@ KERNELS = sorted(PAIRWISE_KERNEL_FUNCTIONS)
 
 def compute_gamma(gamma, X):
     """The numeric kernel width for ``gamma`` = 'scale', 'auto' or a number,
-    as :class:`sklearn.svm.SVC` resolves it (for 'scale' on dense ``X``, a
-    variance equal to ``X.var()`` up to rounding in the last bits)."""
+    as :class:`sklearn.svm.SVC` resolves it (for 'scale', a variance equal
+    to ``X.var()`` up to rounding in the last bits, dense or CSR)."""
     if gamma == "scale":
         with np.errstate(over="ignore", invalid="ignore"):
             variance = _variance(X)
