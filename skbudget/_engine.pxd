@@ -151,6 +151,8 @@ cdef class OnlineLearner:
     cdef int compact_store(self) except -1 nogil
     cdef void renumber_slots(self, Py_ssize_t n_total, unsigned char* mark,
                              Py_ssize_t* new_slot) noexcept nogil
+    cdef void mark_referenced_slots(self, Py_ssize_t n_total, unsigned char* mark) noexcept nogil
+    cdef void apply_slot_map(self, const Py_ssize_t* new_slot) noexcept nogil
     cdef int set_current(self, double xx, bint gather) except -1 nogil
     cdef int raise_nonfinite(self) except -1 nogil
     cdef int rebuild_slot_alpha(self) except -1 nogil

@@ -191,15 +191,13 @@ cdef class OnlineLearner:
 
     cdef int reserve_slots(self, Py_ssize_t n_new) except -1 nogil:
         """Before a chunk (store mode): room for ``n_new`` new slots.
-        Unreferenced slots (beyond the support vectors) are dropped once
-        they are an eighth of the store's rows, or when it is full (the
-        chunk's kernel block covers every stored row, so stale ones cost
-        as much as live ones; dropping them moves only the rows after the
-        first one, measured cheaper than the 20 % threshold used before);
-        the store keeps twice the room it needs.  The GIL is taken only to
-        enlarge the store."""
+        Unreferenced slots (beyond the support vectors) are dropped before
+        every chunk (the chunk's kernel block covers every stored row, so a
+        stale one costs as much as a live one: more than moving a row into
+        its place); the store keeps twice the room it needs.  The GIL is
+        taken only to enlarge the store."""
         cdef Py_ssize_t need = self.n_slots + n_new
-        if need > self.store.shape[0] or 8 * (self.n_slots - self.n_sv) > self.n_slots:
+        if need > self.store.shape[0] or self.n_slots > self.n_sv:
             self.compact_store()
             need = self.n_slots + n_new
             if need > self.store.shape[0]:
@@ -216,45 +214,72 @@ cdef class OnlineLearner:
         return 0
 
     cdef int compact_store(self) except -1 nogil:
-        """Drop the store rows nothing references; renumber the others."""
-        cdef Py_ssize_t s, j, n = self.n_slots, d = self.n_features
+        """Drop the store rows nothing references: each hole below the
+        number of live rows gets the last live row above it (a row moved per
+        hole, not every row after the first hole; slots are addresses, their
+        order means nothing), and every reference is renumbered."""
+        cdef Py_ssize_t s, e, live = 0, n = self.n_slots, d = self.n_features
+        cdef unsigned char* mark
+        cdef Py_ssize_t* new_slot
         if n == self.n_sv:          # every slot holds a support vector
             return 0
         if self.slot_map.shape[0] < n:
             with gil:
                 self.slot_mark = np.empty(self.store.shape[0], dtype=np.uint8)
                 self.slot_map = np.empty(self.store.shape[0], dtype=np.intp)
-        self.renumber_slots(n, &self.slot_mark[0], &self.slot_map[0])
-        self.n_slots = 0
+        mark = &self.slot_mark[0]
+        new_slot = &self.slot_map[0]
+        self.mark_referenced_slots(n, mark)
         for s in range(n):
-            j = self.slot_map[s]
-            if j >= 0:
-                if j != s:
-                    memcpy(&self.store[j, 0], &self.store[s, 0], d * sizeof(double))
-                    self.store_sq[j] = self.store_sq[s]
-                self.n_slots = j + 1
+            live += mark[s]
+        for s in range(n):
+            new_slot[s] = s if mark[s] and s < live else -1
+        e = n - 1
+        for s in range(live):
+            if not mark[s]:
+                while not mark[e]:
+                    e -= 1
+                memcpy(&self.store[s, 0], &self.store[e, 0], d * sizeof(double))
+                self.store_sq[s] = self.store_sq[e]
+                new_slot[e] = s
+                e -= 1
+        self.apply_slot_map(new_slot)
+        self.n_slots = live
         return 0
 
-    cdef void renumber_slots(self, Py_ssize_t n_total, unsigned char* mark,
-                             Py_ssize_t* new_slot) noexcept nogil:
-        """Number the slots still referenced (by a support vector or
-        ``mark_extra_slots``) in order, renumber every reference, and leave
-        the map old slot -> new slot (-1: dropped) in ``new_slot[0:n_total]``
-        (``mark``: scratch of ``n_total`` bytes)."""
-        cdef Py_ssize_t i, s, j = 0
+    cdef void mark_referenced_slots(self, Py_ssize_t n_total,
+                                    unsigned char* mark) noexcept nogil:
+        """mark[s] = 1 for the slots a support vector or the policy
+        (``mark_extra_slots``) references, 0 for the others of ``n_total``."""
+        cdef Py_ssize_t i
         memset(mark, 0, n_total)
         for i in range(self.n_sv):
             mark[self.slot[self.order[i]]] = 1
         self.mark_extra_slots(mark)
+
+    cdef void apply_slot_map(self, const Py_ssize_t* new_slot) noexcept nogil:
+        """Renumber every reference to a slot: s -> new_slot[s]."""
+        cdef Py_ssize_t i, c
+        for i in range(self.n_sv):
+            c = self.order[i]
+            self.slot[c] = new_slot[self.slot[c]]
+        self.remap_extra_slots(new_slot)
+
+    cdef void renumber_slots(self, Py_ssize_t n_total, unsigned char* mark,
+                             Py_ssize_t* new_slot) noexcept nogil:
+        """Number the slots still referenced in their order (block mode: the
+        pools keep their rows' order), renumber every reference, and leave
+        the map old slot -> new slot (-1: dropped) in ``new_slot[0:n_total]``
+        (``mark``: scratch of ``n_total`` bytes)."""
+        cdef Py_ssize_t s, j = 0
+        self.mark_referenced_slots(n_total, mark)
         for s in range(n_total):
             if mark[s]:
                 new_slot[s] = j
                 j += 1
             else:
                 new_slot[s] = -1
-        for i in range(self.n_sv):
-            self.slot[self.order[i]] = new_slot[self.slot[self.order[i]]]
-        self.remap_extra_slots(new_slot)
+        self.apply_slot_map(new_slot)
 
     # ------------------------------------------------------------------
     # kernel values of the current example
