@@ -95,7 +95,7 @@ cdef class OnlineLearner:
     cdef double[::1] chunk_buffer       # the memory behind chunk_k, reused
     cdef double[::1] chunk_self_buffer  # and behind chunk_self
     cdef double[::1] chunk_sq_buffer    # and behind chunk_sq
-    cdef double[::1] chunk_rows         # a shuffled chunk's rows, gathered
+    cdef double[::1] chunk_rows         # a chunk's rows, gathered (shuffled) or made dense (CSR)
     cdef Py_ssize_t[::1] slot_row
     # compaction scratch (store rows): referenced marks, old -> new slot
     cdef unsigned char[::1] slot_mark
@@ -141,8 +141,16 @@ cdef class OnlineLearner:
     cdef Py_ssize_t new_slot(self) except -1 nogil
     cdef int grow_store(self) except -1
     cdef double dot_to_slot(self, Py_ssize_t s) noexcept nogil
-    cdef const double* gather_chunk_rows(self, const double[:, ::1] X, const Py_ssize_t[::1] rows,
+    cdef int run_chunks(self, const double* X, const double* data, const int* indices,
+                        const int* indptr, const Py_ssize_t[::1] rows, const double[::1] y,
+                        const Py_ssize_t[::1] example_ids, double[::1] scores,
+                        Py_ssize_t chunk) except -1
+    cdef double* chunk_rows_buffer(self, Py_ssize_t n_values) except NULL nogil
+    cdef const double* gather_chunk_rows(self, const double* X, const Py_ssize_t[::1] rows,
                                          Py_ssize_t start, Py_ssize_t stop) except NULL nogil
+    cdef const double* densify_chunk_rows(self, const double* data, const int* indices,
+                                          const int* indptr, const Py_ssize_t[::1] rows,
+                                          Py_ssize_t start, Py_ssize_t stop) except NULL nogil
     cdef int compute_chunk_blocks(self, const double* rows, Py_ssize_t c) except -1 nogil
     cdef int compute_self_column(self, Py_ssize_t first) except -1 nogil
     cdef int finish_kernel_values(self, double* values, Py_ssize_t n,

@@ -396,7 +396,7 @@ cdef class OnlineLearner:
         """f(x_t) without the intercept: from the gathered kernel row, or
         (dense input, row not gathered) one pass over the chunk's kernel row
         against ``slot_alpha`` (the support vectors in slot order)."""
-        cdef Py_ssize_t i, n = self.n_sv
+        cdef Py_ssize_t i, r, n = self.n_sv
         cdef double s = 0.0, v
         if n == 0:
             return 0.0
@@ -405,18 +405,24 @@ cdef class OnlineLearner:
         cdef const double* k_row = &self.k_row[0]
         cdef const double* block_row
         cdef const double* slot_alpha
+        cdef const Py_ssize_t* slot_row
         if self.row_ready or not self.chunk_blocks:
             for i in range(n):
                 s += alpha[order[i]] * k_row[order[i]]
             return s * self.scale
         block_row = &self.chunk_k[self.t * self.n_block_slots]
         slot_alpha = &self.slot_alpha[0]
+        slot_row = &self.slot_row[0]
         s = dense_dot(slot_alpha, block_row, self.n_block_slots)
         for i in range(self.n_block_slots, self.n_slots):   # added during the chunk
             if slot_alpha[i] != 0.0:
-                v = self.kernel_to_slot(i)
-                if not _finite(v):      # a vector of no chunk row: computed directly
-                    self.nonfinite = True
+                r = slot_row[i]
+                if r >= 0:          # an earlier example of the chunk (see kernel_to_slot)
+                    v = self.chunk_self[r * self.chunk_len + self.t]
+                else:               # a vector of no chunk row: computed directly
+                    v = self.kernel_to_slot(i)
+                    if not _finite(v):
+                        self.nonfinite = True
                 s += slot_alpha[i] * v
         return s * self.scale
 
@@ -721,7 +727,7 @@ cdef class OnlineLearner:
     def _check_stream(self, Py_ssize_t n_rows, const Py_ssize_t[::1] rows, const double[::1] y,
                       const Py_ssize_t[::1] example_ids, double[::1] scores):
         if not self.uses_store:
-            raise RuntimeError("run_dense / run_sparse need store mode (use_store)")
+            raise RuntimeError("run_dense / run_csr / run_sparse need store mode (use_store)")
         self.check_state()
         cdef Py_ssize_t i, n = rows.shape[0]
         if y.shape[0] != n or example_ids.shape[0] != n or scores.shape[0] != n:
@@ -734,16 +740,39 @@ cdef class OnlineLearner:
                   const double[::1] y,
                   const Py_ssize_t[::1] example_ids, double[::1] scores, Py_ssize_t chunk):
         """Run the policy on the examples ``X[rows]`` in that order;
-        ``scores[i]`` gets f(x) before
-        the update.  ``y`` in {-1, +1}.  Per chunk of examples, one GEMM
-        gives the chunk's inner products with the stored rows, and one GEMM
-        column per example stored during the chunk those with the examples
-        after it (the arithmetic of ``rbf_kernel``'s blocks, whatever the
-        chunk size).  ``chunk = 0`` chooses the size from the store's (see
-        ``chunk_length``)."""
+        ``scores[i]`` gets f(x) before the update.  ``y`` in {-1, +1}.  Per
+        chunk of examples, one GEMM gives the chunk's inner products with
+        the stored rows, and one GEMM column per example stored during the
+        chunk those with the examples after it (the arithmetic of
+        ``rbf_kernel``'s blocks, whatever the chunk size).  ``chunk = 0``
+        chooses the size from the store's (see ``chunk_length``)."""
         self._check_stream(X.shape[0], rows, y, example_ids, scores)
         if X.shape[1] != self.n_features:
             raise ValueError(f"X has {X.shape[1]} features, the learner {self.n_features}")
+        if rows.shape[0]:
+            self.run_chunks(&X[0, 0], NULL, NULL, NULL, rows, y, example_ids, scores, chunk)
+
+    def run_csr(self, const double[::1] data, const int[::1] indices, const int[::1] indptr,
+                const Py_ssize_t[::1] rows, const double[::1] y,
+                const Py_ssize_t[::1] example_ids, double[::1] scores, Py_ssize_t chunk):
+        """:meth:`run_dense` for CSR input (``data``, ``indices``,
+        ``indptr``; canonical, ``n_features`` columns): each chunk's rows are
+        made dense in the chunk buffer, where the GEMM reads them from cache
+        (no dense copy of the stream or of a segment)."""
+        self._check_stream(indptr.shape[0] - 1, rows, y, example_ids, scores)
+        _check_csr_rows(data, indices, indptr, rows, self.n_features, canonical=True)
+        if rows.shape[0]:
+            self.run_chunks(NULL, &data[0] if data.shape[0] else NULL,
+                            &indices[0] if indices.shape[0] else NULL, &indptr[0],
+                            rows, y, example_ids, scores, chunk)
+
+    cdef int run_chunks(self, const double* X, const double* data, const int* indices,
+                        const int* indptr, const Py_ssize_t[::1] rows, const double[::1] y,
+                        const Py_ssize_t[::1] example_ids, double[::1] scores,
+                        Py_ssize_t chunk) except -1:
+        """The chunk loop of :meth:`run_dense` (``X``: dense rows of
+        ``n_features``) and :meth:`run_csr` (``X`` NULL; ``data``,
+        ``indices``, ``indptr``), on checked input."""
         cdef Py_ssize_t start = 0, stop, c, i, d = self.n_features, n = rows.shape[0]
         cdef const double* chunk_start
         self.slot_row = np.full(self.store.shape[0], -1, dtype=np.intp)
@@ -764,15 +793,18 @@ cdef class OnlineLearner:
                     stop = min(start + c, n)
                     c = stop - start
                     self.reserve_slots(c)
-                    if _consecutive(rows, start, stop):     # the chunk's rows in place
-                        chunk_start = &X[rows[start], 0]
+                    if X == NULL:
+                        chunk_start = self.densify_chunk_rows(data, indices, indptr, rows,
+                                                              start, stop)
+                    elif _consecutive(rows, start, stop):     # the chunk's rows in place
+                        chunk_start = &X[rows[start] * d]
                     else:
                         chunk_start = self.gather_chunk_rows(X, rows, start, stop)
                     self.compute_chunk_blocks(chunk_start, c)
                     for i in range(start, stop):
                         self.t = i - start
-                        self.x_dense = &X[rows[i], 0]
-                        self.set_current(self.chunk_sq[i - start], False)
+                        self.x_dense = &chunk_start[self.t * d]
+                        self.set_current(self.chunk_sq[self.t], False)
                         scores[i] = self.process_example(y[i], example_ids[i])
                         if self.nonfinite:
                             self.raise_nonfinite()
@@ -792,18 +824,44 @@ cdef class OnlineLearner:
             self.slot_row = None
             self.x_dense = NULL
             self.cur_slot = -1
+        return 0
 
-    cdef const double* gather_chunk_rows(self, const double[:, ::1] X,
-                                         const Py_ssize_t[::1] rows, Py_ssize_t start,
-                                         Py_ssize_t stop) except NULL nogil:
-        """``X[rows[start:stop]]`` copied into one contiguous block."""
-        cdef Py_ssize_t i, d = self.n_features
-        if self.chunk_rows.shape[0] < (stop - start) * d:
+    cdef double* chunk_rows_buffer(self, Py_ssize_t n_values) except NULL nogil:
+        """The chunk's row buffer, at least ``n_values`` doubles."""
+        if self.chunk_rows.shape[0] < n_values:
             with gil:
-                self.chunk_rows = np.empty(2 * (stop - start) * d)
-        for i in range(start, stop):
-            memcpy(&self.chunk_rows[(i - start) * d], &X[rows[i], 0], d * sizeof(double))
+                self.chunk_rows = np.empty(2 * n_values)
         return &self.chunk_rows[0]
+
+    cdef const double* gather_chunk_rows(self, const double* X, const Py_ssize_t[::1] rows,
+                                         Py_ssize_t start, Py_ssize_t stop) except NULL nogil:
+        """``X[rows[start:stop]]`` (dense rows of ``n_features``) copied into
+        one contiguous block."""
+        cdef Py_ssize_t i, d = self.n_features
+        cdef double* out = self.chunk_rows_buffer((stop - start) * d)
+        for i in range(start, stop):
+            memcpy(&out[(i - start) * d], &X[rows[i] * d], d * sizeof(double))
+        return out
+
+    cdef const double* densify_chunk_rows(self, const double* data, const int* indices,
+                                          const int* indptr, const Py_ssize_t[::1] rows,
+                                          Py_ssize_t start, Py_ssize_t stop) except NULL nogil:
+        """The CSR rows ``rows[start:stop]`` (canonical) as one contiguous
+        dense block; a row with every column stored is copied as it is."""
+        cdef Py_ssize_t i, j, a, b, d = self.n_features
+        cdef double* out = self.chunk_rows_buffer((stop - start) * d)
+        cdef double* row
+        for i in range(start, stop):
+            row = &out[(i - start) * d]
+            a = indptr[rows[i]]
+            b = indptr[rows[i] + 1]
+            if b - a == d:      # sorted, distinct, in range: columns 0 .. d-1
+                memcpy(row, &data[a], d * sizeof(double))
+                continue
+            memset(row, 0, d * sizeof(double))
+            for j in range(a, b):
+                row[indices[j]] = data[j]
+        return out
 
     cdef int compute_chunk_blocks(self, const double* rows, Py_ssize_t c) except -1 nogil:
         """The squared norms of the chunk's ``c`` examples (``rows``: c x d,
@@ -1187,28 +1245,13 @@ def _grown_index(index, Py_ssize_t position):
     return grown
 
 
-def densify_rows(const double[::1] data, const int[::1] indices, const int[::1] indptr,
-                 const Py_ssize_t[::1] rows, double[:, ::1] out):
-    """``out[i] = X[rows[i]]`` as dense rows, for the CSR matrix ``X``
-    (``data``, ``indices``, ``indptr``; the rows read are checked)."""
-    cdef Py_ssize_t i, j, r, n = rows.shape[0], d = out.shape[1]
-    if out.shape[0] < n:
-        raise ValueError("out has fewer rows than rows")
-    _check_csr_rows(data, indices, indptr, rows, d)
-    with nogil:
-        for i in range(n):
-            r = rows[i]
-            memset(&out[i, 0], 0, d * sizeof(double))
-            for j in range(indptr[r], indptr[r + 1]):
-                out[i, indices[j]] = data[j]
-
-
 def _check_csr_rows(const double[::1] data, const int[::1] indices, const int[::1] indptr,
-                    const Py_ssize_t[::1] rows, Py_ssize_t n_features):
+                    const Py_ssize_t[::1] rows, Py_ssize_t n_features, bint canonical=False):
     """Raise ValueError unless the CSR rows ``rows`` can be read safely
-    (row numbers, their ``indptr`` range and column indices; O(their nnz))."""
+    (row numbers, their ``indptr`` range and column indices; O(their nnz))
+    and, with ``canonical``, have strictly increasing column indices."""
     cdef Py_ssize_t i, j, r, n_rows = indptr.shape[0] - 1, nnz = data.shape[0]
-    cdef bint bad = indices.shape[0] != nnz
+    cdef bint bad = indices.shape[0] != nnz, unsorted = False
     with nogil:
         for i in range(rows.shape[0]):
             r = rows[i]
@@ -1217,10 +1260,15 @@ def _check_csr_rows(const double[::1] data, const int[::1] indices, const int[::
                 bad = True
                 break
             for j in range(indptr[r], indptr[r + 1]):
-                if indices[j] < 0 or indices[j] >= n_features:
-                    bad = True
+                bad |= <size_t>indices[j] >= <size_t>n_features
+            if canonical:
+                for j in range(indptr[r] + 1, indptr[r + 1]):
+                    unsorted |= indices[j] <= indices[j - 1]
     if bad:
         raise ValueError("malformed CSR matrix or row index out of range")
+    if unsorted:
+        raise ValueError("the CSR rows must be canonical (sorted column indices, no "
+                         "duplicates): call X.sum_duplicates() first")
 
 
 def gather_block(const double[:, ::1] M, const Py_ssize_t[::1] rows,

@@ -24,7 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 from joblib import effective_n_jobs
 
-from skbudget._engine import densify_rows, gather_block
+from skbudget._engine import gather_block
 from skbudget._kernels import squared_distances
 
 __all__ = ["ProgressLog", "StreamDriver", "count_mistakes"]
@@ -361,12 +361,13 @@ class _SegmentFeed:
 
     Dense input in stream order (consecutive rows): ``run_dense`` on the
     rows in place.  Dense input in another order (a shuffled epoch): each
-    segment's rows gathered once into a buffer, shared by every learner
-    (their chunks are then consecutive rows, used in place).  Sparse input
-    with at most ``DENSIFY_MAX_FEATURES`` columns: each segment densified,
-    then ``run_dense`` (the same arithmetic as dense input, at GEMM speed).
-    Wider sparse input: ``run_sparse``, a gather over each row's nonzeros.
-    Buffers hold at most 2^20 values (8 MB).
+    segment's rows gathered once into a buffer of at most 2^20 values (8 MB),
+    shared by every learner (their chunks are then consecutive rows, used
+    in place).  Sparse input with at most ``DENSIFY_MAX_FEATURES`` columns:
+    ``run_csr``, each chunk made dense in the learner's chunk buffer (the
+    same arithmetic as dense input, at GEMM speed, without a dense copy of
+    the segment).  Wider sparse input: ``run_sparse``, a gather over each
+    row's nonzeros.
     """
 
     def __init__(self, X, chunk_size, in_stream_order):
@@ -381,8 +382,8 @@ class _SegmentFeed:
                           X.indptr.astype(np.int32, copy=False))
         else:
             X = np.ascontiguousarray(X)
-        if not self.gather and (sp.issparse(X) or not in_stream_order):   # segments buffered
-            self.segment = min(SEGMENT, max(256, (1 << 20) // max(X.shape[1], 1)))
+            if not in_stream_order:             # segments gathered into the buffer
+                self.segment = min(SEGMENT, max(256, (1 << 20) // max(X.shape[1], 1)))
         self.dense = None       # the segment buffer, made on first use
         self.X = X
 
@@ -399,9 +400,9 @@ class _SegmentFeed:
             return lambda learner, y, ids, scores: learner.run_sparse(
                 *self.parts, rows, y, ids, scores, chunk)
         if sp.issparse(self.X):
-            X, index = self.buffer(len(rows)), np.arange(len(rows))
-            densify_rows(*self.parts, rows, X)
-        elif len(rows) and not _consecutive(rows):
+            return lambda learner, y, ids, scores: learner.run_csr(
+                *self.parts, rows, y, ids, scores, self.chunk)
+        if len(rows) and not _consecutive(rows):
             X = np.take(self.X, rows, axis=0, out=self.buffer(len(rows)))
             index = np.arange(len(rows))
         else:

@@ -77,3 +77,38 @@ def test_threads_give_the_same_model_bit_for_bit(Est):
     np.testing.assert_array_equal(one.dual_coef_, two.dual_coef_)
     np.testing.assert_array_equal(one.support_vectors_, two.support_vectors_)
     np.testing.assert_array_equal(one.mistake_curve_, two.mistake_curve_)
+
+
+def test_csr_rows_full_or_sparse_give_the_dense_model():
+    # run_csr makes each chunk dense: rows with every column stored are
+    # copied, the others scattered; both give the dense model
+    import scipy.sparse as sp
+    rng = np.random.RandomState(0)
+    X = rng.randn(300, 6)
+    X[::2][rng.uniform(size=(150, 6)) < 0.3] = 0.0   # every other row loses entries
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    X_csr = sp.csr_matrix(X)
+    stored = np.diff(X_csr.indptr)
+    assert (stored == 6).sum() >= 150 and (stored < 6).sum() > 100
+    dense = RandomBudgetPerceptron(budget=20, gamma=0.5, random_state=0).fit(X, y)
+    sparse = RandomBudgetPerceptron(budget=20, gamma=0.5, random_state=0).fit(X_csr, y)
+    np.testing.assert_allclose(sparse.dual_coef_, dense.dual_coef_, rtol=1e-12)
+    np.testing.assert_array_equal(sparse.support_vectors_.toarray(), dense.support_vectors_)
+    np.testing.assert_array_equal(sparse.mistake_curve_, dense.mistake_curve_)
+
+
+def test_run_csr_rejects_rows_that_are_not_canonical():
+    X = np.random.RandomState(0).randn(20, 3)
+    est = RandomBudgetPerceptron(budget=5, gamma=1.0).partial_fit(X, X[:, 0] > 0,
+                                                                  classes=[False, True])
+    learner = est._learners[0]
+    data, indptr = np.ones(3), np.array([0, 3], dtype=np.intc)
+    rows, y, ids, scores = np.zeros(1, dtype=np.intp), np.ones(1), np.array([20]), np.empty(1)
+    learner.start_call(20)
+    for indices in ([2, 0, 1], [0, 0, 1]):          # unsorted, duplicated
+        with pytest.raises(ValueError, match="must be canonical"):
+            learner.run_csr(data, np.array(indices, dtype=np.intc), indptr, rows, y, ids,
+                            scores, 0)
+    with pytest.raises(ValueError, match="malformed CSR"):
+        learner.run_csr(data, np.array([0, 1, 3], dtype=np.intc), indptr, rows, y, ids,
+                        scores, 0)
