@@ -209,8 +209,8 @@ cdef class OnlineLearner:
                     if self.chunk_blocks:
                         self.slot_row = np.full(self.store.shape[0], -1, dtype=np.intp)
                         self.slot_alpha = np.zeros(self.store.shape[0])
-            if self.chunk_blocks:
-                self.rebuild_slot_alpha()
+                if self.chunk_blocks:
+                    self.rebuild_slot_alpha()
         return 0
 
     cdef int compact_store(self) except -1 nogil:
@@ -241,6 +241,9 @@ cdef class OnlineLearner:
                     e -= 1
                 memcpy(&self.store[s, 0], &self.store[e, 0], d * sizeof(double))
                 self.store_sq[s] = self.store_sq[e]
+                if self.chunk_blocks:   # (a stale slot's coefficient is 0)
+                    self.slot_alpha[s] = self.slot_alpha[e]
+                    self.slot_alpha[e] = 0.0
                 new_slot[e] = s
                 e -= 1
         self.apply_slot_map(new_slot)
@@ -1250,8 +1253,9 @@ def _check_csr_rows(const double[::1] data, const int[::1] indices, const int[::
     """Raise ValueError unless the CSR rows ``rows`` can be read safely
     (row numbers, their ``indptr`` range and column indices; O(their nnz))
     and, with ``canonical``, have strictly increasing column indices."""
-    cdef Py_ssize_t i, j, r, n_rows = indptr.shape[0] - 1, nnz = data.shape[0]
-    cdef bint bad = indices.shape[0] != nnz, unsorted = False
+    cdef Py_ssize_t i, j, r, a, b, n_rows = indptr.shape[0] - 1, nnz = data.shape[0]
+    cdef bint bad = indices.shape[0] != nnz
+    cdef int unsorted = 0, outside = 0
     with nogil:
         for i in range(rows.shape[0]):
             r = rows[i]
@@ -1259,11 +1263,18 @@ def _check_csr_rows(const double[::1] data, const int[::1] indices, const int[::
                     or indptr[r + 1] > nnz:
                 bad = True
                 break
-            for j in range(indptr[r], indptr[r + 1]):
-                bad |= <size_t>indices[j] >= <size_t>n_features
-            if canonical:
-                for j in range(indptr[r] + 1, indptr[r + 1]):
+            a = indptr[r]
+            b = indptr[r + 1]
+            if a == b:
+                continue
+            if canonical:   # increasing, so in range when its ends are
+                outside |= (indices[a] < 0) | (indices[b - 1] >= n_features)
+                for j in range(a + 1, b):
                     unsorted |= indices[j] <= indices[j - 1]
+            else:
+                for j in range(a, b):
+                    outside |= <size_t>indices[j] >= <size_t>n_features
+    bad = bad or outside != 0
     if bad:
         raise ValueError("malformed CSR matrix or row index out of range")
     if unsorted:
