@@ -850,10 +850,16 @@ cdef class OnlineLearner:
                                           const int* indptr, const Py_ssize_t[::1] rows,
                                           Py_ssize_t start, Py_ssize_t stop) except NULL nogil:
         """The CSR rows ``rows[start:stop]`` (canonical) as one contiguous
-        dense block; a row with every column stored is copied as it is."""
+        dense block: read in place when they are consecutive rows with every
+        column stored (their values are then laid out as dense rows), else
+        made dense in the chunk buffer (a full row copied as it is)."""
         cdef Py_ssize_t i, j, a, b, d = self.n_features
-        cdef double* out = self.chunk_rows_buffer((stop - start) * d)
+        cdef double* out
         cdef double* row
+        a = indptr[rows[start]]
+        if _consecutive(rows, start, stop) and indptr[rows[stop - 1] + 1] - a == (stop - start) * d:
+            return &data[a]     # (canonical rows hold at most d values each)
+        out = self.chunk_rows_buffer((stop - start) * d)
         for i in range(start, stop):
             row = &out[(i - start) * d]
             a = indptr[rows[i]]
