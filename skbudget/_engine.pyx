@@ -420,9 +420,9 @@ cdef class OnlineLearner:
         for i in range(self.n_block_slots, self.n_slots):   # added during the chunk
             if slot_alpha[i] != 0.0:
                 r = slot_row[i]
-                if r >= 0:          # an earlier example of the chunk (see kernel_to_slot)
+                if r >= 0 and r != self.t:  # an earlier example of the chunk
                     v = self.chunk_self[r * self.chunk_len + self.t]
-                else:               # a vector of no chunk row: computed directly
+                else:       # x_t itself, or a vector of no chunk row (computed)
                     v = self.kernel_to_slot(i)
                     if not _finite(v):
                         self.nonfinite = True
