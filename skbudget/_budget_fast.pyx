@@ -109,26 +109,30 @@ cdef inline double _leave_one_out_margin(double alpha, double margin, double kse
     return _sign_of(alpha * scale) * scale * (margin - alpha * kself)
 
 
-cdef double _leave_one_out_margins(const double* alpha, const double* margin,
-                                   const double* kself, double scale, Py_ssize_t n_cells,
-                                   double* out) noexcept nogil:
+cdef void _leave_one_out_margins(const double* alpha, const double* margin,
+                                 const double* kself, double scale, Py_ssize_t n_cells,
+                                 double* out) noexcept nogil:
     """out[c] = :func:`_leave_one_out_margin` of every cell (a free cell,
-    alpha 0 and margin +inf, gets -inf); returns their maximum.  Two
-    contiguous passes (four running maxima in the second), where the
+    alpha 0 and margin +inf, gets -inf): one contiguous pass, where the
     search through ``order`` computed each margin behind two indirections."""
-    cdef double top[4]
-    cdef double v
-    cdef Py_ssize_t c, k, n4 = n_cells - n_cells % 4
+    cdef Py_ssize_t c
     for c in range(n_cells):
         out[c] = _leave_one_out_margin(alpha[c], margin[c], kself[c], scale)
+
+
+cdef double _largest(const double* values, Py_ssize_t n) noexcept nogil:
+    """max of values[0:n] (-inf if empty), with four running maxima."""
+    cdef double top[4]
+    cdef double v
+    cdef Py_ssize_t c, k, n4 = n - n % 4
     for k in range(4):
         top[k] = -INFINITY
     for c in range(0, n4, 4):
         for k in range(4):
-            v = out[c + k]
+            v = values[c + k]
             top[k] = v if v > top[k] else top[k]
-    for c in range(n4, n_cells):
-        top[0] = out[c] if out[c] > top[0] else top[0]
+    for c in range(n4, n):
+        top[0] = values[c] if values[c] > top[0] else top[0]
     return max(max(top[0], top[1]), max(top[2], top[3]))
 
 
@@ -173,37 +177,27 @@ cdef class CrammerKandolaSingerLearner(MistakeDrivenLearner):
     cdef Py_ssize_t best_removal(self, Py_ssize_t n_candidates, double *best) noexcept nogil:
         """Position among the oldest ``n_candidates`` with the largest
         leave-one-out margin (ties: oldest); its margin goes to ``best``."""
-        cdef Py_ssize_t i, c, pos = 0
-        cdef double v, threshold, top = -INFINITY, scale = self.scale
-        # the cell arrays read directly: this is every update's O(|S|) pass
+        cdef Py_ssize_t i
+        cdef double top, threshold
         cdef const Py_ssize_t* order = &self.order[0]
-        cdef const double* alpha = &self.alpha[0]
-        cdef const double* margin = &self.margin[0]
-        cdef const double* kself = &self.kself[0]
         cdef double* loo
-        if n_candidates == self.n_sv:   # every cell, contiguously (a free one is -inf)
-            if self.loo.shape[0] < self.capacity:
-                with gil:
-                    self.loo = np.empty(self.capacity)
-            loo = &self.loo[0]
-            top = _leave_one_out_margins(alpha, margin, kself, scale, self.capacity, loo)
-            threshold = top - _tolerance(top)
-            for i in range(n_candidates):
-                if loo[order[i]] >= threshold:
-                    best[0] = loo[order[i]]
-                    return i
+        if self.loo.shape[0] < self.capacity:
+            with gil:
+                self.loo = np.empty(self.capacity)
+        loo = &self.loo[0]
+        # every cell's margin, contiguously (this is every update's O(|S|) pass)
+        _leave_one_out_margins(&self.alpha[0], &self.margin[0], &self.kself[0], self.scale,
+                               self.capacity, loo)
+        for i in range(n_candidates, self.n_sv):     # the newer ones are no candidates
+            loo[order[i]] = -INFINITY
+        top = _largest(loo, self.capacity)
+        threshold = top - _tolerance(top)
         for i in range(n_candidates):
-            c = order[i]
-            top = max(top, _leave_one_out_margin(alpha[c], margin[c], kself[c], scale))
-        for i in range(n_candidates):
-            c = order[i]
-            v = _leave_one_out_margin(alpha[c], margin[c], kself[c], scale)
-            if v >= top - _tolerance(top):
-                pos = i
-                top = v
-                break
+            if loo[order[i]] >= threshold:
+                best[0] = loo[order[i]]
+                return i
         best[0] = top
-        return pos
+        return 0
 
     cdef int make_room(self) except -1 nogil:
         cdef double value
