@@ -239,10 +239,10 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------
     # state
     # ------------------------------------------------------------------
-    def _reset(self, X, classes, streaming):
-        """Start a new model for ``classes`` (fit without warm start, or the
-        first partial_fit).  ``streaming``: the call may be continued
-        (partial_fit, warm-start fit)."""
+    def _reset(self, X, classes, gamma, streaming):
+        """Start a new model for ``classes`` with the resolved ``gamma`` (fit
+        without warm start, or the first partial_fit).  ``streaming``: the
+        call may be continued (partial_fit, warm-start fit)."""
         if len(classes) < 2:
             raise ValueError(
                 f"The number of classes has to be greater than one; got {len(classes)} class"
@@ -251,7 +251,7 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         self._params_at_start = {name: _kept_value(value)
                                  for name, value in self._captured_params().items()}
         self._rng = check_random_state(self.random_state)
-        self._gamma = None if callable(self.kernel) else compute_gamma(self.gamma, X)
+        self._gamma = gamma
         if (self.gamma == "scale" and streaming and X.shape[0] < _SCALE_MIN_ROWS
                 and self.kernel in _GAMMA_KERNELS and "gamma" not in (self.kernel_params or {})):
             warnings.warn(
@@ -308,7 +308,7 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         return X
 
     @contextmanager
-    def _rollback_on_error(self, shuffles):
+    def _rollback_on_error(self, shuffles, continuing):
         """Run a training call atomically: if it raises (any exception,
         KeyboardInterrupt and MemoryError included), put the model back as
         it was.
@@ -316,7 +316,9 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         The snapshot costs O(model), never O(stream): the estimator's
         attributes (a shallow copy: the call replaces them, it does not
         change them in place), each learner's full state
-        (``get_state``/``set_state``), the states of the random generators
+        (``get_state``/``set_state``) when the call is ``continuing`` the
+        model (a new model gets new learners and only replaces the old
+        ones), the states of the random generators
         the call may draw from — the estimator's own when ``shuffles`` and
         a ``RandomState`` passed as ``random_state``, taken now; the
         learners' update rules', taken by the learner at the call's first
@@ -324,7 +326,7 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         pools.
         """
         saved = self.__dict__.copy()
-        driver = saved.get("_driver")
+        driver = saved.get("_driver") if continuing else None
         generators = [self.random_state] + ([saved.get("_rng")] if shuffles else [])
         if driver is not None:
             pools, pool_ids = list(driver.pools), list(driver.pool_ids)
@@ -428,12 +430,24 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
     # public API
     # ------------------------------------------------------------------
     def _validate_fit_input(self, X, y, reset):
-        """``X``, ``y`` and (``reset``) the sorted classes of ``y``, None otherwise
-        (labels are then checked against ``classes_``, :meth:`_check_labels`)."""
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, reset=reset)
-        if reset:
-            return X, y, _checked_classes(y)
-        return self._as_storage_format(X), y, None
+        """``X``, ``y``, and (``reset``) the sorted classes of ``y`` and the
+        numeric gamma (None for a callable kernel); else None, None (labels
+        are then checked against ``classes_``, :meth:`_check_labels`).
+
+        A new model's ``gamma='scale'`` reads every value of ``X`` for its
+        variance: that pass is also the check that they are finite (one pass
+        over the data instead of two)."""
+        resolves_scale = (reset and not callable(self.kernel)
+                          and isinstance(self.gamma, str) and self.gamma == "scale")
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, reset=reset,
+                             ensure_all_finite=not resolves_scale)
+        if not reset:
+            return self._as_storage_format(X), y, None, None
+        gamma = None
+        if not callable(self.kernel):
+            gamma = compute_gamma(self.gamma, X,
+                                  type(self).__name__ if resolves_scale else None)
+        return X, y, _checked_classes(y), gamma
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
@@ -454,18 +468,18 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         self : object
             Fitted estimator.
         """
-        with self._rollback_on_error(shuffles=True):
-            return self._fit(X, y)
-
-    def _fit(self, X, y):
         continuing = self.warm_start and hasattr(self, "classes_")
+        with self._rollback_on_error(shuffles=True, continuing=continuing):
+            return self._fit(X, y, continuing)
+
+    def _fit(self, X, y, continuing):
         if continuing:
             self._check_unchanged_params()
-        X, y, classes = self._validate_fit_input(X, y, reset=not continuing)
+        X, y, classes, gamma = self._validate_fit_input(X, y, reset=not continuing)
         if continuing:
             self._check_labels(y)
         else:
-            self._reset(X, classes, streaming=self.warm_start)
+            self._reset(X, classes, gamma, streaming=self.warm_start)
         self._driver.n_jobs = self.n_jobs
         first_id = self._n_examples_seen
         self._n_examples_seen += X.shape[0]
@@ -508,14 +522,14 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         self : object
             The updated estimator.
         """
-        with self._rollback_on_error(shuffles=False):
-            return self._partial_fit(X, y, classes)
-
-    def _partial_fit(self, X, y, classes):
         first_call = not hasattr(self, "classes_")
+        with self._rollback_on_error(shuffles=False, continuing=not first_call):
+            return self._partial_fit(X, y, classes, first_call)
+
+    def _partial_fit(self, X, y, classes, first_call):
         if not first_call:
             self._check_unchanged_params()
-        X, y, _ = self._validate_fit_input(X, y, reset=first_call)
+        X, y, _, gamma = self._validate_fit_input(X, y, reset=first_call)
         if first_call:
             if classes is None:
                 raise ValueError("classes must be passed on the first call to partial_fit.")
@@ -527,7 +541,7 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         _check_partial_fit_first_call(self, classes)
         self._check_labels(y)
         if first_call:
-            self._reset(X, self.classes_, streaming=True)
+            self._reset(X, self.classes_, gamma, streaming=True)
         self._driver.n_jobs = self.n_jobs
         first_id = self._n_examples_seen
         self._n_examples_seen += X.shape[0]

@@ -123,7 +123,7 @@ class BudgetedSGDClassifier(BaseOnlineKernelClassifier):
             )
 
     def _validate_fit_input(self, X, y, reset):
-        X, y, classes = super()._validate_fit_input(X, y, reset)
+        X, y, classes, gamma = super()._validate_fit_input(X, y, reset)
         if (self.maintenance == "merging" and sp.issparse(X)
                 and X.shape[1] > STORE_MAX_SPARSE_FEATURES):
             raise ValueError(
@@ -131,7 +131,7 @@ class BudgetedSGDClassifier(BaseOnlineKernelClassifier):
                 f"may have at most {STORE_MAX_SPARSE_FEATURES} features; got {X.shape[1]}. "
                 f"Use maintenance='projection' or 'removal'."
             )
-        return X, y, classes
+        return X, y, classes, gamma
 
     def _make_learner(self, rng):
         return BudgetedSGDLearner(budget=self.budget, lam=float(self.alpha),

@@ -17,6 +17,7 @@ every callable goes through :func:`sklearn.metrics.pairwise.pairwise_kernels`.
 import numpy as np
 import scipy.sparse as sp
 from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS, pairwise_kernels
+from sklearn.utils import assert_all_finite
 
 from skbudget._elementwise import flat_moments
 
@@ -25,14 +26,21 @@ __all__ = ["KERNELS", "KernelFunction", "check_finite", "compute_gamma", "square
 KERNELS = sorted(PAIRWISE_KERNEL_FUNCTIONS)
 
 
-def compute_gamma(gamma, X):
+def compute_gamma(gamma, X, unchecked_for=None):
     """The numeric kernel width for ``gamma`` = 'scale', 'auto' or a number,
     as :class:`sklearn.svm.SVC` resolves it (for 'scale', a variance equal
-    to ``X.var()`` up to rounding in the last bits, dense or CSR)."""
+    to ``X.var()`` up to rounding in the last bits, dense or CSR).
+
+    ``unchecked_for``: the name of the estimator whose ``X`` was validated
+    without checking that its values are finite, because the pass over
+    every value for 'scale' checks it (a NaN or infinity makes the variance
+    non-finite; scikit-learn's own error is raised then)."""
     if gamma == "scale":
         with np.errstate(over="ignore", invalid="ignore"):
             variance = _variance(X)
         if not np.isfinite(variance):
+            if unchecked_for is not None:
+                assert_all_finite(X, estimator_name=unchecked_for, input_name="X")
             raise ValueError(
                 "gamma='scale' cannot be resolved: the variance of X overflows (X holds "
                 "values too large to square). Rescale X (e.g. StandardScaler) or pass a "

@@ -21,10 +21,12 @@ import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
+from sklearn.base import clone
 from sklearn.exceptions import FitFailedWarning
 from sklearn.impute import SimpleImputer
 from sklearn.pipeline import make_pipeline
 from sklearn.svm import SVC
+from sklearn.utils import check_array
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skbudget import (
@@ -454,6 +456,34 @@ def test_overflowing_scale_gamma_is_a_clear_error(Est):
         warnings.simplefilter("error", RuntimeWarning)
         with pytest.raises(ValueError, match="gamma='scale'.*overflows.*numeric gamma"):
             Est().fit(X, y)
+
+
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("gamma", ["scale", 0.5])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_non_finite_input_is_scikit_learns_error(value, gamma, sparse):
+    # gamma='scale' checks finiteness in its variance pass, other values
+    # through scikit-learn's validation: scikit-learn's error either way
+    X, y = _huge_row_data(value)
+    X[7, 1] = 0.0
+    if sparse:
+        X = sp.csr_matrix(X)
+    for est in (Forgetron(gamma=gamma), KernelPerceptron(gamma=gamma)):
+        with pytest.raises(ValueError) as expected:
+            check_array(X, accept_sparse="csr", estimator=est, input_name="X")
+        with pytest.raises(ValueError) as raised:
+            est.fit(X, y)
+        assert str(raised.value) == str(expected.value)
+        assert not hasattr(est, "classes_")
+        with pytest.raises(ValueError) as raised:
+            clone(est).partial_fit(X, y, classes=[0, 1])
+        assert str(raised.value) == str(expected.value)
+        est.fit(X[10:60], y[10:60])
+        state = model_state(est)
+        with pytest.raises(ValueError) as raised:
+            est.fit(X, y)
+        assert str(raised.value) == str(expected.value)
+        assert_same_state(model_state(est), state)
 
 
 @pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
