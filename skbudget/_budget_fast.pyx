@@ -2,9 +2,10 @@
 """The fixed-budget family (ALGORITHMS.md §2, §3, §4, §5, §9).
 
 Every algorithm here is a perceptron-style learner: when a round asks for
-an update, it makes room, appends ``(x_t, alpha_t)`` as the newest support
-vector and tidies up.  :class:`MistakeDrivenLearner` runs that skeleton; each
-policy says only what differs:
+an update, it makes room (picks a support vector to replace, or none),
+adds ``(x_t, alpha_t)`` as the newest support vector and tidies up.
+:class:`MistakeDrivenLearner` runs that skeleton; each policy says only
+what differs:
 
 ===========================  ==========================================
 StoptronLearner              no room once ``|S| = B``: stop adding (§2)
@@ -36,6 +37,11 @@ from skbudget._kernel_rows cimport dense_dot
 cdef double TIE_TOL = 1e-9
 # the Forgetron's damage allowance per mistake (Dekel et al., Lemma 2)
 cdef double FORGETRON_RATE = 15.0 / 32.0
+
+# MistakeDrivenLearner.make_room's answers besides a position to replace
+cdef enum:
+    NO_ROOM = -2        # no update this round
+    APPEND = -1         # add without removing
 
 
 cdef inline double _tolerance(double v) noexcept nogil:
@@ -70,8 +76,15 @@ cdef class MistakeDrivenLearner(OnlineLearner):
 
     cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300 nogil:
         cdef double score = self.dot_row()
-        if self.wants_update(y, score) and self.make_room():
-            self.append_current(self.new_coefficient(y, score))
+        cdef Py_ssize_t room
+        if self.wants_update(y, score):
+            room = self.make_room()
+            if room == NO_ROOM:
+                return score
+            if room == APPEND:
+                self.append_current(self.new_coefficient(y, score))
+            else:   # remove the support vector at position ``room``, then add
+                self.replace_at(room, self.new_coefficient(y, score))
             self.n_updates += 1
             self.after_insert()
         return score
@@ -82,8 +95,10 @@ cdef class MistakeDrivenLearner(OnlineLearner):
     cdef double new_coefficient(self, double y, double score) noexcept nogil:
         return y
 
-    cdef int make_room(self) except -1 nogil:
-        return 1
+    cdef Py_ssize_t make_room(self) except -3 nogil:
+        """Where the new support vector goes: ``APPEND``, the position of
+        the one it replaces (removed first), or ``NO_ROOM``."""
+        return APPEND
 
     cdef int after_insert(self) except -1 nogil:
         return 0
@@ -139,8 +154,8 @@ cdef double _largest(const double* values, Py_ssize_t n) noexcept nogil:
 cdef class StoptronLearner(MistakeDrivenLearner):
     """§2: the kernel perceptron that stops adding once ``|S| = B``."""
 
-    cdef int make_room(self) except -1 nogil:
-        return self.n_sv < self.budget
+    cdef Py_ssize_t make_room(self) except -3 nogil:
+        return APPEND if self.n_sv < self.budget else NO_ROOM
 
 
 cdef class RandomBudgetLearner(MistakeDrivenLearner):
@@ -148,10 +163,10 @@ cdef class RandomBudgetLearner(MistakeDrivenLearner):
     vector, position ``rng.randint(B)`` oldest first (the ``RandomState``
     spelling of ``Generator.integers(B)``), then append the new example."""
 
-    cdef int make_room(self) except -1 nogil:
+    cdef Py_ssize_t make_room(self) except -3 nogil:
         if self.n_sv == self.budget:
-            self.remove_at(self.random_below(self.budget))
-        return 1
+            return self.random_below(self.budget)
+        return APPEND
 
 
 cdef class CrammerKandolaSingerLearner(MistakeDrivenLearner):
@@ -199,11 +214,11 @@ cdef class CrammerKandolaSingerLearner(MistakeDrivenLearner):
         best[0] = top
         return 0
 
-    cdef int make_room(self) except -1 nogil:
+    cdef Py_ssize_t make_room(self) except -3 nogil:
         cdef double value
         if self.n_sv == self.budget:
-            self.remove_at(self.best_removal(self.n_sv, &value))
-        return 1
+            return self.best_removal(self.n_sv, &value)
+        return APPEND
 
     cdef int after_insert(self) except -1 nogil:
         cdef double value

@@ -129,6 +129,7 @@ cdef class OnlineLearner:
     cdef Py_ssize_t append_current(self, double coef) except -1 nogil
     cdef Py_ssize_t append_vector(self, const double* z, double coef) except -1 nogil
     cdef int remove_at(self, Py_ssize_t pos) except -1 nogil
+    cdef Py_ssize_t replace_at(self, Py_ssize_t pos, double coef) except -1 nogil
     cdef int add_to_coef(self, Py_ssize_t cell, double delta) except -1 nogil
     cdef void add_gram_row(self, Py_ssize_t cell, double a) noexcept nogil
     cdef int rescale(self, double factor) except -1 nogil

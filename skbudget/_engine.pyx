@@ -552,6 +552,36 @@ cdef class OnlineLearner:
         self.n_free += 1
         return 0
 
+    cdef Py_ssize_t replace_at(self, Py_ssize_t pos, double coef) except -1 nogil:
+        """``remove_at(pos)`` then ``append_current(coef)`` (the new vector
+        takes the removed one's cell, the top of the free stack); its cell.
+        With ``track_margins`` the removal's and the insertion's passes over
+        every cell are one (:func:`_replace_in_margins`), with the same
+        arithmetic in the same order (``on_remove`` runs before it)."""
+        cdef Py_ssize_t cell, s
+        cdef double a_old
+        if not self.track_margins:
+            self.remove_at(pos)
+            return self.append_current(coef)
+        s = self.current_slot()
+        self.ensure_row()               # (k_row[cell] is replaced by k_tt below)
+        cell = self.order[pos]
+        a_old = self.alpha[cell]
+        self.on_remove(cell)
+        if self.chunk_blocks:
+            self.slot_alpha[self.slot[cell]] = 0.0
+        self.alpha[cell] = 0.0
+        memmove(&self.order[pos], &self.order[pos + 1], (self.n_sv - 1 - pos) * sizeof(Py_ssize_t))
+        self.k_row[cell] = self.k_tt
+        self.margin[cell] = _replace_in_margins(
+            &self.gram[0, 0], self.capacity, cell, &self.k_row[0], &self.alpha[0],
+            &self.margin[0], a_old, coef / self.scale)
+        self.slot[cell] = s
+        self.set_alpha(cell, coef / self.scale)
+        self.kself[cell] = self.k_tt
+        self.order[self.n_sv - 1] = cell
+        return cell
+
     cdef int add_to_coef(self, Py_ssize_t cell, double delta) except -1 nogil:
         """alpha_cell += delta (a change of the true, scaled coefficient)."""
         cdef double a = delta / self.scale
@@ -1109,6 +1139,26 @@ def _check_chunk(K_old, K_new, y, example_ids, scores, D_old, D_new):
     for name, size in sizes.items():
         if size != n:
             raise ValueError(f"chunk blocks disagree: {name} = {size}, chunk length {n}")
+
+
+cdef double _replace_in_margins(double* gram, Py_ssize_t cap, Py_ssize_t cell,
+                                const double* k_row, const double* alpha, double* margin,
+                                double a_old, double a_new) noexcept nogil:
+    """The passes over every cell of :meth:`OnlineLearner.replace_at`:
+    ``margin[c] += -a_old gram[cell, c]`` (the removal), then ``margin[c]
+    += a_new k_row[c]`` and ``gram[cell, c] = k_row[c]`` (the insertion) in
+    one contiguous pass, which vectorizes; ``gram[c, cell] = k_row[c]``
+    (strided, on its own); returns the new vector's margin, ``<alpha,
+    k_row> + a_new k_row[cell]`` (``alpha[cell]`` is 0).  The arithmetic of
+    ``remove_at`` then ``insert_cell``, value for value."""
+    cdef double* row = &gram[cell * cap]
+    cdef Py_ssize_t c
+    for c in range(cap):
+        margin[c] = (margin[c] + -a_old * row[c]) + a_new * k_row[c]
+        row[c] = k_row[c]
+    for c in range(cap):
+        gram[c * cap + cell] = k_row[c]
+    return dense_dot(alpha, k_row, cap) + a_new * k_row[cell]
 
 
 cdef uint64_t _kernel_arguments(const KernelSpec* k, double* dots, Py_ssize_t n,
