@@ -10,6 +10,7 @@ policy (a subclass of ``skbudget._engine.OnlineLearner``).
 """
 
 import copy
+import functools
 import numbers
 import sys
 import warnings
@@ -109,6 +110,13 @@ class RealNumber(_NotBool, Interval):
 
     def __init__(self, left, right, *, closed):
         super().__init__(numbers.Real, left, right, closed=closed)
+
+
+@functools.cache
+def _model_param_names(cls):
+    """The parameters of estimator class ``cls`` built into a model (all
+    but its ``_call_params``; ``get_params`` reads the signature each call)."""
+    return tuple(name for name in cls._get_param_names() if name not in cls._call_params)
 
 
 def _same_value(a, b):
@@ -280,8 +288,7 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
 
     def _captured_params(self):
         """The parameters built into a model when it starts."""
-        return {name: getattr(self, name) for name in self._get_param_names()
-                if name not in self._call_params}
+        return {name: getattr(self, name) for name in _model_param_names(type(self))}
 
     def _check_unchanged_params(self):
         """Raise if a parameter built into the model was changed since it
@@ -318,16 +325,17 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         change them in place), each learner's full state
         (``get_state``/``set_state``) when the call is ``continuing`` the
         model (a new model gets new learners and only replaces the old
-        ones), the states of the random generators
-        the call may draw from — the estimator's own when ``shuffles`` and
-        a ``RandomState`` passed as ``random_state``, taken now; the
+        ones), the states of the random generators the call may draw from —
+        the model's own when the call ``shuffles`` a continued model, and a
+        ``RandomState`` passed as ``random_state``, taken now; the
         learners' update rules', taken by the learner at the call's first
         draw (``OnlineLearner.begin_call``) — and the driver's lists of
         pools.
         """
         saved = self.__dict__.copy()
         driver = saved.get("_driver") if continuing else None
-        generators = [self.random_state] + ([saved.get("_rng")] if shuffles else [])
+        generators = [self.random_state] + ([saved.get("_rng")] if shuffles and continuing
+                                            else [])
         if driver is not None:
             pools, pool_ids = list(driver.pools), list(driver.pool_ids)
             states = [learner.get_state() for learner in driver.learners]
