@@ -413,7 +413,12 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
             blocks.append(np.atleast_2d(np.asarray(coef, dtype=np.float64)))
             intercepts.append(np.atleast_1d(intercept))
             counts.append(learner.n_sv)
-        self.support_vectors_ = sp.vstack(vectors, format="csr") if sp.issparse(vectors[0]) else np.concatenate(vectors)
+        if len(vectors) == 1:
+            self.support_vectors_ = vectors[0]
+        elif sp.issparse(vectors[0]):
+            self.support_vectors_ = sp.vstack(vectors, format="csr")
+        else:
+            self.support_vectors_ = np.concatenate(vectors)
         self.n_support_ = np.asarray(counts, dtype=np.int32)
         # each learner's rows of coefficients over its own support vectors
         self.dual_coef_ = np.zeros((sum(b.shape[0] for b in blocks), int(self.n_support_.sum())))

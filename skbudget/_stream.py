@@ -85,6 +85,17 @@ def _compress_rows(first, keep_first, second, keep_second):
     return out
 
 
+def _dense_to_csr(rows):
+    """``scipy.sparse.csr_matrix(rows)`` for a dense 2-D ``rows`` (explicit
+    zeros dropped, sorted int32 indices), without its generic conversion
+    (a third of a short fit's time on CSR input)."""
+    stored = rows != 0
+    indptr = np.zeros(rows.shape[0] + 1, dtype=np.int32)
+    np.cumsum(np.count_nonzero(stored, axis=1), out=indptr[1:])
+    return sp.csr_matrix((rows[stored], np.nonzero(stored)[1].astype(np.int32), indptr),
+                         shape=rows.shape)
+
+
 def _stack_rows(*blocks):
     if sp.issparse(blocks[0]):
         return sp.vstack(blocks, format="csr")
@@ -334,7 +345,7 @@ class StreamDriver:
         if not self.uses_store:
             return self.pools[k][self.learners[k].support_slots()]
         rows = self.learners[k].support_rows()
-        return sp.csr_matrix(rows) if sp.issparse(self.pools[k]) else rows
+        return _dense_to_csr(rows) if sp.issparse(self.pools[k]) else rows
 
 
 class _Pieces:
