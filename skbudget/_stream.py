@@ -412,7 +412,7 @@ class _SegmentFeed:
                 *self.parts, rows, y, ids, scores, chunk)
         if sp.issparse(self.X):
             return lambda learner, y, ids, scores: learner.run_csr(
-                *self.parts, rows, y, ids, scores, self.chunk)
+                *self.parts, rows, y, ids, scores, self.chunk, True)   # made canonical above
         if len(rows) and not _consecutive(rows):
             X = np.take(self.X, rows, axis=0, out=self.buffer(len(rows)))
             index = np.arange(len(rows))

@@ -112,3 +112,23 @@ def test_run_csr_rejects_rows_that_are_not_canonical():
     with pytest.raises(ValueError, match="malformed CSR"):
         learner.run_csr(data, np.array([0, 1, 3], dtype=np.intc), indptr, rows, y, ids,
                         scores, 0)
+
+
+def test_run_csr_trusting_canonical_rows_still_checks_what_it_scatters():
+    # known_canonical (scipy's has_canonical_format): full rows are read as
+    # dense rows without their indices; any other row's indices are still
+    # range-checked one by one, so a stale flag cannot make it write outside
+    X = np.random.RandomState(0).randn(20, 3)
+    est = RandomBudgetPerceptron(budget=5, gamma=1.0).partial_fit(X, X[:, 0] > 0,
+                                                                  classes=[False, True])
+    learner = est._learners[0]
+    rows, y, ids, scores = np.zeros(1, dtype=np.intp), np.ones(1), np.array([20]), np.empty(1)
+    learner.start_call(20)
+    for indices in ([0, 7], [2, -1], [0, 3]):       # not full: scattered
+        with pytest.raises(ValueError, match="malformed CSR"):
+            learner.run_csr(np.ones(2), np.array(indices, dtype=np.intc),
+                            np.array([0, 2], dtype=np.intc), rows, y, ids, scores, 0, True)
+    full = np.array([0.5, -1.0, 2.0])
+    learner.run_csr(full, np.array([0, 1, 2], dtype=np.intc), np.array([0, 3], dtype=np.intc),
+                    rows, y, ids, scores, 0, True)
+    assert scores[0] == pytest.approx(est.decision_function(full[None, :])[0], rel=1e-12)
