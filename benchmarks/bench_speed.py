@@ -303,9 +303,11 @@ def thread_speedup(ests, repeats):
         def fit(n_jobs):
             fitted[n_jobs] = Est(n_jobs=n_jobs, **params).fit(X, y)
 
-        # alternate the two (the machine's load drifts), best of at least 5
+        # alternate the two (the machine's load drifts), best of at least 9:
+        # a pass takes ~0.2 s, and on a shared 2-core machine a slow one
+        # moved a best of 5 by up to 0.3 either way (2.1x and 1.55x seen)
         times = {1: [], 2: []}
-        for _ in range(max(repeats, 5)):
+        for _ in range(max(repeats, 9)):
             for n_jobs in (1, 2):
                 times[n_jobs].append(best_time(lambda: fit(n_jobs), 1))
         one, two = min(times[1]), min(times[2])
