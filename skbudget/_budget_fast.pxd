@@ -25,4 +25,3 @@ cdef class MistakeDrivenLearner(OnlineLearner):
 
     # helpers
     cdef double sv_label(self, Py_ssize_t cell) noexcept nogil
-    cdef double leave_one_out_margin(self, Py_ssize_t cell) noexcept nogil

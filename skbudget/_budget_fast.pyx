@@ -107,12 +107,6 @@ cdef class MistakeDrivenLearner(OnlineLearner):
         """y_c, the sign of the coefficient (perceptron-style updates)."""
         return _sign_of(self.alpha[cell] * self.scale)
 
-    cdef double leave_one_out_margin(self, Py_ssize_t cell) noexcept nogil:
-        """y_c (f(x_c) - alpha_c k(x_c, x_c)): the margin of support vector
-        ``cell`` under the model without it (needs ``track_margins``)."""
-        return _leave_one_out_margin(self.alpha[cell], self.margin[cell], self.kself[cell],
-                                     self.scale)
-
 
 cdef inline double _sign_of(double coefficient) noexcept nogil:
     return 1.0 if coefficient > 0 else -1.0
@@ -120,7 +114,9 @@ cdef inline double _sign_of(double coefficient) noexcept nogil:
 
 cdef inline double _leave_one_out_margin(double alpha, double margin, double kself,
                                          double scale) noexcept nogil:
-    """:meth:`MistakeDrivenLearner.leave_one_out_margin` from the cell's values."""
+    """y_c (f(x_c) - alpha_c k(x_c, x_c)), y_c the sign of the coefficient:
+    the margin of a support vector under the model without it, from its
+    cell's values (``margin``: unscaled, needs ``track_margins``)."""
     return _sign_of(alpha * scale) * scale * (margin - alpha * kself)
 
 

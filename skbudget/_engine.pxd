@@ -139,6 +139,9 @@ cdef class OnlineLearner:
     # ---- engine internals ----------------------------------------------------
     cdef Py_ssize_t insert_cell(self, Py_ssize_t slot, double coef, double k_self,
                                 double k_now) except -1 nogil
+    cdef void link_cell(self, Py_ssize_t cell, Py_ssize_t slot, double a, double k_self,
+                        double k_now) noexcept nogil
+    cdef int unlink_cell(self, Py_ssize_t pos) except -1 nogil
     cdef Py_ssize_t new_slot(self) except -1 nogil
     cdef int grow_store(self) except -1
     cdef double dot_to_slot(self, Py_ssize_t s) noexcept nogil

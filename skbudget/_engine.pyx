@@ -491,13 +491,20 @@ cdef class OnlineLearner:
             for c in range(cap):
                 margin[c] += a * row[c]
             margin[cell] = f_new + a * k_self
+        self.link_cell(cell, slot, a, k_self, k_now)
+        return cell
+
+    cdef void link_cell(self, Py_ssize_t cell, Py_ssize_t slot, double a, double k_self,
+                        double k_now) noexcept nogil:
+        """The bookkeeping of an insertion, after its passes: ``cell``
+        (already taken off the free stack) holds the vector of ``slot``,
+        stored coefficient ``a``, as the newest support vector."""
         self.slot[cell] = slot
         self.set_alpha(cell, a)
         self.kself[cell] = k_self
         self.k_row[cell] = k_now
         self.order[self.n_sv] = cell
         self.n_sv += 1
-        return cell
 
     cdef Py_ssize_t append_current(self, double coef) except -1 nogil:
         """Add the current example as the newest support vector; its cell."""
@@ -535,10 +542,16 @@ cdef class OnlineLearner:
 
     cdef int remove_at(self, Py_ssize_t pos) except -1 nogil:
         """Remove the support vector at position ``pos`` (0 = oldest)."""
-        cdef Py_ssize_t c, cell = self.order[pos]
-        cdef double a = self.alpha[cell]
+        cdef Py_ssize_t cell = self.order[pos]
         if self.track_margins:
-            self.add_gram_row(cell, -a)
+            self.add_gram_row(cell, -self.alpha[cell])
+        self.unlink_cell(pos)
+        return 0
+
+    cdef int unlink_cell(self, Py_ssize_t pos) except -1 nogil:
+        """The bookkeeping of a removal, after its margin pass: the cell at
+        position ``pos`` goes back on the free stack (its top)."""
+        cdef Py_ssize_t cell = self.order[pos]
         self.on_remove(cell)
         if self.chunk_blocks:
             self.slot_alpha[self.slot[cell]] = 0.0
@@ -567,19 +580,13 @@ cdef class OnlineLearner:
         self.ensure_row()               # (k_row[cell] is replaced by k_tt below)
         cell = self.order[pos]
         a_old = self.alpha[cell]
-        self.on_remove(cell)
-        if self.chunk_blocks:
-            self.slot_alpha[self.slot[cell]] = 0.0
-        self.alpha[cell] = 0.0
-        memmove(&self.order[pos], &self.order[pos + 1], (self.n_sv - 1 - pos) * sizeof(Py_ssize_t))
+        self.unlink_cell(pos)           # cell: the top of the free stack
+        self.n_free -= 1
         self.k_row[cell] = self.k_tt
         self.margin[cell] = _replace_in_margins(
             &self.gram[0, 0], self.capacity, cell, &self.k_row[0], &self.alpha[0],
             &self.margin[0], a_old, coef / self.scale)
-        self.slot[cell] = s
-        self.set_alpha(cell, coef / self.scale)
-        self.kself[cell] = self.k_tt
-        self.order[self.n_sv - 1] = cell
+        self.link_cell(cell, s, coef / self.scale, self.k_tt, self.k_tt)
         return cell
 
     cdef int add_to_coef(self, Py_ssize_t cell, double delta) except -1 nogil:
