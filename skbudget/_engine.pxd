@@ -90,11 +90,13 @@ cdef class OnlineLearner:
     cdef double* chunk_k
     cdef double* chunk_self
     cdef const double* chunk_x          # the chunk's rows (chunk_len x n_features)
+    cdef const double* chunk_xt         # and transposed, or NULL (see compute_chunk_blocks)
     cdef const double* chunk_sq         # and their squared norms
     cdef Py_ssize_t chunk_len
     cdef double[::1] chunk_buffer       # the memory behind chunk_k, reused
     cdef double[::1] chunk_self_buffer  # and behind chunk_self
     cdef double[::1] chunk_sq_buffer    # and behind chunk_sq
+    cdef double[::1] chunk_xt_buffer    # the chunk's rows transposed (d x c): the GEMM's operand
     cdef double[::1] chunk_rows         # a chunk's rows, gathered (shuffled) or made dense (CSR)
     cdef Py_ssize_t[::1] slot_row
     # compaction scratch (store rows): referenced marks, old -> new slot

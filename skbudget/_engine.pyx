@@ -51,6 +51,13 @@ cdef inline bint _finite(double v) noexcept nogil:
     return fabs(v) < INFINITY
 
 
+# OpenBLAS multiplies matrices of at most this many m * n * k products with
+# its x86-64 "small matrix" kernels, which do not pack the operands: a
+# chunk's GEMM that fits, in the layout they accept, costs about 0.6x as
+# much (``benchmarks/bench_gemm.py``)
+cdef double SMALL_GEMM_PRODUCTS = 1e6
+
+
 cdef class OnlineLearner:
     """Binary online kernel learner: the support-set store and stream loop.
 
@@ -830,6 +837,7 @@ cdef class OnlineLearner:
         self.chunk_buffer = np.empty(0)
         self.chunk_self_buffer = np.empty(0)
         self.chunk_sq_buffer = np.empty(0)
+        self.chunk_xt_buffer = np.empty(0)
         self.chunk_blocks = True
         self.nonfinite = False
         try:
@@ -864,10 +872,12 @@ cdef class OnlineLearner:
             self.chunk_k = NULL
             self.chunk_self = NULL
             self.chunk_x = NULL
+            self.chunk_xt = NULL
             self.chunk_sq = NULL
             self.chunk_buffer = None
             self.chunk_self_buffer = None
             self.chunk_sq_buffer = None
+            self.chunk_xt_buffer = None
             self.chunk_rows = None
             self.slot_row = None
             self.x_dense = NULL
@@ -927,28 +937,49 @@ cdef class OnlineLearner:
         and NumPy's vectorized exp over the whole block (its loop called
         directly: no Python, no GIL).  The values between two examples of
         the chunk are computed when the earlier one is stored
-        (:meth:`compute_self_column`): most examples never are."""
-        cdef Py_ssize_t i, n = self.n_slots, d = self.n_features
+        (:meth:`compute_self_column`): most examples never are.
+
+        When the product is small enough for OpenBLAS's small-matrix
+        kernels (``c n d <= SMALL_GEMM_PRODUCTS``, the chunks
+        :func:`chunk_length` picks where it can), the GEMM reads the chunk
+        transposed (d x c, copied here with the norms): that layout runs
+        without packing either operand, 1.7x faster than the rows as they
+        are at c = 32 against 100 or 500 stored rows of d = 54, the copy
+        included; larger products take the rows as they are, where the
+        copy would be a loss (``benchmarks/bench_gemm.py``)."""
+        cdef Py_ssize_t i, k, n = self.n_slots, d = self.n_features
         cdef uint64_t flags = 0
         cdef double* sq_norms
+        cdef double* rows_t
+        cdef const double* row
         if (self.chunk_buffer.shape[0] < c * n or self.chunk_self_buffer.shape[0] < c * c
-                or self.chunk_sq_buffer.shape[0] < c):
+                or self.chunk_sq_buffer.shape[0] < c or self.chunk_xt_buffer.shape[0] < c * d):
             with gil:
                 self.chunk_buffer = np.empty(2 * c * max(n, 8))
                 self.chunk_self_buffer = np.empty(c * c)
                 self.chunk_sq_buffer = np.empty(c)
+                self.chunk_xt_buffer = np.empty(c * d)
         sq_norms = &self.chunk_sq_buffer[0]
+        rows_t = &self.chunk_xt_buffer[0] if c * n * d <= SMALL_GEMM_PRODUCTS else NULL
         for i in range(c):
-            sq_norms[i] = dense_dot(&rows[i * d], &rows[i * d], d)
+            row = &rows[i * d]
+            sq_norms[i] = dense_dot(row, row, d)
+            if rows_t != NULL:
+                for k in range(d):
+                    rows_t[k * c + i] = row[k]
         self.chunk_k = &self.chunk_buffer[0]
         self.chunk_self = &self.chunk_self_buffer[0]
         self.chunk_x = rows
+        self.chunk_xt = rows_t
         self.chunk_sq = sq_norms
         self.chunk_len = c
         self.n_block_slots = n
         if n == 0:
             return 0
-        _gemm_nt(rows, c, &self.store[0, 0], n, self.n_features, self.chunk_k, n)
+        if rows_t != NULL:
+            _gemm_transposed(rows_t, c, &self.store[0, 0], n, d, self.chunk_k)
+        else:
+            _gemm_nt(rows, c, &self.store[0, 0], n, d, self.chunk_k, n)
         for i in range(c):
             flags |= _kernel_arguments(&self.kspec, &self.chunk_k[i * n], n, &sq_norms[i],
                                        &self.store_sq[0], True)
@@ -958,13 +989,19 @@ cdef class OnlineLearner:
         """k(x_t, x_first) for the chunk's examples ``t`` after ``first``
         (which was just stored), into ``chunk_self[first * c + t]``: their
         inner products by GEMM, then the arithmetic of
-        :meth:`compute_chunk_blocks` with ``x_t`` the row."""
-        cdef Py_ssize_t d = self.n_features, m = self.chunk_len - first - 1
+        :meth:`compute_chunk_blocks` with ``x_t`` the row.  Below 32
+        features OpenBLAS has no small-matrix kernel for the rows as they
+        are: the GEMM then reads them from the transposed chunk, when there
+        is one, 3 - 5x faster (measured at d = 2 - 24, 8 - 31 rows)."""
+        cdef Py_ssize_t d = self.n_features, c = self.chunk_len, m = c - first - 1
         cdef const double* x = &self.chunk_x[first * d]
-        cdef double* out = &self.chunk_self[first * self.chunk_len + first + 1]
+        cdef double* out = &self.chunk_self[first * c + first + 1]
         if m <= 0:
             return 0
-        _gemm_nt(&x[d], m, x, 1, d, out, 1)
+        if self.chunk_xt != NULL and d < 32:
+            _gemm_nn_column(&self.chunk_xt[first + 1], m, c, x, d, out)
+        else:
+            _gemm_nt(&x[d], m, x, 1, d, out, 1)
         return self.finish_kernel_values(
             out, m, _kernel_arguments(&self.kspec, out, m, &self.chunk_sq[first + 1],
                                       &self.chunk_sq[first], False))
@@ -1275,6 +1312,29 @@ cdef void _gemm_nt(const double* A, Py_ssize_t m, const double* B, Py_ssize_t n,
           &zero, C, &ld)
 
 
+cdef void _gemm_transposed(const double* A_t, Py_ssize_t m, const double* B, Py_ssize_t n,
+                           Py_ssize_t k, double* C) noexcept nogil:
+    """C (m x n, C-contiguous) = A B^T, from ``A_t`` = A^T (k x m) and B (n x
+    k), both C-contiguous (BLAS dgemm on the column-major transposes: C^T =
+    B A^T, with both operands transposed)."""
+    cdef int mm = <int>n, nn = <int>m, kk = <int>k
+    cdef double one = 1.0, zero = 0.0
+    cdef char trans = b'T'
+    dgemm(&trans, &trans, &mm, &nn, &kk, &one, <double*>B, &kk, <double*>A_t, &nn,
+          &zero, C, &mm)
+
+
+cdef void _gemm_nn_column(const double* A, Py_ssize_t m, Py_ssize_t lda, const double* x,
+                          Py_ssize_t k, double* out) noexcept nogil:
+    """out (m) = A x, A the column-major m x k matrix with columns ``lda``
+    apart (rows of a transposed chunk), by dgemm."""
+    cdef int mm = <int>m, kk = <int>k, ld = <int>lda, one_column = 1
+    cdef double one = 1.0, zero = 0.0
+    cdef char no_trans = b'N'
+    dgemm(&no_trans, &no_trans, &mm, &one_column, &kk, &one, <double*>A, &ld, <double*>x, &kk,
+          &zero, out, &mm)
+
+
 cdef inline bint _consecutive(const Py_ssize_t[::1] rows, Py_ssize_t start,
                               Py_ssize_t stop) noexcept nogil:
     """Whether ``rows[start:stop]`` are consecutive row numbers."""
@@ -1290,9 +1350,17 @@ cpdef Py_ssize_t chunk_length(Py_ssize_t n_stored, Py_ssize_t n_features) noexce
     examples against ``p`` stored rows costs ``c p`` kernel values (as
     prediction), up to ``c`` more per example stored during it (its column
     against the examples after it), and a fixed cost (a GEMM call, the exp
-    loop): ``c = p / 4`` in [32, 256] (measured at B = 100, d = 2 and 54:
-    within the timing noise of the best of 16 - 128 for the budget
-    algorithms, except Stoptron at d = 54, 11 % faster at 128)."""
+    loop).  The largest of 32, 16 and 8 whose GEMM fits OpenBLAS's
+    small-matrix kernel (``c p d <= SMALL_GEMM_PRODUCTS``); else ``c = p /
+    4`` in [32, 256].  Measured with ``benchmarks/bench_gemm.py`` and one
+    epoch of the budget algorithms (B = 100 and 500; d = 2, 54 and 784):
+    32 is within the timing noise of the best of 16 - 128 wherever it fits,
+    and at d = 784, B = 100 a chunk of 8 is 20 % faster than 32."""
+    cdef Py_ssize_t c = 32
+    while c >= 8:
+        if c * n_stored * n_features <= SMALL_GEMM_PRODUCTS:
+            return c
+        c //= 2
     return min(max(n_stored // 4, 32), 256)
 
 

@@ -79,6 +79,28 @@ def test_threads_give_the_same_model_bit_for_bit(Est):
     np.testing.assert_array_equal(one.mistake_curve_, two.mistake_curve_)
 
 
+@pytest.mark.parametrize("n_features", [8, 40])
+@pytest.mark.parametrize("Est, params", [(KernelPerceptron, {}),
+                                         (RandomBudgetPerceptron, {"budget": 150})])
+def test_both_gemm_layouts_give_the_same_model(Est, params, n_features):
+    # chunks whose product fits OpenBLAS's small-matrix kernels multiply the
+    # transposed chunk (and, below 32 features, take the columns of examples
+    # stored during the chunk from it); larger chunks use the rows as they are
+    rng = np.random.RandomState(0)
+    X = rng.randn(1500, n_features)
+    y = (X[:, 0] + X[:, 1] + 0.5 * rng.randn(1500) > 0).astype(int)
+    small = Est(gamma=0.1, random_state=0, **params)
+    small._chunk_size = 4           # 4 * |S| * d <= 10^6: the transposed chunk
+    large = Est(gamma=0.1, random_state=0, **params)
+    large._chunk_size = 1000        # 1000 * |S| * d > 10^6 once |S| > 125 or 25
+    small.fit(X, y)
+    large.fit(X, y)
+    assert large.support_vectors_.shape[0] * 1000 * n_features > 1e6
+    np.testing.assert_allclose(large.dual_coef_, small.dual_coef_, rtol=1e-12)
+    np.testing.assert_array_equal(large.support_vectors_, small.support_vectors_)
+    np.testing.assert_array_equal(large.mistake_curve_, small.mistake_curve_)
+
+
 def test_csr_rows_full_or_sparse_give_the_dense_model():
     # run_csr makes each chunk dense: rows with every column stored are
     # copied, the others scattered; both give the dense model
