@@ -17,8 +17,8 @@ once, with their defaults), on streams of 20 000 examples:
 Reported per run: training examples/s of one epoch (``fit`` with
 ``max_iter=1, shuffle=False``), against
 (a) the same estimator's ``decision_function`` over the 20 000 examples
-    with its final model (target for budget algorithms: training time
-    <= 2x this), and
+    with its final model (target for Stoptron, RandomBudget, Forgetron and
+    BudgetPerceptron: training time <= 1.5x this, <= 2x at d = 784), and
 (b) the plain NumPy per-example loop of the same algorithm, the
     ``Plain<EstimatorName>`` oracle class found in ``tests/oracles/``,
     timed on the first 2 000 examples (target: training >= 10x faster
@@ -50,6 +50,9 @@ makes prediction slow and erratic.  With the default, BLAS is started with
 one thread (``OPENBLAS_NUM_THREADS=1``): idle OpenBLAS workers left over
 from a threaded call spin for a while and take the second core from the
 ``n_jobs`` threads.
+A cell's dense fit, CSR fit and prediction alternate, best of at least
+``--repeats`` rounds, more for a fast cell (as many as fit in about a
+second, at most 15).
 Writes ``benchmarks/results/speed.json``.  Timings share the machine with
 whatever else runs: the ratios (same process, back to back) are the
 meaningful numbers.
@@ -143,15 +146,25 @@ def plain_loop_speed(Plain, est, X, y, n_plain):
     return n_plain / (time.perf_counter() - start)
 
 
+MAX_ROUNDS = 15
+
+
 def run_one(Est, params, X, y, Plain, n_plain, repeats):
     est = Est(**params)
     X_csr = sp.csr_matrix(X)
-    # the three timings alternate (the machine's load drifts), best of each
+    # the three timings alternate (the machine's load drifts), best of each;
+    # like timeit's autorange, a fast cell gets more rounds (as many as fit
+    # in about a second, at most MAX_ROUNDS): on this shared machine a slow
+    # stretch lasts longer than three rounds of a 10 ms fit
     times = {"train": [], "train_csr": [], "predict": []}
-    for _ in range(repeats):
+    rounds = repeats
+    while len(times["predict"]) < rounds:
+        start = time.perf_counter()
         times["train"].append(best_time(lambda: est.fit(X, y), 1))  # each fit starts afresh
         times["train_csr"].append(best_time(lambda: Est(**params).fit(X_csr, y), 1))
         times["predict"].append(best_time(lambda: est.decision_function(X), 1))
+        if len(times["predict"]) == 1:
+            rounds = max(repeats, min(MAX_ROUNDS, int(1.0 / (time.perf_counter() - start))))
     train, train_csr, predict = (min(times[k]) for k in ("train", "train_csr", "predict"))
     n = len(y)
     row = {
@@ -171,7 +184,8 @@ def main():
     parser.add_argument("--quick", action="store_true", help="5 000 examples, B = 100")
     parser.add_argument("--dims", type=int, nargs="+", default=[2, 54, 784])
     parser.add_argument("--only", nargs="+", help="estimator names to run")
-    parser.add_argument("--repeats", type=int, default=3, help="best of this many timings")
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="best of at least this many timings (fast cells: more)")
     parser.add_argument("--blas-threads", type=int, default=1,
                         help="BLAS threads for everything timed (training already uses 1)")
     parser.add_argument("--out", default=str(RESULTS / "speed.json"))
