@@ -1350,17 +1350,16 @@ cpdef Py_ssize_t chunk_length(Py_ssize_t n_stored, Py_ssize_t n_features) noexce
     examples against ``p`` stored rows costs ``c p`` kernel values (as
     prediction), up to ``c`` more per example stored during it (its column
     against the examples after it), and a fixed cost (a GEMM call, the exp
-    loop).  The largest of 32, 16 and 8 whose GEMM fits OpenBLAS's
-    small-matrix kernel (``c p d <= SMALL_GEMM_PRODUCTS``); else ``c = p /
-    4`` in [32, 256].  Measured with ``benchmarks/bench_gemm.py`` and one
-    epoch of the budget algorithms (B = 100 and 500; d = 2, 54 and 784):
-    32 is within the timing noise of the best of 16 - 128 wherever it fits,
-    and at d = 784, B = 100 a chunk of 8 is 20 % faster than 32."""
-    cdef Py_ssize_t c = 32
-    while c >= 8:
-        if c * n_stored * n_features <= SMALL_GEMM_PRODUCTS:
-            return c
-        c //= 2
+    loop).  ``c = 32`` when its GEMM fits OpenBLAS's small-matrix kernels
+    (``32 p d <= SMALL_GEMM_PRODUCTS``), else ``c = p / 4`` in [32, 256].
+    Measured with ``benchmarks/bench_gemm.py`` and one epoch of the budget
+    algorithms (B = 100 and 500; d = 2, 54 and 784): 32 is within the timing
+    noise of the best of 16 - 128 wherever it fits (at B = 500, d = 54 the
+    old rule's 125 costs 10 - 20 % more: its product does not fit); chunks
+    of 8 or 16 that would fit at d = 784, B = 100 are no faster than 32
+    there; at d = 784, B = 500 larger chunks stay better."""
+    if 32 * n_stored * n_features <= SMALL_GEMM_PRODUCTS:
+        return 32
     return min(max(n_stored // 4, 32), 256)
 
 
