@@ -56,6 +56,14 @@ cdef inline bint _finite(double v) noexcept nogil:
 # chunk's GEMM that fits, in the layout they accept, costs about 0.6x as
 # much (``benchmarks/bench_gemm.py``)
 cdef double SMALL_GEMM_PRODUCTS = 1e6
+# ... but for the chunk's rows as they are (``dgemm("T", "N")``) only from
+# this many features on
+cdef Py_ssize_t SMALL_GEMM_MIN_FEATURES_AS_IS = 32
+
+
+cdef inline bint _small_gemm(Py_ssize_t m, Py_ssize_t n, Py_ssize_t k) noexcept nogil:
+    """Whether an m x n x k product fits OpenBLAS's small-matrix kernels."""
+    return <double>m * n * k <= SMALL_GEMM_PRODUCTS
 
 
 cdef class OnlineLearner:
@@ -940,7 +948,7 @@ cdef class OnlineLearner:
         (:meth:`compute_self_column`): most examples never are.
 
         When the product is small enough for OpenBLAS's small-matrix
-        kernels (``c n d <= SMALL_GEMM_PRODUCTS``, the chunks
+        kernels (:func:`_small_gemm`, the chunks
         :func:`chunk_length` picks where it can), the GEMM reads the chunk
         transposed (d x c, copied here with the norms): that layout runs
         without packing either operand, 1.7x faster than the rows as they
@@ -960,7 +968,7 @@ cdef class OnlineLearner:
                 self.chunk_sq_buffer = np.empty(c)
                 self.chunk_xt_buffer = np.empty(c * d)
         sq_norms = &self.chunk_sq_buffer[0]
-        rows_t = &self.chunk_xt_buffer[0] if c * n * d <= SMALL_GEMM_PRODUCTS else NULL
+        rows_t = &self.chunk_xt_buffer[0] if _small_gemm(c, n, d) else NULL
         for i in range(c):
             row = &rows[i * d]
             sq_norms[i] = dense_dot(row, row, d)
@@ -998,7 +1006,7 @@ cdef class OnlineLearner:
         cdef double* out = &self.chunk_self[first * c + first + 1]
         if m <= 0:
             return 0
-        if self.chunk_xt != NULL and d < 32:
+        if self.chunk_xt != NULL and d < SMALL_GEMM_MIN_FEATURES_AS_IS:
             _gemm_nn_column(&self.chunk_xt[first + 1], m, c, x, d, out)
         else:
             _gemm_nt(&x[d], m, x, 1, d, out, 1)
@@ -1351,14 +1359,14 @@ cpdef Py_ssize_t chunk_length(Py_ssize_t n_stored, Py_ssize_t n_features) noexce
     prediction), up to ``c`` more per example stored during it (its column
     against the examples after it), and a fixed cost (a GEMM call, the exp
     loop).  ``c = 32`` when its GEMM fits OpenBLAS's small-matrix kernels
-    (``32 p d <= SMALL_GEMM_PRODUCTS``), else ``c = p / 4`` in [32, 256].
+    (:func:`_small_gemm`), else ``c = p / 4`` in [32, 256].
     Measured with ``benchmarks/bench_gemm.py`` and one epoch of the budget
     algorithms (B = 100 and 500; d = 2, 54 and 784): 32 is within the timing
     noise of the best of 16 - 128 wherever it fits (at B = 500, d = 54 the
     old rule's 125 costs 10 - 20 % more: its product does not fit); chunks
     of 8 or 16 that would fit at d = 784, B = 100 are no faster than 32
     there; at d = 784, B = 500 larger chunks stay better."""
-    if 32 * n_stored * n_features <= SMALL_GEMM_PRODUCTS:
+    if _small_gemm(32, n_stored, n_features):
         return 32
     return min(max(n_stored // 4, 32), 256)
 
