@@ -52,18 +52,30 @@ cdef inline bint _finite(double v) noexcept nogil:
 
 
 # OpenBLAS multiplies matrices of at most this many m * n * k products with
-# its x86-64 "small matrix" kernels, which do not pack the operands: a
-# chunk's GEMM that fits, in the layout they accept, costs about 0.6x as
-# much (``benchmarks/bench_gemm.py``)
+# the "small matrix" kernels of its SkylakeX-class cores, which do not pack
+# the operands: a chunk's GEMM that fits, in the layout they accept, costs
+# about 0.6x as much (``benchmarks/bench_gemm.py``).  Other cores (Haswell,
+# Zen...) pack every product; there the layout makes no difference and
+# transposing the chunk for it is a loss (10 % of a Stoptron epoch at d = 54)
 cdef double SMALL_GEMM_PRODUCTS = 1e6
-# ... but for the chunk's rows as they are (``dgemm("T", "N")``) only from
-# this many features on
-cdef Py_ssize_t SMALL_GEMM_MIN_FEATURES_AS_IS = 32
+# whether the BLAS has those kernels (set once, :func:`use_small_gemm_kernels`)
+cdef bint SMALL_GEMM_KERNELS = False
+
+
+def use_small_gemm_kernels(bint available):
+    """Tell the engine whether the BLAS that ``scipy.linalg.cython_blas``
+    calls has OpenBLAS's small-matrix kernels (``skbudget._stream`` asks
+    threadpoolctl once, at import); the chunk layout and length follow.
+    Returns the previous setting."""
+    global SMALL_GEMM_KERNELS
+    previous = SMALL_GEMM_KERNELS
+    SMALL_GEMM_KERNELS = available
+    return previous
 
 
 cdef inline bint _small_gemm(Py_ssize_t m, Py_ssize_t n, Py_ssize_t k) noexcept nogil:
-    """Whether an m x n x k product fits OpenBLAS's small-matrix kernels."""
-    return <double>m * n * k <= SMALL_GEMM_PRODUCTS
+    """Whether an m x n x k product runs in the BLAS's small-matrix kernels."""
+    return SMALL_GEMM_KERNELS and <double>m * n * k <= SMALL_GEMM_PRODUCTS
 
 
 cdef class OnlineLearner:
@@ -880,7 +892,6 @@ cdef class OnlineLearner:
             self.chunk_k = NULL
             self.chunk_self = NULL
             self.chunk_x = NULL
-            self.chunk_xt = NULL
             self.chunk_sq = NULL
             self.chunk_buffer = None
             self.chunk_self_buffer = None
@@ -947,14 +958,15 @@ cdef class OnlineLearner:
         the chunk are computed when the earlier one is stored
         (:meth:`compute_self_column`): most examples never are.
 
-        When the product is small enough for OpenBLAS's small-matrix
-        kernels (:func:`_small_gemm`, the chunks
-        :func:`chunk_length` picks where it can), the GEMM reads the chunk
-        transposed (d x c, copied here with the norms): that layout runs
-        without packing either operand, 1.7x faster than the rows as they
-        are at c = 32 against 100 or 500 stored rows of d = 54, the copy
-        included; larger products take the rows as they are, where the
-        copy would be a loss (``benchmarks/bench_gemm.py``)."""
+        When the BLAS has OpenBLAS's small-matrix kernels and the product
+        fits them (:func:`_small_gemm`, the chunks :func:`chunk_length`
+        picks where it can), the GEMM reads the chunk transposed (d x c,
+        copied here with the norms): that layout runs without packing
+        either operand, 1.7x faster than the rows as they are at c = 32
+        against 100 or 500 stored rows of d = 54, the copy included.
+        Larger products, and every product of a BLAS without those
+        kernels, take the rows as they are: there the copy would be a loss
+        (``benchmarks/bench_gemm.py``)."""
         cdef Py_ssize_t i, k, n = self.n_slots, d = self.n_features
         cdef uint64_t flags = 0
         cdef double* sq_norms
@@ -977,8 +989,8 @@ cdef class OnlineLearner:
                     rows_t[k * c + i] = row[k]
         self.chunk_k = &self.chunk_buffer[0]
         self.chunk_self = &self.chunk_self_buffer[0]
+        self.gram_from = -1
         self.chunk_x = rows
-        self.chunk_xt = rows_t
         self.chunk_sq = sq_norms
         self.chunk_len = c
         self.n_block_slots = n
@@ -995,21 +1007,26 @@ cdef class OnlineLearner:
 
     cdef int compute_self_column(self, Py_ssize_t first) except -1 nogil:
         """k(x_t, x_first) for the chunk's examples ``t`` after ``first``
-        (which was just stored), into ``chunk_self[first * c + t]``: their
-        inner products by GEMM, then the arithmetic of
-        :meth:`compute_chunk_blocks` with ``x_t`` the row.  Below 32
-        features OpenBLAS has no small-matrix kernel for the rows as they
-        are: the GEMM then reads them from the transposed chunk, when there
-        is one, 3 - 5x faster (measured at d = 2 - 24, 8 - 31 rows)."""
+        (which was just stored), into ``chunk_self[first * c + t]``.
+
+        Their inner products come from one GEMM per chunk, made at its first
+        insertion: the Gram matrix of the chunk's rows from ``first`` on
+        (``chunk_self``, rows ``c`` apart, so row ``first`` lies where its
+        column goes).  A GEMM per insertion, ``m x 1``, costs a call and,
+        unless the BLAS has small-matrix kernels, the packing of both
+        operands: at d = 54 about 0.3 us, for 40 % of the examples; the
+        chunk's Gram matrix costs little more than one of them.  A GEMV
+        would be cheaper, but only the GEMM's arithmetic is
+        ``rbf_kernel``'s.  Then the arithmetic of
+        :meth:`compute_chunk_blocks`, on this row only."""
         cdef Py_ssize_t d = self.n_features, c = self.chunk_len, m = c - first - 1
-        cdef const double* x = &self.chunk_x[first * d]
         cdef double* out = &self.chunk_self[first * c + first + 1]
         if m <= 0:
             return 0
-        if self.chunk_xt != NULL and d < SMALL_GEMM_MIN_FEATURES_AS_IS:
-            _gemm_nn_column(&self.chunk_xt[first + 1], m, c, x, d, out)
-        else:
-            _gemm_nt(&x[d], m, x, 1, d, out, 1)
+        if self.gram_from < 0:
+            self.gram_from = first
+            _gemm_nt(&self.chunk_x[first * d], c - first, &self.chunk_x[first * d], c - first, d,
+                     &self.chunk_self[first * c + first], c)
         return self.finish_kernel_values(
             out, m, _kernel_arguments(&self.kspec, out, m, &self.chunk_sq[first + 1],
                                       &self.chunk_sq[first], False))
@@ -1332,17 +1349,6 @@ cdef void _gemm_transposed(const double* A_t, Py_ssize_t m, const double* B, Py_
           &zero, C, &mm)
 
 
-cdef void _gemm_nn_column(const double* A, Py_ssize_t m, Py_ssize_t lda, const double* x,
-                          Py_ssize_t k, double* out) noexcept nogil:
-    """out (m) = A x, A the column-major m x k matrix with columns ``lda``
-    apart (rows of a transposed chunk), by dgemm."""
-    cdef int mm = <int>m, kk = <int>k, ld = <int>lda, one_column = 1
-    cdef double one = 1.0, zero = 0.0
-    cdef char no_trans = b'N'
-    dgemm(&no_trans, &no_trans, &mm, &one_column, &kk, &one, <double*>A, &ld, <double*>x, &kk,
-          &zero, out, &mm)
-
-
 cdef inline bint _consecutive(const Py_ssize_t[::1] rows, Py_ssize_t start,
                               Py_ssize_t stop) noexcept nogil:
     """Whether ``rows[start:stop]`` are consecutive row numbers."""
@@ -1357,18 +1363,20 @@ cpdef Py_ssize_t chunk_length(Py_ssize_t n_stored, Py_ssize_t n_features) noexce
     """Examples per chunk of the dense stream loop.  A chunk of ``c``
     examples against ``p`` stored rows costs ``c p`` kernel values (as
     prediction), up to ``c`` more per example stored during it (its column
-    against the examples after it), and a fixed cost (a GEMM call, the exp
+    against the examples after it), and a fixed cost (a GEMM call that
+    packs the stored rows unless small-matrix kernels run it, the exp
     loop).  ``c = 32`` when its GEMM fits OpenBLAS's small-matrix kernels
-    (:func:`_small_gemm`), else ``c = p / 4`` in [32, 256].
+    (:func:`_small_gemm`), else ``c = p / 4`` in [48, 256].
     Measured with ``benchmarks/bench_gemm.py`` and one epoch of the budget
-    algorithms (B = 100 and 500; d = 2, 54 and 784): 32 is within the timing
-    noise of the best of 16 - 128 wherever it fits (at B = 500, d = 54 the
-    old rule's 125 costs 10 - 20 % more: its product does not fit); chunks
-    of 8 or 16 that would fit at d = 784, B = 100 are no faster than 32
-    there; at d = 784, B = 500 larger chunks stay better."""
+    algorithms (B = 100 and 500; d = 2, 54 and 784).  With small-matrix
+    kernels, 32 is within the timing noise of the best of 16 - 128 wherever
+    it fits (at B = 500, d = 54 chunks of 125 cost 10 - 20 % more: their
+    product does not fit; at d = 784, B = 500 larger chunks stay better).
+    Without them (Haswell kernels), 48 - 64 examples are 2 - 6 % faster
+    than 32 at B = 100, and 64 - 125 at B = 500."""
     if _small_gemm(32, n_stored, n_features):
         return 32
-    return min(max(n_stored // 4, 32), 256)
+    return min(max(n_stored // 4, 48), 256)
 
 
 def _copied(value):

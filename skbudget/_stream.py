@@ -16,15 +16,18 @@ threads, ``n_jobs``).  It runs them in one of two modes (``doc/engine.md``):
 """
 
 import math
+import os
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+import scipy
 import scipy.sparse as sp
 from joblib import effective_n_jobs
+from threadpoolctl import ThreadpoolController  # a dependency of scikit-learn
 
-from skbudget._engine import gather_block
+from skbudget._engine import gather_block, use_small_gemm_kernels
 from skbudget._kernels import squared_distances
 
 __all__ = ["ProgressLog", "StreamDriver", "count_mistakes"]
@@ -43,17 +46,52 @@ SEGMENT = 8192
 # limit costs ~20 us a call; its products are too small for threads anyway)
 SHORT_STREAM = 64
 
+# the OpenBLAS cores (``openblas_get_corename``, lower case) with the
+# small-matrix dgemm kernels the chunk GEMM's transposed layout is for
+# (OpenBLAS's kernel/x86_64/dgemm_small_kernel_*_skylakex.c)
+SMALL_GEMM_CORES = frozenset({"skylakex", "cooperlake", "sapphirerapids"})
+
 _THREADPOOLS = []
+
+
+def _blas_controller():
+    """The process's threadpoolctl controller, built once (~3 ms)."""
+    if not _THREADPOOLS:
+        _THREADPOOLS.append(ThreadpoolController())
+    return _THREADPOOLS[0]
 
 
 def single_threaded_blas():
     """Context: BLAS on one thread (the stream loop's blocks are too small
     for threads to pay off; their wake-up latency dominates, badly so on a
-    busy machine).  The controller is built once (~2 ms), entering ~20 us."""
-    if not _THREADPOOLS:
-        from threadpoolctl import ThreadpoolController  # a dependency of scikit-learn
-        _THREADPOOLS.append(ThreadpoolController())
-    return _THREADPOOLS[0].limit(limits=1, user_api="blas")
+    busy machine).  Entering costs ~20 us."""
+    return _blas_controller().limit(limits=1, user_api="blas")
+
+
+def scipy_openblas_core(libraries, scipy_dir):
+    """The core OpenBLAS runs on (lower case) for the BLAS that
+    ``scipy.linalg.cython_blas`` calls, from threadpoolctl's ``info()``
+    (``libraries``): the OpenBLAS inside scipy's directory ``scipy_dir`` or
+    beside it (a wheel's ``scipy.libs``), else the one core every loaded
+    OpenBLAS reports; None when unknown (another BLAS, several cores)."""
+    openblas = [lib for lib in libraries if lib.get("internal_api") == "openblas"]
+    scipy_root = os.path.normcase(os.path.abspath(scipy_dir))
+    own = [lib for lib in openblas
+           if os.path.normcase(os.path.abspath(lib.get("filepath") or "")).startswith(
+               (scipy_root + os.sep, scipy_root + ".libs" + os.sep))]
+    cores = {str(lib.get("architecture") or "").lower() for lib in (own or openblas)}
+    return cores.pop() if len(cores) == 1 and "" not in cores else None
+
+
+def _configure_chunk_gemm():
+    """Tell the engine whether its BLAS has the small-matrix kernels (once,
+    at import: the chunk layout must not change within a process, or a
+    model would depend on what ran before it)."""
+    core = scipy_openblas_core(_blas_controller().info(), os.path.dirname(scipy.__file__))
+    use_small_gemm_kernels(core in SMALL_GEMM_CORES)
+
+
+_configure_chunk_gemm()
 
 
 def count_mistakes(scores, Y):

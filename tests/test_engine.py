@@ -1,11 +1,14 @@
 """The compiled engine itself: draws, the feature store, entry checks."""
+import os
+
 import numpy as np
 import pytest
 from sklearn.metrics.pairwise import pairwise_kernels
 
 from skbudget import KernelPerceptron, RandomBudgetPerceptron
 from skbudget import _elementwise
-from skbudget._engine import OnlineLearner, _random_below
+from skbudget._engine import OnlineLearner, _random_below, chunk_length, use_small_gemm_kernels
+from skbudget._stream import scipy_openblas_core
 
 
 @pytest.mark.parametrize("n", [1, 2, 7, 100, 2**31, 2**32 - 1, 2**32, 3 * 2**40])
@@ -79,26 +82,63 @@ def test_threads_give_the_same_model_bit_for_bit(Est):
     np.testing.assert_array_equal(one.mistake_curve_, two.mistake_curve_)
 
 
+@pytest.fixture
+def small_gemm_kernels():
+    """``use_small_gemm_kernels``, with the process's setting restored after."""
+    previous = use_small_gemm_kernels(False)
+    use_small_gemm_kernels(previous)
+    yield use_small_gemm_kernels
+    use_small_gemm_kernels(previous)
+
+
 @pytest.mark.parametrize("n_features", [8, 40])
 @pytest.mark.parametrize("Est, params", [(KernelPerceptron, {}),
                                          (RandomBudgetPerceptron, {"budget": 150})])
-def test_both_gemm_layouts_give_the_same_model(Est, params, n_features):
-    # chunks whose product fits OpenBLAS's small-matrix kernels multiply the
-    # transposed chunk (and, below 32 features, take the columns of examples
-    # stored during the chunk from it); larger chunks use the rows as they are
+def test_both_gemm_layouts_give_the_same_model(Est, params, n_features, small_gemm_kernels):
+    # with OpenBLAS's small-matrix kernels, a chunk whose product fits them
+    # multiplies the transposed chunk; without them (or for larger products)
+    # the rows as they are: whatever this machine's BLAS, run both
     rng = np.random.RandomState(0)
     X = rng.randn(1500, n_features)
     y = (X[:, 0] + X[:, 1] + 0.5 * rng.randn(1500) > 0).astype(int)
-    small = Est(gamma=0.1, random_state=0, **params)
-    small._chunk_size = 4           # 4 * |S| * d <= 10^6: the transposed chunk
-    large = Est(gamma=0.1, random_state=0, **params)
-    large._chunk_size = 1000        # 1000 * |S| * d > 10^6 once |S| > 125 or 25
-    small.fit(X, y)
-    large.fit(X, y)
-    assert large.support_vectors_.shape[0] * 1000 * n_features > 1e6
-    np.testing.assert_allclose(large.dual_coef_, small.dual_coef_, rtol=1e-12)
-    np.testing.assert_array_equal(large.support_vectors_, small.support_vectors_)
-    np.testing.assert_array_equal(large.mistake_curve_, small.mistake_curve_)
+    models = []
+    for available in (True, False):
+        small_gemm_kernels(available)
+        est = Est(gamma=0.1, random_state=0, **params)
+        est._chunk_size = 4         # 4 * |S| * d <= 10^6: fits
+        models.append(est.fit(X, y))
+    transposed, as_is = models
+    np.testing.assert_allclose(as_is.dual_coef_, transposed.dual_coef_, rtol=1e-12)
+    np.testing.assert_array_equal(as_is.support_vectors_, transposed.support_vectors_)
+    np.testing.assert_array_equal(as_is.mistake_curve_, transposed.mistake_curve_)
+
+
+def test_chunk_length_follows_the_blas(small_gemm_kernels):
+    small_gemm_kernels(True)
+    assert chunk_length(100, 54) == 32             # 32 * 100 * 54 <= 10^6
+    assert chunk_length(500, 784) == 125           # too large for the kernels
+    small_gemm_kernels(False)
+    assert chunk_length(100, 54) == 48
+    assert chunk_length(500, 54) == 125
+    assert chunk_length(10**4, 2) == 256
+
+
+def test_scipy_openblas_core_is_the_one_scipy_calls():
+    scipy_dir = os.path.join(os.sep, "env", "site-packages", "scipy")
+    numpy_lib = {"internal_api": "openblas", "architecture": "Haswell",
+                 "filepath": os.path.join(os.sep, "env", "site-packages", "numpy.libs", "o.so")}
+    wheel_lib = {"internal_api": "openblas", "architecture": "SkylakeX",
+                 "filepath": os.path.join(os.sep, "env", "site-packages", "scipy.libs", "o.so")}
+    inside = dict(wheel_lib, filepath=os.path.join(scipy_dir, ".dylibs", "o.dylib"))
+    mkl = {"internal_api": "mkl", "filepath": os.path.join(os.sep, "lib", "libmkl_rt.so")}
+    assert scipy_openblas_core([numpy_lib, wheel_lib], scipy_dir) == "skylakex"
+    assert scipy_openblas_core([inside, numpy_lib], scipy_dir) == "skylakex"
+    # one shared system OpenBLAS; several cores and no way to tell; none
+    assert scipy_openblas_core([numpy_lib, mkl], scipy_dir) == "haswell"
+    assert scipy_openblas_core([numpy_lib, dict(wheel_lib, filepath="/lib/o.so")],
+                               scipy_dir) is None
+    assert scipy_openblas_core([mkl], scipy_dir) is None
+    assert scipy_openblas_core([dict(numpy_lib, architecture=None)], scipy_dir) is None
 
 
 def test_csr_rows_full_or_sparse_give_the_dense_model():
