@@ -87,11 +87,11 @@ cdef class OnlineLearner:
     # k(x_t, store[s]) = chunk_k[t * n_block_slots + s] for s < n_block_slots;
     # when example t' of the chunk is stored (slot_row[s] = t' for its slot,
     # else -1), k(x_t, x_t') = chunk_self[t' * chunk_len + t] for t > t'
-    # (the rows from gram_from on hold the chunk's inner products until
-    # their example is stored; gram_from = -1: none computed yet)
+    # (rows below gram_until not yet stored hold the chunk's inner products,
+    # see compute_self_column)
     cdef double* chunk_k
     cdef double* chunk_self
-    cdef Py_ssize_t gram_from
+    cdef Py_ssize_t gram_until
     cdef const double* chunk_x          # the chunk's rows (chunk_len x n_features)
     cdef const double* chunk_sq         # and their squared norms
     cdef Py_ssize_t chunk_len

@@ -58,6 +58,8 @@ cdef inline bint _finite(double v) noexcept nogil:
 # Zen...) pack every product; there the layout makes no difference and
 # transposing the chunk for it is a loss (10 % of a Stoptron epoch at d = 54)
 cdef double SMALL_GEMM_PRODUCTS = 1e6
+# rows of the chunk's Gram matrix one GEMM computes (compute_self_column)
+cdef Py_ssize_t GRAM_ROWS = 16
 # whether the BLAS has those kernels (set once, :func:`use_small_gemm_kernels`)
 cdef bint SMALL_GEMM_KERNELS = False
 
@@ -989,7 +991,7 @@ cdef class OnlineLearner:
                     rows_t[k * c + i] = row[k]
         self.chunk_k = &self.chunk_buffer[0]
         self.chunk_self = &self.chunk_self_buffer[0]
-        self.gram_from = -1
+        self.gram_until = 0
         self.chunk_x = rows
         self.chunk_sq = sq_norms
         self.chunk_len = c
@@ -1009,23 +1011,27 @@ cdef class OnlineLearner:
         """k(x_t, x_first) for the chunk's examples ``t`` after ``first``
         (which was just stored), into ``chunk_self[first * c + t]``.
 
-        Their inner products come from one GEMM per chunk, made at its first
-        insertion: the Gram matrix of the chunk's rows from ``first`` on
+        Their inner products come from the chunk's Gram matrix
         (``chunk_self``, rows ``c`` apart, so row ``first`` lies where its
-        column goes).  A GEMM per insertion, ``m x 1``, costs a call and,
-        unless the BLAS has small-matrix kernels, the packing of both
-        operands: at d = 54 about 0.3 us, for 40 % of the examples; the
-        chunk's Gram matrix costs little more than one of them.  A GEMV
-        would be cheaper, but only the GEMM's arithmetic is
-        ``rbf_kernel``'s.  Then the arithmetic of
+        column goes), computed ``GRAM_ROWS`` rows at a time when an example
+        of a row not yet computed is stored: rows ``first ..
+        first + GRAM_ROWS - 1`` against the examples from ``first`` on, one
+        GEMM.  A GEMM per insertion, ``m x 1``, costs a call and, unless the
+        BLAS has small-matrix kernels, the packing of both operands: about
+        0.3 us at d = 54, for 40 % of the examples; 16 rows at a time was
+        the fastest of 4 - 256 at d = 2 and 54 (B = 100, 500), within the
+        noise at d = 784.  A GEMV would be cheaper still, but it rounds
+        unlike the GEMM of every other kernel value (exactly duplicated
+        examples then score differently).  Then the arithmetic of
         :meth:`compute_chunk_blocks`, on this row only."""
-        cdef Py_ssize_t d = self.n_features, c = self.chunk_len, m = c - first - 1
+        cdef Py_ssize_t rows, d = self.n_features, c = self.chunk_len, m = c - first - 1
         cdef double* out = &self.chunk_self[first * c + first + 1]
         if m <= 0:
             return 0
-        if self.gram_from < 0:
-            self.gram_from = first
-            _gemm_nt(&self.chunk_x[first * d], c - first, &self.chunk_x[first * d], c - first, d,
+        if first >= self.gram_until:
+            rows = min(GRAM_ROWS, c - first)
+            self.gram_until = first + rows
+            _gemm_nt(&self.chunk_x[first * d], rows, &self.chunk_x[first * d], c - first, d,
                      &self.chunk_self[first * c + first], c)
         return self.finish_kernel_values(
             out, m, _kernel_arguments(&self.kspec, out, m, &self.chunk_sq[first + 1],
