@@ -51,21 +51,17 @@ SHORT_STREAM = 64
 # (OpenBLAS's kernel/x86_64/dgemm_small_kernel_*_skylakex.c)
 SMALL_GEMM_CORES = frozenset({"skylakex", "cooperlake", "sapphirerapids"})
 
-_THREADPOOLS = []
-
-
-def _blas_controller():
-    """The process's threadpoolctl controller, built once (~3 ms)."""
-    if not _THREADPOOLS:
-        _THREADPOOLS.append(ThreadpoolController())
-    return _THREADPOOLS[0]
+# the process's threadpoolctl controller, built at import (~3 ms): the
+# chunk layout is chosen from it below, and every store-mode call limits
+# BLAS threads through it
+_BLAS_CONTROLLER = ThreadpoolController()
 
 
 def single_threaded_blas():
     """Context: BLAS on one thread (the stream loop's blocks are too small
     for threads to pay off; their wake-up latency dominates, badly so on a
     busy machine).  Entering costs ~20 us."""
-    return _blas_controller().limit(limits=1, user_api="blas")
+    return _BLAS_CONTROLLER.limit(limits=1, user_api="blas")
 
 
 def scipy_openblas_core(libraries, scipy_dir):
@@ -87,7 +83,7 @@ def _configure_chunk_gemm():
     """Tell the engine whether its BLAS has the small-matrix kernels (once,
     at import: the chunk layout must not change within a process, or a
     model would depend on what ran before it)."""
-    core = scipy_openblas_core(_blas_controller().info(), os.path.dirname(scipy.__file__))
+    core = scipy_openblas_core(_BLAS_CONTROLLER.info(), os.path.dirname(scipy.__file__))
     use_small_gemm_kernels(core in SMALL_GEMM_CORES)
 
 
