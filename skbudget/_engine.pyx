@@ -972,17 +972,22 @@ cdef class OnlineLearner:
         cdef Py_ssize_t i, k, n = self.n_slots, d = self.n_features
         cdef uint64_t flags = 0
         cdef double* sq_norms
-        cdef double* rows_t
+        cdef double* rows_t = NULL
         cdef const double* row
+        cdef bint transposed = _small_gemm(c, n, d)
+        cdef Py_ssize_t n_transposed = c * d if transposed else 0
         if (self.chunk_buffer.shape[0] < c * n or self.chunk_self_buffer.shape[0] < c * c
-                or self.chunk_sq_buffer.shape[0] < c or self.chunk_xt_buffer.shape[0] < c * d):
+                or self.chunk_sq_buffer.shape[0] < c
+                or self.chunk_xt_buffer.shape[0] < n_transposed):
             with gil:
                 self.chunk_buffer = np.empty(2 * c * max(n, 8))
                 self.chunk_self_buffer = np.empty(c * c)
                 self.chunk_sq_buffer = np.empty(c)
-                self.chunk_xt_buffer = np.empty(c * d)
+                if self.chunk_xt_buffer.shape[0] < n_transposed:   # only when it is used
+                    self.chunk_xt_buffer = np.empty(n_transposed)
         sq_norms = &self.chunk_sq_buffer[0]
-        rows_t = &self.chunk_xt_buffer[0] if _small_gemm(c, n, d) else NULL
+        if transposed:
+            rows_t = &self.chunk_xt_buffer[0]
         for i in range(c):
             row = &rows[i * d]
             sq_norms[i] = dense_dot(row, row, d)
