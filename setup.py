@@ -7,7 +7,7 @@ from setuptools import Extension, setup
 
 extensions = [
     Extension(f"skbudget.{path.stem}", [str(path)], extra_compile_args=["-O3"],
-              include_dirs=[numpy.get_include()],   # _elementwise: NumPy's ufunc loops
+              include_dirs=["skbudget", numpy.get_include()],   # _vector_loops.h; NumPy's ufunc loops
               define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_9_API_VERSION")])
     for path in sorted(Path("skbudget").glob("*.pyx"))
 ]

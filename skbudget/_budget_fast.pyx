@@ -31,7 +31,10 @@ from libc.math cimport fabs, sqrt, INFINITY
 
 from skbudget._engine cimport OnlineLearner
 from skbudget._engine import size_problem
-from skbudget._kernel_rows cimport dense_dot
+from skbudget._vector_loops cimport (skb_axpy, skb_largest, skb_leave_one_out_margins,
+                                       skb_vector_loops_init)
+
+skb_vector_loops_init()     # the AVX2 loops where the CPU has AVX2
 
 # relative tolerance under which two leave-one-out margins count as tied
 cdef double TIE_TOL = 1e-9
@@ -112,41 +115,6 @@ cdef inline double _sign_of(double coefficient) noexcept nogil:
     return 1.0 if coefficient > 0 else -1.0
 
 
-cdef inline double _leave_one_out_margin(double alpha, double margin, double kself,
-                                         double scale) noexcept nogil:
-    """y_c (f(x_c) - alpha_c k(x_c, x_c)), y_c the sign of the coefficient:
-    the margin of a support vector under the model without it, from its
-    cell's values (``margin``: unscaled, needs ``track_margins``)."""
-    return _sign_of(alpha * scale) * scale * (margin - alpha * kself)
-
-
-cdef void _leave_one_out_margins(const double* alpha, const double* margin,
-                                 const double* kself, double scale, Py_ssize_t n_cells,
-                                 double* out) noexcept nogil:
-    """out[c] = :func:`_leave_one_out_margin` of every cell (a free cell,
-    alpha 0 and margin +inf, gets -inf): one contiguous pass, where the
-    search through ``order`` computed each margin behind two indirections."""
-    cdef Py_ssize_t c
-    for c in range(n_cells):
-        out[c] = _leave_one_out_margin(alpha[c], margin[c], kself[c], scale)
-
-
-cdef double _largest(const double* values, Py_ssize_t n) noexcept nogil:
-    """max of values[0:n] (-inf if empty), with four running maxima."""
-    cdef double top[4]
-    cdef double v
-    cdef Py_ssize_t c, k, n4 = n - n % 4
-    for k in range(4):
-        top[k] = -INFINITY
-    for c in range(0, n4, 4):
-        for k in range(4):
-            v = values[c + k]
-            top[k] = v if v > top[k] else top[k]
-    for c in range(n4, n):
-        top[0] = values[c] if values[c] > top[0] else top[0]
-    return max(max(top[0], top[1]), max(top[2], top[3]))
-
-
 cdef class StoptronLearner(MistakeDrivenLearner):
     """§2: the kernel perceptron that stops adding once ``|S| = B``."""
 
@@ -197,11 +165,11 @@ cdef class CrammerKandolaSingerLearner(MistakeDrivenLearner):
                 self.loo = np.empty(self.capacity)
         loo = &self.loo[0]
         # every cell's margin, contiguously (this is every update's O(|S|) pass)
-        _leave_one_out_margins(&self.alpha[0], &self.margin[0], &self.kself[0], self.scale,
-                               self.capacity, loo)
+        skb_leave_one_out_margins(&self.alpha[0], &self.margin[0], &self.kself[0], self.scale,
+                                  self.capacity, loo)
         for i in range(n_candidates, self.n_sv):     # the newer ones are no candidates
             loo[order[i]] = -INFINITY
-        top = _largest(loo, self.capacity)
+        top = skb_largest(loo, self.capacity)
         threshold = top - _tolerance(top)
         for i in range(n_candidates):
             if loo[order[i]] >= threshold:
@@ -292,8 +260,7 @@ cdef class ForgetronLearner(MistakeDrivenLearner):
             self.ensure_row()
             newer = &self.newer_sum[0]
             k_row = &self.k_row[0]
-            for c in range(self.capacity):
-                newer[c] += a * k_row[c]
+            skb_axpy(newer, a, k_row, self.capacity)
             newer[cell] = 0.0
         if self.n_sv <= self.budget:
             return 0

@@ -16,8 +16,11 @@ never wait on each other for it.
 cimport numpy as cnp
 import numpy as np
 
+from skbudget._vector_loops cimport skb_block_moments, skb_vector_loops_init
+
 cnp.import_array()
 cnp.import_ufunc()
+skb_vector_loops_init()     # the AVX2 loops where the CPU has AVX2
 
 ctypedef void (*UfuncLoop)(char** args, cnp.npy_intp* dimensions, cnp.npy_intp* steps,
                            void* data) noexcept nogil
@@ -100,38 +103,6 @@ cdef enum:
     VARIANCE_BLOCK = 2048
 
 
-cdef void _block_moments(const double* x, Py_ssize_t n, double shift, double* mean,
-                         double* m2) noexcept nogil:
-    """Mean and sum of squared deviations of ``x[:n] - shift``, two passes
-    (eight partial sums each, so both vectorize)."""
-    cdef double s[8]
-    cdef double mu, d, total = 0.0
-    cdef Py_ssize_t i, k, n8 = n - n % 8
-    for k in range(8):
-        s[k] = 0.0
-    for i in range(0, n8, 8):
-        for k in range(8):
-            s[k] += x[i + k] - shift
-    for i in range(n8, n):
-        total += x[i] - shift
-    for k in range(8):
-        total += s[k]
-        s[k] = 0.0
-    mu = total / n
-    total = 0.0
-    for i in range(0, n8, 8):
-        for k in range(8):
-            d = (x[i + k] - shift) - mu
-            s[k] += d * d
-    for i in range(n8, n):
-        d = (x[i] - shift) - mu
-        total += d * d
-    for k in range(8):
-        total += s[k]
-    mean[0] = mu
-    m2[0] = total
-
-
 def flat_moments(const double[::1] values):
     """``(values.mean(), ((values - values.mean()) ** 2).sum())`` in one
     pass over memory: per block of ``VARIANCE_BLOCK`` values its mean and
@@ -148,7 +119,7 @@ def flat_moments(const double[::1] values):
     with nogil:
         while start < n:
             m = min(<Py_ssize_t>VARIANCE_BLOCK, n - start)
-            _block_moments(&values[start], m, shift, &block_mean, &block_m2)
+            skb_block_moments(&values[start], m, shift, &block_mean, &block_m2)
             delta = block_mean - mean
             m2 += block_m2 + delta * delta * (<double>start * m / (start + m))
             mean += delta * m / (start + m)

@@ -38,13 +38,24 @@ from skbudget._kernel_rows cimport (
     KernelSpec, LINEAR_KERNEL, RBF_KERNEL, POLY_KERNEL, SIGMOID_KERNEL, dense_dot, sparse_dot, kernel_from_dot, kernel_to_itself, squared_distance,
 )
 
+from skbudget._vector_loops cimport (
+    skb_affine_arguments, skb_axpy, skb_dot16, skb_nonfinite_flags,
+    skb_rbf_arguments, skb_replace_in_margins, skb_row_norms, skb_vector_loops_init,
+)
+
 cdef uint64_t MAX_UINT32 = 4294967295
-# float64 bit patterns (the vectorized non-finite checks)
-cdef uint64_t SIGN_BIT = 0x8000000000000000
-cdef uint64_t ABS_MASK = 0x7fffffffffffffff
-cdef uint64_t INF_BITS = 0x7ff0000000000000
 # names of the KernelKind values (in error messages)
 KERNEL_NAMES = ("linear", "rbf", "poly", "sigmoid")
+
+skb_vector_loops_init()     # the AVX2 loops where the CPU has AVX2
+
+
+def vector_loops():
+    """Which build of the training loop's array passes runs: ``'avx2'``
+    or ``'baseline'`` (``_vector_loops.h``; the environment variable
+    ``SKBUDGET_DISABLE_AVX2=1``, set before the import, keeps the baseline).
+    Both give the same models, bit for bit."""
+    return "avx2" if skb_vector_loops_init() else "baseline"
 
 
 cdef inline bint _finite(double v) noexcept nogil:
@@ -445,7 +456,7 @@ cdef class OnlineLearner:
         block_row = &self.chunk_k[self.t * self.n_block_slots]
         slot_alpha = &self.slot_alpha[0]
         slot_row = &self.slot_row[0]
-        s = dense_dot(slot_alpha, block_row, self.n_block_slots)
+        s = skb_dot16(slot_alpha, block_row, self.n_block_slots)
         for i in range(self.n_block_slots, self.n_slots):   # added during the chunk
             if slot_alpha[i] != 0.0:
                 r = slot_row[i]
@@ -517,8 +528,7 @@ cdef class OnlineLearner:
         if self.track_margins:
             f_new = dense_dot(&self.alpha[0], row, cap)
             margin = &self.margin[0]
-            for c in range(cap):
-                margin[c] += a * row[c]
+            skb_axpy(margin, a, row, cap)
             margin[cell] = f_new + a * k_self
         self.link_cell(cell, slot, a, k_self, k_now)
         return cell
@@ -598,7 +608,7 @@ cdef class OnlineLearner:
         """``remove_at(pos)`` then ``append_current(coef)`` (the new vector
         takes the removed one's cell, the top of the free stack); its cell.
         With ``track_margins`` the removal's and the insertion's passes over
-        every cell are one (:func:`_replace_in_margins`), with the same
+        every cell are one (``skb_replace_in_margins``), with the same
         arithmetic in the same order (``on_remove`` runs before it)."""
         cdef Py_ssize_t cell, s
         cdef double a_old
@@ -612,7 +622,7 @@ cdef class OnlineLearner:
         self.unlink_cell(pos)           # cell: the top of the free stack
         self.n_free -= 1
         self.k_row[cell] = self.k_tt
-        self.margin[cell] = _replace_in_margins(
+        self.margin[cell] = skb_replace_in_margins(
             &self.gram[0, 0], self.capacity, cell, &self.k_row[0], &self.alpha[0],
             &self.margin[0], a_old, coef / self.scale)
         self.link_cell(cell, s, coef / self.scale, self.k_tt, self.k_tt)
@@ -628,11 +638,7 @@ cdef class OnlineLearner:
 
     cdef void add_gram_row(self, Py_ssize_t cell, double a) noexcept nogil:
         """margin[c] += a gram[cell, c] for every cell (free ones stay +inf)."""
-        cdef Py_ssize_t c
-        cdef const double* row = &self.gram[cell, 0]
-        cdef double* margin = &self.margin[0]
-        for c in range(self.capacity):
-            margin[c] += a * row[c]
+        skb_axpy(&self.margin[0], a, &self.gram[cell, 0], self.capacity)
 
     cdef int rescale(self, double factor) except -1 nogil:
         """Multiply every coefficient by ``factor`` > 0 in O(1).  Returns 1
@@ -969,11 +975,10 @@ cdef class OnlineLearner:
         Larger products, and every product of a BLAS without those
         kernels, take the rows as they are: there the copy would be a loss
         (``benchmarks/bench_gemm.py``)."""
-        cdef Py_ssize_t i, k, n = self.n_slots, d = self.n_features
+        cdef Py_ssize_t i, n = self.n_slots, d = self.n_features
         cdef uint64_t flags = 0
         cdef double* sq_norms
         cdef double* rows_t = NULL
-        cdef const double* row
         cdef bint transposed = _small_gemm(c, n, d)
         cdef Py_ssize_t n_transposed = c * d if transposed else 0
         if (self.chunk_buffer.shape[0] < c * n or self.chunk_self_buffer.shape[0] < c * c
@@ -988,12 +993,7 @@ cdef class OnlineLearner:
         sq_norms = &self.chunk_sq_buffer[0]
         if transposed:
             rows_t = &self.chunk_xt_buffer[0]
-        for i in range(c):
-            row = &rows[i * d]
-            sq_norms[i] = dense_dot(row, row, d)
-            if rows_t != NULL:
-                for k in range(d):
-                    rows_t[k * c + i] = row[k]
+        skb_row_norms(rows, c, d, sq_norms, rows_t)     # (dense_dot's arithmetic)
         self.chunk_k = &self.chunk_buffer[0]
         self.chunk_self = &self.chunk_self_buffer[0]
         self.gram_until = 0
@@ -1052,7 +1052,7 @@ cdef class OnlineLearner:
             exp_inplace(values, n)
         elif self.kspec.kind == POLY_KERNEL:
             power_inplace(values, n, self.kernel_degree)
-            flags |= _nonfinite_flags(values, n)
+            flags |= skb_nonfinite_flags(values, n)
         elif self.kspec.kind == SIGMOID_KERNEL:
             tanh_inplace(values, n)
         if flags >> 63:
@@ -1229,26 +1229,6 @@ def _check_chunk(K_old, K_new, y, example_ids, scores, D_old, D_new):
             raise ValueError(f"chunk blocks disagree: {name} = {size}, chunk length {n}")
 
 
-cdef double _replace_in_margins(double* gram, Py_ssize_t cap, Py_ssize_t cell,
-                                const double* k_row, const double* alpha, double* margin,
-                                double a_old, double a_new) noexcept nogil:
-    """The passes over every cell of :meth:`OnlineLearner.replace_at`:
-    ``margin[c] += -a_old gram[cell, c]`` (the removal), then ``margin[c]
-    += a_new k_row[c]`` and ``gram[cell, c] = k_row[c]`` (the insertion) in
-    one contiguous pass, which vectorizes; ``gram[c, cell] = k_row[c]``
-    (strided, on its own); returns the new vector's margin, ``<alpha,
-    k_row> + a_new k_row[cell]`` (``alpha[cell]`` is 0).  The arithmetic of
-    ``remove_at`` then ``insert_cell``, value for value."""
-    cdef double* row = &gram[cell * cap]
-    cdef Py_ssize_t c
-    for c in range(cap):
-        margin[c] = (margin[c] + -a_old * row[c]) + a_new * k_row[c]
-        row[c] = k_row[c]
-    for c in range(cap):
-        gram[c * cap + cell] = k_row[c]
-    return dense_dot(alpha, k_row, cap) + a_new * k_row[cell]
-
-
 cdef uint64_t _kernel_arguments(const KernelSpec* k, double* dots, Py_ssize_t n,
                                 const double* xx, const double* vv, bint one_x) noexcept nogil:
     """Inner products ``dots[j] = <x_j, v_j>`` -> the argument of the
@@ -1257,84 +1237,13 @@ cdef uint64_t _kernel_arguments(const KernelSpec* k, double* dots, Py_ssize_t n,
     sigmoid, NaN or infinity for linear; poly's power is checked after it).
     RBF: ``-gamma ||x_j - v_j||^2`` with the squared norms ``xx``, ``vv``
     (``one_x``: ``dots`` holds one example against ``n`` vectors, else ``n``
-    examples against one vector, see :func:`_rbf_arguments`); poly and
+    examples against one vector, see ``skb_rbf_arguments`` in ``_vector_loops.h``); poly and
     sigmoid: ``gamma <x_j, v_j> + coef0``; linear: unchanged."""
     if k.kind == RBF_KERNEL:
-        return _rbf_arguments(dots, n, xx, vv, one_x, -k.gamma)
+        return skb_rbf_arguments(dots, n, xx, vv, one_x, -k.gamma)
     if k.kind == LINEAR_KERNEL:
-        return _nonfinite_flags(dots, n)
-    return _affine_arguments(dots, n, k.gamma, k.coef0)
-
-
-# The checks below test the bits of each value with integer arithmetic,
-# which the compiler vectorizes (a comparison like ``d != d`` OR-ed into a
-# flag keeps the loop scalar).  With ``a`` the value's bits without the
-# sign: ``a > 0x7ff0000000000000`` for NaN, ``a >= 0x7ff0000000000000``
-# for NaN or infinity; adding the complement of the bound sets bit 63
-# exactly then (``a < 2^63``, so the sum cannot wrap).
-
-cdef inline uint64_t _nan_bit(double v) noexcept nogil:
-    """Bit 63 set iff ``v`` is NaN."""
-    cdef uint64_t bits
-    memcpy(&bits, &v, sizeof(double))
-    return (bits & ABS_MASK) + (SIGN_BIT - INF_BITS - 1)
-
-
-cdef inline uint64_t _nonfinite_bit(double v) noexcept nogil:
-    """Bit 63 set iff ``v`` is NaN or infinite."""
-    cdef uint64_t bits
-    memcpy(&bits, &v, sizeof(double))
-    return (bits & ABS_MASK) + (SIGN_BIT - INF_BITS)
-
-
-cdef inline double _rbf_argument(double dot, double xx, double vv,
-                                 double minus_gamma) noexcept nogil:
-    """-gamma ||x - v||^2 from <x, v>, summed as ``(-2 <x, v> + ||x||^2) +
-    ||v||^2`` and clipped at 0 (a NaN distance stays NaN, as with
-    ``np.maximum``)."""
-    cdef double d = (-2.0 * dot + xx) + vv
-    return (0.0 if d < 0.0 else d) * minus_gamma
-
-
-cdef uint64_t _rbf_arguments(double* row, Py_ssize_t n, const double* xx, const double* vv,
-                             bint one_x, double minus_gamma) noexcept nogil:
-    """row[j] = -gamma ||x_j - v_j||^2 from row[j] = <x_j, v_j>, in place;
-    bit 63 set if one is NaN.  ``one_x``: one example (``||x||^2 = xx[0]``)
-    against the vectors ``vv[j]``; else the examples ``xx[j]`` against one
-    vector (``vv[0]``).  (Two contiguous loops: both vectorize.)"""
-    cdef Py_ssize_t j
-    cdef uint64_t flags = 0
-    if one_x:
-        for j in range(n):
-            row[j] = _rbf_argument(row[j], xx[0], vv[j], minus_gamma)
-            flags |= _nan_bit(row[j])
-    else:
-        for j in range(n):
-            row[j] = _rbf_argument(row[j], xx[j], vv[0], minus_gamma)
-            flags |= _nan_bit(row[j])
-    return flags
-
-
-cdef uint64_t _affine_arguments(double* row, Py_ssize_t n, double gamma,
-                                double coef0) noexcept nogil:
-    """row[j] = gamma row[j] + coef0, in place; bit 63 set if one is NaN."""
-    cdef Py_ssize_t j
-    cdef double d
-    cdef uint64_t flags = 0
-    for j in range(n):
-        d = row[j] * gamma + coef0
-        row[j] = d
-        flags |= _nan_bit(d)
-    return flags
-
-
-cdef uint64_t _nonfinite_flags(const double* values, Py_ssize_t n) noexcept nogil:
-    """Bit 63 set if one of values[0:n] is infinite or NaN."""
-    cdef Py_ssize_t j
-    cdef uint64_t flags = 0
-    for j in range(n):
-        flags |= _nonfinite_bit(values[j])
-    return flags
+        return skb_nonfinite_flags(dots, n)
+    return skb_affine_arguments(dots, n, k.gamma, k.coef0)
 
 
 cdef void _gemm_nt(const double* A, Py_ssize_t m, const double* B, Py_ssize_t n,

@@ -1,5 +1,8 @@
 """The compiled engine itself: draws, the feature store, entry checks."""
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -7,7 +10,8 @@ from sklearn.metrics.pairwise import pairwise_kernels
 
 from skbudget import KernelPerceptron, RandomBudgetPerceptron
 from skbudget import _elementwise
-from skbudget._engine import OnlineLearner, _random_below, chunk_length, use_small_gemm_kernels
+from skbudget._engine import (OnlineLearner, _random_below, chunk_length, use_small_gemm_kernels,
+                              vector_loops)
 from skbudget._stream import scipy_openblas_core
 
 
@@ -194,3 +198,46 @@ def test_run_csr_trusting_canonical_rows_still_checks_what_it_scatters():
     learner.run_csr(full, np.array([0, 1, 2], dtype=np.intc), np.array([0, 3], dtype=np.intc),
                     rows, y, ids, scores, 0, True)
     assert scores[0] == pytest.approx(est.decision_function(full[None, :])[0], rel=1e-12)
+
+
+# Every estimator, every common kernel, gamma='scale', dense and CSR input,
+# small chunks and large: the fitted model's bytes, hashed (a child process
+# runs it, so that the environment variable is read at import).
+MODEL_DIGEST_SCRIPT = """
+import hashlib, numpy as np, scipy.sparse as sp
+from skbudget._engine import vector_loops
+from skbudget.discovery import all_estimators
+rng = np.random.RandomState(0)
+X = rng.randn(400, 19)
+y = (X[:, 0] + X[:, 1] ** 2 + 0.3 * rng.randn(400) > 1).astype(int)
+digest = hashlib.sha256()
+for name, Est in all_estimators():
+    for kernel in ("rbf", "poly", "sigmoid", "linear"):
+        for data, chunk in ((X, None), (sp.csr_matrix(np.where(abs(X) > 1, X, 0)), 7)):
+            params = {"budget": 25} if "budget" in Est().get_params() else {}
+            if "maintenance" in Est().get_params() and kernel != "rbf":
+                params["maintenance"] = "projection"    # merging is for rbf only
+            est = Est(kernel=kernel, gamma="scale", coef0=0.5, random_state=0, **params)
+            est._chunk_size = chunk
+            est.fit(data, y)
+            for value in (est.support_vectors_, est.dual_coef_, est.intercept_,
+                          est.decision_function(X)):
+                value = value.toarray() if sp.issparse(value) else np.asarray(value)
+                digest.update(np.ascontiguousarray(value, dtype=float).tobytes())
+print(vector_loops(), digest.hexdigest())
+"""
+
+
+@pytest.mark.skipif(vector_loops() != "avx2", reason="this CPU runs the baseline loops only")
+def test_avx2_and_baseline_loops_give_the_same_model_bit_for_bit():
+    runs = []
+    for disable in ("", "1"):
+        env = dict(os.environ, SKBUDGET_DISABLE_AVX2=disable)
+        result = subprocess.run([sys.executable, "-c", MODEL_DIGEST_SCRIPT], env=env,
+                                capture_output=True, text=True, timeout=600,
+                                cwd=Path(__file__).parents[1])
+        assert result.returncode == 0, result.stderr[-2000:]
+        runs.append(result.stdout.split())
+    (avx2, avx2_digest), (baseline, baseline_digest) = runs
+    assert (avx2, baseline) == ("avx2", "baseline")
+    assert avx2_digest == baseline_digest

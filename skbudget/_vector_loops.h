@@ -1,0 +1,322 @@
+/* The training loop's hottest passes over arrays, compiled twice: for the
+ * baseline instruction set of the build (SSE2 on x86-64) and, on x86 with
+ * GCC or clang, for AVX2 as well; the AVX2 version runs when the CPU (and
+ * the OS) supports it, chosen once per extension module at import
+ * (skb_vector_loops_init).  Setting the environment variable
+ * SKBUDGET_DISABLE_AVX2 to anything but "" or "0" before the import keeps
+ * the baseline version.
+ *
+ * Both versions compute the same bits: every loop is elementwise or keeps
+ * a fixed number of partial sums, summed in a fixed order, so vectorizing
+ * it changes no rounding; the AVX2 target has no FMA, so no multiply and
+ * add are contracted into one rounding; no -ffast-math.  (The tests compare
+ * the two versions on whole models, value for value.)
+ *
+ * Each loop is written once, as NAME_body; SKB_VERSIONS makes NAME_avx2 and
+ * NAME_base from it and NAME, which calls the one chosen. */
+#ifndef SKBUDGET_VECTOR_LOOPS_H
+#define SKBUDGET_VECTOR_LOOPS_H
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+#define SKB_DISPATCH_AVX2 1
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define SKB_UNUSED __attribute__((unused))
+#define SKB_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define SKB_UNUSED
+#define SKB_ALWAYS_INLINE inline
+#endif
+
+/* 1: the AVX2 versions run; 0: the baseline ones; -1: not chosen yet */
+static int skb_avx2_chosen SKB_UNUSED = -1;
+
+/* Choose the versions (once, at the module's import) and say which. */
+static SKB_UNUSED int skb_vector_loops_init(void)
+{
+    if (skb_avx2_chosen < 0) {
+        int avx2 = 0;
+#ifdef SKB_DISPATCH_AVX2
+        const char *off = getenv("SKBUDGET_DISABLE_AVX2");
+        __builtin_cpu_init();
+        avx2 = __builtin_cpu_supports("avx2") && !(off != NULL && off[0] != '\0'
+                                                   && strcmp(off, "0") != 0);
+#endif
+        skb_avx2_chosen = avx2;
+    }
+    return skb_avx2_chosen;
+}
+
+#ifdef SKB_DISPATCH_AVX2
+#define SKB_VERSIONS(ret, name, params, args)                                          \
+    static SKB_ALWAYS_INLINE ret name##_body params;                                    \
+    __attribute__((target("avx2"))) static SKB_UNUSED ret name##_avx2 params           \
+    { return name##_body args; }                                                        \
+    static SKB_UNUSED ret name##_base params { return name##_body args; }              \
+    static SKB_UNUSED ret name params                                                   \
+    { return skb_avx2_chosen > 0 ? name##_avx2 args : name##_base args; }              \
+    static SKB_ALWAYS_INLINE ret name##_body params
+#else
+#define SKB_VERSIONS(ret, name, params, args)                                          \
+    static SKB_ALWAYS_INLINE ret name##_body params;                                    \
+    static SKB_UNUSED ret name params { return name##_body args; }                      \
+    static SKB_ALWAYS_INLINE ret name##_body params
+#endif
+
+#define SKB_SIGN_BIT 0x8000000000000000ULL
+#define SKB_ABS_MASK 0x7fffffffffffffffULL
+#define SKB_INF_BITS 0x7ff0000000000000ULL
+
+/* Bit 63 set iff v is NaN (integer arithmetic on the bits: it vectorizes,
+ * where a comparison v != v OR-ed into a flag keeps the loop scalar). */
+static SKB_ALWAYS_INLINE uint64_t skb_nan_bit(double v)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    return (bits & SKB_ABS_MASK) + (SKB_SIGN_BIT - SKB_INF_BITS - 1);
+}
+
+/* Bit 63 set iff v is NaN or infinite. */
+static SKB_ALWAYS_INLINE uint64_t skb_nonfinite_bit(double v)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    return (bits & SKB_ABS_MASK) + (SKB_SIGN_BIT - SKB_INF_BITS);
+}
+
+/* -gamma ||x - v||^2 from <x, v>, summed as rbf_kernel sums it,
+ * (-2 <x, v> + ||x||^2) + ||v||^2, clipped at 0 (a NaN stays NaN). */
+static SKB_ALWAYS_INLINE double skb_rbf_argument(double dot, double xx, double vv,
+                                                 double minus_gamma)
+{
+    double d = (-2.0 * dot + xx) + vv;
+    return (d < 0.0 ? 0.0 : d) * minus_gamma;
+}
+
+/* row[j] = -gamma ||x_j - v_j||^2 from row[j] = <x_j, v_j>, in place; bit 63
+ * of the result set if one is NaN.  one_x: one example (||x||^2 = xx[0])
+ * against the vectors vv[j]; else the examples xx[j] against one vector
+ * (vv[0]). */
+SKB_VERSIONS(uint64_t, skb_rbf_arguments,
+             (double *row, ptrdiff_t n, const double *xx, const double *vv, int one_x,
+              double minus_gamma),
+             (row, n, xx, vv, one_x, minus_gamma))
+{
+    uint64_t flags = 0;
+    ptrdiff_t j;
+    if (one_x) {
+        const double x = xx[0];
+        for (j = 0; j < n; j++) {
+            row[j] = skb_rbf_argument(row[j], x, vv[j], minus_gamma);
+            flags |= skb_nan_bit(row[j]);
+        }
+    } else {
+        const double v = vv[0];
+        for (j = 0; j < n; j++) {
+            row[j] = skb_rbf_argument(row[j], xx[j], v, minus_gamma);
+            flags |= skb_nan_bit(row[j]);
+        }
+    }
+    return flags;
+}
+
+/* row[j] = gamma row[j] + coef0, in place; bit 63 set if one is NaN. */
+SKB_VERSIONS(uint64_t, skb_affine_arguments,
+             (double *row, ptrdiff_t n, double gamma, double coef0),
+             (row, n, gamma, coef0))
+{
+    uint64_t flags = 0;
+    ptrdiff_t j;
+    for (j = 0; j < n; j++) {
+        double d = row[j] * gamma + coef0;
+        row[j] = d;
+        flags |= skb_nan_bit(d);
+    }
+    return flags;
+}
+
+/* Bit 63 set if one of values[0:n] is infinite or NaN. */
+SKB_VERSIONS(uint64_t, skb_nonfinite_flags, (const double *values, ptrdiff_t n),
+             (values, n))
+{
+    uint64_t flags = 0;
+    ptrdiff_t j;
+    for (j = 0; j < n; j++)
+        flags |= skb_nonfinite_bit(values[j]);
+    return flags;
+}
+
+/* y[c] += a x[c] for c < n. */
+SKB_VERSIONS(int, skb_axpy, (double *y, double a, const double *x, ptrdiff_t n), (y, a, x, n))
+{
+    ptrdiff_t c;
+    for (c = 0; c < n; c++)
+        y[c] += a * x[c];
+    return 0;
+}
+
+/* sum a[j] b[j] with four partial sums, the arithmetic of _kernel_rows'
+ * dense_dot (bit for bit). */
+static SKB_ALWAYS_INLINE double skb_dot4(const double *a, const double *b, ptrdiff_t n)
+{
+    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+    ptrdiff_t j = 0;
+    for (; j + 4 <= n; j += 4) {
+        s0 += a[j] * b[j];
+        s1 += a[j + 1] * b[j + 1];
+        s2 += a[j + 2] * b[j + 2];
+        s3 += a[j + 3] * b[j + 3];
+    }
+    for (; j < n; j++)
+        s0 += a[j] * b[j];
+    return (s0 + s1) + (s2 + s3);
+}
+
+/* sum a[j] b[j] with sixteen partial sums (four AVX2 registers: a loop of
+ * ~100 terms is bound by the latency of the additions otherwise), summed
+ * pairwise.  For a score, whose order of terms carries no meaning.  (Named
+ * variables, not an array: an array is zeroed and summed through memory.) */
+SKB_VERSIONS(double, skb_dot16, (const double *a, const double *b, ptrdiff_t n), (a, b, n))
+{
+    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, s4 = 0.0, s5 = 0.0, s6 = 0.0, s7 = 0.0;
+    double s8 = 0.0, s9 = 0.0, s10 = 0.0, s11 = 0.0, s12 = 0.0, s13 = 0.0, s14 = 0.0, s15 = 0.0;
+    ptrdiff_t j = 0;
+    for (; j + 16 <= n; j += 16) {
+        s0 += a[j] * b[j];
+        s1 += a[j + 1] * b[j + 1];
+        s2 += a[j + 2] * b[j + 2];
+        s3 += a[j + 3] * b[j + 3];
+        s4 += a[j + 4] * b[j + 4];
+        s5 += a[j + 5] * b[j + 5];
+        s6 += a[j + 6] * b[j + 6];
+        s7 += a[j + 7] * b[j + 7];
+        s8 += a[j + 8] * b[j + 8];
+        s9 += a[j + 9] * b[j + 9];
+        s10 += a[j + 10] * b[j + 10];
+        s11 += a[j + 11] * b[j + 11];
+        s12 += a[j + 12] * b[j + 12];
+        s13 += a[j + 13] * b[j + 13];
+        s14 += a[j + 14] * b[j + 14];
+        s15 += a[j + 15] * b[j + 15];
+    }
+    s0 += s8; s1 += s9; s2 += s10; s3 += s11; s4 += s12; s5 += s13; s6 += s14; s7 += s15;
+    s0 += s4; s1 += s5; s2 += s6; s3 += s7;
+    return ((s0 + s2) + (s1 + s3)) + skb_dot4(a + j, b + j, n - j);     /* + the last n % 16 */
+}
+
+/* out[i] = ||rows[i]||^2 (dense_dot's arithmetic) for the c rows of d
+ * values, and, unless rows_t is NULL, rows_t = the rows transposed (d x c). */
+SKB_VERSIONS(int, skb_row_norms,
+             (const double *rows, ptrdiff_t c, ptrdiff_t d, double *out, double *rows_t),
+             (rows, c, d, out, rows_t))
+{
+    ptrdiff_t i, k;
+    for (i = 0; i < c; i++) {
+        const double *row = rows + i * d;
+        out[i] = skb_dot4(row, row, d);
+        if (rows_t != NULL)
+            for (k = 0; k < d; k++)
+                rows_t[k * c + i] = row[k];
+    }
+    return 0;
+}
+
+/* Mean and sum of squared deviations of x[0:n] - shift, two passes (eight
+ * partial sums each). */
+SKB_VERSIONS(int, skb_block_moments,
+             (const double *x, ptrdiff_t n, double shift, double *mean, double *m2),
+             (x, n, shift, mean, m2))
+{
+    double s[8];
+    double mu, total = 0.0;
+    ptrdiff_t i, n8 = n - n % 8;
+    int k;
+    for (k = 0; k < 8; k++)
+        s[k] = 0.0;
+    for (i = 0; i < n8; i += 8)
+        for (k = 0; k < 8; k++)
+            s[k] += x[i + k] - shift;
+    for (i = n8; i < n; i++)
+        total += x[i] - shift;
+    for (k = 0; k < 8; k++) {
+        total += s[k];
+        s[k] = 0.0;
+    }
+    mu = total / n;
+    total = 0.0;
+    for (i = 0; i < n8; i += 8)
+        for (k = 0; k < 8; k++) {
+            double d = (x[i + k] - shift) - mu;
+            s[k] += d * d;
+        }
+    for (i = n8; i < n; i++) {
+        double d = (x[i] - shift) - mu;
+        total += d * d;
+    }
+    for (k = 0; k < 8; k++)
+        total += s[k];
+    *mean = mu;
+    *m2 = total;
+    return 0;
+}
+
+/* The passes over every cell of a replacement (remove the vector of cell,
+ * coefficient a_old, and put the current example in its cell, a_new):
+ * margin[c] += -a_old gram[cell, c], then += a_new k_row[c], and
+ * gram[cell, c] = k_row[c], in one contiguous pass; gram[c, cell] = k_row[c]
+ * (strided); returns the new vector's margin <alpha, k_row> + a_new
+ * k_row[cell] (alpha[cell] is 0; dense_dot's arithmetic). */
+SKB_VERSIONS(double, skb_replace_in_margins,
+             (double *gram, ptrdiff_t cap, ptrdiff_t cell, const double *k_row,
+              const double *alpha, double *margin, double a_old, double a_new),
+             (gram, cap, cell, k_row, alpha, margin, a_old, a_new))
+{
+    double *row = gram + cell * cap;
+    ptrdiff_t c;
+    for (c = 0; c < cap; c++) {
+        margin[c] = (margin[c] + -a_old * row[c]) + a_new * k_row[c];
+        row[c] = k_row[c];
+    }
+    for (c = 0; c < cap; c++)
+        gram[c * cap + cell] = k_row[c];
+    return skb_dot4(alpha, k_row, cap) + a_new * k_row[cell];
+}
+
+/* out[c] = y_c scale (margin[c] - alpha[c] kself[c]), y_c the sign of
+ * alpha[c] scale: every cell's leave-one-out margin (a free cell, alpha 0
+ * and margin +inf, gets -inf). */
+SKB_VERSIONS(int, skb_leave_one_out_margins,
+             (const double *alpha, const double *margin, const double *kself, double scale,
+              ptrdiff_t n, double *out),
+             (alpha, margin, kself, scale, n, out))
+{
+    ptrdiff_t c;
+    for (c = 0; c < n; c++)
+        out[c] = (alpha[c] * scale > 0.0 ? 1.0 : -1.0) * scale * (margin[c] - alpha[c] * kself[c]);
+    return 0;
+}
+
+/* max of values[0:n] (-inf if n is 0), with four running maxima. */
+SKB_VERSIONS(double, skb_largest, (const double *values, ptrdiff_t n), (values, n))
+{
+    double top[4] = {-HUGE_VAL, -HUGE_VAL, -HUGE_VAL, -HUGE_VAL};
+    ptrdiff_t c, n4 = n - n % 4;
+    int k;
+    for (c = 0; c < n4; c += 4)
+        for (k = 0; k < 4; k++)
+            top[k] = values[c + k] > top[k] ? values[c + k] : top[k];
+    for (c = n4; c < n; c++)
+        top[0] = values[c] > top[0] ? values[c] : top[0];
+    top[0] = top[0] > top[1] ? top[0] : top[1];
+    top[2] = top[2] > top[3] ? top[2] : top[3];
+    return top[0] > top[2] ? top[0] : top[2];
+}
+
+#endif /* SKBUDGET_VECTOR_LOOPS_H */
