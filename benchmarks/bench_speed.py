@@ -83,6 +83,7 @@ from sklearn.preprocessing import StandardScaler  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
 from skbudget._base import BaseOnlineKernelClassifier  # noqa: E402
+from skbudget._engine import vector_loops  # noqa: E402
 from skbudget.datasets import make_noisy_gaussians  # noqa: E402
 from skbudget.discovery import all_estimators  # noqa: E402
 
@@ -207,7 +208,8 @@ def main():
     write_json(args.out, {"benchmark": "one training epoch, RBF, examples per second",
                           "n_examples": n, "n_plain": n_plain, "budgets": budgets,
                           "blas_threads": args.blas_threads,
-                          "machine": platform.platform(), "rows": rows, "a9a": a9a,
+                          "machine": platform.platform(), "vector_loops": vector_loops(),
+                          "rows": rows, "a9a": a9a,
                           "small_calls": calls, "n_jobs": threads, "memory": memory})
 
 
