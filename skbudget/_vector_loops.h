@@ -30,6 +30,9 @@
 #if defined(__GNUC__) || defined(__clang__)
 #define SKB_UNUSED __attribute__((unused))
 #define SKB_ALWAYS_INLINE inline __attribute__((always_inline))
+#elif defined(_MSC_VER)
+#define SKB_UNUSED
+#define SKB_ALWAYS_INLINE __forceinline
 #else
 #define SKB_UNUSED
 #define SKB_ALWAYS_INLINE inline
