@@ -39,8 +39,9 @@ from skbudget._kernel_rows cimport (
 )
 
 from skbudget._vector_loops cimport (
-    skb_affine_arguments, skb_axpy, skb_dot16, skb_nonfinite_flags,
-    skb_rbf_arguments, skb_replace_in_margins, skb_row_norms, skb_vector_loops_init,
+    skb_affine_arguments, skb_axpy, skb_dot16, skb_fma_dots, skb_fma_dots_available,
+    skb_nonfinite_flags, skb_rbf_arguments, skb_replace_in_margins, skb_row_norms,
+    skb_transpose, skb_vector_loops_init,
 )
 
 cdef uint64_t MAX_UINT32 = 4294967295
@@ -73,6 +74,28 @@ cdef double SMALL_GEMM_PRODUCTS = 1e6
 cdef Py_ssize_t GRAM_ROWS = 16
 # whether the BLAS has those kernels (set once, :func:`use_small_gemm_kernels`)
 cdef bint SMALL_GEMM_KERNELS = False
+# whether a stored example's inner products with the chunk's later examples
+# come from skb_fma_dots (a CPU with AVX2 and FMA, see :func:`use_fma_dots`)
+# instead of the GEMM of GRAM_ROWS rows, for at most FMA_DOTS_FEATURES
+# features (BLAS sums longer products in blocks of 256 terms)
+cdef bint FMA_DOTS = skb_fma_dots_available()
+cdef Py_ssize_t FMA_DOTS_FEATURES = 256
+# doubles readable past the transposed chunk's last value (skb_fma_dots)
+cdef Py_ssize_t FMA_DOTS_PADDING = 48
+
+
+def use_fma_dots(bint use):
+    """Whether the inner products between a stored example and the chunk's
+    later examples come from the engine's AVX2 / FMA kernel (``True``, the
+    default where the CPU has both) or from BLAS (a GEMM of several rows of
+    the chunk's Gram matrix).  Both sum each product as BLAS's dgemm
+    kernels do, one fused multiply-add after another; other BLAS kernels
+    may round the last bit differently.  Asking for the kernel on a CPU
+    without AVX2 and FMA keeps BLAS.  Returns the previous setting."""
+    global FMA_DOTS
+    previous = FMA_DOTS
+    FMA_DOTS = use and skb_fma_dots_available()
+    return previous
 
 
 def use_small_gemm_kernels(bint available):
@@ -980,7 +1003,7 @@ cdef class OnlineLearner:
         cdef double* sq_norms
         cdef double* rows_t = NULL
         cdef bint transposed = _small_gemm(c, n, d)
-        cdef Py_ssize_t n_transposed = c * d if transposed else 0
+        cdef Py_ssize_t n_transposed = c * d + FMA_DOTS_PADDING if transposed else 0
         if (self.chunk_buffer.shape[0] < c * n or self.chunk_self_buffer.shape[0] < c * c
                 or self.chunk_sq_buffer.shape[0] < c
                 or self.chunk_xt_buffer.shape[0] < n_transposed):
@@ -997,6 +1020,7 @@ cdef class OnlineLearner:
         self.chunk_k = &self.chunk_buffer[0]
         self.chunk_self = &self.chunk_self_buffer[0]
         self.gram_until = 0
+        self.chunk_transposed = transposed
         self.chunk_x = rows
         self.chunk_sq = sq_norms
         self.chunk_len = c
@@ -1027,13 +1051,25 @@ cdef class OnlineLearner:
         the fastest of 4 - 256 at d = 2 and 54 (B = 100, 500), within the
         noise at d = 784.  A GEMV would be cheaper still, but it rounds
         unlike the GEMM of every other kernel value (exactly duplicated
-        examples then score differently).  Then the arithmetic of
-        :meth:`compute_chunk_blocks`, on this row only."""
+        examples then score differently).  On a CPU with AVX2 and FMA
+        (:func:`use_fma_dots`, up to ``FMA_DOTS_FEATURES`` features) they
+        come instead from ``skb_fma_dots``, for the stored example only,
+        summed as the GEMM sums them, from the chunk transposed once (at
+        its first insertion; the small-matrix layout has it already).  Then
+        the arithmetic of :meth:`compute_chunk_blocks`, on this row only."""
         cdef Py_ssize_t rows, d = self.n_features, c = self.chunk_len, m = c - first - 1
         cdef double* out = &self.chunk_self[first * c + first + 1]
         if m <= 0:
             return 0
-        if first >= self.gram_until:
+        if FMA_DOTS and d <= FMA_DOTS_FEATURES:
+            if not self.chunk_transposed:   # once per chunk, at its first insertion
+                if self.chunk_xt_buffer.shape[0] < c * d + FMA_DOTS_PADDING:
+                    with gil:
+                        self.chunk_xt_buffer = np.zeros(c * d + FMA_DOTS_PADDING)
+                skb_transpose(self.chunk_x, c, d, &self.chunk_xt_buffer[0], c)
+                self.chunk_transposed = True
+            skb_fma_dots(&self.chunk_x[first * d], &self.chunk_xt_buffer[first + 1], c, m, d, out)
+        elif first >= self.gram_until:
             rows = min(GRAM_ROWS, c - first)
             self.gram_until = first + rows
             _gemm_nt(&self.chunk_x[first * d], rows, &self.chunk_x[first * d], c - first, d,

@@ -322,4 +322,133 @@ SKB_VERSIONS(double, skb_largest, (const double *values, ptrdiff_t n), (values, 
     return top[0] > top[2] ? top[0] : top[2];
 }
 
+
+/* ------------------------------------------------------------------------
+ * Inner products of one example with the chunk's later examples, on CPUs
+ * with AVX2 and FMA: each one summed as BLAS's dgemm kernels sum a product
+ * of at most 256 terms (OpenBLAS's Haswell and SkylakeX kernels: one fused
+ * multiply-add after another, k = 0, 1, ..., d - 1, from +0), computed for
+ * the stored example only, where a GEMM computes a block of rows of which
+ * about half are never stored, and pays a call and the packing of both
+ * operands.  The chunk is read transposed (d x c, rows ld apart), so that
+ * each multiply-add serves four examples at once.
+ * ------------------------------------------------------------------------ */
+
+/* Whether the CPU (and the OS) has AVX2 and FMA. */
+static SKB_UNUSED int skb_fma_dots_available(void)
+{
+#ifdef SKB_DISPATCH_AVX2
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+    return 0;
+#endif
+}
+
+#ifdef SKB_DISPATCH_AVX2
+#include <immintrin.h>
+#define SKB_FMA_TARGET __attribute__((target("avx2,fma")))
+#else
+#define SKB_FMA_TARGET
+#endif
+
+/* out[k * ld + i] = rows[i * d + k]: the c rows of d values transposed
+ * (4 x 4 blocks of registers where the CPU has AVX2; call it only if
+ * skb_fma_dots_available()). */
+static SKB_UNUSED SKB_FMA_TARGET int skb_transpose(const double *rows, ptrdiff_t c,
+                                                   ptrdiff_t d, double *out, ptrdiff_t ld)
+{
+    ptrdiff_t i = 0, k;
+#ifdef SKB_DISPATCH_AVX2
+    for (; i + 4 <= c; i += 4) {
+        const double *r0 = rows + i * d, *r1 = r0 + d, *r2 = r1 + d, *r3 = r2 + d;
+        for (k = 0; k + 4 <= d; k += 4) {
+            __m256d a = _mm256_loadu_pd(r0 + k), b = _mm256_loadu_pd(r1 + k);
+            __m256d e = _mm256_loadu_pd(r2 + k), f = _mm256_loadu_pd(r3 + k);
+            __m256d ab_lo = _mm256_unpacklo_pd(a, b), ab_hi = _mm256_unpackhi_pd(a, b);
+            __m256d ef_lo = _mm256_unpacklo_pd(e, f), ef_hi = _mm256_unpackhi_pd(e, f);
+            _mm256_storeu_pd(out + k * ld + i, _mm256_permute2f128_pd(ab_lo, ef_lo, 0x20));
+            _mm256_storeu_pd(out + (k + 1) * ld + i, _mm256_permute2f128_pd(ab_hi, ef_hi, 0x20));
+            _mm256_storeu_pd(out + (k + 2) * ld + i, _mm256_permute2f128_pd(ab_lo, ef_lo, 0x31));
+            _mm256_storeu_pd(out + (k + 3) * ld + i, _mm256_permute2f128_pd(ab_hi, ef_hi, 0x31));
+        }
+        for (; k < d; k++) {
+            out[k * ld + i] = r0[k];
+            out[k * ld + i + 1] = r1[k];
+            out[k * ld + i + 2] = r2[k];
+            out[k * ld + i + 3] = r3[k];
+        }
+    }
+#endif
+    for (; i < c; i++)
+        for (k = 0; k < d; k++)
+            out[k * ld + i] = rows[i * d + k];
+    return 0;
+}
+
+#ifdef SKB_DISPATCH_AVX2
+/* out[0 : min(4 NV, n_out)] for the 4 NV columns from col (rows ld apart):
+ * NV registers of four sums each, one fused multiply-add chain per column.
+ * The chains wait on each other's latency (4 cycles) below 8 registers and
+ * on the two multiply-add units above: 4, 8 and 12 registers all take
+ * about 4 d, 4 d and 6 d cycles. */
+#define SKB_FMA_BLOCK(NV)                                                               \
+static SKB_FMA_TARGET void skb_fma_block##NV(const double *x, const double *col,           \
+                                             ptrdiff_t ld, ptrdiff_t d, double *out,       \
+                                             ptrdiff_t n_out)                              \
+{                                                                                        \
+    __m256d acc[NV];                                                                     \
+    double tail[4];                                                                      \
+    ptrdiff_t k, t;                                                                      \
+    for (t = 0; t < NV; t++)                                                             \
+        acc[t] = _mm256_setzero_pd();                                                    \
+    for (k = 0; k < d; k++) {                                                            \
+        __m256d xk = _mm256_broadcast_sd(x + k);                                         \
+        const double *row = col + k * ld;                                                \
+        for (t = 0; t < NV; t++)                                                         \
+            acc[t] = _mm256_fmadd_pd(xk, _mm256_loadu_pd(row + 4 * t), acc[t]);          \
+    }                                                                                    \
+    for (t = 0; t < NV && 4 * t + 4 <= n_out; t++)                                       \
+        _mm256_storeu_pd(out + 4 * t, acc[t]);                                           \
+    if (t < NV && 4 * t < n_out) {                                                       \
+        _mm256_storeu_pd(tail, acc[t]);                                                  \
+        for (k = 4 * t; k < n_out; k++)                                                  \
+            out[k] = tail[k - 4 * t];                                                    \
+    }                                                                                    \
+}
+SKB_FMA_BLOCK(4)
+SKB_FMA_BLOCK(8)
+SKB_FMA_BLOCK(12)
+#endif
+
+/* out[j] = <x, column j of cols_t> for j < m: cols_t is d x (at least m)
+ * values, rows ld apart, readable 47 values past the last row's m-th (the
+ * caller pads it); each sum one fused multiply-add after another over
+ * k = 0 .. d-1 from +0.  Call it only if skb_fma_dots_available(). */
+static SKB_UNUSED SKB_FMA_TARGET int skb_fma_dots(const double *x, const double *cols_t,
+                                                  ptrdiff_t ld, ptrdiff_t m, ptrdiff_t d,
+                                                  double *out)
+{
+    ptrdiff_t j;
+#ifdef SKB_DISPATCH_AVX2
+    for (j = 0; j < m; j += 48) {
+        if (m - j <= 16)
+            skb_fma_block4(x, cols_t + j, ld, d, out + j, m - j);
+        else if (m - j <= 32)
+            skb_fma_block8(x, cols_t + j, ld, d, out + j, m - j);
+        else
+            skb_fma_block12(x, cols_t + j, ld, d, out + j, m - j);
+    }
+#else
+    ptrdiff_t k;
+    for (j = 0; j < m; j++) {
+        double acc = 0.0;
+        for (k = 0; k < d; k++)
+            acc = fma(x[k], cols_t[k * ld + j], acc);
+        out[j] = acc;
+    }
+#endif
+    return 0;
+}
+
 #endif /* SKBUDGET_VECTOR_LOOPS_H */

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from sklearn.metrics.pairwise import pairwise_kernels
 
-from skbudget import KernelPerceptron, RandomBudgetPerceptron
+from skbudget import BudgetPerceptron, Forgetron, KernelPerceptron, RandomBudgetPerceptron
 from skbudget import _elementwise
-from skbudget._engine import (OnlineLearner, _random_below, chunk_length, use_small_gemm_kernels,
-                              vector_loops)
+from skbudget._engine import (OnlineLearner, _random_below, chunk_length, use_fma_dots,
+                              use_small_gemm_kernels, vector_loops)
 from skbudget._stream import scipy_openblas_core
 
 
@@ -86,13 +86,52 @@ def test_threads_give_the_same_model_bit_for_bit(Est):
     np.testing.assert_array_equal(one.mistake_curve_, two.mistake_curve_)
 
 
-@pytest.fixture
-def small_gemm_kernels():
-    """``use_small_gemm_kernels``, with the process's setting restored after."""
-    previous = use_small_gemm_kernels(False)
-    use_small_gemm_kernels(previous)
-    yield use_small_gemm_kernels
-    use_small_gemm_kernels(previous)
+def _restoring(switch):
+    """A fixture giving ``switch`` (an engine setting's function, which
+    returns the previous setting), with the process's setting restored after."""
+    @pytest.fixture
+    def fixture():
+        previous = switch(False)
+        switch(previous)
+        yield switch
+        switch(previous)
+    return fixture
+
+
+small_gemm_kernels = _restoring(use_small_gemm_kernels)
+fma_dots = _restoring(use_fma_dots)
+
+
+def _fma_dots_available():
+    previous = use_fma_dots(True)
+    return use_fma_dots(previous)
+
+
+@pytest.mark.skipif(not _fma_dots_available(), reason="this CPU has no AVX2 and FMA")
+@pytest.mark.parametrize("n_features", [3, 40, 300])
+@pytest.mark.parametrize("Est, params", [(KernelPerceptron, {}),
+                                         (BudgetPerceptron, {"budget": 60}),
+                                         (Forgetron, {"budget": 60})])
+def test_fma_dots_and_blas_give_the_same_model(Est, params, n_features, fma_dots,
+                                               small_gemm_kernels):
+    # the inner products of a stored example with the chunk's later examples:
+    # the engine's FMA kernel (up to 256 features; the chunk transposed at
+    # its first insertion, or already, for the small-matrix layout) or BLAS
+    rng = np.random.RandomState(0)
+    X = rng.randn(1200, n_features)
+    y = (X[:, 0] + X[:, 1] + 0.5 * rng.randn(1200) > 0).astype(int)
+    for transposed in (False, True):
+        small_gemm_kernels(transposed)
+        models = []
+        for use in (True, False):
+            fma_dots(use)
+            est = Est(gamma=1.0 / n_features, random_state=0, **params)
+            est._chunk_size = 4 if transposed else 61      # 4 * |S| * d <= 10^6: fits
+            models.append(est.fit(X, y))
+        kernel, blas = models
+        np.testing.assert_allclose(kernel.dual_coef_, blas.dual_coef_, rtol=1e-12)
+        np.testing.assert_array_equal(kernel.support_vectors_, blas.support_vectors_)
+        np.testing.assert_array_equal(kernel.mistake_curve_, blas.mistake_curve_)
 
 
 @pytest.mark.parametrize("n_features", [8, 40])
