@@ -39,7 +39,7 @@ from skbudget._kernel_rows cimport (
 )
 
 from skbudget._vector_loops cimport (
-    skb_affine_arguments, skb_axpy, skb_dot16, skb_fma_dots, skb_fma_dots_available,
+    skb_affine_arguments, skb_axpy, skb_dot16, skb_fma_available, skb_fma_block, skb_fma_dots,
     skb_nonfinite_flags, skb_rbf_arguments, skb_replace_in_margins, skb_row_norms,
     skb_transpose, skb_vector_loops_init,
 )
@@ -74,27 +74,30 @@ cdef double SMALL_GEMM_PRODUCTS = 1e6
 cdef Py_ssize_t GRAM_ROWS = 16
 # whether the BLAS has those kernels (set once, :func:`use_small_gemm_kernels`)
 cdef bint SMALL_GEMM_KERNELS = False
-# whether a stored example's inner products with the chunk's later examples
-# come from skb_fma_dots (a CPU with AVX2 and FMA, see :func:`use_fma_dots`)
-# instead of the GEMM of GRAM_ROWS rows, for at most FMA_DOTS_FEATURES
+# whether the chunk's inner products come from the engine's own kernels,
+# skb_fma_block and skb_fma_dots (a CPU with AVX2 and FMA, see
+# :func:`use_fma_kernels`), instead of BLAS, for at most FMA_FEATURES
 # features (BLAS sums longer products in blocks of 256 terms)
-cdef bint FMA_DOTS = skb_fma_dots_available()
-cdef Py_ssize_t FMA_DOTS_FEATURES = 256
-# doubles readable past the transposed chunk's last value (skb_fma_dots)
-cdef Py_ssize_t FMA_DOTS_PADDING = 48
+cdef bint FMA_KERNELS = skb_fma_available()
+cdef Py_ssize_t FMA_FEATURES = 256
+# doubles readable past the transposed chunk's last value (skb_fma_block, skb_fma_dots)
+cdef Py_ssize_t FMA_PADDING = 48
+# examples per tile of skb_fma_block (chunk_length makes chunks whole tiles)
+cdef Py_ssize_t FMA_TILE_EXAMPLES = 12
 
 
-def use_fma_dots(bint use):
-    """Whether the inner products between a stored example and the chunk's
-    later examples come from the engine's AVX2 / FMA kernel (``True``, the
-    default where the CPU has both) or from BLAS (a GEMM of several rows of
-    the chunk's Gram matrix).  Both sum each product as BLAS's dgemm
-    kernels do, one fused multiply-add after another; other BLAS kernels
-    may round the last bit differently.  Asking for the kernel on a CPU
-    without AVX2 and FMA keeps BLAS.  Returns the previous setting."""
-    global FMA_DOTS
-    previous = FMA_DOTS
-    FMA_DOTS = use and skb_fma_dots_available()
+def use_fma_kernels(bint use):
+    """Whether the training loop's inner products (a chunk's examples
+    against the stored rows, and a stored example against the chunk's
+    later examples; at most 256 features) come from the engine's AVX2 /
+    FMA kernels (``True``, the default where the CPU has both) or from
+    BLAS.  The kernels sum each product as OpenBLAS's dgemm kernels do, one
+    fused multiply-add after another; other BLAS kernels may round the
+    last bit differently.  Asking for them on a CPU without AVX2 and FMA
+    keeps BLAS.  Returns the previous setting."""
+    global FMA_KERNELS
+    previous = FMA_KERNELS
+    FMA_KERNELS = use and skb_fma_available()
     return previous
 
 
@@ -997,13 +1000,24 @@ cdef class OnlineLearner:
         against 100 or 500 stored rows of d = 54, the copy included.
         Larger products, and every product of a BLAS without those
         kernels, take the rows as they are: there the copy would be a loss
-        (``benchmarks/bench_gemm.py``)."""
+        (``benchmarks/bench_gemm.py``).
+
+        On a CPU with AVX2 and FMA (:func:`use_fma_kernels`, up to
+        ``FMA_FEATURES`` features) no BLAS runs: the chunk is transposed
+        (4 x 4 register blocks) and ``skb_fma_block`` multiplies it with
+        the stored rows as they are, tiles of 12 examples by 4 stored rows
+        in 12 registers, each sum one fused multiply-add after another from
+        +0 (OpenBLAS's dgemm kernels sum these products in the same order:
+        the same bits in the tests here).  No operand is packed: 7.6 us
+        against OpenBLAS's 9.1 us (Haswell kernels) for 48 examples by 100
+        stored rows of d = 54, the transposition included."""
         cdef Py_ssize_t i, n = self.n_slots, d = self.n_features
         cdef uint64_t flags = 0
         cdef double* sq_norms
         cdef double* rows_t = NULL
-        cdef bint transposed = _small_gemm(c, n, d)
-        cdef Py_ssize_t n_transposed = c * d + FMA_DOTS_PADDING if transposed else 0
+        cdef bint fma = FMA_KERNELS and d <= FMA_FEATURES
+        cdef bint transposed = fma or _small_gemm(c, n, d)
+        cdef Py_ssize_t n_transposed = c * d + FMA_PADDING if transposed else 0
         if (self.chunk_buffer.shape[0] < c * n or self.chunk_self_buffer.shape[0] < c * c
                 or self.chunk_sq_buffer.shape[0] < c
                 or self.chunk_xt_buffer.shape[0] < n_transposed):
@@ -1016,18 +1030,22 @@ cdef class OnlineLearner:
         sq_norms = &self.chunk_sq_buffer[0]
         if transposed:
             rows_t = &self.chunk_xt_buffer[0]
-        skb_row_norms(rows, c, d, sq_norms, rows_t)     # (dense_dot's arithmetic)
+        skb_row_norms(rows, c, d, sq_norms, NULL if fma else rows_t)   # (dense_dot's arithmetic)
+        if fma:
+            skb_transpose(rows, c, d, rows_t, c)
         self.chunk_k = &self.chunk_buffer[0]
         self.chunk_self = &self.chunk_self_buffer[0]
         self.gram_until = 0
-        self.chunk_transposed = transposed
+        self.chunk_fma = fma
         self.chunk_x = rows
         self.chunk_sq = sq_norms
         self.chunk_len = c
         self.n_block_slots = n
         if n == 0:
             return 0
-        if rows_t != NULL:
+        if fma:
+            skb_fma_block(rows_t, c, c, &self.store[0, 0], n, d, self.chunk_k)
+        elif rows_t != NULL:
             _gemm_transposed(rows_t, c, &self.store[0, 0], n, d, self.chunk_k)
         else:
             _gemm_nt(rows, c, &self.store[0, 0], n, d, self.chunk_k, n)
@@ -1052,22 +1070,15 @@ cdef class OnlineLearner:
         noise at d = 784.  A GEMV would be cheaper still, but it rounds
         unlike the GEMM of every other kernel value (exactly duplicated
         examples then score differently).  On a CPU with AVX2 and FMA
-        (:func:`use_fma_dots`, up to ``FMA_DOTS_FEATURES`` features) they
+        (:func:`use_fma_kernels`, up to ``FMA_FEATURES`` features) they
         come instead from ``skb_fma_dots``, for the stored example only,
-        summed as the GEMM sums them, from the chunk transposed once (at
-        its first insertion; the small-matrix layout has it already).  Then
+        from the transposed chunk, summed as the chunk's block is.  Then
         the arithmetic of :meth:`compute_chunk_blocks`, on this row only."""
         cdef Py_ssize_t rows, d = self.n_features, c = self.chunk_len, m = c - first - 1
         cdef double* out = &self.chunk_self[first * c + first + 1]
         if m <= 0:
             return 0
-        if FMA_DOTS and d <= FMA_DOTS_FEATURES:
-            if not self.chunk_transposed:   # once per chunk, at its first insertion
-                if self.chunk_xt_buffer.shape[0] < c * d + FMA_DOTS_PADDING:
-                    with gil:
-                        self.chunk_xt_buffer = np.zeros(c * d + FMA_DOTS_PADDING)
-                skb_transpose(self.chunk_x, c, d, &self.chunk_xt_buffer[0], c)
-                self.chunk_transposed = True
+        if self.chunk_fma:     # (the chunk is transposed)
             skb_fma_dots(&self.chunk_x[first * d], &self.chunk_xt_buffer[first + 1], c, m, d, out)
         elif first >= self.gram_until:
             rows = min(GRAM_ROWS, c - first)
@@ -1329,10 +1340,18 @@ cpdef Py_ssize_t chunk_length(Py_ssize_t n_stored, Py_ssize_t n_features) noexce
     it fits (at B = 500, d = 54 chunks of 125 cost 10 - 20 % more: their
     product does not fit; at d = 784, B = 500 larger chunks stay better).
     Without them (Haswell kernels), 48 - 64 examples are 2 - 6 % faster
-    than 32 at B = 100, and 64 - 125 at B = 500."""
+    than 32 at B = 100, and 64 - 125 at B = 500.  With the engine's FMA
+    kernels (:func:`use_fma_kernels`) no product is packed and the same
+    ``p / 4`` in [48, 256] is the fastest (36 - 132 within the noise at
+    B = 100 and 500, d = 54), rounded down to whole tiles of
+    ``FMA_TILE_EXAMPLES`` = 12 examples (a chunk of 32 fills a third of
+    its last tile, and cost 3 - 4 % more than 24 or 48)."""
+    cdef Py_ssize_t c = min(max(n_stored // 4, 48), 256)
+    if FMA_KERNELS and n_features <= FMA_FEATURES:
+        return c - c % FMA_TILE_EXAMPLES
     if _small_gemm(32, n_stored, n_features):
         return 32
-    return min(max(n_stored // 4, 48), 256)
+    return c
 
 
 def _copied(value):

@@ -334,12 +334,12 @@ SKB_VERSIONS(double, skb_largest, (const double *values, ptrdiff_t n), (values, 
  * each multiply-add serves four examples at once.
  * ------------------------------------------------------------------------ */
 
-/* Whether the CPU (and the OS) has AVX2 and FMA. */
-static SKB_UNUSED int skb_fma_dots_available(void)
+/* Whether the CPU (and the OS) has AVX2 and FMA, and AVX2 is not disabled
+ * (SKBUDGET_DISABLE_AVX2, see skb_vector_loops_init). */
+static SKB_UNUSED int skb_fma_available(void)
 {
 #ifdef SKB_DISPATCH_AVX2
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return skb_vector_loops_init() && __builtin_cpu_supports("fma");
 #else
     return 0;
 #endif
@@ -354,7 +354,7 @@ static SKB_UNUSED int skb_fma_dots_available(void)
 
 /* out[k * ld + i] = rows[i * d + k]: the c rows of d values transposed
  * (4 x 4 blocks of registers where the CPU has AVX2; call it only if
- * skb_fma_dots_available()). */
+ * skb_fma_available()). */
 static SKB_UNUSED SKB_FMA_TARGET int skb_transpose(const double *rows, ptrdiff_t c,
                                                    ptrdiff_t d, double *out, ptrdiff_t ld)
 {
@@ -421,10 +421,130 @@ SKB_FMA_BLOCK(8)
 SKB_FMA_BLOCK(12)
 #endif
 
+#ifdef SKB_DISPATCH_AVX2
+/* 4 x 4 doubles transposed: on entry r[i] holds column i (four rows), on
+ * return r[i] holds row i. */
+static SKB_FMA_TARGET void skb_transpose4(__m256d r[4])
+{
+    __m256d lo01 = _mm256_unpacklo_pd(r[0], r[1]), hi01 = _mm256_unpackhi_pd(r[0], r[1]);
+    __m256d lo23 = _mm256_unpacklo_pd(r[2], r[3]), hi23 = _mm256_unpackhi_pd(r[2], r[3]);
+    r[0] = _mm256_permute2f128_pd(lo01, lo23, 0x20);
+    r[1] = _mm256_permute2f128_pd(hi01, hi23, 0x20);
+    r[2] = _mm256_permute2f128_pd(lo01, lo23, 0x31);
+    r[3] = _mm256_permute2f128_pd(hi01, hi23, 0x31);
+}
+
+/* out[t * ldo + s0 + r] for t in t0 .. t0 + 3, t < t_end, r < MR, from
+ * acc[r] (four examples of stored row s0 + r). */
+static SKB_FMA_TARGET void skb_store_tile(__m256d acc[4], int mr, ptrdiff_t t0, ptrdiff_t t_end,
+                                          double *out, ptrdiff_t ldo, ptrdiff_t s0)
+{
+    double lanes[4];
+    ptrdiff_t i, r;
+    skb_transpose4(acc);                /* acc[i]: example t0 + i */
+    for (i = 0; i < 4 && t0 + i < t_end; i++) {
+        double *o = out + (t0 + i) * ldo + s0;
+        if (mr == 4) {
+            _mm256_storeu_pd(o, acc[i]);
+        } else {
+            _mm256_storeu_pd(lanes, acc[i]);
+            for (r = 0; r < mr; r++)
+                o[r] = lanes[r];
+        }
+    }
+}
+
+/* The products of examples t0 .. t0 + 11 (columns of rows_t, d x ldt) with
+ * the MR stored rows s0 .. s0 + MR - 1 (rows of store, d values each), into
+ * out[t * ldo + s] for t < t_end: 3 x MR registers of four sums (four
+ * examples, one stored row), each sum one fused multiply-add after another
+ * over k = 0 .. d-1 from +0.  (Named registers: an array of them would be
+ * kept in memory.) */
+/* one stored row's value at feature k (v + k) times the 12 examples of a0,
+ * a1, a2, added to c0, c1, c2 (inside SKB_FMA_TILE's loop) */
+#define SKB_FMA_ROW(v, c0, c1, c2)                                                      \
+    do {                                                                                 \
+        b = _mm256_broadcast_sd((v) + k);                                                \
+        c0 = _mm256_fmadd_pd(a0, b, c0);                                                 \
+        c1 = _mm256_fmadd_pd(a1, b, c1);                                                 \
+        c2 = _mm256_fmadd_pd(a2, b, c2);                                                 \
+    } while (0)
+#define SKB_FMA_TILE(MR)                                                                \
+static SKB_FMA_TARGET void skb_fma_tile##MR(const double *rows_t, ptrdiff_t ldt,          \
+                                            ptrdiff_t t0, ptrdiff_t t_end,                \
+                                            const double *store, ptrdiff_t s0,            \
+                                            ptrdiff_t d, double *out, ptrdiff_t ldo)      \
+{                                                                                        \
+    const double *v0 = store + s0 * d, *v1 = v0 + (MR > 1 ? d : 0);                      \
+    const double *v2 = v0 + (MR > 2 ? 2 * d : 0), *v3 = v0 + (MR > 3 ? 3 * d : 0);       \
+    __m256d c00 = _mm256_setzero_pd(), c01 = c00, c02 = c00, c03 = c00;                  \
+    __m256d c10 = c00, c11 = c00, c12 = c00, c13 = c00;                                  \
+    __m256d c20 = c00, c21 = c00, c22 = c00, c23 = c00;                                  \
+    __m256d t[4];                                                                        \
+    ptrdiff_t k;                                                                         \
+    for (k = 0; k < d; k++) {                                                            \
+        const double *a = rows_t + k * ldt + t0;                                         \
+        __m256d a0 = _mm256_loadu_pd(a), a1 = _mm256_loadu_pd(a + 4);                    \
+        __m256d a2 = _mm256_loadu_pd(a + 8), b;                                          \
+        SKB_FMA_ROW(v0, c00, c10, c20);                                                  \
+        if (MR > 1)                                                                      \
+            SKB_FMA_ROW(v1, c01, c11, c21);                                              \
+        if (MR > 2)                                                                      \
+            SKB_FMA_ROW(v2, c02, c12, c22);                                              \
+        if (MR > 3)                                                                      \
+            SKB_FMA_ROW(v3, c03, c13, c23);                                              \
+    }                                                                                    \
+    t[0] = c00; t[1] = c01; t[2] = c02; t[3] = c03;                                      \
+    skb_store_tile(t, MR, t0, t_end, out, ldo, s0);                                      \
+    t[0] = c10; t[1] = c11; t[2] = c12; t[3] = c13;                                      \
+    skb_store_tile(t, MR, t0 + 4, t_end, out, ldo, s0);                                  \
+    t[0] = c20; t[1] = c21; t[2] = c22; t[3] = c23;                                      \
+    skb_store_tile(t, MR, t0 + 8, t_end, out, ldo, s0);                                  \
+}
+SKB_FMA_TILE(1)
+SKB_FMA_TILE(2)
+SKB_FMA_TILE(3)
+SKB_FMA_TILE(4)
+#endif
+
+/* out[t * n + s] = <example t, store row s> for t < c, s < n: the chunk's
+ * block against the stored rows (rows_t: the chunk transposed, d x ldt,
+ * readable 11 values past the last row's c-th; store: n rows of d values),
+ * each sum one fused multiply-add after another over k = 0 .. d-1 from +0,
+ * as skb_fma_dots sums it.  Call it only if skb_fma_available(). */
+static SKB_UNUSED SKB_FMA_TARGET int skb_fma_block(const double *rows_t, ptrdiff_t ldt,
+                                                   ptrdiff_t c, const double *store,
+                                                   ptrdiff_t n, ptrdiff_t d, double *out)
+{
+    ptrdiff_t t0, s0;
+#ifdef SKB_DISPATCH_AVX2
+    for (t0 = 0; t0 < c; t0 += 12) {
+        for (s0 = 0; s0 + 4 <= n; s0 += 4)
+            skb_fma_tile4(rows_t, ldt, t0, c, store, s0, d, out, n);
+        switch (n - s0) {
+        case 3: skb_fma_tile3(rows_t, ldt, t0, c, store, s0, d, out, n); break;
+        case 2: skb_fma_tile2(rows_t, ldt, t0, c, store, s0, d, out, n); break;
+        case 1: skb_fma_tile1(rows_t, ldt, t0, c, store, s0, d, out, n); break;
+        default: break;
+        }
+    }
+#else
+    ptrdiff_t k;
+    for (t0 = 0; t0 < c; t0++)
+        for (s0 = 0; s0 < n; s0++) {
+            double acc = 0.0;
+            for (k = 0; k < d; k++)
+                acc = fma(rows_t[k * ldt + t0], store[s0 * d + k], acc);
+            out[t0 * n + s0] = acc;
+        }
+#endif
+    return 0;
+}
+
 /* out[j] = <x, column j of cols_t> for j < m: cols_t is d x (at least m)
  * values, rows ld apart, readable 47 values past the last row's m-th (the
  * caller pads it); each sum one fused multiply-add after another over
- * k = 0 .. d-1 from +0.  Call it only if skb_fma_dots_available(). */
+ * k = 0 .. d-1 from +0.  Call it only if skb_fma_available(). */
 static SKB_UNUSED SKB_FMA_TARGET int skb_fma_dots(const double *x, const double *cols_t,
                                                   ptrdiff_t ld, ptrdiff_t m, ptrdiff_t d,
                                                   double *out)

@@ -10,7 +10,7 @@ from sklearn.metrics.pairwise import pairwise_kernels
 
 from skbudget import BudgetPerceptron, Forgetron, KernelPerceptron, RandomBudgetPerceptron
 from skbudget import _elementwise
-from skbudget._engine import (OnlineLearner, _random_below, chunk_length, use_fma_dots,
+from skbudget._engine import (OnlineLearner, _random_below, chunk_length, use_fma_kernels,
                               use_small_gemm_kernels, vector_loops)
 from skbudget._stream import scipy_openblas_core
 
@@ -99,20 +99,20 @@ def _restoring(switch):
 
 
 small_gemm_kernels = _restoring(use_small_gemm_kernels)
-fma_dots = _restoring(use_fma_dots)
+fma_kernels = _restoring(use_fma_kernels)
 
 
-def _fma_dots_available():
-    previous = use_fma_dots(True)
-    return use_fma_dots(previous)
+def _fma_kernels_available():
+    previous = use_fma_kernels(True)
+    return use_fma_kernels(previous)
 
 
-@pytest.mark.skipif(not _fma_dots_available(), reason="this CPU has no AVX2 and FMA")
+@pytest.mark.skipif(not _fma_kernels_available(), reason="this CPU has no AVX2 and FMA")
 @pytest.mark.parametrize("n_features", [3, 40, 300])
 @pytest.mark.parametrize("Est, params", [(KernelPerceptron, {}),
                                          (BudgetPerceptron, {"budget": 60}),
                                          (Forgetron, {"budget": 60})])
-def test_fma_dots_and_blas_give_the_same_model(Est, params, n_features, fma_dots,
+def test_fma_kernels_and_blas_give_the_same_model(Est, params, n_features, fma_kernels,
                                                small_gemm_kernels):
     # the inner products of a stored example with the chunk's later examples:
     # the engine's FMA kernel (up to 256 features; the chunk transposed at
@@ -124,7 +124,7 @@ def test_fma_dots_and_blas_give_the_same_model(Est, params, n_features, fma_dots
         small_gemm_kernels(transposed)
         models = []
         for use in (True, False):
-            fma_dots(use)
+            fma_kernels(use)
             est = Est(gamma=1.0 / n_features, random_state=0, **params)
             est._chunk_size = 4 if transposed else 61      # 4 * |S| * d <= 10^6: fits
             models.append(est.fit(X, y))
@@ -156,7 +156,8 @@ def test_both_gemm_layouts_give_the_same_model(Est, params, n_features, small_ge
     np.testing.assert_array_equal(as_is.mistake_curve_, transposed.mistake_curve_)
 
 
-def test_chunk_length_follows_the_blas(small_gemm_kernels):
+def test_chunk_length_follows_the_blas(small_gemm_kernels, fma_kernels):
+    fma_kernels(False)
     small_gemm_kernels(True)
     assert chunk_length(100, 54) == 32             # 32 * 100 * 54 <= 10^6
     assert chunk_length(500, 784) == 125           # too large for the kernels
@@ -164,6 +165,11 @@ def test_chunk_length_follows_the_blas(small_gemm_kernels):
     assert chunk_length(100, 54) == 48
     assert chunk_length(500, 54) == 125
     assert chunk_length(10**4, 2) == 256
+    fma_kernels(True)
+    if _fma_kernels_available():    # whole tiles of 12 examples
+        assert [chunk_length(100, 54), chunk_length(500, 54), chunk_length(10**4, 2)] == [
+            48, 120, 252]
+        assert chunk_length(500, 784) == 125            # BLAS past 256 features
 
 
 def test_scipy_openblas_core_is_the_one_scipy_calls():
@@ -244,7 +250,8 @@ def test_run_csr_trusting_canonical_rows_still_checks_what_it_scatters():
 # runs it, so that the environment variable is read at import).
 MODEL_DIGEST_SCRIPT = """
 import hashlib, numpy as np, scipy.sparse as sp
-from skbudget._engine import vector_loops
+from skbudget._engine import use_fma_kernels, vector_loops
+use_fma_kernels(False)      # (AVX2 and FMA only: compared with BLAS in another test)
 from skbudget.discovery import all_estimators
 rng = np.random.RandomState(0)
 X = rng.randn(400, 19)
