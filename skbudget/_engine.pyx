@@ -54,8 +54,9 @@ skb_vector_loops_init()     # the AVX2 loops where the CPU has AVX2
 def vector_loops():
     """Which build of the training loop's array passes runs: ``'avx2'``
     or ``'baseline'`` (``_vector_loops.h``; the environment variable
-    ``SKBUDGET_DISABLE_AVX2=1``, set before the import, keeps the baseline).
-    Both give the same models, bit for bit."""
+    ``SKBUDGET_DISABLE_AVX2=1``, set before the import, keeps the baseline,
+    and turns off the FMA kernels too, see :func:`use_fma_kernels`).  Both
+    builds of the passes give the same models, bit for bit."""
     return "avx2" if skb_vector_loops_init() else "baseline"
 
 
@@ -91,10 +92,12 @@ def use_fma_kernels(bint use):
     against the stored rows, and a stored example against the chunk's
     later examples; at most 256 features) come from the engine's AVX2 /
     FMA kernels (``True``, the default where the CPU has both) or from
-    BLAS.  The kernels sum each product as OpenBLAS's dgemm kernels do, one
-    fused multiply-add after another; other BLAS kernels may round the
-    last bit differently.  Asking for them on a CPU without AVX2 and FMA
-    keeps BLAS.  Returns the previous setting."""
+    BLAS.  The kernels sum each product as OpenBLAS's dgemm kernels mostly
+    do, one fused multiply-add after another; BLAS may round the last bit
+    differently (OpenBLAS in the edge rows of some shapes, other BLAS
+    anywhere).  Asking for them on a CPU without AVX2 and FMA, or with
+    ``SKBUDGET_DISABLE_AVX2`` set, keeps BLAS.  Returns the previous
+    setting."""
     global FMA_KERNELS
     previous = FMA_KERNELS
     FMA_KERNELS = use and skb_fma_available()
@@ -1003,20 +1006,23 @@ cdef class OnlineLearner:
         (``benchmarks/bench_gemm.py``).
 
         On a CPU with AVX2 and FMA (:func:`use_fma_kernels`, up to
-        ``FMA_FEATURES`` features) no BLAS runs: the chunk is transposed
-        (4 x 4 register blocks) and ``skb_fma_block`` multiplies it with
-        the stored rows as they are, tiles of 12 examples by 4 stored rows
-        in 12 registers, each sum one fused multiply-add after another from
-        +0 (OpenBLAS's dgemm kernels sum these products in the same order:
-        the same bits in the tests here).  No operand is packed: 7.6 us
-        against OpenBLAS's 9.1 us (Haswell kernels) for 48 examples by 100
-        stored rows of d = 54, the transposition included."""
+        ``FMA_FEATURES`` features) the chunk is transposed (4 x 4 register
+        blocks) and, unless the small-matrix kernels take the product,
+        ``skb_fma_block`` multiplies it with the stored rows as they are:
+        tiles of 12 examples by 4 stored rows in 12 registers, each sum one
+        fused multiply-add after another from +0 (the order of OpenBLAS's
+        dgemm kernels but in the edge rows of some shapes, where it rounds
+        differently).  No operand is packed: 7.6 us against OpenBLAS's
+        9.1 us (Haswell kernels) for 48 examples by 100 stored rows of
+        d = 54, the transposition included.  (The small-matrix kernels,
+        AVX-512 on SkylakeX-class cores, were not measured against it.)"""
         cdef Py_ssize_t i, n = self.n_slots, d = self.n_features
         cdef uint64_t flags = 0
         cdef double* sq_norms
         cdef double* rows_t = NULL
         cdef bint fma = FMA_KERNELS and d <= FMA_FEATURES
-        cdef bint transposed = fma or _small_gemm(c, n, d)
+        cdef bint small = _small_gemm(c, n, d)
+        cdef bint transposed = fma or small
         cdef Py_ssize_t n_transposed = c * d + FMA_PADDING if transposed else 0
         if (self.chunk_buffer.shape[0] < c * n or self.chunk_self_buffer.shape[0] < c * c
                 or self.chunk_sq_buffer.shape[0] < c
@@ -1043,10 +1049,10 @@ cdef class OnlineLearner:
         self.n_block_slots = n
         if n == 0:
             return 0
-        if fma:
-            skb_fma_block(rows_t, c, c, &self.store[0, 0], n, d, self.chunk_k)
-        elif rows_t != NULL:
+        if small:
             _gemm_transposed(rows_t, c, &self.store[0, 0], n, d, self.chunk_k)
+        elif fma:
+            skb_fma_block(rows_t, c, c, &self.store[0, 0], n, d, self.chunk_k)
         else:
             _gemm_nt(rows, c, &self.store[0, 0], n, d, self.chunk_k, n)
         for i in range(c):
@@ -1341,16 +1347,17 @@ cpdef Py_ssize_t chunk_length(Py_ssize_t n_stored, Py_ssize_t n_features) noexce
     product does not fit; at d = 784, B = 500 larger chunks stay better).
     Without them (Haswell kernels), 48 - 64 examples are 2 - 6 % faster
     than 32 at B = 100, and 64 - 125 at B = 500.  With the engine's FMA
-    kernels (:func:`use_fma_kernels`) no product is packed and the same
+    kernels (:func:`use_fma_kernels`, where the small-matrix kernels do
+    not take the chunk) no product is packed and the same
     ``p / 4`` in [48, 256] is the fastest (36 - 132 within the noise at
     B = 100 and 500, d = 54), rounded down to whole tiles of
     ``FMA_TILE_EXAMPLES`` = 12 examples (a chunk of 32 fills a third of
     its last tile, and cost 3 - 4 % more than 24 or 48)."""
     cdef Py_ssize_t c = min(max(n_stored // 4, 48), 256)
-    if FMA_KERNELS and n_features <= FMA_FEATURES:
-        return c - c % FMA_TILE_EXAMPLES
     if _small_gemm(32, n_stored, n_features):
         return 32
+    if FMA_KERNELS and n_features <= FMA_FEATURES:
+        return c - c % FMA_TILE_EXAMPLES
     return c
 
 

@@ -156,20 +156,18 @@ def test_both_gemm_layouts_give_the_same_model(Est, params, n_features, small_ge
     np.testing.assert_array_equal(as_is.mistake_curve_, transposed.mistake_curve_)
 
 
-def test_chunk_length_follows_the_blas(small_gemm_kernels, fma_kernels):
-    fma_kernels(False)
+@pytest.mark.parametrize("fma", [False, True])
+def test_chunk_length_follows_the_blas(small_gemm_kernels, fma_kernels, fma):
+    fma_kernels(fma)
+    fma = fma and _fma_kernels_available()
     small_gemm_kernels(True)
     assert chunk_length(100, 54) == 32             # 32 * 100 * 54 <= 10^6
     assert chunk_length(500, 784) == 125           # too large for the kernels
     small_gemm_kernels(False)
     assert chunk_length(100, 54) == 48
-    assert chunk_length(500, 54) == 125
-    assert chunk_length(10**4, 2) == 256
-    fma_kernels(True)
-    if _fma_kernels_available():    # whole tiles of 12 examples
-        assert [chunk_length(100, 54), chunk_length(500, 54), chunk_length(10**4, 2)] == [
-            48, 120, 252]
-        assert chunk_length(500, 784) == 125            # BLAS past 256 features
+    assert chunk_length(500, 54) == (120 if fma else 125)   # FMA: whole tiles of 12
+    assert chunk_length(10**4, 2) == (252 if fma else 256)
+    assert chunk_length(500, 784) == 125            # BLAS past 256 features
 
 
 def test_scipy_openblas_core_is_the_one_scipy_calls():
