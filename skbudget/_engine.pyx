@@ -926,6 +926,7 @@ cdef class OnlineLearner:
         finally:
             self.n_block_slots = 0
             self.chunk_blocks = False
+            self.chunk_fma = False
             self.chunk_k = NULL
             self.chunk_self = NULL
             self.chunk_x = NULL
