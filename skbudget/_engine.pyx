@@ -39,7 +39,8 @@ from skbudget._kernel_rows cimport (
 )
 
 from skbudget._vector_loops cimport (
-    skb_affine_arguments, skb_axpy, skb_dot16, skb_fma_available, skb_fma_block, skb_fma_dots,
+    skb_affine_arguments, skb_avx512_available, skb_avx512_chosen, skb_axpy, skb_dot16,
+    skb_fma_available, skb_fma_block, skb_fma_dots,
     skb_nonfinite_flags, skb_rbf_arguments, skb_replace_in_margins, skb_row_norms,
     skb_transpose, skb_vector_loops_init,
 )
@@ -102,6 +103,24 @@ def use_fma_kernels(bint use):
     previous = FMA_KERNELS
     FMA_KERNELS = use and skb_fma_available()
     return previous
+
+
+def use_avx512_tiles(bint use):
+    """Whether the FMA kernel of the chunk's block runs AVX-512 tiles of 24
+    examples (``True``, the default where the CPU has AVX-512) or only AVX2
+    tiles of 12: the same sums, the same bits (for the tests).  Returns the
+    previous setting."""
+    global skb_avx512_chosen
+    previous = skb_avx512_available()
+    skb_avx512_chosen = -1
+    skb_avx512_chosen = use and skb_avx512_available()
+    return bool(previous)
+
+
+def fma_kernels_for(Py_ssize_t n_features):
+    """Whether inner products of ``n_features`` terms come from the FMA
+    kernels (:func:`use_fma_kernels`; prediction asks too)."""
+    return FMA_KERNELS and n_features <= FMA_FEATURES
 
 
 def use_small_gemm_kernels(bint available):

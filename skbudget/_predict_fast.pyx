@@ -5,11 +5,15 @@ The kernel expansion is evaluated tile by tile: a tile is ``m`` rows of
 ``X`` against ``t`` support vectors, ``m * t`` about :data:`TILE_VALUES`
 kernel values (1 MB, which stays in a core's L2 cache).  For each tile:
 
-1. the inner products ``<x_i, s_j>``: one BLAS ``dgemm`` for rows with
-   many features (a CSR block that is not very sparse is made dense
-   first), otherwise, feature by feature, ``x_ik * S.T[k]`` added to the
-   row's tile (over a CSR row's non-zeros only; ``S.T`` is a dense copy,
-   contiguous per feature);
+1. the inner products ``<x_i, s_j>``: for rows with many features (a CSR
+   block that is not very sparse is made dense first) one BLAS ``dgemm``,
+   or, on a CPU with AVX2 and FMA and at most 256 features, the training
+   loop's own kernel ``skb_fma_block`` (``_vector_loops.h``: the rows
+   transposed once per block of rows, nothing packed, AVX-512 where the
+   CPU has it; :func:`skbudget._engine.use_fma_kernels`); otherwise,
+   feature by feature, ``x_ik * S.T[k]`` added to the row's tile (over a
+   CSR row's non-zeros only; ``S.T`` is a dense copy, contiguous per
+   feature);
 2. the kernel's argument in place, with scikit-learn's formulas
    (``rbf``: ``-gamma * max((-2 <x, s> + ||x||^2) + ||s||^2, 0)``;
    ``poly`` / ``sigmoid``: ``gamma <x, s> + coef0``);
@@ -31,6 +35,16 @@ import numpy as np
 import scipy.sparse as sp
 
 from scipy.linalg.cython_blas cimport dgemm
+
+from skbudget._engine import fma_kernels_for
+from skbudget._vector_loops cimport (skb_affine_arguments, skb_axpy, skb_fma_block,
+                                     skb_rbf_arguments, skb_transpose,
+                                     skb_vector_loops_init)
+
+skb_vector_loops_init()     # the AVX2 loops where the CPU has AVX2
+
+# doubles readable past a transposed block of rows (skb_fma_block)
+cdef Py_ssize_t FMA_PADDING = 48
 
 # kernel values per tile (8 bytes each: 1 MB)
 cdef Py_ssize_t TILE_VALUES = 131072
@@ -111,6 +125,8 @@ def kernel_expansion(X, vectors, const double[:, ::1] coef, const double[::1] in
     cdef double[::1] tile = tile_arr
     cdef double[::1] x_norms = np.empty(m_max)
     cdef const double[:, ::1] Xb
+    cdef bint fma = not feature_by_feature and fma_kernels_for(d)
+    cdef double[::1] Xt = np.empty(d * m_max + FMA_PADDING if fma else 0)
     for r0 in range(0, n, m_max):
         m = min(m_max, n - r0)
         if sparse_rows and not feature_by_feature:
@@ -121,9 +137,13 @@ def kernel_expansion(X, vectors, const double[:, ::1] coef, const double[::1] in
             _csr_row_norms(data, indptr, r0, m, x_norms)
         elif kind == RBF:
             _dense_row_norms(Xb, x_norms)
+        if fma:         # the block's rows transposed, once for every tile
+            skb_transpose(&Xb[0, 0], m, d, &Xt[0], m)
         for c0 in range(0, n_sv, t_max):
             t = min(t_max, n_sv - c0)
-            if not feature_by_feature:
+            if fma:
+                skb_fma_block(&Xt[0], m, m, &V[c0, 0], t, d, &tile[0])
+            elif not feature_by_feature:
                 _gemm_dots(Xb, V, c0, t, tile)
             elif sparse_rows:
                 _csr_dots(data, indices, indptr, r0, m, VT, c0, t, tile)
@@ -169,13 +189,6 @@ cdef void _gemm_dots(const double[:, ::1] Xb, const double[:, ::1] V, Py_ssize_t
           <double*>&Xb[0, 0], &bd, &zero, &tile[0], &bt)
 
 
-cdef inline void _add_scaled(double* row, const double* source, double factor,
-                             Py_ssize_t t) noexcept nogil:
-    cdef Py_ssize_t j
-    for j in range(t):
-        row[j] += factor * source[j]
-
-
 cdef void _dense_dots_by_feature(const double[:, ::1] Xb, const double[:, ::1] VT,
                                  Py_ssize_t c0, Py_ssize_t t, double[::1] tile) noexcept nogil:
     """tile[i * t + j] = sum_k Xb[i, k] V.T[k, c0 + j], feature by feature."""
@@ -187,7 +200,7 @@ cdef void _dense_dots_by_feature(const double[:, ::1] Xb, const double[:, ::1] V
             row[j] = 0.0
         for k in range(Xb.shape[1]):
             if Xb[i, k] != 0.0:
-                _add_scaled(row, &VT[k, c0], Xb[i, k], t)
+                skb_axpy(row, Xb[i, k], &VT[k, c0], t)
 
 
 cdef void _csr_dots(const double[::1] data, const int[::1] indices, const int[::1] indptr,
@@ -201,32 +214,24 @@ cdef void _csr_dots(const double[::1] data, const int[::1] indices, const int[::
         for j in range(t):
             row[j] = 0.0
         for p in range(indptr[r0 + i], indptr[r0 + i + 1]):
-            _add_scaled(row, &VT[indices[p], c0], data[p], t)
+            skb_axpy(row, data[p], &VT[indices[p], c0], t)
 
 
 cdef void _kernel_arguments(int kind, double gamma, double coef0, double[::1] tile,
                             Py_ssize_t m, Py_ssize_t t, const double[::1] x_norms,
                             const double[::1] v_norms, Py_ssize_t c0) noexcept nogil:
     """Inner products -> the argument of the kernel's function, in place."""
-    cdef Py_ssize_t i, j
-    cdef double dist, xx
+    cdef Py_ssize_t i
     cdef double* row
     if kind == LINEAR:
         return
     for i in range(m):
         row = &tile[i * t]
         if kind == RBF:
-            xx = x_norms[i]
-            for j in range(t):
-                # as sklearn.metrics.euclidean_distances: (-2 xy + xx) + yy, clipped at 0
-                dist = -2.0 * row[j] + xx
-                dist = dist + v_norms[c0 + j]
-                if dist < 0.0:
-                    dist = 0.0
-                row[j] = dist * -gamma
+            # as sklearn.metrics.euclidean_distances: (-2 xy + xx) + yy, clipped at 0
+            skb_rbf_arguments(row, t, &x_norms[i], &v_norms[c0], True, -gamma)
         else:
-            for j in range(t):
-                row[j] = row[j] * gamma + coef0
+            skb_affine_arguments(row, t, gamma, coef0)
 
 
 cdef void _integer_power(double[::1] tile, Py_ssize_t n, int degree) noexcept nogil:

@@ -460,51 +460,105 @@ static SKB_FMA_TARGET void skb_store_tile(__m256d acc[4], int mr, ptrdiff_t t0, 
  * examples, one stored row), each sum one fused multiply-add after another
  * over k = 0 .. d-1 from +0.  (Named registers: an array of them would be
  * kept in memory.) */
-/* one stored row's value at feature k (v + k) times the 12 examples of a0,
- * a1, a2, added to c0, c1, c2 (inside SKB_FMA_TILE's loop) */
-#define SKB_FMA_ROW(v, c0, c1, c2)                                                      \
+/* The accumulators of a tile, acc[v][r] = examples t0 + W v .. t0 + W v +
+ * W - 1 (W = 4 or 8 lanes) against stored row s0 + r, stored four
+ * examples at a time by skb_store_tile (an AVX-512 register as its two
+ * halves). */
+static SKB_FMA_TARGET void skb_store_acc256(__m256d acc[3][4], int mr, ptrdiff_t t0,
+                                            ptrdiff_t t_end, double *out, ptrdiff_t ldo,
+                                            ptrdiff_t s0)
+{
+    int v;
+    for (v = 0; v < 3; v++)
+        skb_store_tile(acc[v], mr, t0 + 4 * v, t_end, out, ldo, s0);
+}
+
+#define SKB_AVX512_TARGET __attribute__((target("avx512f,avx2,fma")))
+
+static SKB_AVX512_TARGET void skb_store_acc512(__m512d acc[3][4], int mr, ptrdiff_t t0,
+                                               ptrdiff_t t_end, double *out, ptrdiff_t ldo,
+                                               ptrdiff_t s0)
+{
+    __m256d half[4];
+    int v, h, r;
+    for (v = 0; v < 3; v++)
+        for (h = 0; h < 2; h++) {
+            for (r = 0; r < 4; r++)
+                half[r] = h ? _mm512_extractf64x4_pd(acc[v][r], 1)
+                            : _mm512_castpd512_pd256(acc[v][r]);
+            skb_store_tile(half, mr, t0 + 8 * v + 4 * h, t_end, out, ldo, s0);
+        }
+}
+
+/* One stored row's value at feature k (v + k), broadcast, times the
+ * examples of a0, a1, a2, added to c0, c1, c2 (inside SKB_FMA_TILE). */
+#define SKB_FMA_ROW(SET1, FMADD, v, c0, c1, c2)                                        \
     do {                                                                                 \
-        b = _mm256_broadcast_sd((v) + k);                                                \
-        c0 = _mm256_fmadd_pd(a0, b, c0);                                                 \
-        c1 = _mm256_fmadd_pd(a1, b, c1);                                                 \
-        c2 = _mm256_fmadd_pd(a2, b, c2);                                                 \
+        b = SET1((v)[k]);                                                                \
+        c0 = FMADD(a0, b, c0);                                                           \
+        c1 = FMADD(a1, b, c1);                                                           \
+        c2 = FMADD(a2, b, c2);                                                           \
     } while (0)
-#define SKB_FMA_TILE(MR)                                                                \
-static SKB_FMA_TARGET void skb_fma_tile##MR(const double *rows_t, ptrdiff_t ldt,          \
-                                            ptrdiff_t t0, ptrdiff_t t_end,                \
-                                            const double *store, ptrdiff_t s0,            \
-                                            ptrdiff_t d, double *out, ptrdiff_t ldo)      \
+
+/* NAME(rows_t, ldt, t0, t_end, store, s0, d, out, ldo): the products of
+ * examples t0 .. t0 + 3 W - 1 (columns of rows_t, d x ldt; W = the lanes of
+ * VEC) with the MR stored rows s0 .. s0 + MR - 1 (rows of store, d values
+ * each), into out[t * ldo + s] for t < t_end: 3 x MR registers, each lane
+ * one sum, one fused multiply-add after another over k = 0 .. d-1 from +0
+ * (the same bits whatever W).  Named registers: an array of them would be
+ * kept in memory. */
+#define SKB_FMA_TILE(NAME, TARGET, VEC, W, LOAD, SET1, FMADD, ZERO, STORE, MR)          \
+static TARGET void NAME(const double *rows_t, ptrdiff_t ldt, ptrdiff_t t0, ptrdiff_t t_end, \
+                        const double *store, ptrdiff_t s0, ptrdiff_t d, double *out,     \
+                        ptrdiff_t ldo)                                                   \
 {                                                                                        \
     const double *v0 = store + s0 * d, *v1 = v0 + (MR > 1 ? d : 0);                      \
     const double *v2 = v0 + (MR > 2 ? 2 * d : 0), *v3 = v0 + (MR > 3 ? 3 * d : 0);       \
-    __m256d c00 = _mm256_setzero_pd(), c01 = c00, c02 = c00, c03 = c00;                  \
-    __m256d c10 = c00, c11 = c00, c12 = c00, c13 = c00;                                  \
-    __m256d c20 = c00, c21 = c00, c22 = c00, c23 = c00;                                  \
-    __m256d t[4];                                                                        \
+    VEC c00 = ZERO(), c01 = c00, c02 = c00, c03 = c00, c10 = c00, c11 = c00, c12 = c00;  \
+    VEC c13 = c00, c20 = c00, c21 = c00, c22 = c00, c23 = c00;                           \
+    VEC acc[3][4];                                                                       \
     ptrdiff_t k;                                                                         \
     for (k = 0; k < d; k++) {                                                            \
         const double *a = rows_t + k * ldt + t0;                                         \
-        __m256d a0 = _mm256_loadu_pd(a), a1 = _mm256_loadu_pd(a + 4);                    \
-        __m256d a2 = _mm256_loadu_pd(a + 8), b;                                          \
-        SKB_FMA_ROW(v0, c00, c10, c20);                                                  \
+        VEC a0 = LOAD(a), a1 = LOAD(a + W), a2 = LOAD(a + 2 * W), b;                      \
+        SKB_FMA_ROW(SET1, FMADD, v0, c00, c10, c20);                                     \
         if (MR > 1)                                                                      \
-            SKB_FMA_ROW(v1, c01, c11, c21);                                              \
+            SKB_FMA_ROW(SET1, FMADD, v1, c01, c11, c21);                                 \
         if (MR > 2)                                                                      \
-            SKB_FMA_ROW(v2, c02, c12, c22);                                              \
+            SKB_FMA_ROW(SET1, FMADD, v2, c02, c12, c22);                                 \
         if (MR > 3)                                                                      \
-            SKB_FMA_ROW(v3, c03, c13, c23);                                              \
+            SKB_FMA_ROW(SET1, FMADD, v3, c03, c13, c23);                                 \
     }                                                                                    \
-    t[0] = c00; t[1] = c01; t[2] = c02; t[3] = c03;                                      \
-    skb_store_tile(t, MR, t0, t_end, out, ldo, s0);                                      \
-    t[0] = c10; t[1] = c11; t[2] = c12; t[3] = c13;                                      \
-    skb_store_tile(t, MR, t0 + 4, t_end, out, ldo, s0);                                  \
-    t[0] = c20; t[1] = c21; t[2] = c22; t[3] = c23;                                      \
-    skb_store_tile(t, MR, t0 + 8, t_end, out, ldo, s0);                                  \
+    acc[0][0] = c00; acc[0][1] = c01; acc[0][2] = c02; acc[0][3] = c03;                  \
+    acc[1][0] = c10; acc[1][1] = c11; acc[1][2] = c12; acc[1][3] = c13;                  \
+    acc[2][0] = c20; acc[2][1] = c21; acc[2][2] = c22; acc[2][3] = c23;                  \
+    STORE(acc, MR, t0, t_end, out, ldo, s0);                                             \
 }
-SKB_FMA_TILE(1)
-SKB_FMA_TILE(2)
-SKB_FMA_TILE(3)
-SKB_FMA_TILE(4)
+#define SKB_FMA_TILE256(MR)                                                             \
+    SKB_FMA_TILE(skb_fma_tile##MR, SKB_FMA_TARGET, __m256d, 4, _mm256_loadu_pd,          \
+                 _mm256_set1_pd, _mm256_fmadd_pd, _mm256_setzero_pd, skb_store_acc256, MR)
+#define SKB_FMA_TILE512(MR)                                                             \
+    SKB_FMA_TILE(skb_fma_tile512_##MR, SKB_AVX512_TARGET, __m512d, 8, _mm512_loadu_pd,   \
+                 _mm512_set1_pd, _mm512_fmadd_pd, _mm512_setzero_pd, skb_store_acc512, MR)
+SKB_FMA_TILE256(1)
+SKB_FMA_TILE256(2)
+SKB_FMA_TILE256(3)
+SKB_FMA_TILE256(4)
+SKB_FMA_TILE512(1)
+SKB_FMA_TILE512(2)
+SKB_FMA_TILE512(3)
+SKB_FMA_TILE512(4)
+
+/* 1: skb_fma_block runs its AVX-512 tiles; 0: AVX2; -1: not chosen yet */
+static int skb_avx512_chosen SKB_UNUSED = -1;
+
+static SKB_UNUSED int skb_avx512_available(void)
+{
+    if (skb_avx512_chosen < 0)
+        skb_avx512_chosen = skb_vector_loops_init() && __builtin_cpu_supports("avx512f")
+                            && __builtin_cpu_supports("fma");
+    return skb_avx512_chosen;
+}
 #endif
 
 /* out[t * n + s] = <example t, store row s> for t < c, s < n: the chunk's
@@ -516,18 +570,26 @@ static SKB_UNUSED SKB_FMA_TARGET int skb_fma_block(const double *rows_t, ptrdiff
                                                    ptrdiff_t c, const double *store,
                                                    ptrdiff_t n, ptrdiff_t d, double *out)
 {
-    ptrdiff_t t0, s0;
+    ptrdiff_t t0 = 0, s0;
 #ifdef SKB_DISPATCH_AVX2
-    for (t0 = 0; t0 < c; t0 += 12) {
-        for (s0 = 0; s0 + 4 <= n; s0 += 4)
-            skb_fma_tile4(rows_t, ldt, t0, c, store, s0, d, out, n);
-        switch (n - s0) {
-        case 3: skb_fma_tile3(rows_t, ldt, t0, c, store, s0, d, out, n); break;
-        case 2: skb_fma_tile2(rows_t, ldt, t0, c, store, s0, d, out, n); break;
-        case 1: skb_fma_tile1(rows_t, ldt, t0, c, store, s0, d, out, n); break;
-        default: break;
-        }
-    }
+/* the tiles of examples t0 .. (the tile's height) against every stored row */
+#define SKB_TILE_ROW(TILE)                                                              \
+    do {                                                                                 \
+        for (s0 = 0; s0 + 4 <= n; s0 += 4)                                               \
+            TILE##4(rows_t, ldt, t0, c, store, s0, d, out, n);                           \
+        switch (n - s0) {                                                                \
+        case 3: TILE##3(rows_t, ldt, t0, c, store, s0, d, out, n); break;                \
+        case 2: TILE##2(rows_t, ldt, t0, c, store, s0, d, out, n); break;                \
+        case 1: TILE##1(rows_t, ldt, t0, c, store, s0, d, out, n); break;                \
+        default: break;                                                                  \
+        }                                                                                \
+    } while (0)
+    if (skb_avx512_available())     /* while 24 examples are left: AVX-512 tiles */
+        for (; t0 + 24 <= c; t0 += 24)
+            SKB_TILE_ROW(skb_fma_tile512_);
+    for (; t0 < c; t0 += 12)
+        SKB_TILE_ROW(skb_fma_tile);
+#undef SKB_TILE_ROW
 #else
     ptrdiff_t k;
     for (t0 = 0; t0 < c; t0++)

@@ -30,3 +30,5 @@ cdef extern from "_vector_loops.h" nogil:
                      Py_ssize_t d, double* out)
     int skb_fma_block(const double* rows_t, Py_ssize_t ldt, Py_ssize_t c, const double* store,
                       Py_ssize_t n, Py_ssize_t d, double* out)
+    int skb_avx512_chosen
+    int skb_avx512_available()

@@ -10,8 +10,8 @@ from sklearn.metrics.pairwise import pairwise_kernels
 
 from skbudget import BudgetPerceptron, Forgetron, KernelPerceptron, RandomBudgetPerceptron
 from skbudget import _elementwise
-from skbudget._engine import (OnlineLearner, _random_below, chunk_length, use_fma_kernels,
-                              use_small_gemm_kernels, vector_loops)
+from skbudget._engine import (OnlineLearner, _random_below, chunk_length, use_avx512_tiles,
+                              use_fma_kernels, use_small_gemm_kernels, vector_loops)
 from skbudget._stream import scipy_openblas_core
 
 
@@ -100,6 +100,7 @@ def _restoring(switch):
 
 small_gemm_kernels = _restoring(use_small_gemm_kernels)
 fma_kernels = _restoring(use_fma_kernels)
+avx512_tiles = _restoring(use_avx512_tiles)
 
 
 def _fma_kernels_available():
@@ -132,6 +133,24 @@ def test_fma_kernels_and_blas_give_the_same_model(Est, params, n_features, fma_k
         np.testing.assert_allclose(kernel.dual_coef_, blas.dual_coef_, rtol=1e-12)
         np.testing.assert_array_equal(kernel.support_vectors_, blas.support_vectors_)
         np.testing.assert_array_equal(kernel.mistake_curve_, blas.mistake_curve_)
+
+
+@pytest.mark.skipif(not _fma_kernels_available(), reason="this CPU has no AVX2 and FMA")
+@pytest.mark.parametrize("n_features", [3, 40])
+def test_avx512_and_avx2_tiles_give_the_same_model_bit_for_bit(n_features, avx512_tiles):
+    # (on a CPU without AVX-512 both runs take the AVX2 tiles)
+    rng = np.random.RandomState(0)
+    X = rng.randn(1000, n_features)
+    y = (X[:, 0] + 0.5 * rng.randn(1000) > 0).astype(int)
+    models = []
+    for use in (True, False):
+        avx512_tiles(use)
+        models.append(BudgetPerceptron(budget=70, gamma=0.5, random_state=0).fit(X, y))
+        models.append(KernelPerceptron(gamma=0.5, random_state=0).fit(X, y))
+    for a, b in zip(models[:2], models[2:]):
+        np.testing.assert_array_equal(a.dual_coef_, b.dual_coef_)
+        np.testing.assert_array_equal(a.support_vectors_, b.support_vectors_)
+        np.testing.assert_array_equal(a.mistake_curve_, b.mistake_curve_)
 
 
 @pytest.mark.parametrize("n_features", [8, 40])
