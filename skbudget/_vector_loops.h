@@ -23,7 +23,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+/* (a build with -DSKB_NO_DISPATCH has the baseline loops only, as on other
+ * compilers and CPUs) */
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__)) \
+    && !defined(SKB_NO_DISPATCH)
 #define SKB_DISPATCH_AVX2 1
 #endif
 
@@ -549,17 +552,25 @@ SKB_FMA_TILE512(2)
 SKB_FMA_TILE512(3)
 SKB_FMA_TILE512(4)
 
+#endif
+
 /* 1: skb_fma_block runs its AVX-512 tiles; 0: AVX2; -1: not chosen yet */
 static int skb_avx512_chosen SKB_UNUSED = -1;
 
+/* Whether skb_fma_block runs AVX-512 tiles (the CPU has AVX-512 and FMA,
+ * AVX2 is not disabled, and skb_avx512_chosen was not set to 0). */
 static SKB_UNUSED int skb_avx512_available(void)
 {
-    if (skb_avx512_chosen < 0)
+    if (skb_avx512_chosen < 0) {
+#ifdef SKB_DISPATCH_AVX2
         skb_avx512_chosen = skb_vector_loops_init() && __builtin_cpu_supports("avx512f")
                             && __builtin_cpu_supports("fma");
+#else
+        skb_avx512_chosen = 0;
+#endif
+    }
     return skb_avx512_chosen;
 }
-#endif
 
 /* out[t * n + s] = <example t, store row s> for t < c, s < n: the chunk's
  * block against the stored rows (rows_t: the chunk transposed, d x ldt,
