@@ -115,9 +115,9 @@ def _fma_kernels_available():
                                          (Forgetron, {"budget": 60})])
 def test_fma_kernels_and_blas_give_the_same_model(Est, params, n_features, fma_kernels,
                                                small_gemm_kernels):
-    # the inner products of a stored example with the chunk's later examples:
-    # the engine's FMA kernel (up to 256 features; the chunk transposed at
-    # its first insertion, or already, for the small-matrix layout) or BLAS
+    # the training loop's inner products (the chunk's block, unless the
+    # small-matrix kernels take it, and a stored example's row; up to 256
+    # features) and prediction's tiles: the engine's FMA kernels or BLAS
     rng = np.random.RandomState(0)
     X = rng.randn(1200, n_features)
     y = (X[:, 0] + X[:, 1] + 0.5 * rng.randn(1200) > 0).astype(int)
@@ -133,6 +133,11 @@ def test_fma_kernels_and_blas_give_the_same_model(Est, params, n_features, fma_k
         np.testing.assert_allclose(kernel.dual_coef_, blas.dual_coef_, rtol=1e-12)
         np.testing.assert_array_equal(kernel.support_vectors_, blas.support_vectors_)
         np.testing.assert_array_equal(kernel.mistake_curve_, blas.mistake_curve_)
+    scores = []
+    for use in (True, False):
+        fma_kernels(use)
+        scores.append(blas.decision_function(X[:300]))
+    np.testing.assert_allclose(scores[0], scores[1], rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.skipif(not _fma_kernels_available(), reason="this CPU has no AVX2 and FMA")
