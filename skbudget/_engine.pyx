@@ -39,8 +39,8 @@ from skbudget._kernel_rows cimport (
 )
 
 from skbudget._vector_loops cimport (
-    skb_affine_arguments, skb_avx512_available, skb_avx512_chosen, skb_axpy, skb_dot16,
-    skb_fma_available, skb_fma_block, skb_fma_dots,
+    SKB_FMA_PADDING, skb_affine_arguments, skb_avx512_available, skb_avx512_chosen, skb_axpy,
+    skb_dot16, skb_fma_available, skb_fma_block, skb_fma_dots,
     skb_nonfinite_flags, skb_rbf_arguments, skb_replace_in_margins, skb_row_norms,
     skb_transpose, skb_vector_loops_init,
 )
@@ -82,8 +82,6 @@ cdef bint SMALL_GEMM_KERNELS = False
 # features (BLAS sums longer products in blocks of 256 terms)
 cdef bint FMA_KERNELS = skb_fma_available()
 cdef Py_ssize_t FMA_FEATURES = 256
-# doubles readable past the transposed chunk's last value (skb_fma_block, skb_fma_dots)
-cdef Py_ssize_t FMA_PADDING = 48
 # examples per tile of skb_fma_block (chunk_length makes chunks whole tiles)
 cdef Py_ssize_t FMA_TILE_EXAMPLES = 12
 
@@ -1018,7 +1016,7 @@ cdef class OnlineLearner:
         When the BLAS has OpenBLAS's small-matrix kernels and the product
         fits them (:func:`_small_gemm`, the chunks :func:`chunk_length`
         picks where it can), the GEMM reads the chunk transposed (d x c,
-        copied here with the norms): that layout runs without packing
+        copied here, after the norms): that layout runs without packing
         either operand, 1.7x faster than the rows as they are at c = 32
         against 100 or 500 stored rows of d = 54, the copy included.
         Larger products, and every product of a BLAS without those
@@ -1043,7 +1041,7 @@ cdef class OnlineLearner:
         cdef bint fma = FMA_KERNELS and d <= FMA_FEATURES
         cdef bint small = _small_gemm(c, n, d)
         cdef bint transposed = fma or small
-        cdef Py_ssize_t n_transposed = c * d + FMA_PADDING if transposed else 0
+        cdef Py_ssize_t n_transposed = c * d + SKB_FMA_PADDING if transposed else 0
         if (self.chunk_buffer.shape[0] < c * n or self.chunk_self_buffer.shape[0] < c * c
                 or self.chunk_sq_buffer.shape[0] < c
                 or self.chunk_xt_buffer.shape[0] < n_transposed):
@@ -1056,8 +1054,8 @@ cdef class OnlineLearner:
         sq_norms = &self.chunk_sq_buffer[0]
         if transposed:
             rows_t = &self.chunk_xt_buffer[0]
-        skb_row_norms(rows, c, d, sq_norms, NULL if fma else rows_t)   # (dense_dot's arithmetic)
-        if fma:
+        skb_row_norms(rows, c, d, sq_norms)     # (dense_dot's arithmetic)
+        if transposed:
             skb_transpose(rows, c, d, rows_t, c)
         self.chunk_k = &self.chunk_buffer[0]
         self.chunk_self = &self.chunk_self_buffer[0]

@@ -37,14 +37,11 @@ import scipy.sparse as sp
 from scipy.linalg.cython_blas cimport dgemm
 
 from skbudget._engine import fma_kernels_for
-from skbudget._vector_loops cimport (skb_affine_arguments, skb_axpy, skb_fma_block,
-                                     skb_rbf_arguments, skb_transpose,
+from skbudget._vector_loops cimport (SKB_FMA_PADDING, skb_affine_arguments, skb_axpy,
+                                     skb_fma_block, skb_rbf_arguments, skb_transpose,
                                      skb_vector_loops_init)
 
 skb_vector_loops_init()     # the AVX2 loops where the CPU has AVX2
-
-# doubles readable past a transposed block of rows (skb_fma_block)
-cdef Py_ssize_t FMA_PADDING = 48
 
 # kernel values per tile (8 bytes each: 1 MB)
 cdef Py_ssize_t TILE_VALUES = 131072
@@ -126,7 +123,7 @@ def kernel_expansion(X, vectors, const double[:, ::1] coef, const double[::1] in
     cdef double[::1] x_norms = np.empty(m_max)
     cdef const double[:, ::1] Xb
     cdef bint fma = not feature_by_feature and fma_kernels_for(d)
-    cdef double[::1] Xt = np.empty(d * m_max + FMA_PADDING if fma else 0)
+    cdef double[::1] Xt = np.empty(d * m_max + SKB_FMA_PADDING if fma else 0)
     for r0 in range(0, n, m_max):
         m = min(m_max, n - r0)
         if sparse_rows and not feature_by_feature:

@@ -218,19 +218,13 @@ SKB_VERSIONS(double, skb_dot16, (const double *a, const double *b, ptrdiff_t n),
 }
 
 /* out[i] = ||rows[i]||^2 (dense_dot's arithmetic) for the c rows of d
- * values, and, unless rows_t is NULL, rows_t = the rows transposed (d x c). */
-SKB_VERSIONS(int, skb_row_norms,
-             (const double *rows, ptrdiff_t c, ptrdiff_t d, double *out, double *rows_t),
-             (rows, c, d, out, rows_t))
+ * values. */
+SKB_VERSIONS(int, skb_row_norms, (const double *rows, ptrdiff_t c, ptrdiff_t d, double *out),
+             (rows, c, d, out))
 {
-    ptrdiff_t i, k;
-    for (i = 0; i < c; i++) {
-        const double *row = rows + i * d;
-        out[i] = skb_dot4(row, row, d);
-        if (rows_t != NULL)
-            for (k = 0; k < d; k++)
-                rows_t[k * c + i] = row[k];
-    }
+    ptrdiff_t i;
+    for (i = 0; i < c; i++)
+        out[i] = skb_dot4(rows + i * d, rows + i * d, d);
     return 0;
 }
 
@@ -355,15 +349,18 @@ static SKB_UNUSED int skb_fma_available(void)
 #define SKB_FMA_TARGET
 #endif
 
-/* out[k * ld + i] = rows[i * d + k]: the c rows of d values transposed
- * (4 x 4 blocks of registers where the CPU has AVX2; call it only if
- * skb_fma_available()). */
-static SKB_UNUSED SKB_FMA_TARGET int skb_transpose(const double *rows, ptrdiff_t c,
+/* doubles the FMA kernels may read past the last value of a transposed
+ * block (skb_fma_block: 11, skb_fma_dots: 47); the caller pads it */
+#define SKB_FMA_PADDING 48
+
+#ifdef SKB_DISPATCH_AVX2
+/* skb_transpose for the rows 0 .. 4 floor(c / 4) - 1, in 4 x 4 blocks of
+ * AVX2 registers; returns how many rows it did. */
+static SKB_FMA_TARGET ptrdiff_t skb_transpose_avx2(const double *rows, ptrdiff_t c,
                                                    ptrdiff_t d, double *out, ptrdiff_t ld)
 {
-    ptrdiff_t i = 0, k;
-#ifdef SKB_DISPATCH_AVX2
-    for (; i + 4 <= c; i += 4) {
+    ptrdiff_t i, k;
+    for (i = 0; i + 4 <= c; i += 4) {
         const double *r0 = rows + i * d, *r1 = r0 + d, *r2 = r1 + d, *r3 = r2 + d;
         for (k = 0; k + 4 <= d; k += 4) {
             __m256d a = _mm256_loadu_pd(r0 + k), b = _mm256_loadu_pd(r1 + k);
@@ -382,6 +379,19 @@ static SKB_UNUSED SKB_FMA_TARGET int skb_transpose(const double *rows, ptrdiff_t
             out[k * ld + i + 3] = r3[k];
         }
     }
+    return i;
+}
+#endif
+
+/* out[k * ld + i] = rows[i * d + k]: the c rows of d values transposed (4 x 4
+ * blocks of AVX2 registers where the AVX2 loops run, else one by one). */
+static SKB_UNUSED int skb_transpose(const double *rows, ptrdiff_t c, ptrdiff_t d, double *out,
+                                    ptrdiff_t ld)
+{
+    ptrdiff_t i = 0, k;
+#ifdef SKB_DISPATCH_AVX2
+    if (skb_avx2_chosen > 0)
+        i = skb_transpose_avx2(rows, c, d, out, ld);
 #endif
     for (; i < c; i++)
         for (k = 0; k < d; k++)

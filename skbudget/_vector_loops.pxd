@@ -7,14 +7,14 @@ uses them calls ``skb_vector_loops_init()`` once at import."""
 from libc.stdint cimport uint64_t
 
 cdef extern from "_vector_loops.h" nogil:
+    enum: SKB_FMA_PADDING
     int skb_vector_loops_init()
     uint64_t skb_rbf_arguments(double* row, Py_ssize_t n, const double* xx, const double* vv,
                                bint one_x, double minus_gamma)
     uint64_t skb_affine_arguments(double* row, Py_ssize_t n, double gamma, double coef0)
     uint64_t skb_nonfinite_flags(const double* values, Py_ssize_t n)
     double skb_dot16(const double* a, const double* b, Py_ssize_t n)
-    int skb_row_norms(const double* rows, Py_ssize_t c, Py_ssize_t d, double* out,
-                      double* rows_t)
+    int skb_row_norms(const double* rows, Py_ssize_t c, Py_ssize_t d, double* out)
     int skb_block_moments(const double* x, Py_ssize_t n, double shift, double* mean,
                           double* m2)
     double skb_replace_in_margins(double* gram, Py_ssize_t cap, Py_ssize_t cell,
