@@ -32,7 +32,7 @@ from libc.math cimport fabs, sqrt, INFINITY
 from skbudget._engine cimport OnlineLearner
 from skbudget._engine import size_problem
 from skbudget._vector_loops cimport (skb_axpy, skb_largest, skb_leave_one_out_margins,
-                                       skb_vector_loops_init)
+                                       skb_replace_in_margins, skb_vector_loops_init)
 
 skb_vector_loops_init()     # the AVX2 loops where the CPU has AVX2
 
@@ -143,11 +143,16 @@ cdef class CrammerKandolaSingerLearner(MistakeDrivenLearner):
     the support vector with the largest leave-one-out margin while that
     margin is ``>= beta`` (the new example is never a candidate).  The
     margins ``f(x_j)`` are kept by the engine (``track_margins``) in
-    O(|S|) per change.
+    O(|S|) per change.  A replacement's pass over every cell leaves the
+    leave-one-out margins of the new state behind (``replace_margins``):
+    nothing changes the model until the next update, whose removal then
+    reads them instead of making a pass of its own.
     """
 
-    # scratch: every cell's leave-one-out margin (best_removal)
+    # every cell's leave-one-out margin (best_removal), and whether they are
+    # those of the current state (left by the last replacement's pass)
     cdef double[::1] loo
+    cdef bint loo_current
 
     def __init__(self, Py_ssize_t budget=-1, double beta=0.0, rng=None):
         MistakeDrivenLearner.__init__(self, budget, beta, rng, track_margins=True)
@@ -163,10 +168,12 @@ cdef class CrammerKandolaSingerLearner(MistakeDrivenLearner):
         if self.loo.shape[0] < self.capacity:
             with gil:
                 self.loo = np.empty(self.capacity)
+                self.loo_current = False
         loo = &self.loo[0]
-        # every cell's margin, contiguously (this is every update's O(|S|) pass)
-        skb_leave_one_out_margins(&self.alpha[0], &self.margin[0], &self.kself[0], self.scale,
-                                  self.capacity, loo)
+        if not self.loo_current:    # every cell's margin, contiguously
+            skb_leave_one_out_margins(&self.alpha[0], &self.margin[0], &self.kself[0],
+                                      self.scale, self.capacity, loo)
+        self.loo_current = False    # (changed below, and by the update that follows)
         for i in range(n_candidates, self.n_sv):     # the newer ones are no candidates
             loo[order[i]] = -INFINITY
         top = skb_largest(loo, self.capacity)
@@ -183,6 +190,21 @@ cdef class CrammerKandolaSingerLearner(MistakeDrivenLearner):
         if self.n_sv == self.budget:
             return self.best_removal(self.n_sv, &value)
         return APPEND
+
+    cdef double replace_margins(self, Py_ssize_t cell, double a_old, double a_new) noexcept nogil:
+        """The engine's pass of a replacement, leaving the new state's
+        leave-one-out margins in ``loo`` as well (the same values
+        :meth:`best_removal` would compute)."""
+        cdef double* loo = NULL
+        if self.loo.shape[0] >= self.capacity:
+            loo = &self.loo[0]
+        self.loo_current = loo != NULL
+        return skb_replace_in_margins(&self.gram[0, 0], self.capacity, cell, &self.k_row[0],
+                                      &self.alpha[0], &self.margin[0], a_old, a_new,
+                                      &self.kself[0], self.scale, loo)
+
+    cdef void forget_derived_values(self) noexcept nogil:
+        self.loo_current = False
 
     cdef int after_insert(self) except -1 nogil:
         cdef double value

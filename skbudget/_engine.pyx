@@ -40,7 +40,7 @@ from skbudget._kernel_rows cimport (
 
 from skbudget._vector_loops cimport (
     SKB_FMA_PADDING, skb_affine_arguments, skb_avx512_available, skb_avx512_chosen, skb_axpy,
-    skb_dot16, skb_fma_available, skb_fma_block, skb_fma_dots,
+    skb_dot16, skb_fma_available, skb_fma_block, skb_fma_dots_rows,
     skb_nonfinite_flags, skb_rbf_arguments, skb_replace_in_margins, skb_row_norms,
     skb_transpose, skb_vector_loops_init,
 )
@@ -82,6 +82,9 @@ cdef bint SMALL_GEMM_KERNELS = False
 # features (BLAS sums longer products in blocks of 256 terms)
 cdef bint FMA_KERNELS = skb_fma_available()
 cdef Py_ssize_t FMA_FEATURES = 256
+# examples whose products with the chunk's later examples skb_fma_dots_rows
+# computes at once (with AVX-512: three cost about what one does)
+cdef Py_ssize_t FMA_GRAM_ROWS = 3
 # examples per tile of skb_fma_block (chunk_length makes chunks whole tiles)
 cdef Py_ssize_t FMA_TILE_EXAMPLES = 12
 
@@ -104,10 +107,12 @@ def use_fma_kernels(bint use):
 
 
 def use_avx512_tiles(bint use):
-    """Whether the FMA kernel of the chunk's block runs AVX-512 tiles of 24
-    examples (``True``, the default where the CPU has AVX-512) or only AVX2
-    tiles of 12: the same sums, the same bits (for the tests).  Returns the
-    previous setting."""
+    """Whether the FMA kernels run AVX-512 (``True``, the default where the
+    CPU has AVX-512): the chunk's block in tiles of 24 examples, a stored
+    example's products with the chunk's later examples three examples at a
+    time (see :meth:`OnlineLearner.compute_self_column`); or only AVX2:
+    tiles of 12, one example at a time.  The same sums, the same bits (for
+    the tests).  Returns the previous setting."""
     global skb_avx512_chosen
     previous = skb_avx512_available()
     skb_avx512_chosen = -1
@@ -668,11 +673,18 @@ cdef class OnlineLearner:
         self.unlink_cell(pos)           # cell: the top of the free stack
         self.n_free -= 1
         self.k_row[cell] = self.k_tt
-        self.margin[cell] = skb_replace_in_margins(
-            &self.gram[0, 0], self.capacity, cell, &self.k_row[0], &self.alpha[0],
-            &self.margin[0], a_old, coef / self.scale)
+        self.margin[cell] = self.replace_margins(cell, a_old, coef / self.scale)
         self.link_cell(cell, s, coef / self.scale, self.k_tt, self.k_tt)
         return cell
+
+    cdef double replace_margins(self, Py_ssize_t cell, double a_old, double a_new) noexcept nogil:
+        """The pass of :meth:`replace_at` over every cell (``k_row[cell]``
+        is already the new vector's ``k_tt``): returns the new vector's
+        margin.  A policy that derives per-cell values from the margins
+        may override it to compute them in the same pass."""
+        return skb_replace_in_margins(&self.gram[0, 0], self.capacity, cell, &self.k_row[0],
+                                      &self.alpha[0], &self.margin[0], a_old, a_new,
+                                      &self.kself[0], self.scale, NULL)
 
     cdef int add_to_coef(self, Py_ssize_t cell, double delta) except -1 nogil:
         """alpha_cell += delta (a change of the true, scaled coefficient)."""
@@ -750,6 +762,12 @@ cdef class OnlineLearner:
     cdef void mark_extra_slots(self, unsigned char* mark) noexcept nogil:
         return
 
+    cdef void forget_derived_values(self) noexcept nogil:
+        """Drop the values a policy derived from the state and keeps from
+        one round to the next (called on entry to every compiled call, by
+        :meth:`check_state`: the state may have been set since)."""
+        return
+
     cdef void remap_extra_slots(self, const Py_ssize_t* new_slot) noexcept nogil:
         return
 
@@ -764,7 +782,8 @@ cdef class OnlineLearner:
         ``[0, pool_size)`` (block mode).
 
         Called on entry to the compiled calls, which index without bounds
-        checks: a corrupted state gets an exception, never a crash.
+        checks: a corrupted state gets an exception, never a crash.  Then
+        the policy forgets its derived values (:meth:`forget_derived_values`).
         O(capacity); a policy with arrays of its own checks them in
         :meth:`check_policy_state`.
         """
@@ -804,6 +823,7 @@ cdef class OnlineLearner:
             problem = self.check_policy_state(pool_size)
         if problem is not None:
             raise ValueError(f"{type(self).__name__} has an inconsistent state: {problem}")
+        self.forget_derived_values()
 
     def check_policy_state(self, Py_ssize_t pool_size):
         """A description of what is inconsistent in the policy's own state,
@@ -1096,14 +1116,23 @@ cdef class OnlineLearner:
         examples then score differently).  On a CPU with AVX2 and FMA
         (:func:`use_fma_kernels`, up to ``FMA_FEATURES`` features) they
         come instead from ``skb_fma_dots``, for the stored example only,
-        from the transposed chunk, summed as the chunk's block is.  Then
-        the arithmetic of :meth:`compute_chunk_blocks`, on this row only."""
+        from the transposed chunk, summed as the chunk's block is: for
+        the stored example only, or, with AVX-512 tiles, for it and the
+        ``FMA_GRAM_ROWS - 1`` examples after it (the later examples'
+        columns only), which cost about as much (``skb_fma_dots_rows``:
+        one example's chains wait on the latency of the fused
+        multiply-adds).  Then the arithmetic of
+        :meth:`compute_chunk_blocks`, on this row only."""
         cdef Py_ssize_t rows, d = self.n_features, c = self.chunk_len, m = c - first - 1
         cdef double* out = &self.chunk_self[first * c + first + 1]
         if m <= 0:
             return 0
         if self.chunk_fma:     # (the chunk is transposed)
-            skb_fma_dots(&self.chunk_x[first * d], &self.chunk_xt_buffer[first + 1], c, m, d, out)
+            if first >= self.gram_until:
+                rows = min(FMA_GRAM_ROWS if skb_avx512_available() else 1, c - first)
+                self.gram_until = first + rows
+                skb_fma_dots_rows(&self.chunk_x[first * d], rows, &self.chunk_xt_buffer[first + 1],
+                                  c, m, d, out, c)
         elif first >= self.gram_until:
             rows = min(GRAM_ROWS, c - first)
             self.gram_until = first + rows

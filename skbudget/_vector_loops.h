@@ -267,31 +267,68 @@ SKB_VERSIONS(int, skb_block_moments,
     return 0;
 }
 
+/* y scale (margin - alpha kself), y the sign of alpha scale: a support
+ * vector's leave-one-out margin (a free cell, alpha 0 and margin +inf, gets
+ * -inf). */
+static SKB_ALWAYS_INLINE double skb_leave_one_out_margin(double alpha, double margin,
+                                                         double kself, double scale)
+{
+    return (alpha * scale > 0.0 ? 1.0 : -1.0) * scale * (margin - alpha * kself);
+}
+
+/* skb_replace_in_margins's contiguous pass with the leave-one-out margins
+ * (distinct arrays: without restrict, too many pairs to check at run time
+ * for the loop to be vectorized). */
+static SKB_ALWAYS_INLINE void skb_margins_and_leave_one_out(
+    double *restrict margin, double *restrict row, const double *restrict k_row,
+    const double *restrict alpha, const double *restrict kself, ptrdiff_t cap, double a_old,
+    double a_new, double scale, double *restrict loo)
+{
+    ptrdiff_t c;
+    for (c = 0; c < cap; c++) {
+        double m = (margin[c] + -a_old * row[c]) + a_new * k_row[c];
+        margin[c] = m;
+        row[c] = k_row[c];
+        loo[c] = skb_leave_one_out_margin(alpha[c], m, kself[c], scale);
+    }
+}
+
 /* The passes over every cell of a replacement (remove the vector of cell,
  * coefficient a_old, and put the current example in its cell, a_new):
  * margin[c] += -a_old gram[cell, c], then += a_new k_row[c], and
  * gram[cell, c] = k_row[c], in one contiguous pass; gram[c, cell] = k_row[c]
  * (strided); returns the new vector's margin <alpha, k_row> + a_new
- * k_row[cell] (alpha[cell] is 0; dense_dot's arithmetic). */
+ * k_row[cell] (alpha[cell] is 0; dense_dot's arithmetic).  Unless loo is
+ * NULL, the contiguous pass also leaves every cell's leave-one-out margin
+ * after the replacement in loo[c] (kself: the cells' k(x_c, x_c), the new
+ * vector's is k_row[cell]; scale: the coefficients' global factor), the
+ * values skb_leave_one_out_margins computes from the new state. */
 SKB_VERSIONS(double, skb_replace_in_margins,
              (double *gram, ptrdiff_t cap, ptrdiff_t cell, const double *k_row,
-              const double *alpha, double *margin, double a_old, double a_new),
-             (gram, cap, cell, k_row, alpha, margin, a_old, a_new))
+              const double *alpha, double *margin, double a_old, double a_new,
+              const double *kself, double scale, double *loo),
+             (gram, cap, cell, k_row, alpha, margin, a_old, a_new, kself, scale, loo))
 {
-    double *row = gram + cell * cap;
+    double *row = gram + cell * cap, f_new;
     ptrdiff_t c;
-    for (c = 0; c < cap; c++) {
-        margin[c] = (margin[c] + -a_old * row[c]) + a_new * k_row[c];
-        row[c] = k_row[c];
+    if (loo == NULL) {
+        for (c = 0; c < cap; c++) {
+            margin[c] = (margin[c] + -a_old * row[c]) + a_new * k_row[c];
+            row[c] = k_row[c];
+        }
+    } else {
+        skb_margins_and_leave_one_out(margin, row, k_row, alpha, kself, cap, a_old, a_new,
+                                      scale, loo);
     }
     for (c = 0; c < cap; c++)
         gram[c * cap + cell] = k_row[c];
-    return skb_dot4(alpha, k_row, cap) + a_new * k_row[cell];
+    f_new = skb_dot4(alpha, k_row, cap) + a_new * k_row[cell];
+    if (loo != NULL)
+        loo[cell] = skb_leave_one_out_margin(a_new, f_new, k_row[cell], scale);
+    return f_new;
 }
 
-/* out[c] = y_c scale (margin[c] - alpha[c] kself[c]), y_c the sign of
- * alpha[c] scale: every cell's leave-one-out margin (a free cell, alpha 0
- * and margin +inf, gets -inf). */
+/* out[c] = every cell's leave-one-out margin (skb_leave_one_out_margin). */
 SKB_VERSIONS(int, skb_leave_one_out_margins,
              (const double *alpha, const double *margin, const double *kself, double scale,
               ptrdiff_t n, double *out),
@@ -299,9 +336,10 @@ SKB_VERSIONS(int, skb_leave_one_out_margins,
 {
     ptrdiff_t c;
     for (c = 0; c < n; c++)
-        out[c] = (alpha[c] * scale > 0.0 ? 1.0 : -1.0) * scale * (margin[c] - alpha[c] * kself[c]);
+        out[c] = skb_leave_one_out_margin(alpha[c], margin[c], kself[c], scale);
     return 0;
 }
+
 
 /* max of values[0:n] (-inf if n is 0), with four running maxima. */
 SKB_VERSIONS(double, skb_largest, (const double *values, ptrdiff_t n), (values, n))
@@ -562,6 +600,50 @@ SKB_FMA_TILE512(2)
 SKB_FMA_TILE512(3)
 SKB_FMA_TILE512(4)
 
+/* out[r * ldo + j] for r < rows (1 to 3 consecutive rows of x, d values
+ * each) and j < min(8 NV, n_out), the products with the 8 NV columns from
+ * col (rows ld apart): 3 NV registers of eight sums, one fused multiply-add
+ * chain per sum, as skb_fma_block##NV sums them.  Three rows keep 9 to 18
+ * chains in flight where one row's 3 to 6 wait on the latency; a missing
+ * row repeats the first and is not stored. */
+#define SKB_FMA_ROWS512(NV)                                                             \
+static SKB_AVX512_TARGET void skb_fma_rows512_##NV(const double *x, ptrdiff_t rows,          \
+                                                   const double *col, ptrdiff_t ld,          \
+                                                   ptrdiff_t d, double *out, ptrdiff_t ldo,  \
+                                                   ptrdiff_t n_out)                          \
+{                                                                                        \
+    const double *x1 = x + (rows > 1 ? d : 0), *x2 = x + (rows > 2 ? 2 * d : 0);         \
+    __m512d acc0[NV], acc1[NV], acc2[NV];                                                \
+    ptrdiff_t k, t, r;                                                                   \
+    for (t = 0; t < NV; t++)                                                             \
+        acc0[t] = acc1[t] = acc2[t] = _mm512_setzero_pd();                               \
+    for (k = 0; k < d; k++) {                                                            \
+        __m512d b0 = _mm512_set1_pd(x[k]), b1 = _mm512_set1_pd(x1[k]);                   \
+        __m512d b2 = _mm512_set1_pd(x2[k]);                                              \
+        const double *row = col + k * ld;                                                \
+        for (t = 0; t < NV; t++) {                                                       \
+            __m512d v = _mm512_loadu_pd(row + 8 * t);                                    \
+            __asm__("" : "+v"(v));  /* one load, not one per multiply-add */             \
+            acc0[t] = _mm512_fmadd_pd(b0, v, acc0[t]);                                   \
+            acc1[t] = _mm512_fmadd_pd(b1, v, acc1[t]);                                   \
+            acc2[t] = _mm512_fmadd_pd(b2, v, acc2[t]);                                   \
+        }                                                                                \
+    }                                                                                    \
+    for (r = 0; r < rows; r++)                                                           \
+        for (t = 0; t < NV && 8 * t < n_out; t++) {                                      \
+            __m512d v = r == 0 ? acc0[t] : r == 1 ? acc1[t] : acc2[t];                    \
+            ptrdiff_t left = n_out - 8 * t;                                              \
+            __mmask8 mask = left >= 8 ? (__mmask8)0xff : (__mmask8)((1u << left) - 1);     \
+            _mm512_mask_storeu_pd(out + r * ldo + 8 * t, mask, v);                       \
+        }                                                                                \
+}
+SKB_FMA_ROWS512(1)
+SKB_FMA_ROWS512(2)
+SKB_FMA_ROWS512(3)
+SKB_FMA_ROWS512(4)
+SKB_FMA_ROWS512(5)
+SKB_FMA_ROWS512(6)
+
 #endif
 
 /* 1: skb_fma_block runs its AVX-512 tiles; 0: AVX2; -1: not chosen yet */
@@ -651,6 +733,38 @@ static SKB_UNUSED SKB_FMA_TARGET int skb_fma_dots(const double *x, const double 
         out[j] = acc;
     }
 #endif
+    return 0;
+}
+
+/* skb_fma_dots for the rows consecutive rows of x (d values each, at most
+ * 3) at once, into out[r * ldo + j]: with AVX-512 (skb_avx512_available)
+ * three rows cost about what one does (the chains wait on the latency,
+ * skb_fma_rows512_*), so a caller that will probably need the next rows
+ * gets them almost free; otherwise row after row.  The same sums either
+ * way.  Call it only if skb_fma_available(). */
+static SKB_UNUSED int skb_fma_dots_rows(const double *x, ptrdiff_t rows, const double *cols_t,
+                                        ptrdiff_t ld, ptrdiff_t m, ptrdiff_t d, double *out,
+                                        ptrdiff_t ldo)
+{
+    ptrdiff_t j, r;
+#ifdef SKB_DISPATCH_AVX2
+    if (skb_avx512_available() && rows <= 3) {
+        for (j = 0; j < m; j += 48) {
+            const double *col = cols_t + j;
+            switch ((m - j + 7) / 8) {
+            case 1: skb_fma_rows512_1(x, rows, col, ld, d, out + j, ldo, m - j); break;
+            case 2: skb_fma_rows512_2(x, rows, col, ld, d, out + j, ldo, m - j); break;
+            case 3: skb_fma_rows512_3(x, rows, col, ld, d, out + j, ldo, m - j); break;
+            case 4: skb_fma_rows512_4(x, rows, col, ld, d, out + j, ldo, m - j); break;
+            case 5: skb_fma_rows512_5(x, rows, col, ld, d, out + j, ldo, m - j); break;
+            default: skb_fma_rows512_6(x, rows, col, ld, d, out + j, ldo, m - j); break;
+            }
+        }
+        return 0;
+    }
+#endif
+    for (r = 0; r < rows; r++)
+        skb_fma_dots(x + r * d, cols_t, ld, m, d, out + r * ldo);
     return 0;
 }
 

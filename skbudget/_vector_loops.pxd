@@ -19,7 +19,8 @@ cdef extern from "_vector_loops.h" nogil:
                           double* m2)
     double skb_replace_in_margins(double* gram, Py_ssize_t cap, Py_ssize_t cell,
                                   const double* k_row, const double* alpha, double* margin,
-                                  double a_old, double a_new)
+                                  double a_old, double a_new, const double* kself,
+                                  double scale, double* loo)
     int skb_leave_one_out_margins(const double* alpha, const double* margin,
                                   const double* kself, double scale, Py_ssize_t n, double* out)
     double skb_largest(const double* values, Py_ssize_t n)
@@ -28,6 +29,8 @@ cdef extern from "_vector_loops.h" nogil:
     int skb_transpose(const double* rows, Py_ssize_t c, Py_ssize_t d, double* out, Py_ssize_t ld)
     int skb_fma_dots(const double* x, const double* cols_t, Py_ssize_t ld, Py_ssize_t m,
                      Py_ssize_t d, double* out)
+    int skb_fma_dots_rows(const double* x, Py_ssize_t rows, const double* cols_t, Py_ssize_t ld,
+                          Py_ssize_t m, Py_ssize_t d, double* out, Py_ssize_t ldo)
     int skb_fma_block(const double* rows_t, Py_ssize_t ldt, Py_ssize_t c, const double* store,
                       Py_ssize_t n, Py_ssize_t d, double* out)
     int skb_avx512_chosen

@@ -141,6 +141,24 @@ def test_budget_perceptron_matches_plain(stream, budget, beta):
                     rtol=1e-9, atol=1e-9)
 
 
+def test_budget_perceptron_forgets_its_cached_margins_when_the_state_is_set():
+    # a replacement leaves the new state's leave-one-out margins for the next
+    # removal; a state set between two calls (a rollback, an edited state)
+    # must not be met with the margins of the state it replaced
+    X, y = make_moons(300, noise=0.3, random_state=5)
+    est = BudgetPerceptron(budget=8, gamma=2.0).partial_fit(X[:100], y[:100], classes=[0, 1])
+    learner = est._learners[0]
+    earlier = learner.get_state()
+    reference = BudgetPerceptron(budget=8, gamma=2.0).partial_fit(X[:100], y[:100],
+                                                                  classes=[0, 1])
+    est.partial_fit(X[100:200], y[100:200])     # its last update cached its margins
+    learner.set_state(earlier)                  # back to where reference is
+    for model in (est, reference):
+        model.partial_fit(X[200:], y[200:])
+    assert_array_equal(est.support_vectors_, reference.support_vectors_)
+    assert_array_equal(est.dual_coef_, reference.dual_coef_)
+
+
 def test_budget_perceptron_streams_hit_ties_and_distillation():
     by_name = {s[0]: s for s in STREAMS}
     _, X, y, kw, kernel = by_name["rbf-duplicates"]
