@@ -102,9 +102,16 @@ cdef class OnlineLearner:
     cdef bint chunk_fma                 # this chunk's products: skb_fma_block / skb_fma_dots
     cdef double[::1] chunk_rows         # a chunk's rows, gathered (shuffled) or made dense (CSR)
     cdef Py_ssize_t[::1] slot_row
-    # compaction scratch (store rows): referenced marks, old -> new slot
+    cdef Py_ssize_t[::1] slot_owner     # the cell given the vector of each slot added
+                                        # during the chunk (-1: none yet)
+    # compaction scratch (store rows): referenced marks, old -> new slot,
+    # the rows that move (each with its squared norm)
     cdef unsigned char[::1] slot_mark
     cdef Py_ssize_t[::1] slot_map
+    cdef double[::1] row_scratch
+    # rows 0 .. n_cell_rows - 1 hold the vectors of cells 0 .. n_cell_rows - 1
+    # (zeros for free ones) since the last compact_store
+    cdef Py_ssize_t n_cell_rows
     cdef Py_ssize_t n_block_slots
     cdef bint chunk_blocks
     # dense input: the round's score is one pass over the chunk's kernel
@@ -165,7 +172,8 @@ cdef class OnlineLearner:
     cdef int finish_kernel_values(self, double* values, Py_ssize_t n,
                                   uint64_t flags) except -1 nogil
     cdef int reserve_slots(self, Py_ssize_t n_new) except -1 nogil
-    cdef int compact_store(self) except -1 nogil
+    cdef int compact_store(self, Py_ssize_t n_new) except -1 nogil
+    cdef int resize_store(self, Py_ssize_t n_rows) except -1
     cdef void renumber_slots(self, Py_ssize_t n_total, unsigned char* mark,
                              Py_ssize_t* new_slot) noexcept nogil
     cdef void mark_referenced_slots(self, Py_ssize_t n_total, unsigned char* mark) noexcept nogil

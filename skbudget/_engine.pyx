@@ -190,6 +190,8 @@ cdef class OnlineLearner:
         self.slot_alpha = np.zeros(0)
         self.slot_mark = np.zeros(0, dtype=np.uint8)
         self.slot_map = np.zeros(0, dtype=np.intp)
+        self.row_scratch = np.zeros(0)
+        self.n_cell_rows = 0
         self.grow(max(capacity, 1))
 
     def use_store(self, int kind, double gamma, double coef0, double degree,
@@ -254,11 +256,13 @@ cdef class OnlineLearner:
                 self.grow_store()
         if self.chunk_blocks:
             self.slot_row[self.n_slots] = -1
+            self.slot_owner[self.n_slots] = -1
         self.n_slots += 1
         return self.n_slots - 1
 
     cdef int grow_store(self) except -1:
-        """Double the feature store (and the chunk's ``slot_row``)."""
+        """Double the feature store (and the chunk's ``slot_row``,
+        ``slot_owner`` and ``slot_alpha``)."""
         cdef Py_ssize_t n = self.store.shape[0]
         if self.n_slots == n:
             store = np.zeros((2 * n + 8, self.n_features))
@@ -267,6 +271,7 @@ cdef class OnlineLearner:
             self.store_sq = _resized(self.store_sq, 2 * n + 8)
         if self.chunk_blocks and self.slot_row.shape[0] < self.store.shape[0]:
             self.slot_row = _resized(self.slot_row, self.store.shape[0])
+            self.slot_owner = _resized(self.slot_owner, self.store.shape[0])
             self.slot_alpha = _resized(self.slot_alpha, self.store.shape[0])
         return 0
 
@@ -281,39 +286,53 @@ cdef class OnlineLearner:
         return 0
 
     cdef int reserve_slots(self, Py_ssize_t n_new) except -1 nogil:
-        """Before a chunk (store mode): room for ``n_new`` new slots.
-        Unreferenced slots (beyond the support vectors) are dropped before
-        every chunk (the chunk's kernel block covers every stored row, so a
-        stale one costs as much as a live one: more than moving a row into
-        its place); the store keeps twice the room it needs.  The GIL is
-        taken only to enlarge the store."""
-        cdef Py_ssize_t need = self.n_slots + n_new
-        if need > self.store.shape[0] or self.n_slots > self.n_sv:
-            self.compact_store()
-            need = self.n_slots + n_new
-            if need > self.store.shape[0]:
-                with gil:
-                    store = np.zeros((2 * need, self.n_features))
-                    store[:self.n_slots] = np.asarray(self.store)[:self.n_slots]
-                    self.store = store
-                    self.store_sq = _resized(self.store_sq, 2 * need)
-                    if self.chunk_blocks:
-                        self.slot_row = np.full(self.store.shape[0], -1, dtype=np.intp)
-                        self.slot_alpha = np.zeros(self.store.shape[0])
-                if self.chunk_blocks:
-                    self.rebuild_slot_alpha()
+        """Before a chunk (store mode): the store laid out for it
+        (:meth:`compact_store`, which drops the rows nothing references:
+        the chunk's kernel block covers every stored row, so a stale one
+        costs as much as a live one), and room for ``n_new`` new slots; the
+        store keeps twice the room it needs.  The GIL is taken only to
+        enlarge the store."""
+        cdef Py_ssize_t need
+        self.compact_store(n_new)
+        need = self.n_slots + n_new
+        if need > self.store.shape[0]:
+            with gil:
+                self.resize_store(2 * need)
+        if self.chunk_blocks:
+            self.rebuild_slot_alpha()
         return 0
 
-    cdef int compact_store(self) except -1 nogil:
-        """Drop the store rows nothing references: each hole below the
-        number of live rows gets the last live row above it (a row moved per
-        hole, not every row after the first hole; slots are addresses, their
-        order means nothing), and every reference is renumbered."""
-        cdef Py_ssize_t s, e, live = 0, n = self.n_slots, d = self.n_features
+    cdef int resize_store(self, Py_ssize_t n_rows) except -1:
+        """The feature store with ``n_rows`` rows, the stored ones kept (and
+        the chunk's per-slot arrays as large)."""
+        store = np.zeros((n_rows, self.n_features))
+        store[:self.n_slots] = np.asarray(self.store)[:self.n_slots]
+        self.store = store
+        self.store_sq = _resized(self.store_sq, n_rows)
+        if self.chunk_blocks:
+            self.slot_row = np.full(n_rows, -1, dtype=np.intp)
+            self.slot_owner = np.full(n_rows, -1, dtype=np.intp)
+            self.slot_alpha = np.zeros(n_rows)
+        return 0
+
+    cdef int compact_store(self, Py_ssize_t n_new) except -1 nogil:
+        """Lay the store out for a chunk: the vector of the support vector
+        in cell ``c`` in row ``c``, for every cell below the highest one in
+        use (``n_cell_rows``; a free cell's row holds zeros), then the rows
+        the policy references besides (``mark_extra_slots``), packed; every
+        other row is dropped and every reference renumbered.  The chunk's
+        kernel block then holds each support vector's value at its cell,
+        which :meth:`gather_row` copies as it is.
+
+        Only the rows whose place changes move (mostly the vectors added
+        during the last chunk), through a scratch copy, so that no row is
+        overwritten before it has moved.  ``n_new``: the slots the chunk
+        will add (the store is enlarged for them too when it grows here)."""
+        cdef Py_ssize_t i, s, c, target, n_moved = 0, n = self.n_slots, d = self.n_features
+        cdef Py_ssize_t n_cells = 0
         cdef unsigned char* mark
         cdef Py_ssize_t* new_slot
-        if n == self.n_sv:          # every slot holds a support vector
-            return 0
+        cdef double* scratch
         if self.slot_map.shape[0] < n:
             with gil:
                 self.slot_mark = np.empty(self.store.shape[0], dtype=np.uint8)
@@ -322,23 +341,45 @@ cdef class OnlineLearner:
         new_slot = &self.slot_map[0]
         self.mark_referenced_slots(n, mark)
         for s in range(n):
-            live += mark[s]
+            new_slot[s] = -1
+        for i in range(self.n_sv):
+            c = self.order[i]
+            new_slot[self.slot[c]] = c
+            n_cells = max(n_cells, c + 1)
+        target = n_cells
+        for s in range(n):          # the policy's other rows, after the cells'
+            if mark[s] and new_slot[s] < 0:
+                new_slot[s] = target
+                target += 1
+            if new_slot[s] >= 0 and new_slot[s] != s:
+                n_moved += 1
+        if target > self.store.shape[0] or self.row_scratch.shape[0] < n_moved * (d + 1):
+            with gil:
+                if target > self.store.shape[0]:
+                    self.resize_store(2 * (target + n_new))
+                if self.row_scratch.shape[0] < n_moved * (d + 1):
+                    self.row_scratch = np.empty(2 * n_moved * (d + 1))
+        scratch = &self.row_scratch[0] if n_moved else NULL
+        i = 0
+        for s in range(n):          # every moving row out, then each into its place
+            if new_slot[s] >= 0 and new_slot[s] != s:
+                memcpy(&scratch[i * (d + 1)], &self.store[s, 0], d * sizeof(double))
+                scratch[i * (d + 1) + d] = self.store_sq[s]
+                i += 1
+        i = 0
         for s in range(n):
-            new_slot[s] = s if mark[s] and s < live else -1
-        e = n - 1
-        for s in range(live):
-            if not mark[s]:
-                while not mark[e]:
-                    e -= 1
-                memcpy(&self.store[s, 0], &self.store[e, 0], d * sizeof(double))
-                self.store_sq[s] = self.store_sq[e]
-                if self.chunk_blocks:   # (a stale slot's coefficient is 0)
-                    self.slot_alpha[s] = self.slot_alpha[e]
-                    self.slot_alpha[e] = 0.0
-                new_slot[e] = s
-                e -= 1
+            if new_slot[s] >= 0 and new_slot[s] != s:
+                memcpy(&self.store[new_slot[s], 0], &scratch[i * (d + 1)], d * sizeof(double))
+                self.store_sq[new_slot[s]] = scratch[i * (d + 1) + d]
+                i += 1
+        for i in range(self.n_free):    # free cells' rows: zeros (finite values of no weight)
+            c = self.free_cells[i]
+            if c < n_cells:
+                memset(&self.store[c, 0], 0, d * sizeof(double))
+                self.store_sq[c] = 0.0
         self.apply_slot_map(new_slot)
-        self.n_slots = live
+        self.n_slots = target
+        self.n_cell_rows = n_cells
         return 0
 
     cdef void mark_referenced_slots(self, Py_ssize_t n_total,
@@ -448,7 +489,13 @@ cdef class OnlineLearner:
         """k_row[c] = k(x_t, x_c) for every support-vector cell (the hottest
         loop).  Returns whether every value is finite (store mode; the
         chunk's blocks were checked when computed, so only values computed
-        here are)."""
+        here are).
+
+        Dense input: the store is laid out with each support vector of the
+        chunk's start in the row of its cell (:meth:`compact_store`), so
+        the chunk's kernel row is copied as it is; the vectors added during
+        the chunk are then put in from their slots (``slot_owner``: the
+        cell each was given)."""
         cdef Py_ssize_t i, c, s, n = self.n_sv, n_old = self.n_old, n_block = self.n_block_slots
         cdef double v
         cdef bint finite = True
@@ -457,21 +504,34 @@ cdef class OnlineLearner:
         cdef const Py_ssize_t* order = &self.order[0]
         cdef const Py_ssize_t* slot = &self.slot[0]
         cdef double* k_row = &self.k_row[0]
+        cdef const Py_ssize_t* owner
+        cdef const Py_ssize_t* example
         cdef const double* new_row
         cdef const double* old_row
         cdef const double* block_row = NULL
         if self.uses_store:
-            if n_block > 0:     # dense input: the chunk's row against the stored rows
-                block_row = &self.chunk_k[self.t * n_block]
+            if self.chunk_blocks:    # dense input: the chunk's row against the stored rows
+                if n_block > 0:     # (laid out by compact_store)
+                    memcpy(k_row, &self.chunk_k[self.t * n_block],
+                           min(self.n_cell_rows, n_block) * sizeof(double))
+                owner = &self.slot_owner[0]
+                example = &self.slot_row[0]
+                for s in range(n_block, self.n_slots):     # added during the chunk
+                    c = owner[s]
+                    if c < 0 or slot[c] != s:
+                        continue
+                    if s != self.cur_slot and example[s] >= 0:   # (checked when computed)
+                        k_row[c] = self.chunk_self[example[s] * self.chunk_len + self.t]
+                    else:
+                        v = self.kernel_to_slot(s)
+                        finite = finite and _finite(v)
+                        k_row[c] = v
+                return finite
             for i in range(n):
                 c = order[i]
-                s = slot[c]
-                if s < n_block:         # the common case, inline
-                    k_row[c] = block_row[s]
-                else:
-                    v = self.kernel_to_slot(s)
-                    finite = finite and _finite(v)
-                    k_row[c] = v
+                v = self.kernel_to_slot(slot[c])
+                finite = finite and _finite(v)
+                k_row[c] = v
             return finite
         new_row = &self.K_new[self.t, 0]
         old_row = new_row
@@ -590,6 +650,8 @@ cdef class OnlineLearner:
         (already taken off the free stack) holds the vector of ``slot``,
         stored coefficient ``a``, as the newest support vector."""
         self.slot[cell] = slot
+        if self.chunk_blocks and slot >= self.n_block_slots:
+            self.slot_owner[slot] = cell
         self.set_alpha(cell, a)
         self.kself[cell] = k_self
         self.k_row[cell] = k_now
@@ -925,6 +987,7 @@ cdef class OnlineLearner:
         cdef Py_ssize_t start = 0, stop, c, i, d = self.n_features, n = rows.shape[0]
         cdef const double* chunk_start
         self.slot_row = np.full(self.store.shape[0], -1, dtype=np.intp)
+        self.slot_owner = np.full(self.store.shape[0], -1, dtype=np.intp)
         if self.slot_alpha.shape[0] < self.store.shape[0]:
             self.slot_alpha = np.zeros(self.store.shape[0])
         self.chunk_rows = np.empty(0)
@@ -974,6 +1037,7 @@ cdef class OnlineLearner:
             self.chunk_xt_buffer = None
             self.chunk_rows = None
             self.slot_row = None
+            self.slot_owner = None
             self.x_dense = NULL
             self.cur_slot = -1
         return 0
