@@ -217,50 +217,43 @@ SKB_VERSIONS(double, skb_dot16, (const double *a, const double *b, ptrdiff_t n),
     return ((s0 + s2) + (s1 + s3)) + skb_dot4(a + j, b + j, n - j);     /* + the last n % 16 */
 }
 
-/* out[i] = ||rows[i]||^2 (dense_dot's arithmetic) for the c rows of d
- * values. */
-SKB_VERSIONS(int, skb_row_norms, (const double *rows, ptrdiff_t c, ptrdiff_t d, double *out),
-             (rows, c, d, out))
-{
-    ptrdiff_t i;
-    for (i = 0; i < c; i++)
-        out[i] = skb_dot4(rows + i * d, rows + i * d, d);
-    return 0;
-}
+/* partial sums of skb_block_moments: enough additions in flight to keep
+ * the adders busy (eight AVX2 registers) */
+#define SKB_MOMENT_SUMS 32
 
-/* Mean and sum of squared deviations of x[0:n] - shift, two passes (eight
- * partial sums each). */
+/* Mean and sum of squared deviations of x[0:n] - shift, two passes
+ * (SKB_MOMENT_SUMS partial sums each, added in order). */
 SKB_VERSIONS(int, skb_block_moments,
              (const double *x, ptrdiff_t n, double shift, double *mean, double *m2),
              (x, n, shift, mean, m2))
 {
-    double s[8];
+    double s[SKB_MOMENT_SUMS];
     double mu, total = 0.0;
-    ptrdiff_t i, n8 = n - n % 8;
+    ptrdiff_t i, n_whole = n - n % SKB_MOMENT_SUMS;
     int k;
-    for (k = 0; k < 8; k++)
+    for (k = 0; k < SKB_MOMENT_SUMS; k++)
         s[k] = 0.0;
-    for (i = 0; i < n8; i += 8)
-        for (k = 0; k < 8; k++)
+    for (i = 0; i < n_whole; i += SKB_MOMENT_SUMS)
+        for (k = 0; k < SKB_MOMENT_SUMS; k++)
             s[k] += x[i + k] - shift;
-    for (i = n8; i < n; i++)
+    for (i = n_whole; i < n; i++)
         total += x[i] - shift;
-    for (k = 0; k < 8; k++) {
+    for (k = 0; k < SKB_MOMENT_SUMS; k++) {
         total += s[k];
         s[k] = 0.0;
     }
     mu = total / n;
     total = 0.0;
-    for (i = 0; i < n8; i += 8)
-        for (k = 0; k < 8; k++) {
-            double d = (x[i + k] - shift) - mu;
-            s[k] += d * d;
+    for (i = 0; i < n_whole; i += SKB_MOMENT_SUMS)
+        for (k = 0; k < SKB_MOMENT_SUMS; k++) {
+            double dev = (x[i + k] - shift) - mu;
+            s[k] += dev * dev;
         }
-    for (i = n8; i < n; i++) {
-        double d = (x[i] - shift) - mu;
-        total += d * d;
+    for (i = n_whole; i < n; i++) {
+        double dev = (x[i] - shift) - mu;
+        total += dev * dev;
     }
-    for (k = 0; k < 8; k++)
+    for (k = 0; k < SKB_MOMENT_SUMS; k++)
         total += s[k];
     *mean = mu;
     *m2 = total;
@@ -434,6 +427,53 @@ static SKB_UNUSED int skb_transpose(const double *rows, ptrdiff_t c, ptrdiff_t d
     for (; i < c; i++)
         for (k = 0; k < d; k++)
             out[k * ld + i] = rows[i * d + k];
+    return 0;
+}
+
+#ifdef SKB_DISPATCH_AVX2
+/* skb_row_norms for the rows 0 .. 4 floor(c / 4) - 1, four at a time: one
+ * register of four partial sums per row (skb_dot4's, lane k summing the
+ * terms j = k mod 4 before the last d mod 4, which go to lane 0 in order),
+ * so that four rows' additions are in flight where one row's wait on their
+ * latency; returns how many rows it did. */
+static __attribute__((target("avx2"))) ptrdiff_t skb_row_norms_avx2(
+    const double *rows, ptrdiff_t c, ptrdiff_t d, double *out)
+{
+    ptrdiff_t i, j, r;
+    for (i = 0; i + 4 <= c; i += 4) {
+        __m256d acc[4];
+        double lanes[4][4];
+        for (r = 0; r < 4; r++)
+            acc[r] = _mm256_setzero_pd();
+        for (j = 0; j + 4 <= d; j += 4)
+            for (r = 0; r < 4; r++) {
+                __m256d v = _mm256_loadu_pd(rows + (i + r) * d + j);
+                acc[r] = _mm256_add_pd(acc[r], _mm256_mul_pd(v, v));
+            }
+        for (r = 0; r < 4; r++) {
+            const double *row = rows + (i + r) * d;
+            ptrdiff_t k;
+            _mm256_storeu_pd(lanes[r], acc[r]);
+            for (k = j; k < d; k++)
+                lanes[r][0] += row[k] * row[k];
+            out[i + r] = (lanes[r][0] + lanes[r][1]) + (lanes[r][2] + lanes[r][3]);
+        }
+    }
+    return i;
+}
+#endif
+
+/* out[i] = ||rows[i]||^2 (dense_dot's arithmetic, skb_dot4) for the c rows
+ * of d values (four at a time where the AVX2 loops run). */
+static SKB_UNUSED int skb_row_norms(const double *rows, ptrdiff_t c, ptrdiff_t d, double *out)
+{
+    ptrdiff_t i = 0;
+#ifdef SKB_DISPATCH_AVX2
+    if (skb_avx2_chosen > 0)
+        i = skb_row_norms_avx2(rows, c, d, out);
+#endif
+    for (; i < c; i++)
+        out[i] = skb_dot4(rows + i * d, rows + i * d, d);
     return 0;
 }
 
