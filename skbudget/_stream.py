@@ -40,8 +40,9 @@ STORE_MAX_SPARSE_FEATURES = 1 << 15
 # store compactions)
 DENSIFY_MAX_FEATURES = 1024
 STORE_CHUNK = 256
-# examples per compiled call in store mode (bounds the per-round arrays)
-SEGMENT = 8192
+# examples per compiled call in store mode (bounds the per-round arrays:
+# about 40 bytes an example and learner; each call costs ~80 us of Python)
+SEGMENT = 32768
 # store mode: a stream this short runs without limiting BLAS threads (the
 # limit costs ~20 us a call; its products are too small for threads anyway)
 SHORT_STREAM = 64
