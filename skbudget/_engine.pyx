@@ -325,11 +325,13 @@ cdef class OnlineLearner:
         which :meth:`gather_row` copies as it is.
 
         Only the rows whose place changes move (mostly the vectors added
-        during the last chunk), through a scratch copy, so that no row is
-        overwritten before it has moved.  ``n_new``: the slots the chunk
-        will add (the store is enlarged for them too when it grows here)."""
+        during the last chunk, each into the row of a vector that is gone);
+        a row whose place holds a row that moves as well waits in a scratch
+        copy, so that no row is overwritten before it has moved.  ``n_new``:
+        the slots the chunk will add (the store is enlarged for them too
+        when it grows here)."""
         cdef Py_ssize_t i, s, c, target, n_moved = 0, n = self.n_slots, d = self.n_features
-        cdef Py_ssize_t n_cells = 0
+        cdef Py_ssize_t n_cells = 0, first = n    # (rows before first stay where they are)
         cdef unsigned char* mark
         cdef Py_ssize_t* new_slot
         cdef double* scratch
@@ -339,19 +341,25 @@ cdef class OnlineLearner:
                 self.slot_map = np.empty(self.store.shape[0], dtype=np.intp)
         mark = &self.slot_mark[0]
         new_slot = &self.slot_map[0]
-        self.mark_referenced_slots(n, mark)
-        for s in range(n):
-            new_slot[s] = -1
+        memset(new_slot, 0xff, n * sizeof(Py_ssize_t))     # -1: dropped
         for i in range(self.n_sv):
             c = self.order[i]
-            new_slot[self.slot[c]] = c
+            s = self.slot[c]
+            new_slot[s] = c
             n_cells = max(n_cells, c + 1)
+            if s != c:
+                first = min(first, s)
+        memset(mark, 0, n)
+        self.mark_extra_slots(mark)
         target = n_cells
         for s in range(n):          # the policy's other rows, after the cells'
             if mark[s] and new_slot[s] < 0:
                 new_slot[s] = target
+                if target != s:
+                    first = min(first, s)
                 target += 1
-            if new_slot[s] >= 0 and new_slot[s] != s:
+        for s in range(first, n):   # moves into a row that moves too wait in the scratch
+            if _moves_into_a_moving_row(new_slot, s, n):
                 n_moved += 1
         if target > self.store.shape[0] or self.row_scratch.shape[0] < n_moved * (d + 1):
             with gil:
@@ -361,14 +369,19 @@ cdef class OnlineLearner:
                     self.row_scratch = np.empty(2 * n_moved * (d + 1))
         scratch = &self.row_scratch[0] if n_moved else NULL
         i = 0
-        for s in range(n):          # every moving row out, then each into its place
-            if new_slot[s] >= 0 and new_slot[s] != s:
+        for s in range(first, n):   # those out first; the others straight into place
+            if _moves_into_a_moving_row(new_slot, s, n):
                 memcpy(&scratch[i * (d + 1)], &self.store[s, 0], d * sizeof(double))
                 scratch[i * (d + 1) + d] = self.store_sq[s]
                 i += 1
+        for s in range(first, n):   # (no row they write is one still to be read)
+            if new_slot[s] >= 0 and new_slot[s] != s and not _moves_into_a_moving_row(
+                    new_slot, s, n):
+                memcpy(&self.store[new_slot[s], 0], &self.store[s, 0], d * sizeof(double))
+                self.store_sq[new_slot[s]] = self.store_sq[s]
         i = 0
-        for s in range(n):
-            if new_slot[s] >= 0 and new_slot[s] != s:
+        for s in range(first, n):
+            if _moves_into_a_moving_row(new_slot, s, n):
                 memcpy(&self.store[new_slot[s], 0], &scratch[i * (d + 1)], d * sizeof(double))
                 self.store_sq[new_slot[s]] = scratch[i * (d + 1) + d]
                 i += 1
@@ -1391,6 +1404,14 @@ def _check_chunk(K_old, K_new, y, example_ids, scores, D_old, D_new):
     for name, size in sizes.items():
         if size != n:
             raise ValueError(f"chunk blocks disagree: {name} = {size}, chunk length {n}")
+
+
+cdef inline bint _moves_into_a_moving_row(const Py_ssize_t* new_slot, Py_ssize_t s,
+                                          Py_ssize_t n) noexcept nogil:
+    """Whether row ``s`` moves (``new_slot``: -1 dropped) into a row of the
+    ``n`` that moves itself."""
+    cdef Py_ssize_t t = new_slot[s]
+    return t >= 0 and t != s and t < n and new_slot[t] >= 0 and new_slot[t] != t
 
 
 cdef uint64_t _kernel_arguments(const KernelSpec* k, double* dots, Py_ssize_t n,

@@ -291,7 +291,8 @@ static SKB_ALWAYS_INLINE void skb_margins_and_leave_one_out(
  * margin[c] += -a_old gram[cell, c], then += a_new k_row[c], and
  * gram[cell, c] = k_row[c], in one contiguous pass; gram[c, cell] = k_row[c]
  * (strided); returns the new vector's margin <alpha, k_row> + a_new
- * k_row[cell] (alpha[cell] is 0; dense_dot's arithmetic).  Unless loo is
+ * k_row[cell] (alpha[cell] is 0; skb_dot16's sums: four partial sums, as
+ * dense_dot has, wait on the latency of the additions).  Unless loo is
  * NULL, the contiguous pass also leaves every cell's leave-one-out margin
  * after the replacement in loo[c] (kself: the cells' k(x_c, x_c), the new
  * vector's is k_row[cell]; scale: the coefficients' global factor), the
@@ -315,7 +316,7 @@ SKB_VERSIONS(double, skb_replace_in_margins,
     }
     for (c = 0; c < cap; c++)
         gram[c * cap + cell] = k_row[c];
-    f_new = skb_dot4(alpha, k_row, cap) + a_new * k_row[cell];
+    f_new = skb_dot16_body(alpha, k_row, cap) + a_new * k_row[cell];
     if (loo != NULL)
         loo[cell] = skb_leave_one_out_margin(a_new, f_new, k_row[cell], scale);
     return f_new;
