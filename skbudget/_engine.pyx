@@ -41,8 +41,8 @@ from skbudget._kernel_rows cimport (
 from skbudget._vector_loops cimport (
     SKB_FMA_PADDING, skb_affine_arguments, skb_avx512_available, skb_avx512_chosen, skb_axpy,
     skb_dot16, skb_fma_available, skb_fma_block, skb_fma_dots_rows,
-    skb_nonfinite_flags, skb_rbf_arguments, skb_replace_in_margins, skb_row_norms,
-    skb_transpose, skb_vector_loops_init,
+    skb_nonfinite_flags, skb_rbf_arguments, skb_rbf_block_arguments, skb_replace_in_margins,
+    skb_row_norms, skb_transpose, skb_vector_loops_init,
 )
 
 cdef uint64_t MAX_UINT32 = 4294967295
@@ -1170,9 +1170,11 @@ cdef class OnlineLearner:
             skb_fma_block(rows_t, c, c, &self.store[0, 0], n, d, self.chunk_k)
         else:
             _gemm_nt(rows, c, &self.store[0, 0], n, d, self.chunk_k, n)
-        for i in range(c):
-            flags |= _kernel_arguments(&self.kspec, &self.chunk_k[i * n], n, &sq_norms[i],
-                                       &self.store_sq[0], True)
+        if self.kspec.kind == RBF_KERNEL:   # row i: example i against every stored row
+            flags = skb_rbf_block_arguments(self.chunk_k, c, n, sq_norms, &self.store_sq[0],
+                                            -self.kspec.gamma)
+        else:                               # elementwise: the block as one row
+            flags = _kernel_arguments(&self.kspec, self.chunk_k, c * n, NULL, NULL, True)
         return self.finish_kernel_values(self.chunk_k, c * n, flags)
 
     cdef int compute_self_column(self, Py_ssize_t first) except -1 nogil:

@@ -133,6 +133,20 @@ SKB_VERSIONS(uint64_t, skb_rbf_arguments,
     return flags;
 }
 
+/* skb_rbf_arguments for a block of c rows of n values, row i example i
+ * (||x_i||^2 = xx[i]) against the vectors vv[0:n]: one call for a chunk. */
+SKB_VERSIONS(uint64_t, skb_rbf_block_arguments,
+             (double *block, ptrdiff_t c, ptrdiff_t n, const double *xx, const double *vv,
+              double minus_gamma),
+             (block, c, n, xx, vv, minus_gamma))
+{
+    uint64_t flags = 0;
+    ptrdiff_t i;
+    for (i = 0; i < c; i++)
+        flags |= skb_rbf_arguments_body(block + i * n, n, xx + i, vv, 1, minus_gamma);
+    return flags;
+}
+
 /* row[j] = gamma row[j] + coef0, in place; bit 63 set if one is NaN. */
 SKB_VERSIONS(uint64_t, skb_affine_arguments,
              (double *row, ptrdiff_t n, double gamma, double coef0),
