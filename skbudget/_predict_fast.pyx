@@ -19,8 +19,9 @@ kernel values (1 MB, which stays in a core's L2 cache).  For each tile:
    ``poly`` / ``sigmoid``: ``gamma <x, s> + coef0``);
 3. the kernel's function over the whole tile: NumPy's vectorized ``exp``
    / ``tanh`` (the functions ``rbf_kernel`` and ``sigmoid_kernel``
-   apply), and for ``poly`` an integer degree by repeated multiplication
-   (``pow`` otherwise); the kernel values are scikit-learn's up to
+   apply), and for ``poly`` an integer degree by repeated squaring (the
+   same multiplications for every value of the tile, so they vectorize;
+   ``pow`` otherwise); the kernel values are scikit-learn's up to
    rounding;
 4. ``scores += tile @ coef[:, tile].T`` with one ``dgemm``.
 
@@ -38,8 +39,8 @@ from scipy.linalg.cython_blas cimport dgemm
 
 from skbudget._engine import fma_kernels_for
 from skbudget._vector_loops cimport (SKB_FMA_PADDING, skb_affine_arguments, skb_axpy,
-                                     skb_fma_block, skb_rbf_arguments, skb_transpose,
-                                     skb_vector_loops_init)
+                                     skb_fma_block, skb_integer_power, skb_rbf_arguments,
+                                     skb_transpose, skb_vector_loops_init)
 
 skb_vector_loops_init()     # the AVX2 loops where the CPU has AVX2
 
@@ -148,7 +149,7 @@ def kernel_expansion(X, vectors, const double[:, ::1] coef, const double[::1] in
                 _dense_dots_by_feature(Xb, VT, c0, t, tile)
             _kernel_arguments(kind, gamma, coef0, tile, m, t, x_norms, v_norms, c0)
             if integer_degree >= 0:
-                _integer_power(tile, m * t, integer_degree)
+                skb_integer_power(&tile[0], m * t, integer_degree)
             else:
                 _kernel_function(kind, degree, tile_arr[:m * t])
             _accumulate(tile, m, t, coef, c0, scores, r0)
@@ -231,21 +232,13 @@ cdef void _kernel_arguments(int kind, double gamma, double coef0, double[::1] ti
             skb_affine_arguments(row, t, gamma, coef0)
 
 
-cdef void _integer_power(double[::1] tile, Py_ssize_t n, int degree) noexcept nogil:
-    """tile[:n] **= degree, a non-negative integer, by repeated squaring."""
-    cdef Py_ssize_t j
-    cdef double base, result
-    cdef int e
-    for j in range(n):
-        base = tile[j]
-        result = 1.0
-        e = degree
-        while e > 0:
-            if e & 1:
-                result *= base
-            base *= base
-            e >>= 1
-        tile[j] = result
+def _integer_power(double[::1] values, int degree):
+    """``values **= degree`` in place, as prediction raises its tiles (for
+    tests)."""
+    if degree < 0:
+        raise ValueError("degree must be a non-negative integer")
+    if values.shape[0]:
+        skb_integer_power(&values[0], values.shape[0], degree)
 
 
 cdef void _kernel_function(int kind, double degree, double[::1] tile):

@@ -147,6 +147,37 @@ SKB_VERSIONS(uint64_t, skb_rbf_block_arguments,
     return flags;
 }
 
+/* values[0:n] **= degree (a non-negative integer) by repeated squaring:
+ * for each bit of the exponent one multiplication of the result and one
+ * squaring, the same for every value, so that the loops over the values
+ * vectorize (one value at a time, the exponent's branches kept them
+ * scalar); the products those of the loop one value at a time. */
+SKB_VERSIONS(int, skb_integer_power, (double *values, ptrdiff_t n, int degree),
+             (values, n, degree))
+{
+    double result[256], base[256];
+    ptrdiff_t start, j, m;
+    int e;
+    for (start = 0; start < n; start += 256) {
+        double *x = values + start;
+        m = n - start < 256 ? n - start : 256;
+        for (j = 0; j < m; j++) {
+            result[j] = 1.0;
+            base[j] = x[j];
+        }
+        for (e = degree; e > 0; e >>= 1) {
+            if (e & 1)
+                for (j = 0; j < m; j++)
+                    result[j] *= base[j];
+            if (e > 1)
+                for (j = 0; j < m; j++)
+                    base[j] *= base[j];
+        }
+        memcpy(x, result, m * sizeof(double));
+    }
+    return 0;
+}
+
 /* row[j] = gamma row[j] + coef0, in place; bit 63 set if one is NaN. */
 SKB_VERSIONS(uint64_t, skb_affine_arguments,
              (double *row, ptrdiff_t n, double gamma, double coef0),

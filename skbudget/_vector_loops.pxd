@@ -13,6 +13,7 @@ cdef extern from "_vector_loops.h" nogil:
                                bint one_x, double minus_gamma)
     uint64_t skb_rbf_block_arguments(double* block, Py_ssize_t c, Py_ssize_t n,
                                      const double* xx, const double* vv, double minus_gamma)
+    int skb_integer_power(double* values, Py_ssize_t n, int degree)
     uint64_t skb_affine_arguments(double* row, Py_ssize_t n, double gamma, double coef0)
     uint64_t skb_nonfinite_flags(const double* values, Py_ssize_t n)
     double skb_dot16(const double* a, const double* b, Py_ssize_t n)

@@ -6,7 +6,7 @@ import scipy.sparse as sp
 from numpy.testing import assert_allclose
 from sklearn.metrics.pairwise import pairwise_kernels
 
-from skbudget._predict_fast import kernel_expansion
+from skbudget._predict_fast import _integer_power, kernel_expansion
 
 PARAMS = {
     "linear": {},
@@ -71,3 +71,25 @@ def test_read_only_inputs():
     for a in (X, V, coef, intercept):
         a.flags.writeable = False
     assert_allclose(_fused(X, V, coef, intercept, "rbf"), _expected(X, V, coef, intercept, "rbf"))
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered")
+@pytest.mark.parametrize("degree", [0, 1, 2, 3, 4, 7, 64])
+def test_integer_power_is_repeated_squaring_value_by_value(degree):
+    # the vectorized pass (blocks of 256 values) against the loop it
+    # replaced, one value at a time: the same products, bit for bit
+    rng = np.random.RandomState(degree)
+    values = np.concatenate([rng.randn(1000) * 3, [0.0, -0.0, 1.0, -1.0, np.inf, -np.inf,
+                                                    np.nan, 1e200, -1e-200]])
+    expected = np.empty_like(values)
+    for j, base in enumerate(values):
+        result, e = 1.0, degree
+        while e > 0:
+            if e & 1:
+                result *= base
+            base *= base
+            e >>= 1
+        expected[j] = result
+    out = values.copy()
+    _integer_power(out, degree)
+    assert np.array_equal(out, expected, equal_nan=True)
