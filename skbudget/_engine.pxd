@@ -4,7 +4,8 @@
 Every algorithm is a subclass of :class:`OnlineLearner` that overrides
 ``process_example`` (and, if it keeps per-support-vector arrays of its own,
 ``grow``, ``on_remove``, ``mark_extra_slots`` and ``remap_extra_slots``; its
-state is listed in ``_state_names``).
+state is listed in ``_state_names``; values it derives from the margins in
+a replacement's pass, ``replace_margins`` and ``forget_derived_values``).
 """
 
 from libc.stdint cimport uint32_t, uint64_t

@@ -327,7 +327,9 @@ cdef class OnlineLearner:
         Only the rows whose place changes move (mostly the vectors added
         during the last chunk, each into the row of a vector that is gone);
         a row whose place holds a row that moves as well waits in a scratch
-        copy, so that no row is overwritten before it has moved.  ``n_new``:
+        copy, so that no row is overwritten before it has moved.  Support
+        vectors that share a row (a policy may add the current example
+        twice) get a copy each.  ``n_new``:
         the slots the chunk will add (the store is enlarged for them too
         when it grows here)."""
         cdef Py_ssize_t i, s, c, target, n_moved = 0, n = self.n_slots, d = self.n_features
@@ -391,6 +393,12 @@ cdef class OnlineLearner:
                 memset(&self.store[c, 0], 0, d * sizeof(double))
                 self.store_sq[c] = 0.0
         self.apply_slot_map(new_slot)
+        for i in range(self.n_sv):      # cells that shared a row: a copy each
+            c = self.order[i]
+            if self.slot[c] != c:
+                memcpy(&self.store[c, 0], &self.store[self.slot[c], 0], d * sizeof(double))
+                self.store_sq[c] = self.store_sq[self.slot[c]]
+                self.slot[c] = c
         self.n_slots = target
         self.n_cell_rows = n_cells
         return 0

@@ -309,3 +309,33 @@ def test_avx2_and_baseline_loops_give_the_same_model_bit_for_bit():
     (avx2, avx2_digest), (baseline, baseline_digest) = runs
     assert (avx2, baseline) == ("avx2", "baseline")
     assert avx2_digest == baseline_digest
+
+
+def test_support_vectors_sharing_a_stored_row_each_get_their_own():
+    # before each chunk the store puts every support vector in the row of
+    # its cell; two that share a stored row (the engine allows it: the
+    # current example added twice) must each get a copy, and the model go
+    # on as with two equal rows (the kernel perceptron keeps both: every
+    # later score counts both)
+    rng = np.random.RandomState(3)
+    X = rng.randn(600, 2)
+    y = (X[:, 0] + 0.8 * rng.randn(600) > 0).astype(int)
+    models = []
+    for shared in (True, False):
+        est = KernelPerceptron(gamma=0.2, random_state=0)
+        est._chunk_size = 7
+        est.partial_fit(X[:200], y[:200], classes=[0, 1])
+        learner = est._learners[0]
+        state = learner.get_state()
+        first, second = state["order"][0], state["order"][1]
+        if shared:      # the second support vector now reads the first one's row
+            state["slot"][second] = state["slot"][first]
+        else:           # the same vector in a row of its own
+            state["store"][state["slot"][second]] = state["store"][state["slot"][first]]
+            state["store_sq"][state["slot"][second]] = state["store_sq"][state["slot"][first]]
+        learner.set_state(state)
+        models.append(est.partial_fit(X[200:], y[200:]))
+    shared, copied = models
+    np.testing.assert_array_equal(shared.mistake_curve_, copied.mistake_curve_)
+    np.testing.assert_array_equal(shared.support_vectors_, copied.support_vectors_)
+    np.testing.assert_allclose(shared.dual_coef_, copied.dual_coef_, rtol=1e-12)
