@@ -832,8 +832,9 @@ static SKB_UNUSED int skb_fma_dots_rows(const double *x, ptrdiff_t rows, const d
                                         ptrdiff_t ld, ptrdiff_t m, ptrdiff_t d, double *out,
                                         ptrdiff_t ldo)
 {
-    ptrdiff_t j, r;
+    ptrdiff_t r;
 #ifdef SKB_DISPATCH_AVX2
+    ptrdiff_t j;
     if (skb_avx512_available() && rows <= 3) {
         for (j = 0; j < m; j += 48) {
             const double *col = cols_t + j;
