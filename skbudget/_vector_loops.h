@@ -336,8 +336,8 @@ static SKB_ALWAYS_INLINE void skb_margins_and_leave_one_out(
  * margin[c] += -a_old gram[cell, c], then += a_new k_row[c], and
  * gram[cell, c] = k_row[c], in one contiguous pass; gram[c, cell] = k_row[c]
  * (strided); returns the new vector's margin <alpha, k_row> + a_new
- * k_row[cell] (alpha[cell] is 0; skb_dot16's sums: four partial sums, as
- * dense_dot has, wait on the latency of the additions).  Unless loo is
+ * k_row[cell] (alpha[cell] is 0; skb_dot16's sixteen partial sums: with
+ * dense_dot's four, the additions wait on each other).  Unless loo is
  * NULL, the contiguous pass also leaves every cell's leave-one-out margin
  * after the replacement in loo[c] (kself: the cells' k(x_c, x_c), the new
  * vector's is k_row[cell]; scale: the coefficients' global factor), the
@@ -378,7 +378,6 @@ SKB_VERSIONS(int, skb_leave_one_out_margins,
         out[c] = skb_leave_one_out_margin(alpha[c], margin[c], kself[c], scale);
     return 0;
 }
-
 
 /* max of values[0:n] (-inf if n is 0), with four running maxima. */
 SKB_VERSIONS(double, skb_largest, (const double *values, ptrdiff_t n), (values, n))
