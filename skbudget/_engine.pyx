@@ -1202,9 +1202,9 @@ cdef class OnlineLearner:
         unlike the GEMM of every other kernel value (exactly duplicated
         examples then score differently).  On a CPU with AVX2 and FMA
         (:func:`use_fma_kernels`, up to ``FMA_FEATURES`` features) they
-        come instead from ``skb_fma_dots``, for the stored example only,
-        from the transposed chunk, summed as the chunk's block is: for
-        the stored example only, or, with AVX-512 tiles, for it and the
+        come instead from ``skb_fma_dots_rows``, from the transposed
+        chunk, summed as the chunk's block is: for the stored example
+        only, or, with AVX-512 tiles, for it and the
         ``FMA_GRAM_ROWS - 1`` examples after it (the later examples'
         columns only), which cost about as much (``skb_fma_dots_rows``:
         one example's chains wait on the latency of the fused
