@@ -100,7 +100,7 @@ cdef class OnlineLearner:
     cdef double[::1] chunk_self_buffer  # and behind chunk_self
     cdef double[::1] chunk_sq_buffer    # and behind chunk_sq
     cdef double[::1] chunk_xt_buffer    # the chunk's rows transposed (d x c): the GEMM's operand
-    cdef bint chunk_fma                 # this chunk's products: skb_fma_block / skb_fma_dots
+    cdef bint chunk_fma                 # this chunk's products: skb_fma_block / skb_fma_dots_rows
     cdef double[::1] chunk_rows         # a chunk's rows, gathered (shuffled) or made dense (CSR)
     cdef Py_ssize_t[::1] slot_row
     cdef Py_ssize_t[::1] slot_owner     # the cell given the vector of each slot added

@@ -77,7 +77,7 @@ cdef Py_ssize_t GRAM_ROWS = 16
 # whether the BLAS has those kernels (set once, :func:`use_small_gemm_kernels`)
 cdef bint SMALL_GEMM_KERNELS = False
 # whether the chunk's inner products come from the engine's own kernels,
-# skb_fma_block and skb_fma_dots (a CPU with AVX2 and FMA, see
+# skb_fma_block and skb_fma_dots_rows (a CPU with AVX2 and FMA, see
 # :func:`use_fma_kernels`), instead of BLAS, for at most FMA_FEATURES
 # features (BLAS sums longer products in blocks of 256 terms)
 cdef bint FMA_KERNELS = skb_fma_available()
