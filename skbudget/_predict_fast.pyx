@@ -39,8 +39,8 @@ from scipy.linalg.cython_blas cimport dgemm
 
 from skbudget._engine import fma_kernels_for
 from skbudget._vector_loops cimport (SKB_FMA_PADDING, skb_affine_arguments, skb_axpy,
-                                     skb_fma_block, skb_integer_power, skb_rbf_arguments,
-                                     skb_transpose, skb_vector_loops_init)
+                                     skb_fma_block, skb_integer_power, skb_rbf_block_arguments,
+                                     skb_row_norms, skb_transpose, skb_vector_loops_init)
 
 skb_vector_loops_init()     # the AVX2 loops where the CPU has AVX2
 
@@ -134,7 +134,7 @@ def kernel_expansion(X, vectors, const double[:, ::1] coef, const double[::1] in
         if kind == RBF and sparse_rows and feature_by_feature:
             _csr_row_norms(data, indptr, r0, m, x_norms)
         elif kind == RBF:
-            _dense_row_norms(Xb, x_norms)
+            skb_row_norms(&Xb[0, 0], m, d, &x_norms[0])     # (training's sums)
         if fma:         # the block's rows transposed, once for every tile
             skb_transpose(&Xb[0, 0], m, d, &Xt[0], m)
         for c0 in range(0, n_sv, t_max):
@@ -154,16 +154,6 @@ def kernel_expansion(X, vectors, const double[:, ::1] coef, const double[::1] in
                 _kernel_function(kind, degree, tile_arr[:m * t])
             _accumulate(tile, m, t, coef, c0, scores, r0)
     return scores_arr
-
-
-cdef void _dense_row_norms(const double[:, ::1] Xb, double[::1] out) noexcept nogil:
-    cdef Py_ssize_t i, k
-    cdef double s
-    for i in range(Xb.shape[0]):
-        s = 0.0
-        for k in range(Xb.shape[1]):
-            s += Xb[i, k] * Xb[i, k]
-        out[i] = s
 
 
 cdef void _csr_row_norms(const double[::1] data, const int[::1] indptr, Py_ssize_t r0,
@@ -218,18 +208,13 @@ cdef void _csr_dots(const double[::1] data, const int[::1] indices, const int[::
 cdef void _kernel_arguments(int kind, double gamma, double coef0, double[::1] tile,
                             Py_ssize_t m, Py_ssize_t t, const double[::1] x_norms,
                             const double[::1] v_norms, Py_ssize_t c0) noexcept nogil:
-    """Inner products -> the argument of the kernel's function, in place."""
-    cdef Py_ssize_t i
-    cdef double* row
-    if kind == LINEAR:
-        return
-    for i in range(m):
-        row = &tile[i * t]
-        if kind == RBF:
-            # as sklearn.metrics.euclidean_distances: (-2 xy + xx) + yy, clipped at 0
-            skb_rbf_arguments(row, t, &x_norms[i], &v_norms[c0], True, -gamma)
-        else:
-            skb_affine_arguments(row, t, gamma, coef0)
+    """Inner products -> the argument of the kernel's function, in place
+    (the training loop's passes over a chunk's block)."""
+    if kind == RBF:
+        # as sklearn.metrics.euclidean_distances: (-2 xy + xx) + yy, clipped at 0
+        skb_rbf_block_arguments(&tile[0], m, t, &x_norms[0], &v_norms[c0], -gamma)
+    elif kind != LINEAR:
+        skb_affine_arguments(&tile[0], m * t, gamma, coef0)
 
 
 def _integer_power(double[::1] values, int degree):
