@@ -189,5 +189,6 @@ cdef class OnlineLearner:
     cdef int on_remove(self, Py_ssize_t cell) except -1 nogil
     cdef void mark_extra_slots(self, unsigned char* mark) noexcept nogil
     cdef void remap_extra_slots(self, const Py_ssize_t* new_slot) noexcept nogil
-    cdef double replace_margins(self, Py_ssize_t cell, double a_old, double a_new) noexcept nogil
+    cdef double replace_margins(self, Py_ssize_t cell, Py_ssize_t pos, double a_old,
+                                double a_new) noexcept nogil
     cdef void forget_derived_values(self) noexcept nogil

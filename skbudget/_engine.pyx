@@ -756,18 +756,21 @@ cdef class OnlineLearner:
         self.unlink_cell(pos)           # cell: the top of the free stack
         self.n_free -= 1
         self.k_row[cell] = self.k_tt
-        self.margin[cell] = self.replace_margins(cell, a_old, coef / self.scale)
+        self.margin[cell] = self.replace_margins(cell, pos, a_old, coef / self.scale)
         self.link_cell(cell, s, coef / self.scale, self.k_tt, self.k_tt)
         return cell
 
-    cdef double replace_margins(self, Py_ssize_t cell, double a_old, double a_new) noexcept nogil:
+    cdef double replace_margins(self, Py_ssize_t cell, Py_ssize_t pos, double a_old,
+                                double a_new) noexcept nogil:
         """The pass of :meth:`replace_at` over every cell (``k_row[cell]``
-        is already the new vector's ``k_tt``): returns the new vector's
-        margin.  A policy that derives per-cell values from the margins
-        may override it to compute them in the same pass."""
+        is already the new vector's ``k_tt``; the removed vector was at
+        position ``pos``, so ``order[pos:n_sv]`` are the support vectors
+        newer than it): returns the new vector's margin.  A policy that
+        derives per-cell values from the margins may override it to compute
+        them in the same pass."""
         return skb_replace_in_margins(&self.gram[0, 0], self.capacity, cell, &self.k_row[0],
                                       &self.alpha[0], &self.margin[0], a_old, a_new,
-                                      &self.kself[0], self.scale, NULL)
+                                      &self.kself[0], self.scale, NULL, True)
 
     cdef int add_to_coef(self, Py_ssize_t cell, double delta) except -1 nogil:
         """alpha_cell += delta (a change of the true, scaled coefficient)."""
@@ -1352,9 +1355,12 @@ cdef class OnlineLearner:
         return np.asarray(self.margin)[self.support_order()] * self.scale + self.intercept
 
     def gram_matrix(self):
-        """Gram matrix of the support set, oldest first (needs ``track_gram``)."""
+        """Gram matrix of the support set, oldest first (needs ``track_gram``),
+        read from each pair's newer vector's row (the entries every policy
+        keeps; see ``CrammerKandolaSingerLearner``)."""
         cells = self.support_order()
-        return np.asarray(self.gram)[np.ix_(cells, cells)].copy()
+        by_newer = np.tril(np.asarray(self.gram)[np.ix_(cells, cells)])
+        return by_newer + np.tril(by_newer, -1).T
 
     # the attributes that make up a learner's state (pickling, the
     # partial_fit snapshot); a policy with state of its own extends the tuple

@@ -334,19 +334,23 @@ static SKB_ALWAYS_INLINE void skb_margins_and_leave_one_out(
 /* The passes over every cell of a replacement (remove the vector of cell,
  * coefficient a_old, and put the current example in its cell, a_new):
  * margin[c] += -a_old gram[cell, c], then += a_new k_row[c], and
- * gram[cell, c] = k_row[c], in one contiguous pass; gram[c, cell] = k_row[c]
- * (strided); returns the new vector's margin <alpha, k_row> + a_new
- * k_row[cell] (alpha[cell] is 0; skb_dot16's sixteen partial sums: with
- * dense_dot's four, the additions wait on each other).  Unless loo is
- * NULL, the contiguous pass also leaves every cell's leave-one-out margin
- * after the replacement in loo[c] (kself: the cells' k(x_c, x_c), the new
- * vector's is k_row[cell]; scale: the coefficients' global factor), the
- * values skb_leave_one_out_margins computes from the new state. */
+ * gram[cell, c] = k_row[c], in one contiguous pass; unless write_column is
+ * 0, gram[c, cell] = k_row[c] too (strided: a cache line per cell; a
+ * policy that keeps the Gram matrix by age needs only the row, see
+ * CrammerKandolaSingerLearner); returns the new vector's margin
+ * <alpha, k_row> + a_new k_row[cell] (alpha[cell] is 0; skb_dot16's sixteen
+ * partial sums: with dense_dot's four, the additions wait on each other).
+ * Unless loo is NULL, the contiguous pass also leaves every cell's
+ * leave-one-out margin after the replacement in loo[c] (kself: the cells'
+ * k(x_c, x_c), the new vector's is k_row[cell]; scale: the coefficients'
+ * global factor), the values skb_leave_one_out_margins computes from the
+ * new state. */
 SKB_VERSIONS(double, skb_replace_in_margins,
              (double *gram, ptrdiff_t cap, ptrdiff_t cell, const double *k_row,
               const double *alpha, double *margin, double a_old, double a_new,
-              const double *kself, double scale, double *loo),
-             (gram, cap, cell, k_row, alpha, margin, a_old, a_new, kself, scale, loo))
+              const double *kself, double scale, double *loo, int write_column),
+             (gram, cap, cell, k_row, alpha, margin, a_old, a_new, kself, scale, loo,
+              write_column))
 {
     double *row = gram + cell * cap, f_new;
     ptrdiff_t c;
@@ -359,8 +363,9 @@ SKB_VERSIONS(double, skb_replace_in_margins,
         skb_margins_and_leave_one_out(margin, row, k_row, alpha, kself, cap, a_old, a_new,
                                       scale, loo);
     }
-    for (c = 0; c < cap; c++)
-        gram[c * cap + cell] = k_row[c];
+    if (write_column)
+        for (c = 0; c < cap; c++)
+            gram[c * cap + cell] = k_row[c];
     f_new = skb_dot16_body(alpha, k_row, cap) + a_new * k_row[cell];
     if (loo != NULL)
         loo[cell] = skb_leave_one_out_margin(a_new, f_new, k_row[cell], scale);

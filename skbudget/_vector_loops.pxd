@@ -23,7 +23,7 @@ cdef extern from "_vector_loops.h" nogil:
     double skb_replace_in_margins(double* gram, Py_ssize_t cap, Py_ssize_t cell,
                                   const double* k_row, const double* alpha, double* margin,
                                   double a_old, double a_new, const double* kself,
-                                  double scale, double* loo)
+                                  double scale, double* loo, bint write_column)
     int skb_leave_one_out_margins(const double* alpha, const double* margin,
                                   const double* kself, double scale, Py_ssize_t n, double* out)
     double skb_largest(const double* values, Py_ssize_t n)

@@ -134,11 +134,12 @@ def test_budget_perceptron_matches_plain(stream, budget, beta):
     _, X, y, kw, kernel = stream
     est, plain = assert_matches(BudgetPerceptron(budget=budget, beta=beta, shuffle=False, **kw),
                                 PlainBudgetPerceptron(kernel, budget=budget, beta=beta), X, y)
-    # the incrementally kept margins are the margins
+    # the incrementally kept margins are the margins, and the Gram matrix
+    # kept by age (each pair in its newer vector's row) is the Gram matrix
     learner = est._learners[0]
-    assert_allclose(learner.support_margins(),
-                    kernel(est.support_vectors_, est.support_vectors_) @ est.dual_coef_[0],
-                    rtol=1e-9, atol=1e-9)
+    K = kernel(est.support_vectors_, est.support_vectors_)
+    assert_allclose(learner.support_margins(), K @ est.dual_coef_[0], rtol=1e-9, atol=1e-9)
+    assert_allclose(learner.gram_matrix(), K, rtol=1e-12, atol=1e-12)
 
 
 def test_budget_perceptron_forgets_its_cached_margins_when_the_state_is_set():
@@ -166,6 +167,12 @@ def test_budget_perceptron_streams_hit_ties_and_distillation():
     assert PlainBudgetPerceptron(kernel, budget=None).partial_fit(X, y).n_ties > 0
     _, X, y, kw, kernel = by_name["rbf-moons"]
     assert PlainBudgetPerceptron(kernel, budget=None).partial_fit(X, y).n_distilled > 5
+    # removals of a support vector older than the newest: its Gram row is
+    # completed from newer rows (CrammerKandolaSingerLearner.complete_gram_row)
+    _, X, y, kw, kernel = by_name["rbf-gauss"]
+    for budget in (4, 10, 25):
+        plain = PlainBudgetPerceptron(kernel, budget=budget).partial_fit(X, y)
+        assert sum(n > 0 for n in plain.n_newer_at_removal) > 5
 
 
 @pytest.mark.parametrize("stream", STREAMS, ids=STREAM_IDS)

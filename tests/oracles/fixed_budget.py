@@ -123,6 +123,7 @@ class PlainBudgetPerceptron(_PlainOnline):
         self.beta = beta
         self.n_distilled = 0
         self.n_ties = 0           # removal decisions between tied candidates
+        self.n_newer_at_removal = []  # per removal: support vectors newer than the removed one
 
     def _leave_one_out(self):
         """y_j (f(x_j) - alpha_j k(x_j, x_j)) for every support vector."""
@@ -135,6 +136,7 @@ class PlainBudgetPerceptron(_PlainOnline):
     def _most_redundant(self, values):
         tied = near_max(values)
         self.n_ties += len(tied) > 1
+        self.n_newer_at_removal.append(len(self.coef) - 1 - int(tied[0]))
         return int(tied[0])
 
     def _round(self, x, y, score):
