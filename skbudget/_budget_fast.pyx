@@ -31,7 +31,8 @@ from libc.math cimport fabs, sqrt, INFINITY
 
 from skbudget._engine cimport OnlineLearner
 from skbudget._engine import size_problem
-from skbudget._vector_loops cimport (skb_axpy, skb_largest, skb_leave_one_out_margins,
+from skbudget._vector_loops cimport (skb_axpy, skb_first_at_least, skb_largest,
+                                       skb_last_position, skb_leave_one_out_margins,
                                        skb_replace_in_margins, skb_vector_loops_init)
 
 skb_vector_loops_init()     # the AVX2 loops where the CPU has AVX2
@@ -170,8 +171,14 @@ cdef class CrammerKandolaSingerLearner(MistakeDrivenLearner):
 
     cdef Py_ssize_t best_removal(self, Py_ssize_t n_candidates, double *best) noexcept nogil:
         """Position among the oldest ``n_candidates`` with the largest
-        leave-one-out margin (ties: oldest); its margin goes to ``best``."""
-        cdef Py_ssize_t i
+        leave-one-out margin (ties: oldest); its margin goes to ``best``.
+
+        One pass over every cell finds the largest margin, one more the
+        cells within the tie tolerance of it: where that is one cell (the
+        usual case), its position is looked up in ``order`` from the newest
+        (where it mostly is: see the class's note); only a tie walks
+        ``order`` from the oldest, comparing margins."""
+        cdef Py_ssize_t i, first, n_within, pos
         cdef double top, threshold
         cdef const Py_ssize_t* order = &self.order[0]
         cdef double* loo
@@ -188,11 +195,17 @@ cdef class CrammerKandolaSingerLearner(MistakeDrivenLearner):
             loo[order[i]] = -INFINITY
         top = skb_largest(loo, self.capacity)
         threshold = top - _tolerance(top)
+        best[0] = top
+        first = skb_first_at_least(loo, self.capacity, threshold, &n_within)
+        if n_within == 1:
+            pos = skb_last_position(order, n_candidates, first)
+            if pos >= 0:
+                best[0] = loo[first]
+                return pos
         for i in range(n_candidates):
             if loo[order[i]] >= threshold:
                 best[0] = loo[order[i]]
                 return i
-        best[0] = top
         return 0
 
     cdef Py_ssize_t make_room(self) except -3 nogil:

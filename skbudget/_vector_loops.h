@@ -384,20 +384,98 @@ SKB_VERSIONS(int, skb_leave_one_out_margins,
     return 0;
 }
 
-/* max of values[0:n] (-inf if n is 0), with four running maxima. */
-SKB_VERSIONS(double, skb_largest, (const double *values, ptrdiff_t n), (values, n))
+#ifdef SKB_DISPATCH_AVX2
+#include <immintrin.h>
+
+/* skb_largest's blocks of sixteen: four AVX2 registers of running maxima
+ * (each v > top ? v : top, as the scalar loop takes it); returns where the
+ * scalar tail starts, *top the maximum so far. */
+__attribute__((target("avx2"))) static ptrdiff_t skb_largest_avx2(const double *values,
+                                                                  ptrdiff_t n, double *top)
 {
-    double top[4] = {-HUGE_VAL, -HUGE_VAL, -HUGE_VAL, -HUGE_VAL};
-    ptrdiff_t c, n4 = n - n % 4;
+    __m256d m0 = _mm256_set1_pd(-HUGE_VAL), m1 = m0, m2 = m0, m3 = m0;
+    double lanes[4];
+    ptrdiff_t c;
     int k;
-    for (c = 0; c < n4; c += 4)
-        for (k = 0; k < 4; k++)
-            top[k] = values[c + k] > top[k] ? values[c + k] : top[k];
-    for (c = n4; c < n; c++)
-        top[0] = values[c] > top[0] ? values[c] : top[0];
-    top[0] = top[0] > top[1] ? top[0] : top[1];
-    top[2] = top[2] > top[3] ? top[2] : top[3];
-    return top[0] > top[2] ? top[0] : top[2];
+    for (c = 0; c + 16 <= n; c += 16) {
+        m0 = _mm256_max_pd(_mm256_loadu_pd(values + c), m0);
+        m1 = _mm256_max_pd(_mm256_loadu_pd(values + c + 4), m1);
+        m2 = _mm256_max_pd(_mm256_loadu_pd(values + c + 8), m2);
+        m3 = _mm256_max_pd(_mm256_loadu_pd(values + c + 12), m3);
+    }
+    _mm256_storeu_pd(lanes, _mm256_max_pd(_mm256_max_pd(m0, m1), _mm256_max_pd(m2, m3)));
+    for (k = 0; k < 4; k++)
+        *top = lanes[k] > *top ? lanes[k] : *top;
+    return c;
+}
+
+/* skb_first_at_least's blocks of four (AVX2 compares); returns where the
+ * scalar tail starts. */
+__attribute__((target("avx2"))) static ptrdiff_t skb_first_at_least_avx2(
+    const double *values, ptrdiff_t n, double threshold, ptrdiff_t *first, ptrdiff_t *count)
+{
+    const __m256d t = _mm256_set1_pd(threshold);
+    ptrdiff_t c;
+    for (c = 0; c + 4 <= n; c += 4) {
+        int mask = _mm256_movemask_pd(_mm256_cmp_pd(_mm256_loadu_pd(values + c), t, _CMP_GE_OQ));
+        if (mask) {
+            if (*first < 0)
+                *first = c + __builtin_ctz(mask);
+            *count += __builtin_popcount(mask);
+        }
+    }
+    return c;
+}
+#endif
+
+/* max of values[0:n] (-inf if n is 0; NaNs passed over): with AVX2,
+ * sixteen running maxima (a single chain waits on each maximum's latency).
+ * Maxima are exact: the same value from either version (but for the sign
+ * of a zero maximum). */
+static SKB_UNUSED double skb_largest(const double *values, ptrdiff_t n)
+{
+    double top = -HUGE_VAL;
+    ptrdiff_t c = 0;
+#ifdef SKB_DISPATCH_AVX2
+    if (skb_avx2_chosen > 0)
+        c = skb_largest_avx2(values, n, &top);
+#endif
+    for (; c < n; c++)
+        top = values[c] > top ? values[c] : top;
+    return top;
+}
+
+/* The index of the first of values[0:n] that is >= threshold (-1 if none);
+ * *count = how many are (NaNs are not).  Exact comparisons: the same
+ * answer from either version. */
+static SKB_UNUSED ptrdiff_t skb_first_at_least(const double *values, ptrdiff_t n,
+                                               double threshold, ptrdiff_t *count)
+{
+    ptrdiff_t c = 0, first = -1;
+    *count = 0;
+#ifdef SKB_DISPATCH_AVX2
+    if (skb_avx2_chosen > 0)
+        c = skb_first_at_least_avx2(values, n, threshold, &first, count);
+#endif
+    for (; c < n; c++) {
+        if (values[c] >= threshold) {
+            if (first < 0)
+                first = c;
+            *count += 1;
+        }
+    }
+    return first;
+}
+
+/* The last i < n with items[i] == item, or -1 (a search from the end). */
+static SKB_UNUSED ptrdiff_t skb_last_position(const ptrdiff_t *items, ptrdiff_t n,
+                                              ptrdiff_t item)
+{
+    ptrdiff_t i;
+    for (i = n - 1; i >= 0; i--)
+        if (items[i] == item)
+            return i;
+    return -1;
 }
 
 

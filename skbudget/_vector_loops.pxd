@@ -27,6 +27,9 @@ cdef extern from "_vector_loops.h" nogil:
     int skb_leave_one_out_margins(const double* alpha, const double* margin,
                                   const double* kself, double scale, Py_ssize_t n, double* out)
     double skb_largest(const double* values, Py_ssize_t n)
+    Py_ssize_t skb_first_at_least(const double* values, Py_ssize_t n, double threshold,
+                                  Py_ssize_t* count)
+    Py_ssize_t skb_last_position(const Py_ssize_t* items, Py_ssize_t n, Py_ssize_t item)
     int skb_axpy(double* y, double a, const double* x, Py_ssize_t n)
     int skb_fma_available()
     int skb_transpose(const double* rows, Py_ssize_t c, Py_ssize_t d, double* out, Py_ssize_t ld)
