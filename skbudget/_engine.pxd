@@ -181,7 +181,7 @@ cdef class OnlineLearner:
     cdef void apply_slot_map(self, const Py_ssize_t* new_slot) noexcept nogil
     cdef int set_current(self, double xx, bint gather) except -1 nogil
     cdef int raise_nonfinite(self) except -1 nogil
-    cdef int rebuild_slot_alpha(self) except -1 nogil
+    cdef int rebuild_slot_alpha(self, bint laid_out) except -1 nogil
 
     # ---- policy hooks --------------------------------------------------------
     cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300 nogil

@@ -29,7 +29,7 @@ the helpers below (``kernel_to_slot``, ``append_current``, ``remove_at``...).
 import numpy as np
 from libc.math cimport INFINITY, fabs
 from libc.stdint cimport uint64_t
-from libc.string cimport memcpy, memmove, memset
+from libc.string cimport memchr, memcpy, memmove, memset
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from scipy.linalg.cython_blas cimport dgemm
 
@@ -275,14 +275,20 @@ cdef class OnlineLearner:
             self.slot_alpha = _resized(self.slot_alpha, self.store.shape[0])
         return 0
 
-    cdef int rebuild_slot_alpha(self) except -1 nogil:
+    cdef int rebuild_slot_alpha(self, bint laid_out) except -1 nogil:
         """slot_alpha for the store as it is (dense input, per call and
-        after a compaction; ``slot_alpha`` covers the store's rows)."""
-        cdef Py_ssize_t i, c
-        memset(&self.slot_alpha[0], 0, self.slot_alpha.shape[0] * sizeof(double))
-        for i in range(self.n_sv):
-            c = self.order[i]
-            self.slot_alpha[self.slot[c]] = self.alpha[c]
+        after a compaction; ``slot_alpha`` covers the store's rows).
+        ``laid_out``: just after :meth:`compact_store`, the vector of cell
+        ``c`` is in row ``c`` for every cell below ``n_cell_rows`` (a free
+        cell's alpha is 0), so ``slot_alpha`` starts as those cells' alpha."""
+        cdef Py_ssize_t i, c, n_copied = self.n_cell_rows if laid_out else 0
+        memcpy(&self.slot_alpha[0], &self.alpha[0], n_copied * sizeof(double))
+        memset(&self.slot_alpha[n_copied], 0,
+               (self.slot_alpha.shape[0] - n_copied) * sizeof(double))
+        if not laid_out:
+            for i in range(self.n_sv):
+                c = self.order[i]
+                self.slot_alpha[self.slot[c]] = self.alpha[c]
         return 0
 
     cdef int reserve_slots(self, Py_ssize_t n_new) except -1 nogil:
@@ -299,7 +305,7 @@ cdef class OnlineLearner:
             with gil:
                 self.resize_store(2 * need)
         if self.chunk_blocks:
-            self.rebuild_slot_alpha()
+            self.rebuild_slot_alpha(True)
         return 0
 
     cdef int resize_store(self, Py_ssize_t n_rows) except -1:
@@ -334,6 +340,7 @@ cdef class OnlineLearner:
         when it grows here)."""
         cdef Py_ssize_t i, s, c, target, n_moved = 0, n = self.n_slots, d = self.n_features
         cdef Py_ssize_t n_cells = 0, first = n    # (rows before first stay where they are)
+        cdef bint shared_rows = False               # support vectors that share a row
         cdef unsigned char* mark
         cdef Py_ssize_t* new_slot
         cdef double* scratch
@@ -347,6 +354,7 @@ cdef class OnlineLearner:
         for i in range(self.n_sv):
             c = self.order[i]
             s = self.slot[c]
+            shared_rows |= new_slot[s] >= 0
             new_slot[s] = c
             n_cells = max(n_cells, c + 1)
             if s != c:
@@ -354,12 +362,13 @@ cdef class OnlineLearner:
         memset(mark, 0, n)
         self.mark_extra_slots(mark)
         target = n_cells
-        for s in range(n):          # the policy's other rows, after the cells'
-            if mark[s] and new_slot[s] < 0:
-                new_slot[s] = target
-                if target != s:
-                    first = min(first, s)
-                target += 1
+        if memchr(mark, 1, n) != NULL:  # the policy's other rows, after the cells'
+            for s in range(n):
+                if mark[s] and new_slot[s] < 0:
+                    new_slot[s] = target
+                    if target != s:
+                        first = min(first, s)
+                    target += 1
         for s in range(first, n):   # moves into a row that moves too wait in the scratch
             if _moves_into_a_moving_row(new_slot, s, n):
                 n_moved += 1
@@ -393,7 +402,7 @@ cdef class OnlineLearner:
                 memset(&self.store[c, 0], 0, d * sizeof(double))
                 self.store_sq[c] = 0.0
         self.apply_slot_map(new_slot)
-        for i in range(self.n_sv):      # cells that shared a row: a copy each
+        for i in range(self.n_sv if shared_rows else 0):    # cells that shared a row: a copy each
             c = self.order[i]
             if self.slot[c] != c:
                 memcpy(&self.store[c, 0], &self.store[self.slot[c], 0], d * sizeof(double))
@@ -1022,7 +1031,7 @@ cdef class OnlineLearner:
         self.chunk_blocks = True
         self.nonfinite = False
         try:
-            self.rebuild_slot_alpha()
+            self.rebuild_slot_alpha(False)
             # no Python per chunk: the GIL only for a compaction or growth
             with nogil:     # other threads' learners run meanwhile
                 while start < n:
