@@ -156,8 +156,9 @@ cdef class CrammerKandolaSingerLearner(MistakeDrivenLearner):
     of the update at B = 500), and a removal completes the removed
     vector's row from the rows of the vectors newer than it
     (:meth:`complete_gram_row`; on the benchmark streams the removed
-    vector is the newest in nine removals out of ten, so there are few).  The margins see the same values as with
-    a symmetric matrix: the same model, bit for bit.
+    vector is the newest in nine removals out of ten, so there are few).
+    The margins see the same values as with a symmetric matrix: the same
+    model, bit for bit.
     """
 
     # every cell's leave-one-out margin (best_removal), and whether they are

@@ -160,7 +160,7 @@ def test_budget_perceptron_forgets_its_cached_margins_when_the_state_is_set():
     assert_array_equal(est.dual_coef_, reference.dual_coef_)
 
 
-def test_budget_perceptron_streams_hit_ties_and_distillation():
+def test_budget_perceptron_streams_hit_ties_distillation_and_older_removals():
     by_name = {s[0]: s for s in STREAMS}
     _, X, y, kw, kernel = by_name["rbf-duplicates"]
     assert PlainBudgetPerceptron(kernel, budget=4).partial_fit(X, y).n_ties > 0
