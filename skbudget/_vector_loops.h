@@ -28,6 +28,7 @@
 #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__)) \
     && !defined(SKB_NO_DISPATCH)
 #define SKB_DISPATCH_AVX2 1
+#include <immintrin.h>
 #endif
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -385,8 +386,6 @@ SKB_VERSIONS(int, skb_leave_one_out_margins,
 }
 
 #ifdef SKB_DISPATCH_AVX2
-#include <immintrin.h>
-
 /* skb_largest's blocks of sixteen: four AVX2 registers of running maxima
  * (each v > top ? v : top, as the scalar loop takes it); returns where the
  * scalar tail starts, *top the maximum so far. */
@@ -502,7 +501,6 @@ static SKB_UNUSED int skb_fma_available(void)
 }
 
 #ifdef SKB_DISPATCH_AVX2
-#include <immintrin.h>
 #define SKB_FMA_TARGET __attribute__((target("avx2,fma")))
 #else
 #define SKB_FMA_TARGET
