@@ -198,10 +198,9 @@ cdef class CrammerKandolaSingerLearner(MistakeDrivenLearner):
         threshold = top - _tolerance(top)
         best[0] = top
         first = skb_first_at_least(loo, self.capacity, threshold, &n_within)
-        if n_within == 1:
+        if n_within == 1:       # (then loo[first] is top)
             pos = skb_last_position(order, n_candidates, first)
             if pos >= 0:
-                best[0] = loo[first]
                 return pos
         for i in range(n_candidates):
             if loo[order[i]] >= threshold:

@@ -402,12 +402,13 @@ cdef class OnlineLearner:
                 memset(&self.store[c, 0], 0, d * sizeof(double))
                 self.store_sq[c] = 0.0
         self.apply_slot_map(new_slot)
-        for i in range(self.n_sv if shared_rows else 0):    # cells that shared a row: a copy each
-            c = self.order[i]
-            if self.slot[c] != c:
-                memcpy(&self.store[c, 0], &self.store[self.slot[c], 0], d * sizeof(double))
-                self.store_sq[c] = self.store_sq[self.slot[c]]
-                self.slot[c] = c
+        if shared_rows:                 # cells that shared a row: a copy each
+            for i in range(self.n_sv):
+                c = self.order[i]
+                if self.slot[c] != c:
+                    memcpy(&self.store[c, 0], &self.store[self.slot[c], 0], d * sizeof(double))
+                    self.store_sq[c] = self.store_sq[self.slot[c]]
+                    self.slot[c] = c
         self.n_slots = target
         self.n_cell_rows = n_cells
         return 0
