@@ -105,6 +105,11 @@ cdef class OnlineLearner:
     cdef Py_ssize_t[::1] slot_row
     cdef Py_ssize_t[::1] slot_owner     # the cell given the vector of each slot added
                                         # during the chunk (-1: none yet)
+    # the slots added during the chunk that hold a support vector (those
+    # given a coefficient, less those whose owner was removed), ascending:
+    # the rounds' passes over the chunk's new vectors skip the others
+    cdef Py_ssize_t[::1] added_slots
+    cdef Py_ssize_t n_added_slots
     # compaction scratch (store rows): referenced marks, old -> new slot,
     # the rows that move (each with its squared norm)
     cdef unsigned char[::1] slot_mark
@@ -155,6 +160,8 @@ cdef class OnlineLearner:
     cdef void link_cell(self, Py_ssize_t cell, Py_ssize_t slot, double a, double k_self,
                         double k_now) noexcept nogil
     cdef int unlink_cell(self, Py_ssize_t pos) except -1 nogil
+    cdef void note_added_slot(self, Py_ssize_t s) noexcept nogil
+    cdef void forget_added_slot(self, Py_ssize_t s) noexcept nogil
     cdef Py_ssize_t new_slot(self) except -1 nogil
     cdef int grow_store(self) except -1
     cdef double dot_to_slot(self, Py_ssize_t s) noexcept nogil

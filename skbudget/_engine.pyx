@@ -272,6 +272,7 @@ cdef class OnlineLearner:
         if self.chunk_blocks and self.slot_row.shape[0] < self.store.shape[0]:
             self.slot_row = _resized(self.slot_row, self.store.shape[0])
             self.slot_owner = _resized(self.slot_owner, self.store.shape[0])
+            self.added_slots = _resized(self.added_slots, self.store.shape[0])
             self.slot_alpha = _resized(self.slot_alpha, self.store.shape[0])
         return 0
 
@@ -318,6 +319,7 @@ cdef class OnlineLearner:
         if self.chunk_blocks:
             self.slot_row = np.full(n_rows, -1, dtype=np.intp)
             self.slot_owner = np.full(n_rows, -1, dtype=np.intp)
+            self.added_slots = _resized(self.added_slots, n_rows)
             self.slot_alpha = np.zeros(n_rows)
         return 0
 
@@ -537,6 +539,7 @@ cdef class OnlineLearner:
         cdef double* k_row = &self.k_row[0]
         cdef const Py_ssize_t* owner
         cdef const Py_ssize_t* example
+        cdef const Py_ssize_t* added
         cdef const double* new_row
         cdef const double* old_row
         cdef const double* block_row = NULL
@@ -547,9 +550,11 @@ cdef class OnlineLearner:
                            min(self.n_cell_rows, n_block) * sizeof(double))
                 owner = &self.slot_owner[0]
                 example = &self.slot_row[0]
-                for s in range(n_block, self.n_slots):     # added during the chunk
+                added = &self.added_slots[0]
+                for i in range(self.n_added_slots):     # added during the chunk
+                    s = added[i]
                     c = owner[s]
-                    if c < 0 or slot[c] != s:
+                    if slot[c] != s:
                         continue
                     if s != self.cur_slot and example[s] >= 0:   # (checked when computed)
                         k_row[c] = self.chunk_self[example[s] * self.chunk_len + self.t]
@@ -581,7 +586,7 @@ cdef class OnlineLearner:
         """f(x_t) without the intercept: from the gathered kernel row, or
         (dense input, row not gathered) one pass over the chunk's kernel row
         against ``slot_alpha`` (the support vectors in slot order)."""
-        cdef Py_ssize_t i, r, n = self.n_sv
+        cdef Py_ssize_t i, j, r, n = self.n_sv
         cdef double s = 0.0, v
         if n == 0:
             return 0.0
@@ -591,6 +596,7 @@ cdef class OnlineLearner:
         cdef const double* block_row
         cdef const double* slot_alpha
         cdef const Py_ssize_t* slot_row
+        cdef const Py_ssize_t* added
         if self.row_ready or not self.chunk_blocks:
             for i in range(n):
                 s += alpha[order[i]] * k_row[order[i]]
@@ -599,7 +605,9 @@ cdef class OnlineLearner:
         slot_alpha = &self.slot_alpha[0]
         slot_row = &self.slot_row[0]
         s = skb_dot16(slot_alpha, block_row, self.n_block_slots)
-        for i in range(self.n_block_slots, self.n_slots):   # added during the chunk
+        added = &self.added_slots[0]
+        for j in range(self.n_added_slots):     # added during the chunk, ascending
+            i = added[j]
             if slot_alpha[i] != 0.0:
                 r = slot_row[i]
                 if r >= 0 and r != self.t:  # an earlier example of the chunk
@@ -614,9 +622,12 @@ cdef class OnlineLearner:
     cdef int set_alpha(self, Py_ssize_t cell, double a) except -1 nogil:
         """alpha[cell] = a (the stored coefficient, before ``scale``), for
         policies that set coefficients themselves."""
+        cdef Py_ssize_t s = self.slot[cell]
         self.alpha[cell] = a
         if self.chunk_blocks:
-            self.slot_alpha[self.slot[cell]] = a
+            self.slot_alpha[s] = a
+            if s >= self.n_block_slots:
+                self.note_added_slot(s)
         return 0
 
     # ------------------------------------------------------------------
@@ -689,6 +700,32 @@ cdef class OnlineLearner:
         self.order[self.n_sv] = cell
         self.n_sv += 1
 
+    cdef void note_added_slot(self, Py_ssize_t s) noexcept nogil:
+        """Slot ``s``, added during the chunk, now holds a support vector
+        (``slot_owner[s]``): into ``added_slots``, kept ascending (a new
+        slot is the largest: it goes last)."""
+        cdef Py_ssize_t j = self.n_added_slots
+        cdef Py_ssize_t* added = &self.added_slots[0]
+        while j > 0 and added[j - 1] >= s:
+            if added[j - 1] == s:
+                return
+            j -= 1
+        memmove(&added[j + 1], &added[j], (self.n_added_slots - j) * sizeof(Py_ssize_t))
+        added[j] = s
+        self.n_added_slots += 1
+
+    cdef void forget_added_slot(self, Py_ssize_t s) noexcept nogil:
+        """Slot ``s``'s support vector (its owner) is gone: out of
+        ``added_slots`` (looked for from the newest end, where the vector a
+        removal takes mostly is)."""
+        cdef Py_ssize_t j = self.n_added_slots - 1
+        cdef Py_ssize_t* added = &self.added_slots[0]
+        while j >= 0 and added[j] != s:
+            j -= 1
+        if j >= 0:
+            memmove(&added[j], &added[j + 1], (self.n_added_slots - 1 - j) * sizeof(Py_ssize_t))
+            self.n_added_slots -= 1
+
     cdef Py_ssize_t append_current(self, double coef) except -1 nogil:
         """Add the current example as the newest support vector; its cell."""
         cdef Py_ssize_t i, c, cell, s = self.current_slot()
@@ -734,10 +771,12 @@ cdef class OnlineLearner:
     cdef int unlink_cell(self, Py_ssize_t pos) except -1 nogil:
         """The bookkeeping of a removal, after its margin pass: the cell at
         position ``pos`` goes back on the free stack (its top)."""
-        cdef Py_ssize_t cell = self.order[pos]
+        cdef Py_ssize_t cell = self.order[pos], s = self.slot[cell]
         self.on_remove(cell)
         if self.chunk_blocks:
-            self.slot_alpha[self.slot[cell]] = 0.0
+            self.slot_alpha[s] = 0.0
+            if s >= self.n_block_slots and self.slot_owner[s] == cell:
+                self.forget_added_slot(s)
         # a free cell weighs nothing in the passes over every cell
         self.alpha[cell] = 0.0
         if self.track_margins:
@@ -1022,6 +1061,8 @@ cdef class OnlineLearner:
         cdef const double* chunk_start
         self.slot_row = np.full(self.store.shape[0], -1, dtype=np.intp)
         self.slot_owner = np.full(self.store.shape[0], -1, dtype=np.intp)
+        self.added_slots = np.empty(self.store.shape[0], dtype=np.intp)
+        self.n_added_slots = 0
         if self.slot_alpha.shape[0] < self.store.shape[0]:
             self.slot_alpha = np.zeros(self.store.shape[0])
         self.chunk_rows = np.empty(0)
@@ -1056,9 +1097,11 @@ cdef class OnlineLearner:
                         if self.nonfinite:
                             self.raise_nonfinite()
                     self.n_block_slots = 0
+                    self.n_added_slots = 0
                     start = stop
         finally:
             self.n_block_slots = 0
+            self.n_added_slots = 0
             self.chunk_blocks = False
             self.chunk_fma = False
             self.chunk_k = NULL
@@ -1072,6 +1115,7 @@ cdef class OnlineLearner:
             self.chunk_rows = None
             self.slot_row = None
             self.slot_owner = None
+            self.added_slots = None
             self.x_dense = NULL
             self.cur_slot = -1
         return 0
@@ -1183,6 +1227,7 @@ cdef class OnlineLearner:
         self.chunk_sq = sq_norms
         self.chunk_len = c
         self.n_block_slots = n
+        self.n_added_slots = 0
         if n == 0:
             return 0
         if small:
