@@ -52,7 +52,7 @@ from a threaded call spin for a while and take the second core from the
 ``n_jobs`` threads.
 A cell's dense fit, CSR fit and prediction alternate, best of at least
 ``--repeats`` rounds, more for a fast cell (as many as fit in about a
-second, at most 15).
+second, at most 30).
 Writes ``benchmarks/results/speed.json``.  Timings share the machine with
 whatever else runs: the ratios (same process, back to back) are the
 meaningful numbers.
@@ -147,7 +147,7 @@ def plain_loop_speed(Plain, est, X, y, n_plain):
     return n_plain / (time.perf_counter() - start)
 
 
-MAX_ROUNDS = 15
+MAX_ROUNDS = 30
 
 
 def run_one(Est, params, X, y, Plain, n_plain, repeats):
