@@ -39,3 +39,16 @@ def best_time(function, repeats):
         function()
         times.append(time.perf_counter() - start)
     return min(times)
+
+
+def best_times_alternating(functions, rounds):
+    """The shortest timing of each of ``functions`` over ``rounds`` rounds
+    that call them in turn (a slow stretch of a shared machine then weighs
+    on every one alike, instead of on whichever ran during it)."""
+    times = [[] for _ in functions]
+    for _ in range(rounds):
+        for function, own in zip(functions, times):
+            start = time.perf_counter()
+            function()
+            own.append(time.perf_counter() - start)
+    return [min(own) for own in times]

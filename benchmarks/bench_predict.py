@@ -11,13 +11,14 @@ The model is a ``KernelPerceptron`` whose fitted expansion is replaced by
 ``n_sv`` random support vectors and coefficients (prediction does not care
 how they were learned); rows are Gaussian (dense) or, for CSR, the same
 rows with about 70 % of the entries zeroed.  Reported: seconds (minimum of
-``--repeats`` runs) of both routes and their ratio.  Writes
+``--repeats`` rounds, the two routes called in turn in each) of both routes
+and their ratio.  Writes
 ``benchmarks/results/predict.json``.
 """
 
 import argparse
 
-from _common import RESULTS, best_time, use_one_blas_thread, write_json  # noqa: E402
+from _common import RESULTS, best_times_alternating, use_one_blas_thread, write_json  # noqa: E402
 
 use_one_blas_thread()
 
@@ -75,8 +76,8 @@ def main():
 
                     np.testing.assert_allclose(est.decision_function(X), reference()[:, 0],
                                                rtol=1e-9, atol=1e-9 * n_sv)
-                    t_ref = best_time(reference, repeats)
-                    t_ours = best_time(lambda: est.decision_function(X), repeats)
+                    t_ref, t_ours = best_times_alternating(
+                        [reference, lambda: est.decision_function(X)], repeats)
                     fmt = "csr" if sparse else "dense"
                     print(f"{kernel:7} {d:4d} {fmt:5} {n_sv:5d} {n:6d} {t_ref:10.4f} "
                           f"{t_ours:10.4f} {t_ref / t_ours:8.2f}", flush=True)
