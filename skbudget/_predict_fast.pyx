@@ -3,7 +3,10 @@
 
 The kernel expansion is evaluated tile by tile: a tile is ``m`` rows of
 ``X`` against ``t`` support vectors, ``m * t`` about :data:`TILE_VALUES`
-kernel values (1 MB, which stays in a core's L2 cache).  For each tile:
+kernel values (1 MB, which stays in a core's L2 cache; where ``dgemm``
+computes the inner products, at least :data:`GEMM_MIN_ROWS` rows, so that
+its packing of the support vectors on every call is spread over enough
+rows).  For each tile:
 
 1. the inner products ``<x_i, s_j>``: for rows with many features (a CSR
    block that is not very sparse is made dense first) one BLAS ``dgemm``,
@@ -46,6 +49,12 @@ skb_vector_loops_init()     # the AVX2 loops where the CPU has AVX2
 
 # kernel values per tile (8 bytes each: 1 MB)
 cdef Py_ssize_t TILE_VALUES = 131072
+# rows per tile, at least, where dgemm computes the inner products: dgemm
+# packs both of its operands in full on every call, so a short tile packs
+# the support vectors again and again (d = 784, |S| = 1 000: tiles of 131
+# rows took 8 % longer than tiles of 512, whose 4 MB fall out of L2 but
+# not out of L3)
+cdef Py_ssize_t GEMM_MIN_ROWS = 512
 # rows with at most this many features: inner products feature by feature
 cdef Py_ssize_t FEW_FEATURES = 16
 # a CSR block with at least this fraction of non-zeros is made dense for dgemm
@@ -117,13 +126,16 @@ def kernel_expansion(X, vectors, const double[:, ::1] coef, const double[::1] in
         VT = np.ascontiguousarray(V_arr.T)
     cdef int integer_degree = <int>degree if kind == POLY and degree == <int>degree and 0 <= degree <= 64 else -1
     # tile shape: t support vectors (at most 1024) by m rows
+    cdef bint fma = not feature_by_feature and fma_kernels_for(d)
     cdef Py_ssize_t t_max = min(n_sv, 1024)
-    cdef Py_ssize_t m_max = min(n, max(16, TILE_VALUES // t_max))
+    cdef Py_ssize_t m_max = max(16, TILE_VALUES // t_max)
+    if not feature_by_feature and not fma:
+        m_max = max(m_max, GEMM_MIN_ROWS)
+    m_max = min(n, m_max)
     tile_arr = np.empty(m_max * t_max)
     cdef double[::1] tile = tile_arr
     cdef double[::1] x_norms = np.empty(m_max)
     cdef const double[:, ::1] Xb
-    cdef bint fma = not feature_by_feature and fma_kernels_for(d)
     cdef double[::1] Xt = np.empty(d * m_max + SKB_FMA_PADDING if fma else 0)
     for r0 in range(0, n, m_max):
         m = min(m_max, n - r0)
