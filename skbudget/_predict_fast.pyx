@@ -4,9 +4,9 @@
 The kernel expansion is evaluated tile by tile: a tile is ``m`` rows of
 ``X`` against ``t`` support vectors, ``m * t`` about :data:`TILE_VALUES`
 kernel values (1 MB, which stays in a core's L2 cache; where ``dgemm``
-computes the inner products, at least :data:`GEMM_MIN_ROWS` rows, so that
-its packing of the support vectors on every call is spread over enough
-rows).  For each tile:
+computes the inner products, at least :data:`GEMM_MIN_ROWS` rows of at
+most :data:`GEMM_ROW_VALUES` values, so that its packing of the support
+vectors on every call is spread over enough rows).  For each tile:
 
 1. the inner products ``<x_i, s_j>``: for rows with many features (a CSR
    block that is not very sparse is made dense first) one BLAS ``dgemm``,
@@ -53,8 +53,10 @@ cdef Py_ssize_t TILE_VALUES = 131072
 # packs both of its operands in full on every call, so a short tile packs
 # the support vectors again and again (d = 784, |S| = 1 000: tiles of 131
 # rows took 8 % longer than tiles of 512, whose 4 MB fall out of L2 but
-# not out of L3)
+# not out of L3) -- as long as the block of rows (made dense, or copied,
+# for dgemm) stays within GEMM_ROW_VALUES values (8 MB)
 cdef Py_ssize_t GEMM_MIN_ROWS = 512
+cdef Py_ssize_t GEMM_ROW_VALUES = 1 << 20
 # rows with at most this many features: inner products feature by feature
 cdef Py_ssize_t FEW_FEATURES = 16
 # a CSR block with at least this fraction of non-zeros is made dense for dgemm
@@ -130,7 +132,7 @@ def kernel_expansion(X, vectors, const double[:, ::1] coef, const double[::1] in
     cdef Py_ssize_t t_max = min(n_sv, 1024)
     cdef Py_ssize_t m_max = max(16, TILE_VALUES // t_max)
     if not feature_by_feature and not fma:
-        m_max = max(m_max, GEMM_MIN_ROWS)
+        m_max = max(m_max, min(GEMM_MIN_ROWS, GEMM_ROW_VALUES // d))
     m_max = min(n, m_max)
     tile_arr = np.empty(m_max * t_max)
     cdef double[::1] tile = tile_arr
