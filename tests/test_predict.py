@@ -35,13 +35,15 @@ def _sparsified(A, rng, density):
 
 
 @pytest.mark.parametrize("kernel", sorted(PARAMS))
-@pytest.mark.parametrize("n_features", [2, 30])      # feature by feature / dgemm
+# feature by feature / the FMA kernels (dgemm without AVX2 and FMA) / dgemm
+@pytest.mark.parametrize("n_features", [2, 30, 300])
 @pytest.mark.parametrize("rows", ["dense", "csr", "csr-very-sparse"])
 @pytest.mark.parametrize("vectors", ["dense", "csr"])
 def test_fused_expansion_equals_pairwise_kernels(kernel, n_features, rows, vectors):
     rng = np.random.RandomState(0)
-    # 1 100 support vectors and 300 rows: several tiles both ways, ragged ends
-    X = rng.randn(300, n_features) / np.sqrt(n_features)
+    # 1 100 support vectors and 700 rows: several tiles both ways, ragged
+    # ends (tiles of 128 rows, or of 512 where dgemm computes them)
+    X = rng.randn(700, n_features) / np.sqrt(n_features)
     V = rng.randn(1100, n_features) / np.sqrt(n_features)
     if rows != "dense":
         X = sp.csr_matrix(_sparsified(X, rng, 0.02 if rows == "csr-very-sparse" else 0.5))
