@@ -40,7 +40,7 @@ from skbudget._kernel_rows cimport (
 
 from skbudget._vector_loops cimport (
     SKB_FMA_PADDING, skb_affine_arguments, skb_avx512_available, skb_avx512_chosen, skb_axpy,
-    skb_dot16, skb_fma_available, skb_fma_block, skb_fma_dots_rows,
+    skb_dot16, skb_fma_available, skb_fma_block, skb_fma_dots_rows, skb_last_position,
     skb_nonfinite_flags, skb_rbf_arguments, skb_rbf_block_arguments, skb_replace_in_margins,
     skb_row_norms, skb_transpose, skb_vector_loops_init,
 )
@@ -718,10 +718,8 @@ cdef class OnlineLearner:
         """Slot ``s``'s support vector (its owner) is gone: out of
         ``added_slots`` (looked for from the newest end, where the vector a
         removal takes mostly is)."""
-        cdef Py_ssize_t j = self.n_added_slots - 1
         cdef Py_ssize_t* added = &self.added_slots[0]
-        while j >= 0 and added[j] != s:
-            j -= 1
+        cdef Py_ssize_t j = skb_last_position(added, self.n_added_slots, s)
         if j >= 0:
             memmove(&added[j], &added[j + 1], (self.n_added_slots - 1 - j) * sizeof(Py_ssize_t))
             self.n_added_slots -= 1
@@ -1097,7 +1095,6 @@ cdef class OnlineLearner:
                         if self.nonfinite:
                             self.raise_nonfinite()
                     self.n_block_slots = 0
-                    self.n_added_slots = 0
                     start = stop
         finally:
             self.n_block_slots = 0
