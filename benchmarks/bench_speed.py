@@ -69,7 +69,8 @@ import platform
 import time
 from pathlib import Path
 
-from _common import DATA, RESULTS, best_time, use_one_blas_thread, write_json  # noqa: E402  (before NumPy)
+from _common import (  # noqa: E402  (before NumPy)
+    DATA, RESULTS, best_time, best_times_alternating, use_one_blas_thread, write_json)
 
 if "--blas-threads" not in " ".join(sys.argv):
     use_one_blas_thread()
@@ -322,11 +323,7 @@ def thread_speedup(ests, repeats):
         # alternate the two (the machine's load drifts), best of at least 9:
         # a pass takes ~0.2 s, and on a shared 2-core machine a slow one
         # moved a best of 5 by up to 0.3 either way (2.1x and 1.55x seen)
-        times = {1: [], 2: []}
-        for _ in range(max(repeats, 9)):
-            for n_jobs in (1, 2):
-                times[n_jobs].append(best_time(lambda: fit(n_jobs), 1))
-        one, two = min(times[1]), min(times[2])
+        one, two = best_times_alternating([lambda: fit(1), lambda: fit(2)], max(repeats, 9))
         same = bool(np.array_equal(fitted[1].dual_coef_, fitted[2].dual_coef_)
                     and np.array_equal(fitted[1].support_vectors_, fitted[2].support_vectors_))
         out.append({"estimator": name, "n_jobs_1_seconds": one, "n_jobs_2_seconds": two,
