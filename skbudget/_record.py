@@ -53,12 +53,16 @@ class OnlineRecord:
         # the first round of this call to end a bin: width * k > self.n_rounds
         first_end = (self.n_rounds // width + 1) * width
         if first_end > n_rounds:            # no bin ends in this call (short calls)
-            new.n_mistakes = self.n_mistakes + int(flags.sum())
+            new.n_mistakes = self.n_mistakes + np.count_nonzero(flags)
         else:
-            cumulative = self.n_mistakes + np.cumsum(flags, dtype=np.int64)
-            ends = np.arange(first_end, n_rounds + 1, width)
-            points = np.concatenate([points, cumulative[ends - self.n_rounds - 1]])
-            new.n_mistakes = int(cumulative[-1])
+            # the flags of each bin ending in this call (the first one's
+            # rounds of this call only), and the rest after the last end
+            ends = np.arange(first_end, n_rounds + 1, width) - self.n_rounds
+            starts = np.concatenate([[0], ends[:-1]])
+            cumulative = self.n_mistakes + np.cumsum(
+                np.add.reduceat(flags[:ends[-1]], starts, dtype=np.int64))
+            points = np.concatenate([points, cumulative])
+            new.n_mistakes = int(cumulative[-1]) + np.count_nonzero(flags[ends[-1]:])
         new.points = points
         new.width = width
         new.n_rounds = n_rounds

@@ -96,11 +96,11 @@ def count_mistakes(scores, Y):
     class's score is strictly the largest (binary: unless ``y f(x) > 0``);
     a zero score is a mistake."""
     if Y.shape[1] == 1:
-        return (Y[:, 0] * scores[:, 0] <= 0).astype(np.uint8)
+        return (Y[:, 0] * scores[:, 0] <= 0).view(np.uint8)
     true = Y > 0
     true_score = scores[true]
     others = np.where(true, -np.inf, scores).max(axis=1)
-    return (true_score <= others).astype(np.uint8)
+    return (true_score <= others).view(np.uint8)
 
 
 def _consecutive(rows):
@@ -328,7 +328,7 @@ class StreamDriver:
         learner): :func:`count_mistakes` of the one-vs-rest scores, or, with
         ``shared_support``, a margin of the true class ``<= 0``."""
         if self.shared_support:
-            return (scores[0] <= 0).astype(np.uint8)
+            return (scores[0] <= 0).view(np.uint8)
         return count_mistakes(scores.T, labels.T)
 
     def chunk_blocks(self, X, Xc, idx, first_id, gram):
@@ -397,9 +397,11 @@ class _Pieces:
         stop = min(stop, self.n)
         if self.order is None:
             rows = np.arange(start, stop, dtype=np.intp)
+            y = self.y[start:stop]
         else:
             rows = np.ascontiguousarray(self.order[start:stop], dtype=np.intp)
-        return rows, np.ascontiguousarray(self.targets(self.y[rows]).T)
+            y = self.y[rows]
+        return rows, np.ascontiguousarray(self.targets(y).T)
 
 
 class _SegmentFeed:

@@ -650,3 +650,70 @@ def test_numeric_labels_shortcut_gives_np_unique(monkeypatch, y):
     classes = base._checked_classes(y)
     assert classes.dtype == y.dtype
     assert_array_equal(classes, np.unique(y))
+
+
+@pytest.mark.parametrize("y", [
+    np.array([0.0, 1.0, np.nan] * 10),
+    np.array([0.0, 1.0, np.inf] * 10),
+    np.array([0, 1, 1] * 9),                          # one label short
+    np.array([0, 1, 1] * 11),                         # three too many
+    np.array([[0, 1, 1] * 10]),                       # a row, not a column
+])
+@pytest.mark.parametrize("method", ["fit", "partial_fit"])
+def test_plain_labels_fail_with_scikit_learns_errors(y, method):
+    # a 1-D numeric y skips check_array: the same errors as validate_data's
+    from sklearn.utils.validation import validate_data
+    X = np.random.RandomState(0).randn(30, 2)
+    est = Forgetron(budget=5)
+    with pytest.raises(ValueError) as expected:
+        validate_data(est, X, y, accept_sparse="csr", dtype=np.float64)
+    with pytest.raises(ValueError) as raised:
+        if method == "fit":
+            clone(est).fit(X, y)
+        else:
+            clone(est).partial_fit(X, y, classes=[0, 1])
+    assert str(raised.value) == str(expected.value)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int16, np.uint32, np.float64, np.float32, bool])
+def test_plain_labels_in_any_layout_give_the_same_model(dtype):
+    # strided (a column of a 2-D array) and read-only labels: the same
+    # model as a contiguous copy, the same classes_ dtype as np.unique
+    rng = np.random.RandomState(1)
+    X = rng.randn(120, 2)
+    labels = np.column_stack([rng.randint(0, 2, 120), rng.randint(0, 2, 120)]).astype(dtype)
+    y = labels[:, 1]
+    y_read_only = y.copy()
+    y_read_only.flags.writeable = False
+    reference = Forgetron(budget=10, random_state=0).fit(X, np.ascontiguousarray(y))
+    for labels_given in (y, y_read_only):
+        est = Forgetron(budget=10, random_state=0).fit(X, labels_given)
+        assert est.classes_.dtype == np.unique(y).dtype
+        assert_array_equal(est.classes_, reference.classes_)
+        assert_array_equal(est.dual_coef_, reference.dual_coef_)
+        assert_array_equal(est.support_vectors_, reference.support_vectors_)
+
+
+@pytest.mark.parametrize("y", [
+    np.array([0.0, 1.0, np.nan]),
+    np.array([0.0, 1.0, np.inf]),
+    np.array([0.0, 1.5]),
+    np.array([2.0 ** 53, 2.0 ** 53 - 2.0]),           # integral, beyond 2^52
+    np.array([0, 70_000]),                            # a range beyond the table
+    np.array([], dtype=np.int64),
+])
+def test_compiled_label_table_declines_what_it_cannot_read(y):
+    # integral_classes returns None: the general path (np.unique after
+    # scikit-learn's check) decides
+    from skbudget._elementwise import integral_classes
+    assert integral_classes(y, 1 << 16) is None
+
+
+def test_compiled_label_table_reads_integral_floats_and_extremes():
+    from skbudget._elementwise import integral_classes
+    assert_array_equal(integral_classes(np.array([3.0, -1.0, -0.0, 3.0]), 8), [-1, 0, 3])
+    assert_array_equal(integral_classes(np.array([2 ** 52, 2 ** 52 - 3], dtype=np.uint64), 8),
+                       [2 ** 52 - 3, 2 ** 52])
+    assert_array_equal(integral_classes(np.array([-128, 127, 0], dtype=np.int8), 256),
+                       [-128, 0, 127])
+    assert integral_classes(np.array([-128, 127], dtype=np.int8), 255) is None
