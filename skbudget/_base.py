@@ -32,7 +32,7 @@ from skbudget._elementwise import integral_classes
 from skbudget._kernels import KERNELS, KernelFunction, check_finite, compute_gamma
 from skbudget._predict_fast import kernel_expansion
 from skbudget._record import OnlineRecord
-from skbudget._stream import ProgressLog, StreamDriver, single_threaded_blas
+from skbudget._stream import ProgressLog, StreamDriver, empty_rows, single_threaded_blas
 
 __all__ = ["BaseOnlineKernelClassifier", "Integer", "RealNumber"]
 
@@ -312,7 +312,7 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         else:  # one generator per learner: draws never depend on chunking
             seeds = self._rng.randint(np.iinfo(np.int32).max, size=n_learners)
             rngs = [np.random.RandomState(seed) for seed in seeds]
-        self._driver = StreamDriver([self._make_learner(rng) for rng in rngs], X[:0],
+        self._driver = StreamDriver([self._make_learner(rng) for rng in rngs], empty_rows(X),
                                     self._kernel_function, self._needs_distances(),
                                     self._chunk_size, self.n_jobs, self._shared_support)
         self._record = OnlineRecord(keep_flags=self._keep_mistake_flags)

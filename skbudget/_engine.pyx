@@ -1647,6 +1647,34 @@ def gather_block(const double[:, ::1] M, const Py_ssize_t[::1] rows,
     return out_arr
 
 
+def csr_parts(const double[:, ::1] rows):
+    """``(data, indices, indptr)`` of the CSR matrix of the dense ``rows``
+    (explicit zeros dropped, sorted int32 indices): two passes over the
+    rows, the count and the copy."""
+    cdef Py_ssize_t i, j, nnz = 0, n_rows = rows.shape[0], n_cols = rows.shape[1]
+    indptr_arr = np.empty(n_rows + 1, dtype=np.int32)
+    cdef int[::1] indptr = indptr_arr
+    indptr[0] = 0
+    with nogil:
+        for i in range(n_rows):
+            for j in range(n_cols):
+                nnz += rows[i, j] != 0
+            indptr[i + 1] = <int>nnz
+    data_arr = np.empty(nnz)
+    indices_arr = np.empty(nnz, dtype=np.int32)
+    cdef double[::1] data = data_arr
+    cdef int[::1] indices = indices_arr
+    nnz = 0
+    with nogil:
+        for i in range(n_rows):
+            for j in range(n_cols):
+                if rows[i, j] != 0:
+                    data[nnz] = rows[i, j]
+                    indices[nnz] = <int>j
+                    nnz += 1
+    return data_arr, indices_arr, indptr_arr
+
+
 def _random_below(OnlineLearner learner, long long n):
     """Python access to :meth:`OnlineLearner.random_below` (for tests)."""
     return learner.random_below(n)

@@ -27,7 +27,7 @@ import scipy.sparse as sp
 from joblib import effective_n_jobs
 from threadpoolctl import ThreadpoolController  # a dependency of scikit-learn
 
-from skbudget._engine import gather_block, use_small_gemm_kernels
+from skbudget._engine import csr_parts, gather_block, use_small_gemm_kernels
 from skbudget._kernels import squared_distances
 
 __all__ = ["ProgressLog", "StreamDriver", "count_mistakes"]
@@ -123,12 +123,17 @@ def _compress_rows(first, keep_first, second, keep_second):
 def _dense_to_csr(rows):
     """``scipy.sparse.csr_matrix(rows)`` for a dense 2-D ``rows`` (explicit
     zeros dropped, sorted int32 indices), without its generic conversion
-    (~0.13 ms per fit on CSR input, against ~0.05 ms)."""
-    stored = rows != 0
-    indptr = np.zeros(rows.shape[0] + 1, dtype=np.int32)
-    np.cumsum(np.count_nonzero(stored, axis=1), out=indptr[1:])
-    return sp.csr_matrix((rows[stored], np.nonzero(stored)[1].astype(np.int32), indptr),
-                         shape=rows.shape)
+    (the parts in compiled code, :func:`~skbudget._engine.csr_parts`)."""
+    return sp.csr_matrix(csr_parts(np.ascontiguousarray(rows)), shape=rows.shape)
+
+
+def empty_rows(X):
+    """No rows of ``X``'s width, in its format (dense or CSR); ``X[:0]``
+    without scipy's slicing (for CSR)."""
+    if not sp.issparse(X):
+        return X[:0]
+    return sp.csr_matrix((np.zeros(0), np.zeros(0, dtype=np.int32),
+                          np.zeros(1, dtype=np.int32)), shape=(0, X.shape[1]))
 
 
 def _stack_rows(*blocks):

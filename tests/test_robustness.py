@@ -717,3 +717,23 @@ def test_compiled_label_table_reads_integral_floats_and_extremes():
     assert_array_equal(integral_classes(np.array([-128, 127, 0], dtype=np.int8), 256),
                        [-128, 0, 127])
     assert integral_classes(np.array([-128, 127], dtype=np.int8), 255) is None
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (3, 0), (1, 1), (40, 7)])
+def test_support_vectors_as_csr_match_scipys_conversion(shape):
+    # CSR support vectors are built from the dense store in compiled code:
+    # scipy's matrix (zeros dropped, -0.0 too, NaN kept), canonical, int32
+    from skbudget._stream import _dense_to_csr, empty_rows
+    rows = np.random.RandomState(0).randn(*shape)
+    rows[rows < 0.2] = 0.0
+    rows.flat[::5] = -0.0
+    rows.flat[1:2] = np.nan
+    converted = _dense_to_csr(rows)
+    expected = sp.csr_matrix(rows)
+    assert converted.shape == expected.shape and converted.has_canonical_format
+    assert converted.indices.dtype == converted.indptr.dtype == np.int32
+    assert_array_equal(converted.indptr, expected.indptr)
+    assert_array_equal(converted.indices, expected.indices)
+    assert_array_equal(converted.data, expected.data)
+    empty = empty_rows(expected)
+    assert sp.issparse(empty) and empty.shape == (0, shape[1]) and empty.nnz == 0
