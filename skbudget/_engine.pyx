@@ -241,8 +241,8 @@ cdef class OnlineLearner:
         free = np.zeros(new_capacity, dtype=np.intp)  # zeros: states compare bit-exactly
         # the stack pops from its end: the lowest new cell comes out first
         free[:self.n_free] = np.asarray(self.free_cells)[:self.n_free]
-        for i in range(new_capacity - old):
-            free[self.n_free + i] = new_capacity - 1 - i
+        free[self.n_free:self.n_free + new_capacity - old] = np.arange(new_capacity - 1, old - 1,
+                                                                       -1)
         self.free_cells = free
         self.n_free += new_capacity - old
         self.capacity = new_capacity
