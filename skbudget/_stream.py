@@ -439,6 +439,7 @@ class _SegmentFeed:
                 self.segment = min(SEGMENT, max(256, (1 << 20) // max(X.shape[1], 1)))
         self.dense = None       # the segment buffer, made on first use
         self.X = X
+        self.in_stream_order = in_stream_order
 
     def buffer(self, n_rows):
         """The first ``n_rows`` rows of the segment buffer."""
@@ -455,7 +456,7 @@ class _SegmentFeed:
         if sp.issparse(self.X):
             return lambda learner, y, ids, scores: learner.run_csr(
                 *self.parts, rows, y, ids, scores, self.chunk, True)   # made canonical above
-        if len(rows) and not _consecutive(rows):
+        if len(rows) and not (self.in_stream_order or _consecutive(rows)):
             X = np.take(self.X, rows, axis=0, out=self.buffer(len(rows)))
             index = np.arange(len(rows))
         else:
