@@ -1,8 +1,9 @@
 # cython: language_level=3, boundscheck=False, wraparound=False
 """NumPy's own vectorized ``exp``, ``tanh`` and ``power``, callable from
-compiled code without the GIL; and two one-pass helpers of ``fit``:
-:func:`flat_moments` for ``gamma='scale'`` and :func:`integral_classes` for
-numeric labels.
+compiled code without the GIL; and one-pass helpers of ``fit``:
+:func:`flat_moments` for ``gamma='scale'``, :func:`integral_classes` for
+numeric labels, :func:`mistake_flags` and :func:`cumulative_at_bin_ends`
+for the learning curve.
 
 The stream loop turns a block of kernel arguments into kernel values once
 per chunk of examples.  Calling ``np.exp(block, out=block)`` costs a
@@ -16,7 +17,7 @@ never wait on each other for it.
 
 cimport numpy as cnp
 import numpy as np
-from libc.math cimport fabs
+from libc.math cimport INFINITY, fabs
 
 from skbudget._vector_loops cimport skb_block_moments, skb_vector_loops_init
 
@@ -191,3 +192,58 @@ def integral_classes(const label_t[::1] labels, Py_ssize_t max_range):
         for i in range(n):
             seen[<Py_ssize_t>(labels[i] - low)] = 1
     return np.flatnonzero(seen_arr) + smallest
+
+
+def mistake_flags(const double[:, ::1] targets, const double[:, ::1] scores):
+    """Mistake flags (uint8) of one-vs-rest rounds: ``targets`` and
+    ``scores`` hold one row per learner and one column per round.  One
+    learner (binary): a mistake unless ``y f(x) > 0``; several: unless the
+    true class's score (the row whose target is +1) is strictly the
+    largest.  One pass, and nothing the length of the rounds but the
+    flags (NumPy's expression wrote a float64 temporary: after a long
+    training loop, out of cache, it cost more than the pass)."""
+    cdef Py_ssize_t i, j, n_learners = targets.shape[0], n = targets.shape[1]
+    cdef double true_score, best_other
+    if scores.shape[0] != n_learners or scores.shape[1] != n:
+        raise ValueError("targets and scores differ in shape")
+    flags_arr = np.empty(n, dtype=np.uint8)
+    cdef cnp.uint8_t[::1] flags = flags_arr
+    with nogil:
+        if n_learners == 1:
+            for i in range(n):
+                flags[i] = targets[0, i] * scores[0, i] <= 0
+        else:
+            for i in range(n):
+                true_score = -INFINITY
+                best_other = -INFINITY
+                for j in range(n_learners):
+                    if targets[j, i] > 0:
+                        true_score = scores[j, i]
+                    elif scores[j, i] > best_other:
+                        best_other = scores[j, i]
+                flags[i] = true_score <= best_other
+    return flags_arr
+
+
+def cumulative_at_bin_ends(const cnp.uint8_t[::1] flags, Py_ssize_t first_end,
+                           Py_ssize_t width, long long start):
+    """``(at_ends, total)``: the running count ``start + flags[:i].sum()``
+    at ``i = first_end, first_end + width, ...`` up to ``len(flags)``
+    (int64), and ``start + flags.sum()`` (flags are 0 or 1); one pass."""
+    cdef Py_ssize_t i, j = 0, n = flags.shape[0], next_end = first_end
+    cdef Py_ssize_t n_ends = 0
+    cdef long long total = start
+    if first_end < 1 or width < 1:
+        raise ValueError("first_end and width must be at least 1")
+    if first_end <= n:
+        n_ends = (n - first_end) // width + 1
+    at_ends_arr = np.empty(n_ends, dtype=np.int64)
+    cdef cnp.int64_t[::1] at_ends = at_ends_arr
+    with nogil:
+        for i in range(n):
+            total += flags[i]
+            if i + 1 == next_end:
+                at_ends[j] = total
+                j += 1
+                next_end += width
+    return at_ends_arr, total

@@ -16,6 +16,8 @@ from.
 
 import numpy as np
 
+from skbudget._elementwise import cumulative_at_bin_ends
+
 __all__ = ["OnlineRecord"]
 
 
@@ -42,7 +44,7 @@ class OnlineRecord:
 
     def extended(self, flags):
         """The record after rounds whose mistake flags are ``flags``."""
-        flags = np.asarray(flags, dtype=np.uint8)
+        flags = np.ascontiguousarray(flags, dtype=np.uint8)
         new = object.__new__(OnlineRecord)
         new.__dict__.update(self.__dict__)
         n_rounds = self.n_rounds + flags.size
@@ -52,17 +54,10 @@ class OnlineRecord:
             points = points[1::2]
         # the first round of this call to end a bin: width * k > self.n_rounds
         first_end = (self.n_rounds // width + 1) * width
-        if first_end > n_rounds:            # no bin ends in this call (short calls)
-            new.n_mistakes = self.n_mistakes + np.count_nonzero(flags)
-        else:
-            # the flags of each bin ending in this call (the first one's
-            # rounds of this call only), and the rest after the last end
-            ends = np.arange(first_end, n_rounds + 1, width) - self.n_rounds
-            starts = np.concatenate([[0], ends[:-1]])
-            cumulative = self.n_mistakes + np.cumsum(
-                np.add.reduceat(flags[:ends[-1]], starts, dtype=np.int64))
-            points = np.concatenate([points, cumulative])
-            new.n_mistakes = int(cumulative[-1]) + np.count_nonzero(flags[ends[-1]:])
+        at_ends, new.n_mistakes = cumulative_at_bin_ends(
+            flags, first_end - self.n_rounds, width, self.n_mistakes)
+        if at_ends.size:
+            points = np.concatenate([points, at_ends])
         new.points = points
         new.width = width
         new.n_rounds = n_rounds

@@ -27,10 +27,11 @@ import scipy.sparse as sp
 from joblib import effective_n_jobs
 from threadpoolctl import ThreadpoolController  # a dependency of scikit-learn
 
+from skbudget._elementwise import mistake_flags
 from skbudget._engine import csr_parts, gather_block, use_small_gemm_kernels
 from skbudget._kernels import squared_distances
 
-__all__ = ["ProgressLog", "StreamDriver", "count_mistakes"]
+__all__ = ["ProgressLog", "StreamDriver"]
 
 # CSR input wider than this stays in block mode (each stored vector is a
 # dense row of the store: 100 of them at this width take 26 MB)
@@ -89,18 +90,6 @@ def _configure_chunk_gemm():
 
 
 _configure_chunk_gemm()
-
-
-def count_mistakes(scores, Y):
-    """Mistake flags of the rounds: a round is a mistake unless the true
-    class's score is strictly the largest (binary: unless ``y f(x) > 0``);
-    a zero score is a mistake."""
-    if Y.shape[1] == 1:
-        return (Y[:, 0] * scores[:, 0] <= 0).view(np.uint8)
-    true = Y > 0
-    true_score = scores[true]
-    others = np.where(true, -np.inf, scores).max(axis=1)
-    return (true_score <= others).view(np.uint8)
 
 
 def _consecutive(rows):
@@ -284,7 +273,7 @@ class StreamDriver:
         with ThreadPoolExecutor(n_threads) if n_threads > 1 else _NoPool() as pool:
             for start in range(0, pieces.n, feed.segment):
                 rows, labels = pieces.rows_and_labels(start, start + feed.segment)
-                ids = rows + first_id
+                ids = rows + first_id if first_id else rows   # (read only)
                 scores = np.empty((n_learners, len(rows)))
                 run = feed.runner(rows)
                 list(pool.map(lambda k: run(self.learners[k], labels[k], ids, scores[k]),
@@ -330,11 +319,12 @@ class StreamDriver:
 
     def mistakes(self, scores, labels):
         """Mistake flags of rounds from the learners' outputs (one row per
-        learner): :func:`count_mistakes` of the one-vs-rest scores, or, with
-        ``shared_support``, a margin of the true class ``<= 0``."""
+        learner): :func:`~skbudget._elementwise.mistake_flags` of the
+        one-vs-rest scores, or, with ``shared_support``, a margin of the
+        true class ``<= 0``."""
         if self.shared_support:
             return (scores[0] <= 0).view(np.uint8)
-        return count_mistakes(scores.T, labels.T)
+        return mistake_flags(labels, scores)
 
     def chunk_blocks(self, X, Xc, idx, first_id, gram):
         """The kernel (and distance) blocks of one chunk: per learner

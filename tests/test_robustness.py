@@ -737,3 +737,40 @@ def test_support_vectors_as_csr_match_scipys_conversion(shape):
     assert_array_equal(converted.data, expected.data)
     empty = empty_rows(expected)
     assert sp.issparse(empty) and empty.shape == (0, shape[1]) and empty.nnz == 0
+
+
+@pytest.mark.parametrize("n_learners", [1, 2, 5])
+def test_compiled_mistake_flags_match_the_numpy_expression(n_learners):
+    # a mistake unless y f(x) > 0 (one learner) or the true class's score is
+    # strictly the largest: ties and zero scores are mistakes
+    from skbudget._elementwise import mistake_flags
+    rng = np.random.RandomState(n_learners)
+    n = 500
+    if n_learners == 1:
+        targets = np.where(rng.uniform(size=(1, n)) > 0.5, 1.0, -1.0)
+    else:
+        targets = -np.ones((n_learners, n))
+        targets[rng.randint(0, n_learners, n), np.arange(n)] = 1.0
+    scores = np.round(rng.randn(n_learners, n), 1)       # many ties
+    scores[:, :40] = 0.0
+    if n_learners == 1:
+        expected = targets[0] * scores[0] <= 0
+    else:
+        true = targets > 0
+        expected = scores.T[true.T] <= np.where(true, -np.inf, scores).max(axis=0)
+    flags = mistake_flags(targets, scores)
+    assert flags.dtype == np.uint8
+    assert_array_equal(flags, expected.astype(np.uint8))
+    with pytest.raises(ValueError, match="shape"):
+        mistake_flags(targets, np.ascontiguousarray(scores[:, 1:]))
+
+
+def test_cumulative_at_bin_ends_counts_each_bin_end():
+    from skbudget._elementwise import cumulative_at_bin_ends
+    flags = np.array([1, 0, 1, 1, 0, 1, 1], dtype=np.uint8)
+    at_ends, total = cumulative_at_bin_ends(flags, 2, 3, 10)   # ends after rounds 2, 5
+    assert_array_equal(at_ends, [11, 13]) and total == 15
+    at_ends, total = cumulative_at_bin_ends(flags, 8, 1, 0)    # no end in this call
+    assert at_ends.shape == (0,) and total == 5
+    with pytest.raises(ValueError, match="at least 1"):
+        cumulative_at_bin_ends(flags, 0, 1, 0)
