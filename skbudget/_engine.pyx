@@ -225,7 +225,7 @@ cdef class OnlineLearner:
         Only called when no cell is free; subclasses that keep per-cell
         arrays of their own extend this and call it first.
         """
-        cdef Py_ssize_t old = self.capacity, i
+        cdef Py_ssize_t old = self.capacity
         self.alpha = _resized(self.alpha, new_capacity)
         self.kself = _resized(self.kself, new_capacity)
         self.k_row = _resized(self.k_row, new_capacity)
