@@ -769,7 +769,8 @@ def test_cumulative_at_bin_ends_counts_each_bin_end():
     from skbudget._elementwise import cumulative_at_bin_ends
     flags = np.array([1, 0, 1, 1, 0, 1, 1], dtype=np.uint8)
     at_ends, total = cumulative_at_bin_ends(flags, 2, 3, 10)   # ends after rounds 2, 5
-    assert_array_equal(at_ends, [11, 13]) and total == 15
+    assert_array_equal(at_ends, [11, 13])
+    assert total == 15
     at_ends, total = cumulative_at_bin_ends(flags, 8, 1, 0)    # no end in this call
     assert at_ends.shape == (0,) and total == 5
     with pytest.raises(ValueError, match="at least 1"):
