@@ -454,14 +454,11 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
             self.support_vectors_ = np.concatenate(vectors)
         self.n_support_ = np.asarray(counts, dtype=np.int32)
         # each learner's rows of coefficients over its own support vectors
-        if len(blocks) == 1:
-            self.dual_coef_ = np.array(blocks[0], order="C")   # (a copy, C-contiguous)
-        else:
-            self.dual_coef_ = np.zeros((sum(b.shape[0] for b in blocks), int(sum(counts))))
-            row = column = 0
-            for block in blocks:
-                self.dual_coef_[row:row + block.shape[0], column:column + block.shape[1]] = block
-                row, column = row + block.shape[0], column + block.shape[1]
+        self.dual_coef_ = np.zeros((sum(b.shape[0] for b in blocks), int(self.n_support_.sum())))
+        row = column = 0
+        for block in blocks:
+            self.dual_coef_[row:row + block.shape[0], column:column + block.shape[1]] = block
+            row, column = row + block.shape[0], column + block.shape[1]
         self.intercept_ = np.concatenate(intercepts).astype(np.float64)
         self.n_mistakes_ = self._record.n_mistakes
         self.n_rounds_ = self._record.n_rounds
