@@ -1,0 +1,331 @@
+"""Export fitted skbudget classifiers to ONNX (``pip install skbudget[onnx]``).
+
+Importing this module registers a converter for every classifier of
+:mod:`skbudget` with :func:`skl2onnx.update_registered_converter`, so that
+scikit-learn's usual conversion works, on an estimator or on a
+:class:`~sklearn.pipeline.Pipeline` that ends in one::
+
+    import skbudget.onnx                      # registers the converters
+    from skl2onnx import to_onnx
+    onx = to_onnx(model, X[:1].astype(np.float32))
+
+The ONNX model has one input (dense ``float`` or ``double`` rows, the type
+of the sample given to ``to_onnx``) and two outputs:
+
+* ``label``: the predicted class, as ``predict`` gives it (int64 for
+  integer labels, strings for string labels);
+* ``scores``: the decision scores, as ``decision_function`` gives them:
+  shape ``(n,)`` for a binary problem, ``(n, n_classes)`` otherwise.
+
+The graph is the model's kernel expansion in standard ONNX operators
+(``MatMul``, ``ReduceSum``, ``Exp``, ``Tanh``, ``Pow``, ``Abs``, ``ArgMax``,
+``Gather``...): ``scores = k(X, support_vectors_) @ dual_coef_.T +
+intercept_``, with the kernel and its parameters of the fitted model (the
+resolved ``gamma_`` when ``gamma='scale'`` or ``'auto'``).  A binary
+problem's label is ``classes_[1]`` where the score is ``> 0``; a
+multi-class one's is the arg-max (ties: the lowest class index, as
+:func:`numpy.argmax`).  ``KernelPerceptron(hypothesis='voted')`` exports
+the vote of its hypotheses exactly as it predicts (``Sign`` of every voted
+hypothesis's score, weighted by its votes).
+
+Kernels: ``linear``, ``rbf``, ``poly`` / ``polynomial``, ``sigmoid``,
+``laplacian`` and ``cosine``, with or without ``kernel_params`` (numeric
+``gamma`` / ``degree`` / ``coef0`` overrides).  A callable kernel and the
+chi-squared kernels raise :class:`ValueError` at conversion.
+"""
+
+import numbers
+
+import numpy as np
+
+try:
+    from onnx import TensorProto
+    from skl2onnx import update_registered_converter
+    from skl2onnx.common.data_types import (
+        DoubleTensorType,
+        FloatTensorType,
+        Int64TensorType,
+        StringTensorType,
+    )
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        "skbudget.onnx needs the optional packages skl2onnx (to convert) and onnxruntime "
+        "(to run the converted models): pip install skbudget[onnx]"
+    ) from exc
+
+from sklearn.metrics.pairwise import KERNEL_PARAMS
+from sklearn.preprocessing import normalize
+
+__all__ = ["ONNX_KERNELS", "register_converters"]
+
+# the kernels the converter expresses in ONNX operators
+ONNX_KERNELS = ("linear", "rbf", "poly", "polynomial", "sigmoid", "laplacian", "cosine")
+
+
+# ----------------------------------------------------------------------
+# what the model computes
+# ----------------------------------------------------------------------
+def _kernel_parameters(model):
+    """(kernel name, {parameter: value}) of a fitted model's kernel, as
+    ``skbudget._kernels.KernelFunction`` applies it (``kernel_params``
+    overriding ``gamma_``, ``degree``, ``coef0``; only the parameters the
+    kernel takes); ValueError for kernels ONNX cannot express."""
+    kernel = model.kernel
+    name = type(model).__name__
+    if callable(kernel):
+        raise ValueError(
+            f"{name} with a callable kernel ({getattr(kernel, '__name__', kernel)!r}) cannot be "
+            f"exported to ONNX: only the kernels {list(ONNX_KERNELS)} can be expressed in ONNX "
+            f"operators."
+        )
+    if kernel not in ONNX_KERNELS:
+        raise ValueError(
+            f"{name} with kernel={kernel!r} cannot be exported to ONNX: only the kernels "
+            f"{list(ONNX_KERNELS)} can be expressed in ONNX operators."
+        )
+    merged = {"gamma": model.gamma_, "degree": model.degree, "coef0": model.coef0}
+    merged.update(model.kernel_params or {})
+    params = {}
+    for key in KERNEL_PARAMS[kernel]:
+        value = merged[key]
+        if key == "gamma" and value is None:   # scikit-learn's default for these kernels
+            value = 1.0 / model.n_features_in_
+        if not isinstance(value, numbers.Real) or isinstance(value, bool):
+            raise ValueError(
+                f"{name}: kernel_params gives {key}={value!r}, which the ONNX export cannot "
+                f"express (a real number is needed)."
+            )
+        params[key] = float(value)
+    return kernel, params
+
+
+def _readout(model):
+    """The model's prediction as ``(A, a, V, v)``: ``scores = sign(K @ A + a)
+    @ V + v`` with ``K = k(X, support_vectors_)``, or, with ``V`` None, the
+    plain kernel expansion ``scores = K @ A + a``; ``A`` has one column per
+    score (or per voted hypothesis).  Coefficients in float64."""
+    dual_coef = np.asarray(model.dual_coef_, dtype=np.float64)
+    intercept = np.asarray(model.intercept_, dtype=np.float64)
+    n_classes = len(model.classes_)
+    if getattr(model, "hypothesis", None) == "voted":
+        return _voted_readout(model)
+    n_rows = dual_coef.shape[0]
+    if n_rows == 1 or n_rows == n_classes > 2:
+        return dual_coef.T, intercept, None, None
+    if n_rows == n_classes == 2:
+        # one row per class on a shared support set: decision_function is
+        # the difference of the two class scores
+        return ((dual_coef[1] - dual_coef[0])[:, None], intercept[1:] - intercept[:1],
+                None, None)
+    raise ValueError(
+        f"{type(model).__name__}: dual_coef_ has {n_rows} rows for {n_classes} classes; the "
+        f"ONNX export knows one row (binary), or one row per class."
+    )
+
+
+def _voted_readout(model):
+    """KernelPerceptron's voted hypotheses: hypothesis ``h`` of learner
+    ``k`` scores ``w_h(x) - theta_h``, whose sign counts ``votes_h`` times
+    towards the learner's score (its ``voted_scores``).  One column of
+    ``A`` per hypothesis with a vote; the first hypothesis (w = 0) is the
+    constant ``votes_0 sign(-theta_0)``."""
+    learners = model._learners
+    offsets = np.concatenate([[0], np.cumsum(model.n_support_)])
+    columns, thetas, owner, weights = [], [], [], []
+    constant = np.zeros(len(learners))
+    for k, learner in enumerate(learners):
+        n_hyp = learner.n_updates + 1
+        hyp_thetas = np.asarray(learner.thetas)[:n_hyp]
+        votes = np.asarray(learner.votes)[:n_hyp].astype(np.float64)
+        constant[k] = votes[0] * np.sign(-hyp_thetas[0])
+        cells, steps = learner._events()
+        coef = np.zeros(int(model.n_support_.sum()))
+        for e in range(learner.n_updates):
+            coef[offsets[k] + cells[e]] += steps[e]
+            if votes[e + 1] != 0:
+                columns.append(coef.copy())
+                thetas.append(hyp_thetas[e + 1])
+                owner.append(k)
+                weights.append(votes[e + 1])
+    n_total = int(model.n_support_.sum())
+    A = np.array(columns).T if columns else np.zeros((n_total, 0))
+    V = np.zeros((len(columns), len(learners)))
+    V[np.arange(len(columns)), owner] = weights
+    return A, -np.asarray(thetas, dtype=np.float64), V, constant
+
+
+# ----------------------------------------------------------------------
+# skl2onnx's parser, shape calculator and converter
+# ----------------------------------------------------------------------
+def _label_type(model):
+    """The ONNX tensor type and the values of the class labels."""
+    classes = np.asarray(model.classes_)
+    if classes.dtype.kind in "biuf":
+        return Int64TensorType, classes.astype(np.int64)
+    return StringTensorType, classes.astype(str)
+
+
+def _parser(scope, model, inputs, custom_parsers=None):
+    """Two outputs: ``label`` and ``scores`` (no probabilities, no ZipMap)."""
+    operator = scope.declare_local_operator(_ALIASES[type(model)], model)
+    operator.inputs = inputs
+    label_type, _ = _label_type(model)
+    label = scope.declare_local_variable("label", label_type())
+    scores = scope.declare_local_variable("scores", type(inputs[0].type)())
+    operator.outputs.append(label)
+    operator.outputs.append(scores)
+    return operator.outputs
+
+
+def _shape_calculator(operator):
+    model = operator.raw_operator
+    if len(operator.inputs) != 1:
+        raise RuntimeError(f"{type(model).__name__} takes one input, got {len(operator.inputs)}")
+    input_type = operator.inputs[0].type
+    if not isinstance(input_type, (FloatTensorType, DoubleTensorType)):
+        raise TypeError(
+            f"{type(model).__name__} exports to ONNX with a float or double input tensor "
+            f"(dense rows); got {type(input_type).__name__}. Pass X.astype(np.float32) or "
+            f"np.float64 to to_onnx."
+        )
+    n = operator.inputs[0].get_first_dimension()
+    label_type, _ = _label_type(operator.raw_operator)
+    operator.outputs[0].type = label_type([n])
+    score_shape = [n] if _n_scores(model) == 1 else [n, _n_scores(model)]
+    operator.outputs[1].type = type(input_type)(score_shape)
+
+
+def _n_scores(model):
+    return 1 if len(model.classes_) == 2 else len(model.classes_)
+
+
+class _Graph:
+    """A few helpers to add nodes and constants of one dtype."""
+
+    def __init__(self, scope, container, proto_type):
+        self.scope, self.container = scope, container
+        self.proto_type = proto_type
+        self.dtype = np.float32 if proto_type == TensorProto.FLOAT else np.float64
+        self.opset = container.target_opset
+
+    def name(self, seed):
+        return self.scope.get_unique_variable_name(seed)
+
+    def constant(self, seed, values, proto_type=None, dtype=None):
+        values = np.asarray(values, dtype=dtype or self.dtype)
+        name = self.name(seed)
+        proto = self.proto_type if proto_type is None else proto_type
+        if values.dtype.kind == "U":
+            content = [v.encode("utf-8") for v in values.ravel()]
+        else:
+            content = values.ravel()
+        self.container.add_initializer(name, proto, list(values.shape), content)
+        return name
+
+    def node(self, op_type, inputs, seed=None, output=None, **attrs):
+        output = output or self.name(seed or op_type.lower())
+        self.container.add_node(op_type, inputs, [output], name=self.scope.get_unique_operator_name(
+            op_type), **attrs)
+        return output
+
+    def reduce_sum(self, x, axis):
+        """Sum over ``axis``, the dimension kept (opset 13 takes the axes as an input)."""
+        if self.opset is not None and self.opset < 13:
+            return self.node("ReduceSum", [x], axes=[axis], keepdims=1)
+        axes = self.constant("axes", [axis], TensorProto.INT64, np.int64)
+        return self.node("ReduceSum", [x, axes], keepdims=1)
+
+    def kernel(self, X, support_vectors, kernel, params):
+        """The (n, n_support) block ``k(X, support_vectors)``."""
+        if kernel == "cosine":   # scikit-learn's normalize: norms below 10 eps count as 1
+            norms = self.node("Sqrt", [self.reduce_sum(self.node("Mul", [X, X]), 1)])
+            tiny = self.constant("tiny", [10 * np.finfo(np.float64).eps])
+            one = self.constant("one", [1.0])
+            norms = self.node("Where", [self.node("Less", [norms, tiny]), one, norms])
+            X = self.node("Div", [X, norms])
+            support_vectors = normalize(support_vectors)
+        if kernel == "laplacian":
+            sv = self.constant("support_vectors", support_vectors[None, :, :])
+            axis = self.constant("axis", [1], TensorProto.INT64, np.int64)
+            x3 = self.node("Unsqueeze", [X, axis]) if self.opset is None or self.opset >= 13 \
+                else self.node("Unsqueeze", [X], axes=[1])
+            distances = self.reduce_sum(self.node("Abs", [self.node("Sub", [x3, sv])]), 2)
+            shape = self.constant("shape", [0, -1], TensorProto.INT64, np.int64)
+            distances = self.node("Reshape", [distances, shape])
+            scaled = self.node("Mul", [distances, self.constant("neg_gamma", [-params["gamma"]])])
+            return self.node("Exp", [scaled])
+        dots = self.node("MatMul", [X, self.constant("support_vectors_T", support_vectors.T)])
+        if kernel in ("linear", "cosine"):
+            return dots
+        if kernel == "rbf":   # as rbf_kernel: (-2 <x, v> + ||x||^2) + ||v||^2, clipped at 0
+            x_sq = self.reduce_sum(self.node("Mul", [X, X]), 1)
+            sv_sq = np.einsum("ij,ij->i", support_vectors, support_vectors)[None, :]
+            d = self.node("Mul", [dots, self.constant("minus_two", [-2.0])])
+            d = self.node("Add", [self.node("Add", [d, x_sq]), self.constant("sv_sq", sv_sq)])
+            d = self.node("Max", [d, self.constant("zero", [0.0])])
+            return self.node("Exp", [self.node("Mul", [d, self.constant("neg_gamma",
+                                                                         [-params["gamma"]])])])
+        argument = self.node("Add", [self.node("Mul", [dots, self.constant("gamma",
+                                                                           [params["gamma"]])]),
+                                     self.constant("coef0", [params["coef0"]])])
+        if kernel == "sigmoid":
+            return self.node("Tanh", [argument])
+        return self.node("Pow", [argument, self.constant("degree", [params["degree"]])])
+
+
+def _converter(scope, operator, container):
+    model = operator.raw_operator
+    X = operator.inputs[0].full_name
+    graph = _Graph(scope, container, TensorProto.DOUBLE
+                   if isinstance(operator.inputs[0].type, DoubleTensorType) else TensorProto.FLOAT)
+    kernel, params = _kernel_parameters(model)
+    support_vectors = model.support_vectors_
+    if hasattr(support_vectors, "toarray"):
+        support_vectors = support_vectors.toarray()
+    support_vectors = np.asarray(support_vectors, dtype=np.float64)
+    A, a, V, v = _readout(model)
+    if support_vectors.shape[0] == 0:   # no support vector: one with coefficient 0
+        support_vectors = np.zeros((1, model.n_features_in_))
+        A = np.zeros((1, A.shape[1]))
+    if A.shape[1] == 0:                 # a voted model whose hypotheses have no vote
+        A, a = np.zeros((A.shape[0], 1)), np.zeros(1)
+        V = np.zeros((1, V.shape[1]))
+    K = graph.kernel(X, support_vectors, kernel, params)
+    scores = graph.node("Add", [graph.node("MatMul", [K, graph.constant("coef_T", A)]),
+                                graph.constant("intercept", a)])
+    if V is not None:
+        scores = graph.node("Add", [graph.node("MatMul", [graph.node("Sign", [scores]),
+                                                          graph.constant("votes", V)]),
+                                    graph.constant("constant", v)])
+    label_type, classes = _label_type(model)
+    classes_name = graph.constant(
+        "classes", classes, TensorProto.INT64 if label_type is Int64TensorType
+        else TensorProto.STRING, np.int64 if label_type is Int64TensorType else str)
+    if _n_scores(model) == 1:
+        shape = graph.constant("shape", [-1], TensorProto.INT64, np.int64)
+        flat = graph.node("Reshape", [scores, shape], output=operator.outputs[1].full_name)
+        positive = graph.node("Greater", [flat, graph.constant("zero", [0.0])])
+        index = graph.node("Cast", [positive], to=TensorProto.INT64)
+    else:
+        graph.node("Identity", [scores], output=operator.outputs[1].full_name)
+        index = graph.node("ArgMax", [scores], axis=1, keepdims=0)
+    graph.node("Gather", [classes_name, index], output=operator.outputs[0].full_name)
+
+
+_ALIASES = {}
+
+
+def register_converters():
+    """Register the converter of every skbudget classifier with skl2onnx
+    (done on import of :mod:`skbudget.onnx`; calling it again re-registers
+    them, e.g. after a new estimator was exported)."""
+    from skbudget.discovery import all_estimators
+
+    for name, cls in all_estimators():
+        alias = f"Skbudget{name}"
+        _ALIASES[cls] = alias
+        update_registered_converter(cls, alias, _shape_calculator, _converter,
+                                    parser=_parser, options={"zipmap": [True, False, "columns"]})
+
+
+register_converters()
