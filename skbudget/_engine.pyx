@@ -1434,10 +1434,22 @@ cdef class OnlineLearner:
         self._sync_kernel()
         self.bitgen = NULL          # rng may be another generator now
 
+    # Persistence.  pickle rebuilds a learner as ``type(self)()`` then
+    # ``__setstate__(state)``; skops.io (and copy protocols that skip
+    # ``__init__``) as ``cls.__new__(cls)`` then ``__setstate__(state)`` with
+    # the state ``__getstate__`` gave.  ``__new__`` leaves every memoryview
+    # uninitialized (and ``capacity`` 0, which ``__init__`` never does), so
+    # ``__setstate__`` runs the default ``__init__`` first in that case: the
+    # scratch arrays outside ``_state_names`` then exist as after unpickling.
     def __reduce__(self):
         return (type(self), (), self.get_state())
 
+    def __getstate__(self):
+        return self.get_state()
+
     def __setstate__(self, state):
+        if self.capacity == 0:      # made by __new__, not __init__
+            type(self).__init__(self)
         self.set_state(state)
 
 
