@@ -28,6 +28,16 @@ multi-class one's is the arg-max (ties: the lowest class index, as
 the vote of its hypotheses exactly as it predicts (``Sign`` of every voted
 hypothesis's score, weighted by its votes).
 
+Precision: by default the graph computes in double whatever the input
+type (float32 rows are cast once), and casts the scores back to the input
+type at the end, so the scores are ``decision_function``'s on the rows
+as given, up to rounding.  The converter option ``precision='float'``
+(``to_onnx(model, X, options={id(model): {"precision": "float"}})``)
+computes the kernel block in float32 (faster for large batches); the
+expansion is still summed, and the label read, in double.  The option
+``zipmap`` (which a ``Pipeline`` sets for every classifier) is accepted
+and has no effect: there are no probabilities.
+
 Kernels: ``linear``, ``rbf``, ``poly`` / ``polynomial``, ``sigmoid``,
 ``laplacian`` and ``cosine``, with or without ``kernel_params`` (numeric
 ``gamma`` / ``degree`` / ``coef0`` overrides).  A callable kernel and the
@@ -276,8 +286,12 @@ class _Graph:
 def _converter(scope, operator, container):
     model = operator.raw_operator
     X = operator.inputs[0].full_name
-    graph = _Graph(scope, container, TensorProto.DOUBLE
-                   if isinstance(operator.inputs[0].type, DoubleTensorType) else TensorProto.FLOAT)
+    input_type = (TensorProto.DOUBLE if isinstance(operator.inputs[0].type, DoubleTensorType)
+                  else TensorProto.FLOAT)
+    precision = container.get_options(model, dict(precision="double"))["precision"]
+    graph = _Graph(scope, container, TensorProto.DOUBLE if precision == "double" else input_type)
+    if graph.proto_type != input_type:
+        X = graph.node("Cast", [X], to=graph.proto_type)
     kernel, params = _kernel_parameters(model)
     support_vectors = model.support_vectors_
     if hasattr(support_vectors, "toarray"):
@@ -290,26 +304,38 @@ def _converter(scope, operator, container):
     if A.shape[1] == 0:                 # a voted model whose hypotheses have no vote
         A, a = np.zeros((A.shape[0], 1)), np.zeros(1)
         V = np.zeros((1, V.shape[1]))
-    K = graph.kernel(X, support_vectors, kernel, params)
-    scores = graph.node("Add", [graph.node("MatMul", [K, graph.constant("coef_T", A)]),
-                                graph.constant("intercept", a)])
+    if kernel == "linear":    # as predict: X @ (dual_coef_ @ support_vectors_).T
+        K, A = X, support_vectors.T @ A
+    else:
+        K = graph.kernel(X, support_vectors, kernel, params)
+    # the expansion is summed in double (with precision='float' too: a
+    # float32 sum of many kernel values times coefficients of both signs
+    # loses more than the values' own rounding), the label read from it
+    double = _Graph(scope, container, TensorProto.DOUBLE)
+    if graph.proto_type != TensorProto.DOUBLE:
+        K = graph.node("Cast", [K], to=TensorProto.DOUBLE)
+    scores = double.node("Add", [double.node("MatMul", [K, double.constant("coef_T", A)]),
+                                 double.constant("intercept", a)])
     if V is not None:
-        scores = graph.node("Add", [graph.node("MatMul", [graph.node("Sign", [scores]),
-                                                          graph.constant("votes", V)]),
-                                    graph.constant("constant", v)])
+        scores = double.node("Add", [double.node("MatMul", [double.node("Sign", [scores]),
+                                                            double.constant("votes", V)]),
+                                     double.constant("constant", v)])
     label_type, classes = _label_type(model)
     classes_name = graph.constant(
         "classes", classes, TensorProto.INT64 if label_type is Int64TensorType
         else TensorProto.STRING, np.int64 if label_type is Int64TensorType else str)
     if _n_scores(model) == 1:
         shape = graph.constant("shape", [-1], TensorProto.INT64, np.int64)
-        flat = graph.node("Reshape", [scores, shape], output=operator.outputs[1].full_name)
-        positive = graph.node("Greater", [flat, graph.constant("zero", [0.0])])
+        scores = graph.node("Reshape", [scores, shape])
+        positive = double.node("Greater", [scores, double.constant("zero", [0.0])])
         index = graph.node("Cast", [positive], to=TensorProto.INT64)
     else:
-        graph.node("Identity", [scores], output=operator.outputs[1].full_name)
         index = graph.node("ArgMax", [scores], axis=1, keepdims=0)
     graph.node("Gather", [classes_name, index], output=operator.outputs[0].full_name)
+    if input_type == TensorProto.DOUBLE:
+        graph.node("Identity", [scores], output=operator.outputs[1].full_name)
+    else:
+        graph.node("Cast", [scores], output=operator.outputs[1].full_name, to=input_type)
 
 
 _ALIASES = {}
@@ -325,7 +351,8 @@ def register_converters():
         alias = f"Skbudget{name}"
         _ALIASES[cls] = alias
         update_registered_converter(cls, alias, _shape_calculator, _converter,
-                                    parser=_parser, options={"zipmap": [True, False, "columns"]})
+                                    parser=_parser, options={"zipmap": [True, False, "columns"],
+                                             "precision": ["double", "float"]})
 
 
 register_converters()

@@ -1,0 +1,189 @@
+"""ONNX export (skbudget.onnx): onnxruntime against predict / decision_function.
+
+The models see float32 rows (as most deployments feed them); the graph
+computes the kernel expansion in double (the default ``precision``), so
+its scores differ from decision_function's only by the rounding of the
+rows to float32.  The data: standardized and halved (values mostly in
+[-2, 2], 4 features); kernels with gamma='scale' see the same arguments at
+any scale.  BudgetedSGDClassifier uses alpha = 0.01 (its coefficients grow
+as 1 / (alpha t)).  ``precision='float'`` (a float32 kernel block) is
+checked separately, with the tolerance it reaches.
+"""
+
+import sys
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+from sklearn.datasets import make_classification
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from skbudget import KernelPerceptron, KernelMIRA, Forgetron
+from skbudget.discovery import all_estimators
+
+skl2onnx = pytest.importorskip("skl2onnx")
+ort = pytest.importorskip("onnxruntime")
+import skbudget.onnx  # noqa: E402  (registers the converters)
+
+ESTIMATORS = [Est for _, Est in all_estimators()]
+IDS = [Est.__name__ for Est in ESTIMATORS]
+KERNELS = ["linear", "rbf", "poly", "sigmoid", "laplacian", "cosine"]
+N_TEST = 2000
+
+
+def _data(n_classes, seed=0):
+    X, y = make_classification(300 + N_TEST, n_features=4, n_informative=4, n_redundant=0,
+                               n_classes=n_classes, n_clusters_per_class=1, flip_y=0.05,
+                               random_state=seed)
+    X = StandardScaler().fit_transform(X) / 2
+    return X[:300], y[:300], X[300:], y[300:]
+
+
+@pytest.fixture(scope="module", params=[2, 5], ids=["2-classes", "5-classes"])
+def data(request):
+    return _data(request.param)
+
+
+def _model(Est, kernel, **params):
+    est = Est(kernel=kernel, random_state=0, **params)
+    names = est.get_params()
+    if "budget" in names:
+        est.set_params(budget=20)
+    if "maintenance" in names:
+        est.set_params(alpha=0.01)
+        if kernel != "rbf":
+            est.set_params(maintenance="projection")   # merging needs kernel='rbf'
+    if kernel == "poly":
+        est.set_params(degree=2)
+    return est
+
+
+def _run(est, X, dtype=np.float32):
+    onx = skl2onnx.to_onnx(est, X[:1].astype(dtype))
+    session = ort.InferenceSession(onx.SerializeToString(), providers=["CPUExecutionProvider"])
+    names = [o.name for o in session.get_outputs()]
+    label, scores = session.run(None, {session.get_inputs()[0].name: X.astype(dtype)})
+    return names, label, scores
+
+
+def _check(est, X_test, dtype=np.float32, min_agreement=0.999):
+    names, label, scores = _run(est, X_test, dtype)
+    assert names == ["label", "scores"]
+    expected = est.decision_function(X_test)
+    assert scores.shape == expected.shape and scores.dtype == dtype
+    assert np.mean(label == est.predict(X_test)) >= min_agreement
+    assert_allclose(scores, expected, rtol=1e-4, atol=1e-5)
+    return label, scores
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
+def test_onnx_matches_predict_and_decision_function(Est, kernel, data):
+    X, y, X_test, _ = data
+    est = _model(Est, kernel).fit(X, y)
+    _check(est, X_test)
+
+
+@pytest.mark.parametrize("hypothesis", ["voted", "averaged", "longest_survivor"])
+def test_onnx_kernel_perceptron_hypotheses(hypothesis, data):
+    X, y, X_test, _ = data
+    est = KernelPerceptron(hypothesis=hypothesis, max_iter=3, random_state=0).fit(X, y)
+    if hypothesis != "voted":
+        _check(est, X_test)
+        return
+    # a vote of signs: float32 can flip the sign of a hypothesis's score
+    # at a near-tie, which moves the score by twice its votes; in double
+    # the graph computes the vote exactly as predict does
+    _check(est, X_test, dtype=np.float64, min_agreement=1.0)
+    _, label, scores = _run(est, X_test)
+    assert np.mean(label == est.predict(X_test)) >= 0.999
+    assert np.mean(np.isclose(scores, est.decision_function(X_test), rtol=1e-4)
+                   .reshape(len(X_test), -1).all(axis=1)) >= 0.999
+
+
+def test_onnx_float_precision():
+    # a float32 kernel block (the expansion is still summed in double):
+    # labels agree; scores within float32's reach of the kernel values
+    X, y, X_test, _ = _data(5)
+    for est in (Forgetron(budget=30, random_state=0), KernelMIRA(kernel="poly", degree=2)):
+        est.fit(X, y)
+        onx = skl2onnx.to_onnx(est, X[:1].astype(np.float32),
+                               options={id(est): {"precision": "float"}})
+        session = ort.InferenceSession(onx.SerializeToString(),
+                                       providers=["CPUExecutionProvider"])
+        label, scores = session.run(None, {"X": X_test.astype(np.float32)})
+        assert np.mean(label == est.predict(X_test)) >= 0.999
+        assert_allclose(scores, est.decision_function(X_test), rtol=1e-3, atol=1e-4)
+
+
+def test_onnx_double_input_is_tight():
+    X, y, X_test, _ = _data(5)
+    est = Forgetron(budget=30, random_state=0).fit(X, y)
+    _, label, scores = _run(est, X_test, np.float64)
+    assert (label == est.predict(X_test)).all()
+    assert_allclose(scores, est.decision_function(X_test), rtol=1e-10, atol=1e-12)
+
+
+def test_onnx_gamma_scale_and_kernel_params():
+    X, y, X_test, _ = _data(2)
+    est = Forgetron(budget=20, gamma="scale", random_state=0).fit(X * 3, y)
+    assert est.gamma_ != 1.0
+    _check(est, X_test * 3)
+    est = Forgetron(budget=20, kernel="poly", kernel_params={"gamma": 0.5, "degree": 3,
+                                                             "coef0": 0.5}, random_state=0)
+    _check(est.fit(X, y), X_test)
+    est = Forgetron(budget=20, kernel="rbf", kernel_params={"gamma": None}, random_state=0)
+    _check(est.fit(X, y), X_test)      # scikit-learn's default: 1 / n_features
+
+
+def test_onnx_string_labels_and_ties():
+    X, y, X_test, _ = _data(5)
+    names = np.array(["ant", "bee", "cat", "dog", "eel"])
+    est = KernelMIRA(gamma=1.0, random_state=0).fit(X, names[y])
+    label, _ = _check(est, X_test)
+    assert label.dtype.kind in "OU"
+    # an all-zero model ties every class: the arg-max is the lowest index
+    est = Forgetron(budget=5, random_state=0).fit(X, y)
+    est.dual_coef_ = np.zeros_like(est.dual_coef_)
+    est.intercept_ = np.zeros_like(est.intercept_)
+    label, _ = _check(est, X_test, min_agreement=1.0)
+    assert (label == est.classes_[0]).all()
+
+
+def test_onnx_pipeline():
+    X, y, X_test, _ = _data(5)
+    X, X_test = 10 * X + 3, 10 * X_test + 3      # the scaler's job
+    pipe = make_pipeline(StandardScaler(), Forgetron(budget=30, random_state=0)).fit(X, y)
+    onx = skl2onnx.to_onnx(pipe, X[:1].astype(np.float32))
+    session = ort.InferenceSession(onx.SerializeToString(), providers=["CPUExecutionProvider"])
+    label, scores = session.run(None, {session.get_inputs()[0].name: X_test.astype(np.float32)})
+    assert np.mean(label == pipe.predict(X_test)) >= 0.999
+    assert_allclose(scores, pipe.decision_function(X_test), rtol=1e-4, atol=1e-4)
+
+
+def test_onnx_errors():
+    X, y, _, _ = _data(2)
+    est = Forgetron(budget=10, kernel=lambda a, b: float(a @ b), random_state=0).fit(X[:50],
+                                                                                   y[:50])
+    with pytest.raises(ValueError, match="callable kernel"):
+        skl2onnx.to_onnx(est, X[:1].astype(np.float32))
+    est = Forgetron(budget=10, kernel="chi2", random_state=0).fit(np.abs(X), y)
+    with pytest.raises(ValueError, match="kernel='chi2' cannot be exported"):
+        skl2onnx.to_onnx(est, X[:1].astype(np.float32))
+    # kernel_params the converter cannot express (set after fitting: the
+    # converter reads the model's parameters)
+    fitted = Forgetron(budget=10, random_state=0).fit(X, y)
+    fitted.kernel_params = {"gamma": "wide"}
+    with pytest.raises(ValueError, match="gamma='wide'"):
+        skl2onnx.to_onnx(fitted, X[:1].astype(np.float32))
+    fitted.kernel_params = None
+    with pytest.raises(TypeError, match="float or double input"):
+        skl2onnx.to_onnx(fitted, X[:1].astype(np.int64))
+
+
+def test_onnx_import_error_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "skl2onnx", None)
+    monkeypatch.delitem(sys.modules, "skbudget.onnx")
+    with pytest.raises(ImportError, match=r"pip install skbudget\[onnx\]"):
+        import skbudget.onnx  # noqa: F401
