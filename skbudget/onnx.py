@@ -342,9 +342,26 @@ _ALIASES = {}
 
 
 def register_converters():
-    """Register the converter of every skbudget classifier with skl2onnx
-    (done on import of :mod:`skbudget.onnx`; calling it again re-registers
-    them, e.g. after a new estimator was exported)."""
+    """Register the ONNX converter of every skbudget classifier with skl2onnx.
+
+    Importing :mod:`skbudget.onnx` calls it; calling it again registers
+    them anew (e.g. after a new estimator was exported).  Each classifier
+    gets a parser (outputs ``label`` and ``scores``), a shape calculator
+    and a converter, with the options ``precision`` (``'double'``, the
+    default, or ``'float'``) and ``zipmap`` (accepted, no effect).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skl2onnx import to_onnx
+    >>> from skbudget import Forgetron
+    >>> from skbudget.onnx import register_converters
+    >>> register_converters()
+    >>> X = np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 1.0], [0.0, 0.0]])
+    >>> clf = Forgetron(budget=4, gamma=1.0).fit(X, [0, 1, 1, 0])
+    >>> [o.name for o in to_onnx(clf, X[:1].astype(np.float32)).graph.output]
+    ['label', 'scores']
+    """
     from skbudget.discovery import all_estimators
 
     for name, cls in all_estimators():
