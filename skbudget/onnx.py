@@ -39,9 +39,10 @@ expansion is still summed, and the label read, in double.  The option
 and has no effect: there are no probabilities.
 
 Kernels: ``linear``, ``rbf``, ``poly`` / ``polynomial``, ``sigmoid``,
-``laplacian`` and ``cosine``, with or without ``kernel_params`` (numeric
-``gamma`` / ``degree`` / ``coef0`` overrides).  A callable kernel and the
-chi-squared kernels raise :class:`ValueError` at conversion.
+``laplacian``, ``cosine``, ``chi2`` and ``additive_chi2`` (their rows must
+be non-negative, which scikit-learn checks and the graph does not), with
+or without ``kernel_params`` (numeric ``gamma`` / ``degree`` / ``coef0``
+overrides).  A callable kernel raises :class:`ValueError` at conversion.
 """
 
 import numbers
@@ -69,7 +70,8 @@ from sklearn.preprocessing import normalize
 __all__ = ["ONNX_KERNELS", "register_converters"]
 
 # the kernels the converter expresses in ONNX operators
-ONNX_KERNELS = ("linear", "rbf", "poly", "polynomial", "sigmoid", "laplacian", "cosine")
+ONNX_KERNELS = ("linear", "rbf", "poly", "polynomial", "sigmoid", "laplacian", "cosine", "chi2",
+                "additive_chi2")
 
 
 # ----------------------------------------------------------------------
@@ -254,16 +256,29 @@ class _Graph:
             norms = self.node("Where", [self.node("Less", [norms, tiny]), one, norms])
             X = self.node("Div", [X, norms])
             support_vectors = normalize(support_vectors)
-        if kernel == "laplacian":
+        if kernel in ("laplacian", "chi2", "additive_chi2"):
+            # feature by feature against every support vector: (n, n_support, d)
             sv = self.constant("support_vectors", support_vectors[None, :, :])
             axis = self.constant("axis", [1], TensorProto.INT64, np.int64)
             x3 = self.node("Unsqueeze", [X, axis]) if self.opset is None or self.opset >= 13 \
                 else self.node("Unsqueeze", [X], axes=[1])
-            distances = self.reduce_sum(self.node("Abs", [self.node("Sub", [x3, sv])]), 2)
+            difference = self.node("Sub", [x3, sv])
+            if kernel == "laplacian":   # exp(-gamma ||x - v||_1)
+                terms = self.node("Abs", [difference])
+            else:   # (x - v)^2 / (x + v), 0 where x + v = 0 (scikit-learn's additive chi2)
+                total = self.node("Add", [x3, sv])
+                zero = self.constant("zero", [0.0])
+                empty = self.node("Equal", [total, zero])
+                safe = self.node("Where", [empty, self.constant("one", [1.0]), total])
+                ratio = self.node("Div", [self.node("Mul", [difference, difference]), safe])
+                terms = self.node("Where", [empty, zero, ratio])
+            sums = self.reduce_sum(terms, 2)
             shape = self.constant("shape", [0, -1], TensorProto.INT64, np.int64)
-            distances = self.node("Reshape", [distances, shape])
-            scaled = self.node("Mul", [distances, self.constant("neg_gamma", [-params["gamma"]])])
-            return self.node("Exp", [scaled])
+            sums = self.node("Reshape", [sums, shape])
+            factor = {"laplacian": -params.get("gamma", 0.0), "chi2": -params.get("gamma", 0.0),
+                      "additive_chi2": -1.0}[kernel]
+            scaled = self.node("Mul", [sums, self.constant("factor", [factor])])
+            return scaled if kernel == "additive_chi2" else self.node("Exp", [scaled])
         dots = self.node("MatMul", [X, self.constant("support_vectors_T", support_vectors.T)])
         if kernel in ("linear", "cosine"):
             return dots

@@ -85,6 +85,14 @@ def test_onnx_matches_predict_and_decision_function(Est, kernel, data):
     _check(est, X_test)
 
 
+@pytest.mark.parametrize("kernel", ["chi2", "additive_chi2"])
+@pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
+def test_onnx_chi2_kernels(Est, kernel, data):
+    X, y, X_test, _ = data                        # chi-squared kernels: rows >= 0
+    est = _model(Est, kernel).fit(np.abs(X), y)
+    _check(est, np.abs(X_test))
+
+
 @pytest.mark.parametrize("hypothesis", ["voted", "averaged", "longest_survivor"])
 def test_onnx_kernel_perceptron_hypotheses(hypothesis, data):
     X, y, X_test, _ = data
@@ -168,9 +176,6 @@ def test_onnx_errors():
                                                                                    y[:50])
     with pytest.raises(ValueError, match="callable kernel"):
         skl2onnx.to_onnx(est, X[:1].astype(np.float32))
-    est = Forgetron(budget=10, kernel="chi2", random_state=0).fit(np.abs(X), y)
-    with pytest.raises(ValueError, match="kernel='chi2' cannot be exported"):
-        skl2onnx.to_onnx(est, X[:1].astype(np.float32))
     # kernel_params the converter cannot express (set after fitting: the
     # converter reads the model's parameters)
     fitted = Forgetron(budget=10, random_state=0).fit(X, y)
@@ -178,6 +183,10 @@ def test_onnx_errors():
     with pytest.raises(ValueError, match="gamma='wide'"):
         skl2onnx.to_onnx(fitted, X[:1].astype(np.float32))
     fitted.kernel_params = None
+    fitted.kernel = "precomputed"
+    with pytest.raises(ValueError, match="kernel='precomputed' cannot be exported"):
+        skl2onnx.to_onnx(fitted, X[:1].astype(np.float32))
+    fitted.kernel = "rbf"
     with pytest.raises(TypeError, match="float or double input"):
         skl2onnx.to_onnx(fitted, X[:1].astype(np.int64))
 
