@@ -4,6 +4,7 @@ Import this module before NumPy: ``use_one_blas_thread()`` only works
 before the BLAS library starts.
 """
 
+import argparse
 import json
 import os
 import sys
@@ -52,3 +53,14 @@ def best_times_alternating(functions, rounds):
             function()
             own.append(time.perf_counter() - start)
     return [min(own) for own in times]
+
+
+def quick_arguments(doc, quick_help, repeats):
+    """The usual options ``--quick`` and ``--repeats`` (``repeats`` by
+    default); returns the parsed arguments and the rounds to run (2 with
+    ``--quick``)."""
+    parser = argparse.ArgumentParser(description=doc.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help=quick_help)
+    parser.add_argument("--repeats", type=int, default=repeats)
+    args = parser.parse_args()
+    return args, 2 if args.quick else args.repeats

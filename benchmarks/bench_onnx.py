@@ -17,10 +17,15 @@ the shared machine weighs on all alike).  Writes
 ``benchmarks/results/onnx.json``.
 """
 
-import argparse
 import pickle
 
-from _common import RESULTS, best_times_alternating, use_one_blas_thread, write_json  # noqa: E402
+from _common import (  # noqa: E402
+    RESULTS,
+    best_times_alternating,
+    quick_arguments,
+    use_one_blas_thread,
+    write_json,
+)
 
 use_one_blas_thread()
 
@@ -57,11 +62,7 @@ def session(est, X, precision):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="smaller models, fewer repeats")
-    parser.add_argument("--repeats", type=int, default=7)
-    args = parser.parse_args()
-    repeats = 2 if args.quick else args.repeats
+    args, repeats = quick_arguments(__doc__, "smaller models, fewer repeats", 7)
     n_batch = 10_000
     single_calls = 50 if args.quick else 300
     rows = []
