@@ -111,59 +111,44 @@ def _kernel_parameters(model):
     return kernel, params
 
 
-def _readout(model):
-    """The model's prediction as ``(A, a, V, v)``: ``scores = sign(K @ A + a)
-    @ V + v`` with ``K = k(X, support_vectors_)``, or, with ``V`` None, the
-    plain kernel expansion ``scores = K @ A + a``; ``A`` has one column per
-    score (or per voted hypothesis).  Coefficients in float64."""
+def _expansion(model):
+    """The kernel expansion ``decision_function`` computes, as ``(A, a)``:
+    ``scores = k(X, support_vectors_) @ A + a``, one column of ``A`` per
+    score; coefficients in float64."""
     dual_coef = np.asarray(model.dual_coef_, dtype=np.float64)
     intercept = np.asarray(model.intercept_, dtype=np.float64)
     n_classes = len(model.classes_)
-    if getattr(model, "hypothesis", None) == "voted":
-        return _voted_readout(model)
     n_rows = dual_coef.shape[0]
     if n_rows == 1 or n_rows == n_classes > 2:
-        return dual_coef.T, intercept, None, None
+        return dual_coef.T, intercept
     if n_rows == n_classes == 2:
         # one row per class on a shared support set: decision_function is
         # the difference of the two class scores
-        return ((dual_coef[1] - dual_coef[0])[:, None], intercept[1:] - intercept[:1],
-                None, None)
+        return (dual_coef[1] - dual_coef[0])[:, None], intercept[1:] - intercept[:1]
     raise ValueError(
         f"{type(model).__name__}: dual_coef_ has {n_rows} rows for {n_classes} classes; the "
         f"ONNX export knows one row (binary), or one row per class."
     )
 
 
-def _voted_readout(model):
-    """KernelPerceptron's voted hypotheses: hypothesis ``h`` of learner
-    ``k`` scores ``w_h(x) - theta_h``, whose sign counts ``votes_h`` times
-    towards the learner's score (its ``voted_scores``).  One column of
-    ``A`` per hypothesis with a vote; the first hypothesis (w = 0) is the
-    constant ``votes_0 sign(-theta_0)``."""
-    learners = model._learners
+def _voted_hypotheses(model):
+    """KernelPerceptron's voted hypotheses, per learner: ``(columns, steps,
+    voted, thetas, votes, constant)``.  Update ``e`` added ``steps[e]`` to
+    the coefficient of support vector ``columns[e]`` (its column of
+    ``support_vectors_``); hypothesis ``e + 1`` scores the running sum
+    ``w_{e+1}(x)`` less its threshold, and its sign counts ``votes`` times
+    (only the hypotheses with a vote are kept: ``voted`` are their update
+    indices); the first hypothesis (w = 0) is the ``constant``
+    ``votes_0 sign(-theta_0)``.  As the learner's ``voted_scores``."""
     offsets = np.concatenate([[0], np.cumsum(model.n_support_)])
-    columns, thetas, owner, weights = [], [], [], []
-    constant = np.zeros(len(learners))
-    for k, learner in enumerate(learners):
+    for k, learner in enumerate(model._learners):
         n_hyp = learner.n_updates + 1
-        hyp_thetas = np.asarray(learner.thetas)[:n_hyp]
+        thetas = np.asarray(learner.thetas)[:n_hyp]
         votes = np.asarray(learner.votes)[:n_hyp].astype(np.float64)
-        constant[k] = votes[0] * np.sign(-hyp_thetas[0])
         cells, steps = learner._events()
-        coef = np.zeros(int(model.n_support_.sum()))
-        for e in range(learner.n_updates):
-            coef[offsets[k] + cells[e]] += steps[e]
-            if votes[e + 1] != 0:
-                columns.append(coef.copy())
-                thetas.append(hyp_thetas[e + 1])
-                owner.append(k)
-                weights.append(votes[e + 1])
-    n_total = int(model.n_support_.sum())
-    A = np.array(columns).T if columns else np.zeros((n_total, 0))
-    V = np.zeros((len(columns), len(learners)))
-    V[np.arange(len(columns)), owner] = weights
-    return A, -np.asarray(thetas, dtype=np.float64), V, constant
+        voted = np.flatnonzero(votes[1:])
+        yield (offsets[k] + cells, steps, voted, thetas[voted + 1], votes[voted + 1],
+               votes[0] * np.sign(-thetas[0]))
 
 
 # ----------------------------------------------------------------------
@@ -312,14 +297,12 @@ def _converter(scope, operator, container):
     if hasattr(support_vectors, "toarray"):
         support_vectors = support_vectors.toarray()
     support_vectors = np.asarray(support_vectors, dtype=np.float64)
-    A, a, V, v = _readout(model)
+    voted = getattr(model, "hypothesis", None) == "voted"
+    A, a = _expansion(model)
     if support_vectors.shape[0] == 0:   # no support vector: one with coefficient 0
         support_vectors = np.zeros((1, model.n_features_in_))
         A = np.zeros((1, A.shape[1]))
-    if A.shape[1] == 0:                 # a voted model whose hypotheses have no vote
-        A, a = np.zeros((A.shape[0], 1)), np.zeros(1)
-        V = np.zeros((1, V.shape[1]))
-    if kernel == "linear":    # as predict: X @ (dual_coef_ @ support_vectors_).T
+    if kernel == "linear" and not voted:    # as predict: X @ (dual_coef_ @ support_vectors_).T
         K, A = X, support_vectors.T @ A
     else:
         K = graph.kernel(X, support_vectors, kernel, params)
@@ -329,12 +312,11 @@ def _converter(scope, operator, container):
     double = _Graph(scope, container, TensorProto.DOUBLE)
     if graph.proto_type != TensorProto.DOUBLE:
         K = graph.node("Cast", [K], to=TensorProto.DOUBLE)
-    scores = double.node("Add", [double.node("MatMul", [K, double.constant("coef_T", A)]),
-                                 double.constant("intercept", a)])
-    if V is not None:
-        scores = double.node("Add", [double.node("MatMul", [double.node("Sign", [scores]),
-                                                            double.constant("votes", V)]),
-                                     double.constant("constant", v)])
+    if voted:
+        scores = _voted_scores(double, K, model)
+    else:
+        scores = double.node("Add", [double.node("MatMul", [K, double.constant("coef_T", A)]),
+                                     double.constant("intercept", a)])
     label_type, classes = _label_type(model)
     classes_name = graph.constant(
         "classes", classes, TensorProto.INT64 if label_type is Int64TensorType
@@ -351,6 +333,36 @@ def _converter(scope, operator, container):
         graph.node("Identity", [scores], output=operator.outputs[1].full_name)
     else:
         graph.node("Cast", [scores], output=operator.outputs[1].full_name, to=input_type)
+
+
+def _voted_scores(graph, K, model):
+    """The (n, n_learners) scores of voted hypotheses: per learner, its
+    updates' kernel columns times their steps, summed cumulatively
+    (``CumSum``: hypothesis after hypothesis, as ``voted_scores``), the
+    voted ones' signs weighted by their votes.  O(updates) constants."""
+    int64 = dict(proto_type=TensorProto.INT64, dtype=np.int64)
+    per_learner = []
+    zeros = graph.node("MatMul", [K, graph.constant("zeros", np.zeros((_n_columns(model), 1)))])
+    for columns, steps, voted, thetas, votes, constant in _voted_hypotheses(model):
+        score = graph.node("Add", [zeros, graph.constant("constant", [constant])])
+        if len(voted):
+            events = graph.node("Gather", [K, graph.constant("columns", columns, **int64)], axis=1)
+            terms = graph.node("Mul", [events, graph.constant("steps", steps)])
+            sums = graph.node("CumSum", [terms, graph.constant("axis", np.int64(1), **int64)])
+            sums = graph.node("Gather", [sums, graph.constant("voted", voted, **int64)], axis=1)
+            signs = graph.node("Sign", [graph.node("Sub", [sums, graph.constant("thetas",
+                                                                                 thetas)])])
+            weighted = graph.node("MatMul", [signs, graph.constant("votes", votes[:, None])])
+            score = graph.node("Add", [weighted, score])
+        per_learner.append(score)
+    if len(per_learner) == 1:
+        return per_learner[0]
+    return graph.node("Concat", per_learner, axis=1)
+
+
+def _n_columns(model):
+    """Columns of the kernel block: the support vectors (at least one)."""
+    return max(int(np.sum(model.n_support_)), 1)
 
 
 _ALIASES = {}
