@@ -185,6 +185,14 @@ def _shape_calculator(operator):
             f"(dense rows); got {type(input_type).__name__}. Pass X.astype(np.float32) or "
             f"np.float64 to to_onnx."
         )
+    shape = input_type.shape
+    if len(shape) != 2 or (isinstance(shape[1], numbers.Integral)
+                           and shape[1] != model.n_features_in_):
+        raise ValueError(
+            f"{type(model).__name__} was fitted on {model.n_features_in_} features; the ONNX "
+            f"input is declared with shape {list(shape)}. Pass rows of "
+            f"{model.n_features_in_} features to to_onnx."
+        )
     n = operator.inputs[0].get_first_dimension()
     label_type, _ = _label_type(operator.raw_operator)
     operator.outputs[0].type = label_type([n])

@@ -189,6 +189,8 @@ def test_onnx_errors():
     fitted.kernel = "rbf"
     with pytest.raises(TypeError, match="float or double input"):
         skl2onnx.to_onnx(fitted, X[:1].astype(np.int64))
+    with pytest.raises(ValueError, match="fitted on 4 features"):
+        skl2onnx.to_onnx(fitted, X[:1, :3].astype(np.float32))
 
 
 def test_onnx_import_error_names_the_extra(monkeypatch):
