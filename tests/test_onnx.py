@@ -93,6 +93,31 @@ def test_onnx_chi2_kernels(Est, kernel, data):
     _check(est, np.abs(X_test))
 
 
+def _variants():
+    """(estimator, parameter, value) for every string option of every
+    parameter but the kernel's: the structural choices (BSGD's
+    maintenance, KernelPerceptron's hypothesis, Tighter's validation, a
+    multi-class scheme...), each of which must export."""
+    found = []
+    for Est in ESTIMATORS:
+        for name, constraints in Est._parameter_constraints.items():
+            if name in ("kernel", "gamma"):
+                continue
+            for constraint in constraints:
+                for value in sorted(getattr(constraint, "options", ())):
+                    if isinstance(value, str):
+                        found.append((Est, name, value))
+    return found
+
+
+@pytest.mark.parametrize("Est, name, value", _variants(),
+                         ids=[f"{E.__name__}-{n}={v}" for E, n, v in _variants()])
+def test_onnx_every_structural_option(Est, name, value, data):
+    X, y, X_test, _ = data
+    est = _model(Est, "rbf").set_params(**{name: value}).fit(X, y)
+    _check(est, X_test, dtype=np.float64, min_agreement=1.0)
+
+
 @pytest.mark.parametrize("hypothesis", ["voted", "averaged", "longest_survivor"])
 def test_onnx_kernel_perceptron_hypotheses(hypothesis, data):
     X, y, X_test, _ = data
