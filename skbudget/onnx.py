@@ -25,8 +25,9 @@ resolved ``gamma_`` when ``gamma='scale'`` or ``'auto'``).  A binary
 problem's label is ``classes_[1]`` where the score is ``> 0``; a
 multi-class one's is the arg-max (ties: the lowest class index, as
 :func:`numpy.argmax`).  ``KernelPerceptron(hypothesis='voted')`` exports
-the vote of its hypotheses exactly as it predicts (``Sign`` of every voted
-hypothesis's score, weighted by its votes).
+the vote of its hypotheses exactly as it predicts: the updates' kernel
+columns times their steps summed cumulatively (``CumSum``), the ``Sign``
+of every voted hypothesis's score weighted by its votes.
 
 Precision: by default the graph computes in double whatever the input
 type (float32 rows are cast once), and casts the scores back to the input
