@@ -53,6 +53,7 @@ import numpy as np
 try:
     from onnx import TensorProto
     from skl2onnx import update_registered_converter
+    from skl2onnx._parse import _parse_sklearn
     from skl2onnx.common.data_types import (
         DoubleTensorType,
         FloatTensorType,
@@ -67,6 +68,8 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 
 from sklearn.metrics.pairwise import KERNEL_PARAMS
 from sklearn.preprocessing import normalize
+
+from skbudget.model_selection import SequentialSearchCV
 
 __all__ = ["ONNX_KERNELS", "register_converters"]
 
@@ -377,11 +380,21 @@ def _n_columns(model):
 _ALIASES = {}
 
 
+def _search_parser(scope, model, inputs, custom_parsers=None):
+    """:class:`~skbudget.SequentialSearchCV` exports its ``best_estimator_``
+    (with the options given for the search)."""
+    options = scope.get_options(model)
+    if options:
+        scope.add_options(id(model.best_estimator_), options)
+    return _parse_sklearn(scope, model.best_estimator_, inputs, custom_parsers=custom_parsers)
+
+
 def register_converters():
     """Register the ONNX converter of every skbudget classifier with skl2onnx.
 
     Importing :mod:`skbudget.onnx` calls it; calling it again registers
-    them anew (e.g. after a new estimator was exported).  Each classifier
+    them anew (e.g. after a new estimator was exported).  A
+    :class:`~skbudget.SequentialSearchCV` exports its ``best_estimator_``.  Each classifier
     gets a parser (outputs ``label`` and ``scores``), a shape calculator
     and a converter, with the options ``precision`` (``'double'``, the
     default, or ``'float'``) and ``zipmap`` (accepted, no effect).
@@ -400,12 +413,17 @@ def register_converters():
     """
     from skbudget.discovery import all_estimators
 
+    options = {"zipmap": [True, False, "columns"], "precision": ["double", "float"]}
     for name, cls in all_estimators():
         alias = f"Skbudget{name}"
         _ALIASES[cls] = alias
         update_registered_converter(cls, alias, _shape_calculator, _converter,
-                                    parser=_parser, options={"zipmap": [True, False, "columns"],
-                                             "precision": ["double", "float"]})
+                                    parser=_parser, options=options)
+    # the search's parser declares its best estimator's operator (the
+    # search's own converter is registered for its options only)
+    update_registered_converter(SequentialSearchCV, "SkbudgetSequentialSearchCV",
+                                _shape_calculator, _converter, parser=_search_parser,
+                                options=options)
 
 
 register_converters()

@@ -19,9 +19,10 @@ from sklearn.datasets import make_classification
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from skbudget import KernelPerceptron, KernelMIRA, Forgetron
+from skbudget import Forgetron, KernelMIRA, KernelPerceptron, SequentialSearchCV
 from skbudget.discovery import all_estimators
 
+onnx = pytest.importorskip("onnx")
 skl2onnx = pytest.importorskip("skl2onnx")
 ort = pytest.importorskip("onnxruntime")
 import skbudget.onnx  # noqa: E402  (registers the converters)
@@ -193,6 +194,21 @@ def test_onnx_pipeline():
     label, scores = session.run(None, {session.get_inputs()[0].name: X_test.astype(np.float32)})
     assert np.mean(label == pipe.predict(X_test)) >= 0.999
     assert_allclose(scores, pipe.decision_function(X_test), rtol=1e-4, atol=1e-4)
+
+
+def test_onnx_sequential_search_exports_its_best_estimator():
+    X, y, X_test, _ = _data(2)
+    search = SequentialSearchCV(Forgetron(budget=10, random_state=0),
+                                [{"gamma": [0.3, 3.0]}], cv=2).fit(X, y)
+    onx = skl2onnx.to_onnx(search, X[:1].astype(np.float32),
+                           options={id(search): {"precision": "float"}})
+    # the option reached the estimator's converter: float32 support vectors
+    assert {init.data_type for init in onx.graph.initializer
+            if init.name.startswith("support_vectors")} == {onnx.TensorProto.FLOAT}
+    session = ort.InferenceSession(onx.SerializeToString(), providers=["CPUExecutionProvider"])
+    label, scores = session.run(None, {"X": X_test.astype(np.float32)})
+    assert np.mean(label == search.predict(X_test)) >= 0.999
+    assert_allclose(scores, search.decision_function(X_test), rtol=1e-3, atol=1e-4)
 
 
 def test_onnx_errors():
