@@ -14,6 +14,7 @@ import sys
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from numpy.testing import assert_allclose
 from sklearn.datasets import make_classification
 from sklearn.pipeline import make_pipeline
@@ -149,6 +150,14 @@ def test_onnx_float_precision():
         label, scores = session.run(None, {"X": X_test.astype(np.float32)})
         assert np.mean(label == est.predict(X_test)) >= 0.999
         assert_allclose(scores, est.decision_function(X_test), rtol=1e-3, atol=1e-4)
+
+
+def test_onnx_model_trained_on_csr_rows():
+    X, y, X_test, _ = _data(5)
+    X[np.abs(X) < 0.5] = 0.0
+    est = Forgetron(budget=20, random_state=0).fit(sp.csr_matrix(X), y)
+    assert sp.issparse(est.support_vectors_)
+    _check(est, X_test)       # the graph's input is dense rows
 
 
 def test_onnx_double_input_is_tight():
