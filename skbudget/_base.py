@@ -752,7 +752,11 @@ def _plain_state(obj):
 
 def _rebuilt(cls, state):
     """An instance of ``cls`` with the instance state ``state`` (the class
-    is given by the caller, never read from the state)."""
+    is given by the caller, never read from the state), through the
+    class's ``__setstate__`` if it has one."""
     obj = cls.__new__(cls)
-    obj.__dict__.update(state)
+    if hasattr(obj, "__setstate__"):
+        obj.__setstate__(state)
+    else:
+        obj.__dict__.update(state)
     return obj
