@@ -26,7 +26,13 @@ from sklearn.utils.multiclass import (
     _check_partial_fit_first_call,
     check_classification_targets,
 )
-from sklearn.utils.validation import check_consistent_length, check_is_fitted, validate_data
+from sklearn.utils.class_weight import compute_class_weight
+from sklearn.utils.validation import (
+    _check_sample_weight,
+    check_consistent_length,
+    check_is_fitted,
+    validate_data,
+)
 
 from skbudget._elementwise import integral_classes
 from skbudget._kernels import KERNELS, KernelFunction, check_finite, compute_gamma
@@ -107,6 +113,37 @@ def _integral_classes(y):
         return None                         # no compiled loop for float16, float128
     classes = integral_classes(np.ascontiguousarray(labels), _LABEL_BLOCK)
     return None if classes is None else classes.astype(y.dtype)
+
+
+# scikit-learn's error for class_weight='balanced' in partial_fit (SGDClassifier)
+_BALANCED_PARTIAL_FIT = (
+    "class_weight '{0}' is not supported for "
+    "partial_fit. In order to use 'balanced' weights,"
+    " use compute_class_weight('{0}', "
+    "classes=classes, y=y). "
+    "In place of y you can use a large enough sample "
+    "of the full training set target to properly "
+    "estimate the class frequency distributions. "
+    "Pass the resulting weights as the class_weight "
+    "parameter."
+)
+
+
+def _learner_weights(sample_weight, class_weight, classes, one_row, rows, y):
+    """The weights of the examples ``rows`` (labels ``y``), one row per
+    learner: ``sample_weight[rows]`` (None: 1) times ``class_weight`` (one
+    value per class) of each example's class (``one_row``: a binary or
+    shared-support learner), or, one-vs-rest, ``class_weight[c]`` for the
+    positive examples of learner ``c`` and 1 for its negative ones."""
+    index = np.searchsorted(classes, y)
+    if one_row:
+        weights = class_weight[index][None, :]
+    else:
+        weights = np.ones((len(classes), len(y)))
+        weights[index, np.arange(len(y))] = class_weight[index]
+    if sample_weight is not None:
+        weights = weights * sample_weight[rows]
+    return weights
 
 
 class _NotBool:
@@ -400,6 +437,36 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
             return _plus_minus_one(y == self.classes_[1])[:, None]
         return _plus_minus_one(y[:, None] == self.classes_[None, :])
 
+    def _example_weights(self, X, y, sample_weight):
+        """The weights of the call's examples, as ``StreamDriver.run``
+        takes them: None without ``sample_weight`` and ``class_weight`` (or
+        when every weight is 1), else a function of (rows, their labels)
+        giving one row of weights per learner.
+
+        As in :class:`sklearn.linear_model.SGDClassifier`: an example's
+        weight is its ``sample_weight`` times the ``class_weight`` of its
+        class ('balanced': ``n_samples / (n_classes * np.bincount(y))`` of
+        this call's ``y``); one-vs-rest, the learner of class ``c`` weighs
+        its positive examples by ``class_weight[c]`` and the others by 1."""
+        class_weight = getattr(self, "class_weight", None)
+        if sample_weight is None and class_weight is None:
+            return None
+        per_class = np.asarray(compute_class_weight(class_weight, classes=self.classes_, y=y),
+                               dtype=np.float64)
+        if not (np.all(np.isfinite(per_class)) and np.all(per_class >= 0)):
+            raise ValueError(f"class_weight must give every class a finite weight >= 0; got "
+                             f"{dict(zip(self.classes_.tolist(), per_class.tolist()))}")
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64,
+                                                 ensure_non_negative=True)
+            if np.all(sample_weight == 1.0):
+                sample_weight = None
+        if sample_weight is None and np.all(per_class == 1.0):
+            return None
+        one_row = self._shared_support or len(self.classes_) == 2
+        return functools.partial(_learner_weights, sample_weight, per_class, self.classes_,
+                                 one_row)
+
     def _check_labels(self, y):
         """Raise unless every label is in ``classes_`` (sorted: one binary
         search per label, no sort of ``y``)."""
@@ -519,11 +586,16 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         self : object
             Fitted estimator.
         """
+        return self._atomic_fit(X, y)
+
+    def _atomic_fit(self, X, y, sample_weight=None):
+        """``fit`` (with ``sample_weight`` for the estimators that take it),
+        atomically."""
         continuing = self.warm_start and hasattr(self, "classes_")
         with self._rollback_on_error(shuffles=True, continuing=continuing):
-            return self._fit(X, y, continuing)
+            return self._fit(X, y, continuing, sample_weight)
 
-    def _fit(self, X, y, continuing):
+    def _fit(self, X, y, continuing, sample_weight=None):
         if continuing:
             self._check_unchanged_params()
         X, y, classes, gamma = self._validate_fit_input(X, y, reset=not continuing)
@@ -531,6 +603,7 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
             self._check_labels(y)
         else:
             self._reset(X, classes, gamma, streaming=self.warm_start)
+        weights = self._example_weights(X, y, sample_weight)
         self._driver.n_jobs = self.n_jobs
         first_id = self._n_examples_seen
         self._n_examples_seen += X.shape[0]
@@ -540,7 +613,7 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         for epoch in range(1, self.max_iter + 1):
             order = self._rng.permutation(X.shape[0]) if self.shuffle else None
             self._record = self._driver.run(X, y, self._signed_targets, order, first_id,
-                                            self._record, gram, self._progress_log())
+                                            self._record, gram, self._progress_log(), weights)
             self._log_epoch(epoch)
         self.n_iter_ = self.max_iter
         self._update_fitted_attributes()
@@ -573,11 +646,18 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         self : object
             The updated estimator.
         """
+        return self._atomic_partial_fit(X, y, classes)
+
+    def _atomic_partial_fit(self, X, y, classes, sample_weight=None):
+        """``partial_fit`` (with ``sample_weight`` for the estimators that
+        take it), atomically."""
         first_call = not hasattr(self, "classes_")
         with self._rollback_on_error(shuffles=False, continuing=not first_call):
-            return self._partial_fit(X, y, classes, first_call)
+            return self._partial_fit(X, y, classes, first_call, sample_weight)
 
-    def _partial_fit(self, X, y, classes, first_call):
+    def _partial_fit(self, X, y, classes, first_call, sample_weight=None):
+        if isinstance(getattr(self, "class_weight", None), str):   # 'balanced'
+            raise ValueError(_BALANCED_PARTIAL_FIT.format(self.class_weight))
         if not first_call:
             self._check_unchanged_params()
         X, y, _, gamma = self._validate_fit_input(X, y, reset=first_call)
@@ -593,11 +673,13 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         self._check_labels(y)
         if first_call:
             self._reset(X, self.classes_, gamma, streaming=True)
+        weights = self._example_weights(X, y, sample_weight)
         self._driver.n_jobs = self.n_jobs
         first_id = self._n_examples_seen
         self._n_examples_seen += X.shape[0]
         self._record = self._driver.run(X, y, self._signed_targets, None, first_id,
-                                        self._record, progress=self._progress_log())
+                                        self._record, progress=self._progress_log(),
+                                        weights=weights)
         self._update_fitted_attributes()
         self._log_epoch(1)
         return self
@@ -760,3 +842,74 @@ def _rebuilt(cls, state):
     else:
         obj.__dict__.update(state)
     return obj
+
+
+class ExampleWeightsMixin:
+    """``sample_weight`` in ``fit`` / ``partial_fit`` and the ``class_weight``
+    parameter, for the estimators whose update rule minimizes a loss the
+    weight can scale (BSGD's step ``eta_t w``, PA-I's cap ``C w``).  The
+    perceptron-style rules take neither (their fit has no
+    ``sample_weight``).  Put it before :class:`BaseOnlineKernelClassifier`
+    among the bases; the estimator adds ``class_weight`` to its
+    ``__init__`` and ``CLASS_WEIGHT_CONSTRAINT`` to its constraints."""
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Fit the model with ``max_iter`` passes over the training data.
+
+        With ``warm_start=True`` and a fitted model, the passes continue
+        that model.  If the call raises, the model is left as it was.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training vectors.
+        y : array-like of shape (n_samples,)
+            Target values (class labels).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weight of each example's loss (finite, >= 0), multiplied by the
+            ``class_weight`` of its class; None: every weight 1.  It
+            follows the example through shuffled epochs.
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
+        return self._atomic_fit(X, y, sample_weight)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """Learn from one more piece of the stream, in the order given.
+
+        A single call is one online pass (no shuffling); calls on
+        consecutive chunks of a stream give exactly the model of one
+        ``fit`` epoch over the whole stream with ``shuffle=False`` (with
+        the same weights).  If the call raises, the model is left exactly
+        as it was.  ``class_weight='balanced'`` is not supported here (as
+        in :class:`sklearn.linear_model.SGDClassifier`): pass
+        ``compute_class_weight('balanced', classes=classes, y=y)`` of a
+        representative sample as a dict.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Examples of the stream, in stream order.
+        y : array-like of shape (n_samples,)
+            Their class labels.
+        classes : array-like of shape (n_classes,), default=None
+            All the classes; required on the first call, ignored after.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weight of each example's loss (finite, >= 0), multiplied by the
+            ``class_weight`` of its class; None: every weight 1.
+
+        Returns
+        -------
+        self : object
+            The updated estimator.
+        """
+        return self._atomic_partial_fit(X, y, classes, sample_weight)
+
+
+# the constraint of the class_weight parameter (as SGDClassifier's)
+CLASS_WEIGHT_CONSTRAINT = [StrOptions({"balanced"}), dict, None]

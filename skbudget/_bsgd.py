@@ -1,13 +1,28 @@
 """BudgetedSGDClassifier: a kernel SVM trained by Pegasos steps on a budget."""
 
+import warnings
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import StrOptions
 
-from skbudget._base import BaseOnlineKernelClassifier, Integer, RealNumber
+from skbudget._base import (
+    CLASS_WEIGHT_CONSTRAINT,
+    BaseOnlineKernelClassifier,
+    ExampleWeightsMixin,
+    Integer,
+    RealNumber,
+)
 from skbudget._bsgd_fast import MERGING, PROJECTION, REMOVAL, BudgetedSGDLearner
 from skbudget._budget import _shared_params
-from skbudget._docstrings import BUDGET_DOC, attributes_doc, docstring, kernel_doc, stream_doc
+from skbudget._docstrings import (
+    BUDGET_DOC,
+    attributes_doc,
+    class_weight_doc,
+    docstring,
+    kernel_doc,
+    stream_doc,
+)
 from skbudget._stream import STORE_MAX_SPARSE_FEATURES
 
 __all__ = ["BudgetedSGDClassifier"]
@@ -15,7 +30,7 @@ __all__ = ["BudgetedSGDClassifier"]
 _MAINTENANCE = {"removal": REMOVAL, "projection": PROJECTION, "merging": MERGING}
 
 
-class BudgetedSGDClassifier(BaseOnlineKernelClassifier):
+class BudgetedSGDClassifier(ExampleWeightsMixin, BaseOnlineKernelClassifier):
     __doc__ = docstring(
         """Budgeted stochastic gradient descent (BSGD) for a kernel SVM.
 
@@ -48,6 +63,8 @@ class BudgetedSGDClassifier(BaseOnlineKernelClassifier):
          """maintenance : {'merging', 'projection', 'removal'}, default='merging'
         The budget maintenance rule (see above).  'merging' needs
         ``kernel='rbf'``; the others take any kernel.""",
+         class_weight_doc("its step: ``x_t`` is appended with coefficient\n"
+                          "        ``y_t w / (alpha t)`` (nothing for ``w = 0``)"),
          kernel_doc(),
          stream_doc(max_iter_note="  One pass is the\n        online setting; "
                                   "more passes continue the step count ``t``.",
@@ -100,15 +117,20 @@ class BudgetedSGDClassifier(BaseOnlineKernelClassifier):
         "budget": [Integer(1, None, closed="left")],
         "alpha": [RealNumber(0.0, None, closed="neither")],
         "maintenance": [StrOptions(set(_MAINTENANCE))],
+        "class_weight": CLASS_WEIGHT_CONSTRAINT,
     }
+    # the weights apply per call (a 'balanced' weight to each fit call's y)
+    _call_params = BaseOnlineKernelClassifier._call_params + ("class_weight",)
 
-    def __init__(self, *, budget=100, alpha=1e-4, maintenance="merging", kernel="rbf",
-                 gamma="scale", degree=3, coef0=0.0, kernel_params=None, max_iter=1,
-                 shuffle=True, random_state=None, warm_start=False, verbose=0, n_jobs=None):
+    def __init__(self, *, budget=100, alpha=1e-4, maintenance="merging", class_weight=None,
+                 kernel="rbf", gamma="scale", degree=3, coef0=0.0, kernel_params=None,
+                 max_iter=1, shuffle=True, random_state=None, warm_start=False, verbose=0,
+                 n_jobs=None):
         super().__init__(**_shared_params(locals()))
         self.budget = budget
         self.alpha = alpha
         self.maintenance = maintenance
+        self.class_weight = class_weight
 
     def _validate_params(self):
         super()._validate_params()
@@ -133,6 +155,11 @@ class BudgetedSGDClassifier(BaseOnlineKernelClassifier):
             )
         return X, y, classes, gamma
 
+    def _fit(self, X, y, continuing, sample_weight=None):
+        super()._fit(X, y, continuing, sample_weight)
+        _warn_if_classes_dropped(self)
+        return self
+
     def _make_learner(self, rng):
         return BudgetedSGDLearner(budget=self.budget, lam=float(self.alpha),
                                   maintenance=_MAINTENANCE[self.maintenance])
@@ -143,3 +170,40 @@ class BudgetedSGDClassifier(BaseOnlineKernelClassifier):
         self.n_maintenance_ = np.array([lr.n_maintenance for lr in self._learners],
                                        dtype=np.int64)
         self.degradation_ = np.array([lr.degradation for lr in self._learners])
+
+
+def _warn_if_classes_dropped(est):
+    """Warn when a learner of a one-vs-rest (or binary) model holds no
+    support vector of its positive class (binary: of either class): its
+    scores then never favour that class.  At a small budget BSGD's
+    maintenance drops the rare side first (its vectors are the oldest, and
+    removal's ties go to the oldest), e.g. many classes one-vs-rest, or a
+    rare class in a binary stream."""
+    if est._shared_support:
+        return
+    offsets = np.concatenate([[0], np.cumsum(est.n_support_)])
+    if len(est.classes_) == 2:
+        coef = est.dual_coef_[0]
+        missing = [c for c, present in zip(est.classes_.tolist(),
+                                           [(coef < 0).any(), (coef > 0).any()]) if not present]
+        if missing:
+            warnings.warn(
+                f"{type(est).__name__} holds no support vector of class {missing[0]!r}: its "
+                f"score hardly ever favours that class (with an RBF kernel, never). Its "
+                f"examples are too rare for the budget ({est.budget}) to keep one. Pass "
+                f"class_weight='balanced' (or a dict giving the rare class more weight), or a "
+                f"larger budget.", UserWarning, stacklevel=3)
+        return
+    missing = [c for k, c in enumerate(est.classes_.tolist())
+               if not (est.dual_coef_[k, offsets[k]:offsets[k + 1]] > 0).any()]
+    if missing:
+        shown = ", ".join(repr(c) for c in missing[:10]) + (", ..." if len(missing) > 10 else "")
+        warnings.warn(
+            f"{len(missing)} of the {len(est.classes_)} one-vs-rest learners of "
+            f"{type(est).__name__} hold no support vector of their own class ({shown}): they "
+            f"never vote for it, and those classes are rarely or never predicted. Each "
+            f"learner sees its class in about 1 / n_classes of the examples, too rarely for "
+            f"its budget ({est.budget}) to keep one. Pass class_weight (a dict giving each "
+            f"class a weight above 1 for its own learner, e.g. n_classes - 1), a larger "
+            f"budget, or use one support set shared by all classes.", UserWarning,
+            stacklevel=3)

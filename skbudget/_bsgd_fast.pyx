@@ -131,8 +131,10 @@ cdef class BudgetedSGDLearner(OnlineLearner):
                 self.remove_at(self.n_sv - 1)
         # w_i = λ t α_i is unchanged by the shrink; only the scale moves
         self.scale = 1.0 / (self.lam * self.n_steps)
-        if y * score < 1.0:
-            self.append_current(y * self.scale)   # stored w = ±1 exactly
+        # the example's weight scales its loss, so its step: η_t w (a zero
+        # weight adds nothing; without weights w = 1 and the stored w_i = ±1)
+        if y * score < 1.0 and self.example_weight > 0.0:
+            self.append_current(y * self.example_weight * self.scale)
             self.n_updates += 1
             if self.maintenance == RULE_PROJECTION:
                 self.factor_append()

@@ -8,7 +8,13 @@ which configures one of the compiled policies of ``_budget_fast``.
 
 import numpy as np
 
-from skbudget._base import BaseOnlineKernelClassifier, Integer, RealNumber
+from skbudget._base import (
+    CLASS_WEIGHT_CONSTRAINT,
+    BaseOnlineKernelClassifier,
+    ExampleWeightsMixin,
+    Integer,
+    RealNumber,
+)
 from skbudget._budget_fast import (
     CrammerKandolaSingerLearner,
     ForgetronLearner,
@@ -16,7 +22,14 @@ from skbudget._budget_fast import (
     RandomBudgetLearner,
     StoptronLearner,
 )
-from skbudget._docstrings import BUDGET_DOC, attributes_doc, docstring, kernel_doc, stream_doc
+from skbudget._docstrings import (
+    BUDGET_DOC,
+    attributes_doc,
+    class_weight_doc,
+    docstring,
+    kernel_doc,
+    stream_doc,
+)
 
 __all__ = [
     "BudgetPerceptron",
@@ -227,7 +240,7 @@ class Forgetron(BaseOnlineKernelClassifier):
         self.Q_ = np.array([learner.Q for learner in self._learners])
 
 
-class KernelPassiveAggressive(BaseOnlineKernelClassifier):
+class KernelPassiveAggressive(ExampleWeightsMixin, BaseOnlineKernelClassifier):
     __doc__ = _docstring(
         """Kernel Passive-Aggressive classifier (PA-I), unbounded.
 
@@ -236,7 +249,11 @@ class KernelPassiveAggressive(BaseOnlineKernelClassifier):
     ``k(x, x) = 0``).  The support set is not bounded: this is the
     reference the Projectron paper compares the budget algorithms with.""",
         ["""C : float, default=1.0
-        Aggressiveness: the largest coefficient a single update may give."""],
+        Aggressiveness: the largest coefficient a single update may give
+        (``C w`` for an example of weight ``w``).""",
+         class_weight_doc("its cap: ``y min(C w, l / k(x, x))``\n"
+                          "        (PA-I's objective with the slack weighted by ``w``; no update\n"
+                          "        for ``w = 0``)")],
         references="""K. Crammer, O. Dekel, J. Keshet, S. Shalev-Shwartz and Y. Singer,
     "Online Passive-Aggressive Algorithms", Journal of Machine Learning
     Research 7, 551-585, 2006.""",
@@ -247,13 +264,17 @@ class KernelPassiveAggressive(BaseOnlineKernelClassifier):
     _parameter_constraints: dict = {
         **BaseOnlineKernelClassifier._parameter_constraints,
         "C": [RealNumber(0.0, None, closed="neither")],
+        "class_weight": CLASS_WEIGHT_CONSTRAINT,
     }
+    # the weights apply per call (a 'balanced' weight to each fit call's y)
+    _call_params = BaseOnlineKernelClassifier._call_params + ("class_weight",)
 
-    def __init__(self, *, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
-                 kernel_params=None, max_iter=1, shuffle=True, random_state=None,
+    def __init__(self, *, C=1.0, class_weight=None, kernel="rbf", gamma="scale", degree=3,
+                 coef0=0.0, kernel_params=None, max_iter=1, shuffle=True, random_state=None,
                  warm_start=False, verbose=0, n_jobs=None):
         super().__init__(**_shared_params(locals()))
         self.C = C
+        self.class_weight = class_weight
 
     def _make_learner(self, rng):
         return PassiveAggressiveLearner(C=self.C)

@@ -386,7 +386,8 @@ def _forgetron_phi(double sigma, double mu, double room):
 
 cdef class PassiveAggressiveLearner(MistakeDrivenLearner):
     """§9: kernel PA-I (unbounded).  On ``loss = 1 - y f(x) > 0``, add
-    ``(x_t, y min(C, loss / k(x_t, x_t)))`` (``y C`` when ``k(x_t, x_t) = 0``)."""
+    ``(x_t, y min(C, loss / k(x_t, x_t)))`` (``y C`` when ``k(x_t, x_t) = 0``);
+    with an example weight ``w`` the cap is ``C w`` (no update when ``w = 0``)."""
 
     cdef public double C
 
@@ -397,10 +398,13 @@ cdef class PassiveAggressiveLearner(MistakeDrivenLearner):
         self.C = C
 
     cdef bint wants_update(self, double y, double score) noexcept nogil:
-        return y * score < 1.0
+        return y * score < 1.0 and self.example_weight > 0.0
 
     cdef double new_coefficient(self, double y, double score) noexcept nogil:
+        # the example's weight w scales its loss in the PA-I objective, so
+        # its cap: C w (w = 1 without weights; a zero weight never updates)
         cdef double loss = 1.0 - y * score
-        if self.k_tt > 0.0 and loss / self.k_tt < self.C:
+        cdef double cap = self.C * self.example_weight
+        if self.k_tt > 0.0 and loss / self.k_tt < cap:
             return y * loss / self.k_tt
-        return y * self.C
+        return y * cap

@@ -16,6 +16,20 @@ budget : int, default=100
         Maximum number of support vectors ``B`` (per one-vs-rest learner:
         with ``n_classes > 2`` up to ``n_classes * B`` vectors are stored)."""
 
+def class_weight_doc(step):
+    """The ``class_weight`` entry; ``step`` says what an example's weight
+    scales (e.g. "its step ``eta_t w``")."""
+    return f"""class_weight : dict, 'balanced' or None, default=None
+        Weights of the classes, as in
+        :class:`sklearn.linear_model.SGDClassifier`: an example's weight
+        ``w`` (its ``sample_weight`` times the weight of its class) scales
+        its loss, so {step}.  ``'balanced'`` gives class ``c`` the weight
+        ``n_samples / (n_classes * n_c)`` of each ``fit`` call's ``y``; it
+        is not supported by :meth:`partial_fit` (pass a dict).  One-vs-rest,
+        the learner of class ``c`` weighs its positive examples by
+        ``class_weight[c]`` and the others by 1.  None: every class 1."""
+
+
 RBF_WIDTH_NOTE = (
     "  The papers' RBF\n"
     "        ``exp(-||x - y||^2 / (2 delta^2))`` is ``gamma = 1 / (2 delta^2)``."

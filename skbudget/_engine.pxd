@@ -84,6 +84,12 @@ cdef class OnlineLearner:
     cdef const int* x_indices           # ... their columns ...
     cdef Py_ssize_t x_nnz               # ... and how many
     cdef Py_ssize_t cur_slot            # slot holding x_t, or -1 (store mode)
+    # the weight of x_t's loss (sample_weight times class_weight; 1 without
+    # weights): a policy that takes weights reads it in process_example.
+    # ``example_weights`` is the current call's weights (one per example of
+    # ``y``), NULL when the call has none (then ``example_weight`` stays 1)
+    cdef double example_weight
+    cdef const double* example_weights
     # store mode, dense input: one chunk's kernel values.  One GEMM gives
     # k(x_t, store[s]) = chunk_k[t * n_block_slots + s] for s < n_block_slots;
     # when example t' of the chunk is stored (slot_row[s] = t' for its slot,
@@ -189,6 +195,7 @@ cdef class OnlineLearner:
     cdef int set_current(self, double xx, bint gather) except -1 nogil
     cdef int raise_nonfinite(self) except -1 nogil
     cdef int rebuild_slot_alpha(self, bint laid_out) except -1 nogil
+    cdef int use_weights(self, const double[::1] weights, Py_ssize_t n) except -1
 
     # ---- policy hooks --------------------------------------------------------
     cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300 nogil

@@ -186,6 +186,8 @@ cdef class OnlineLearner:
         self.store_sq = np.empty(0)
         self.n_slots = 0
         self.cur_slot = -1
+        self.example_weight = 1.0
+        self.example_weights = NULL
         self.chunk_blocks = False
         self.slot_alpha = np.zeros(0)
         self.slot_mark = np.zeros(0, dtype=np.uint8)
@@ -1012,9 +1014,13 @@ cdef class OnlineLearner:
 
     def run_dense(self, const double[:, ::1] X, const Py_ssize_t[::1] rows,
                   const double[::1] y,
-                  const Py_ssize_t[::1] example_ids, double[::1] scores, Py_ssize_t chunk):
+                  const Py_ssize_t[::1] example_ids, double[::1] scores, Py_ssize_t chunk,
+                  const double[::1] weights=None):
         """Run the policy on the examples ``X[rows]`` in that order;
-        ``scores[i]`` gets f(x) before the update.  ``y`` in {-1, +1}.  Per
+        ``scores[i]`` gets f(x) before the update.  ``y`` in {-1, +1};
+        ``weights`` (optional, finite, >= 0) the weight of each example's
+        loss, read by the policies that take weights (``example_weight``;
+        None: every weight 1, at no per-example cost).  Per
         chunk of examples, one GEMM gives the chunk's inner products with
         the stored rows, and one GEMM column per example stored during the
         chunk those with the examples after it (the arithmetic of
@@ -1023,13 +1029,18 @@ cdef class OnlineLearner:
         self._check_stream(X.shape[0], rows, y, example_ids, scores)
         if X.shape[1] != self.n_features:
             raise ValueError(f"X has {X.shape[1]} features, the learner {self.n_features}")
-        if rows.shape[0]:
-            self.run_chunks(&X[0, 0], NULL, NULL, NULL, rows, y, example_ids, scores, chunk)
+        self.use_weights(weights, rows.shape[0])
+        try:
+            if rows.shape[0]:
+                self.run_chunks(&X[0, 0], NULL, NULL, NULL, rows, y, example_ids, scores,
+                                chunk)
+        finally:
+            self.example_weights = NULL
 
     def run_csr(self, const double[::1] data, const int[::1] indices, const int[::1] indptr,
                 const Py_ssize_t[::1] rows, const double[::1] y,
                 const Py_ssize_t[::1] example_ids, double[::1] scores, Py_ssize_t chunk,
-                bint known_canonical=False):
+                bint known_canonical=False, const double[::1] weights=None):
         """:meth:`run_dense` for CSR input (``data``, ``indices``,
         ``indptr``; canonical, ``n_features`` columns): each chunk's rows are
         made dense in the chunk buffer, where the GEMM reads them from cache
@@ -1043,10 +1054,28 @@ cdef class OnlineLearner:
         self._check_stream(indptr.shape[0] - 1, rows, y, example_ids, scores)
         _check_csr_rows(data, indices, indptr, rows, self.n_features, canonical=True,
                         known_canonical=known_canonical)
-        if rows.shape[0]:
-            self.run_chunks(NULL, &data[0] if data.shape[0] else NULL,
-                            &indices[0] if indices.shape[0] else NULL, &indptr[0],
-                            rows, y, example_ids, scores, chunk)
+        self.use_weights(weights, rows.shape[0])
+        try:
+            if rows.shape[0]:
+                self.run_chunks(NULL, &data[0] if data.shape[0] else NULL,
+                                &indices[0] if indices.shape[0] else NULL, &indptr[0],
+                                rows, y, example_ids, scores, chunk)
+        finally:
+            self.example_weights = NULL
+
+    cdef int use_weights(self, const double[::1] weights, Py_ssize_t n) except -1:
+        """The weights of the ``n`` examples of the call about to run
+        (None: every weight 1); ``example_weights`` points into ``weights``
+        until the call ends (it resets the pointer)."""
+        self.example_weight = 1.0
+        self.example_weights = NULL
+        if weights is None:
+            return 0
+        if weights.shape[0] != n:
+            raise ValueError(f"weights has {weights.shape[0]} values for {n} examples")
+        if n:
+            self.example_weights = &weights[0]
+        return 0
 
     cdef int run_chunks(self, const double* X, const double* data, const int* indices,
                         const int* indptr, const Py_ssize_t[::1] rows, const double[::1] y,
@@ -1091,6 +1120,8 @@ cdef class OnlineLearner:
                         self.t = i - start
                         self.x_dense = &chunk_start[self.t * d]
                         self.set_current(self.chunk_sq[self.t], False)
+                        if self.example_weights != NULL:
+                            self.example_weight = self.example_weights[i]
                         scores[i] = self.process_example(y[i], example_ids[i])
                         if self.nonfinite:
                             self.raise_nonfinite()
@@ -1303,7 +1334,8 @@ cdef class OnlineLearner:
 
     def run_sparse(self, const double[::1] data, const int[::1] indices, const int[::1] indptr,
                    const Py_ssize_t[::1] rows, const double[::1] y,
-                   const Py_ssize_t[::1] example_ids, double[::1] scores, Py_ssize_t chunk):
+                   const Py_ssize_t[::1] example_ids, double[::1] scores, Py_ssize_t chunk,
+                   const double[::1] weights=None):
         """:meth:`run_dense` for CSR input (``data``, ``indices``,
         ``indptr``), inner products by a gather over each row's nonzeros."""
         self._check_stream(indptr.shape[0] - 1, rows, y, example_ids, scores)
@@ -1311,6 +1343,7 @@ cdef class OnlineLearner:
         _check_csr_rows(data, indices, indptr, rows, self.n_features)
         chunk = max(chunk, 1)
         self.x_dense = NULL
+        self.use_weights(weights, n)
         try:
             for start in range(0, n, chunk):
                 stop = min(start + chunk, n)
@@ -1324,8 +1357,11 @@ cdef class OnlineLearner:
                         self.x_values = &data[a] if b > a else NULL
                         self.x_indices = &indices[a] if b > a else NULL
                         self.set_current(dense_dot(self.x_values, self.x_values, b - a), True)
+                        if self.example_weights != NULL:
+                            self.example_weight = self.example_weights[i]
                         scores[i] = self.process_example(y[i], example_ids[i])
         finally:
+            self.example_weights = NULL
             self.x_values = NULL
             self.x_indices = NULL
             self.x_nnz = 0
@@ -1336,9 +1372,11 @@ cdef class OnlineLearner:
     # ------------------------------------------------------------------
     def process_chunk(self, const double[:, ::1] K_old, const double[:, ::1] K_new,
                       const double[::1] y, const Py_ssize_t[::1] example_ids,
-                      double[::1] scores, D_old=None, D_new=None):
+                      double[::1] scores, D_old=None, D_new=None,
+                      const double[::1] weights=None):
         """Run the policy over one chunk; ``scores[t]`` gets f(x_t) before
-        its update.  ``y`` holds the binary labels in {-1, +1}."""
+        its update.  ``y`` holds the binary labels in {-1, +1}; ``weights``
+        as in :meth:`run_dense`."""
         cdef Py_ssize_t t, n = K_new.shape[0]
         if self.uses_store:
             raise RuntimeError("process_chunk is the block mode; this learner uses its store")
@@ -1350,12 +1388,18 @@ cdef class OnlineLearner:
             self.D_old = D_old
             self.D_new = D_new
         self.n_old = K_old.shape[1]
-        for t in range(n):
-            self.t = t
-            self.k_tt = K_new[t, t]
-            self.gather_row()
-            self.row_ready = True
-            scores[t] = self.process_example(y[t], example_ids[t])
+        self.use_weights(weights, n)
+        try:
+            for t in range(n):
+                self.t = t
+                self.k_tt = K_new[t, t]
+                self.gather_row()
+                self.row_ready = True
+                if self.example_weights != NULL:
+                    self.example_weight = self.example_weights[t]
+                scores[t] = self.process_example(y[t], example_ids[t])
+        finally:
+            self.example_weights = NULL
 
     def finish_chunk(self):
         """Renumber the referenced pool slots after a chunk (block mode).

@@ -237,7 +237,8 @@ class StreamDriver:
         c = max(math.sqrt(overhead_ns / value_ns), pool_size / 2)
         return int(min(max(c, 16), 512))
 
-    def run(self, X, y, targets, order, first_id, record, gram=None, progress=None):
+    def run(self, X, y, targets, order, first_id, record, gram=None, progress=None,
+            weights=None):
         """Feed the examples ``X[order]`` through every learner; returns
         ``record`` (an ``OnlineRecord``) extended by the rounds' mistakes.
 
@@ -251,11 +252,14 @@ class StreamDriver:
         block mode kernel values between examples of this call are then
         looked up instead of computed.  ``progress`` (a
         :class:`ProgressLog`) is called after every chunk (block mode) or
-        segment (store mode).
+        segment (store mode).  ``weights(rows, y_part)``, if given, gives
+        the weights of the examples ``rows`` of ``X`` (labels ``y_part``),
+        one C-contiguous row per learner, in the pass's order like the
+        targets; None: no weights (every weight 1, no per-example cost).
         """
         for learner in self.learners:
             learner.start_call(first_id)
-        pieces = _Pieces(X, y, targets, order)
+        pieces = _Pieces(X, y, targets, order, weights)
         if self.uses_store and pieces.n <= SHORT_STREAM:
             # its matrix products are too small for BLAS to use threads
             return self._run_segments(X, pieces, first_id, record, progress)
@@ -273,10 +277,12 @@ class StreamDriver:
         with ThreadPoolExecutor(n_threads) if n_threads > 1 else _NoPool() as pool:
             for start in range(0, pieces.n, feed.segment):
                 rows, labels = pieces.rows_and_labels(start, start + feed.segment)
+                weights = pieces.weights_of(rows)
                 ids = rows + first_id if first_id else rows   # (read only)
                 scores = np.empty((n_learners, len(rows)))
                 run = feed.runner(rows)
-                list(pool.map(lambda k: run(self.learners[k], labels[k], ids, scores[k]),
+                list(pool.map(lambda k: run(self.learners[k], labels[k], ids, scores[k],
+                                            None if weights is None else weights[k]),
                               range(n_learners)))
                 flags = self.mistakes(scores, labels)
                 record = record.extended(flags)
@@ -293,13 +299,15 @@ class StreamDriver:
             pool_size = sum(pool.shape[0] for pool in self.pools)
             stop = start + self.chunk_length(X.shape[1], pool_size, cached=gram is not None)
             idx, labels = pieces.rows_and_labels(start, stop)
+            weights = pieces.weights_of(idx)
             Xc = X[idx]
             ids = idx + first_id
             scores = np.empty((len(self.learners), len(idx)))
             K_olds, K_new, D_olds, D_new = self.chunk_blocks(X, Xc, idx, first_id, gram)
             for k, learner in enumerate(self.learners):
                 learner.process_chunk(K_olds[k], K_new, labels[k], ids, scores[k],
-                                      D_olds[k] if distances else None, D_new)
+                                      D_olds[k] if distances else None, D_new,
+                                      None if weights is None else weights[k])
                 keep = learner.finish_chunk()
                 pool, pool_ids = self.pools[k], self.pool_ids[k]
                 n_old = pool.shape[0]
@@ -382,9 +390,17 @@ class _Pieces:
     """The rows of a pass (``order``, or stream order when it is None) and
     their signed targets, a piece at a time."""
 
-    def __init__(self, X, y, targets, order):
-        self.y, self.targets, self.order = y, targets, order
+    def __init__(self, X, y, targets, order, weights=None):
+        self.y, self.targets, self.order, self.weights = y, targets, order, weights
         self.n = X.shape[0] if order is None else len(order)
+
+    def weights_of(self, rows):
+        """The weights of the examples ``rows`` (from
+        :meth:`rows_and_labels`), one C-contiguous row per learner, or None
+        (no weights)."""
+        if self.weights is None:
+            return None
+        return np.ascontiguousarray(self.weights(rows, self.y[rows]), dtype=np.float64)
 
     def rows_and_labels(self, start, stop):
         """Rows ``start:stop`` of the pass (as ``intp``) and their targets,
@@ -438,21 +454,22 @@ class _SegmentFeed:
         return self.dense[:n_rows]
 
     def runner(self, rows):
-        """``run(learner, y, example_ids, scores)`` for the examples ``rows``."""
+        """``run(learner, y, example_ids, scores, weights)`` for the examples
+        ``rows`` (``weights``: None or one per example)."""
         if self.gather:
             chunk = self.chunk or STORE_CHUNK
-            return lambda learner, y, ids, scores: learner.run_sparse(
-                *self.parts, rows, y, ids, scores, chunk)
+            return lambda learner, y, ids, scores, w=None: learner.run_sparse(
+                *self.parts, rows, y, ids, scores, chunk, w)
         if sp.issparse(self.X):
-            return lambda learner, y, ids, scores: learner.run_csr(
-                *self.parts, rows, y, ids, scores, self.chunk, True)   # made canonical above
+            return lambda learner, y, ids, scores, w=None: learner.run_csr(
+                *self.parts, rows, y, ids, scores, self.chunk, True, w)   # made canonical above
         if len(rows) and not (self.in_stream_order or _consecutive(rows)):
             X = np.take(self.X, rows, axis=0, out=self.buffer(len(rows)))
             index = np.arange(len(rows))
         else:
             X, index = self.X, rows
-        return lambda learner, y, ids, scores: learner.run_dense(
-            X, index, y, ids, scores, self.chunk)
+        return lambda learner, y, ids, scores, w=None: learner.run_dense(
+            X, index, y, ids, scores, self.chunk, w)
 
 
 class _NoPool:
