@@ -129,21 +129,15 @@ _BALANCED_PARTIAL_FIT = (
 )
 
 
-def _learner_weights(sample_weight, class_weight, classes, one_row, rows, y):
-    """The weights of the examples ``rows`` (labels ``y``), one row per
-    learner: ``sample_weight[rows]`` (None: 1) times ``class_weight`` (one
-    value per class) of each example's class (``one_row``: a binary or
-    shared-support learner), or, one-vs-rest, ``class_weight[c]`` for the
-    positive examples of learner ``c`` and 1 for its negative ones."""
-    index = np.searchsorted(classes, y)
-    if one_row:
-        weights = class_weight[index][None, :]
-    else:
-        weights = np.ones((len(classes), len(y)))
-        weights[index, np.arange(len(y))] = class_weight[index]
+def _learner_weights(sample_weight, class_weight, rows, index):
+    """The weights of the examples ``rows`` whose classes are ``index``
+    (positions in ``classes_``): ``sample_weight[rows]`` (None: 1) times
+    the ``class_weight`` (one value per class) of each example's class;
+    one row, shared by every learner."""
+    weights = class_weight[index]
     if sample_weight is not None:
         weights = weights * sample_weight[rows]
-    return weights
+    return weights[None, :]
 
 
 class _NotBool:
@@ -340,7 +334,8 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
             )
         self.gamma_ = self._gamma
         self._kernel_function = KernelFunction(self.kernel, self._gamma, self.degree,
-                                               self.coef0, self.kernel_params)
+                                               self.coef0, self.kernel_params
+                                               ).resolve_callable(X)
         self._sparse_storage = sp.issparse(X)
         self._init_constants(X)
         n_learners = 1 if len(classes) == 2 or self._shared_support else len(classes)
@@ -443,11 +438,13 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         when every weight is 1), else a function of (rows, their labels)
         giving one row of weights per learner.
 
-        As in :class:`sklearn.linear_model.SGDClassifier`: an example's
-        weight is its ``sample_weight`` times the ``class_weight`` of its
-        class ('balanced': ``n_samples / (n_classes * np.bincount(y))`` of
-        this call's ``y``); one-vs-rest, the learner of class ``c`` weighs
-        its positive examples by ``class_weight[c]`` and the others by 1."""
+        An example's weight is its ``sample_weight`` times the
+        ``class_weight`` of its class ('balanced': ``n_samples / (n_classes
+        * np.bincount(y))`` of this call's ``y``, as in scikit-learn), and
+        it scales the example's loss in every learner (one-vs-rest too, as
+        ``SVC``'s ``class_weight`` scales ``C`` per class; scikit-learn's
+        ``SGDClassifier`` weighs only the positive examples of each
+        one-vs-rest learner)."""
         class_weight = getattr(self, "class_weight", None)
         if sample_weight is None and class_weight is None:
             return None
@@ -463,9 +460,9 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
                 sample_weight = None
         if sample_weight is None and np.all(per_class == 1.0):
             return None
-        one_row = self._shared_support or len(self.classes_) == 2
-        return functools.partial(_learner_weights, sample_weight, per_class, self.classes_,
-                                 one_row)
+        classes = self.classes_
+        return lambda rows, y: _learner_weights(sample_weight, per_class, rows,
+                                                np.searchsorted(classes, y))
 
     def _check_labels(self, y):
         """Raise unless every label is in ``classes_`` (sorted: one binary

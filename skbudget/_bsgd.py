@@ -172,6 +172,11 @@ class BudgetedSGDClassifier(ExampleWeightsMixin, BaseOnlineKernelClassifier):
         self.degradation_ = np.array([lr.degradation for lr in self._learners])
 
 
+# the warning below points at the caller of fit (through _fit,
+# _atomic_fit, fit and scikit-learn's _fit_context wrapper)
+_WARN_STACKLEVEL = 6
+
+
 def _warn_if_classes_dropped(est):
     """Warn when a learner of a one-vs-rest (or binary) model holds no
     support vector of its positive class (binary: of either class): its
@@ -192,7 +197,7 @@ def _warn_if_classes_dropped(est):
                 f"score hardly ever favours that class (with an RBF kernel, never). Its "
                 f"examples are too rare for the budget ({est.budget}) to keep one. Pass "
                 f"class_weight='balanced' (or a dict giving the rare class more weight), or a "
-                f"larger budget.", UserWarning, stacklevel=3)
+                f"larger budget.", UserWarning, stacklevel=_WARN_STACKLEVEL)
         return
     missing = [c for k, c in enumerate(est.classes_.tolist())
                if not (est.dual_coef_[k, offsets[k]:offsets[k + 1]] > 0).any()]
@@ -203,7 +208,7 @@ def _warn_if_classes_dropped(est):
             f"{type(est).__name__} hold no support vector of their own class ({shown}): they "
             f"never vote for it, and those classes are rarely or never predicted. Each "
             f"learner sees its class in about 1 / n_classes of the examples, too rarely for "
-            f"its budget ({est.budget}) to keep one. Pass class_weight (a dict giving each "
-            f"class a weight above 1 for its own learner, e.g. n_classes - 1), a larger "
-            f"budget, or use one support set shared by all classes.", UserWarning,
-            stacklevel=3)
+            f"its budget ({est.budget}) to keep one. Use a larger budget, "
+            f"maintenance='merging', or one support set shared by all classes (class_weight "
+            f"weighs an example alike in every learner: it is the remedy for a rare class of "
+            f"a binary problem).", UserWarning, stacklevel=_WARN_STACKLEVEL)

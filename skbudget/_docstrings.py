@@ -20,14 +20,17 @@ def class_weight_doc(step):
     """The ``class_weight`` entry; ``step`` says what an example's weight
     scales (e.g. "its step ``eta_t w``")."""
     return f"""class_weight : dict, 'balanced' or None, default=None
-        Weights of the classes, as in
-        :class:`sklearn.linear_model.SGDClassifier`: an example's weight
-        ``w`` (its ``sample_weight`` times the weight of its class) scales
-        its loss, so {step}.  ``'balanced'`` gives class ``c`` the weight
-        ``n_samples / (n_classes * n_c)`` of each ``fit`` call's ``y``; it
-        is not supported by :meth:`partial_fit` (pass a dict).  One-vs-rest,
-        the learner of class ``c`` weighs its positive examples by
-        ``class_weight[c]`` and the others by 1.  None: every class 1."""
+        Weights of the classes (``{{class_label: weight}}``): an example's
+        weight ``w`` (its ``sample_weight`` times the weight of its class)
+        scales its loss, so {step}.  ``'balanced'`` gives class ``c`` the
+        weight ``n_samples / (n_classes * n_c)`` of each ``fit`` call's
+        ``y``, as :class:`sklearn.linear_model.SGDClassifier` does; it is
+        not supported by :meth:`partial_fit` (pass a dict, e.g. from
+        :func:`~sklearn.utils.class_weight.compute_class_weight` on a
+        sample).  One-vs-rest, every learner weighs an example alike (as
+        ``SVC`` scales ``C`` per class; ``SGDClassifier`` weighs only each
+        learner's positive examples).  The remedy for a rare class of a
+        binary stream; None: every class 1."""
 
 
 RBF_WIDTH_NOTE = (

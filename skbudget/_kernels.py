@@ -10,8 +10,16 @@ The common kernels (``linear``, ``rbf``, ``poly``, ``sigmoid`` without
 ``kernel_params``) use scikit-learn's own formulas but skip
 ``pairwise_kernels``' per-call input validation: the engine validates its
 inputs once per ``fit`` / ``partial_fit`` call, and the per-call validation
-costs more than a whole block of a few hundred rows.  Every other name and
-every callable goes through :func:`sklearn.metrics.pairwise.pairwise_kernels`.
+costs more than a whole block of a few hundred rows.  Every other name goes
+through :func:`sklearn.metrics.pairwise.pairwise_kernels`.
+
+A callable follows one of two conventions, told apart once, when the model
+starts (:meth:`KernelFunction.resolve_callable`): ``SVC``'s *matrix*
+callable ``kernel(A, B, **kernel_params)`` takes two blocks of rows and
+returns the ``(n_A, n_B)`` matrix (called once per block), or
+``pairwise_kernels``' *per-pair* callable ``kernel(a, b, **kernel_params)``
+takes two rows and returns a number (called once per pair, through
+``pairwise_kernels``).
 """
 
 import numpy as np
@@ -98,6 +106,13 @@ def non_finite_kernel_error(kernel):
     )
 
 
+def _as_float_block(K):
+    """A callable's result as a float64 array (a sparse one made dense)."""
+    if sp.issparse(K):
+        K = K.toarray()
+    return np.asarray(K, dtype=np.float64)
+
+
 def dot_t(X, Y):
     """X @ Y.T as a dense float64 array (X, Y dense or CSR)."""
     K = X @ Y.T
@@ -177,7 +192,8 @@ class KernelFunction:
     Parameters
     ----------
     kernel : str or callable
-        A ``pairwise_kernels`` metric name, or a callable on two rows.
+        A ``pairwise_kernels`` metric name, or a callable (its convention,
+        matrix or per pair, is told by :meth:`resolve_callable`).
     gamma : float or None
         The numeric width (``None`` for callables).
     degree, coef0 : float
@@ -186,12 +202,89 @@ class KernelFunction:
         Extra keyword arguments for the kernel.
     """
 
+    # a callable's convention, 'matrix' or 'pair' (resolve_callable); None
+    # for names (and for a callable of a model pickled before the
+    # conventions were told apart: those were called per pair)
+    convention = None
+
     def __init__(self, kernel, gamma, degree, coef0, kernel_params):
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
         self.coef0 = coef0
         self.kernel_params = kernel_params
+
+    def resolve_callable(self, X):
+        """Tell a callable kernel's convention from rows of ``X`` (the
+        data that starts the model), once: ``'matrix'`` (``SVC``'s: two
+        blocks in, the ``(n_A, n_B)`` matrix out) or ``'pair'``
+        (``pairwise_kernels``': two rows in, a number out).
+
+        The probe calls it on two small blocks whose row counts differ from
+        each other and from the number of features (so a per-pair function
+        such as ``a @ b`` cannot return a matrix of the right shape by
+        accident), and, through ``pairwise_kernels``, on pairs of rows.  A
+        matrix callable must return finite values of the right shape, and
+        the same values for a one-row block; a per-pair one finite numbers.
+        When both work and agree, the matrix convention is used (one call
+        per block); when they disagree, or neither works, a ValueError says
+        what each probe got.
+        """
+        if not callable(self.kernel):
+            return self
+        params = dict(self.kernel_params or {})
+        n, d = X.shape
+        n_a = next(m for m in (2, 3, 4) if m != d)
+        n_b = next(m for m in (3, 4, 5, 6) if m not in (d, n_a))
+        A, B = X[np.arange(n_a) % n], X[(np.arange(n_b) + 1) % n]
+        matrix, matrix_problem = None, None
+        try:
+            matrix = _as_float_block(self.kernel(A, B, **params))
+            if matrix.shape != (n_a, n_b):
+                matrix_problem = f"returned shape {matrix.shape} instead of {(n_a, n_b)}"
+            elif not np.all(np.isfinite(matrix)):
+                matrix_problem = "returned non-finite values"
+            else:
+                single = _as_float_block(self.kernel(A[:1], B[:1], **params))
+                if single.shape != (1, 1) or not np.allclose(single, matrix[:1, :1],
+                                                             rtol=1e-7, atol=1e-12):
+                    matrix_problem = (f"gave {single.tolist()} for one row of each block, "
+                                      f"not the blocks' value {matrix[0, 0]!r}")
+        except Exception as exc:   # noqa: BLE001 - reported below
+            matrix_problem = f"raised {type(exc).__name__}: {exc}"
+        pair, pair_problem = None, None
+        try:
+            pair = np.asarray(pairwise_kernels(A[:2], B[:2], metric=self.kernel, **params),
+                              dtype=np.float64)
+            if not np.all(np.isfinite(pair)):
+                pair_problem = "returned non-finite values"
+        except Exception as exc:   # noqa: BLE001 - reported below
+            pair_problem = f"raised {type(exc).__name__}: {exc}"
+        name = getattr(self.kernel, "__name__", repr(self.kernel))
+        if matrix_problem is None and pair_problem is None:
+            if not np.allclose(matrix[:2, :2], pair, rtol=1e-7, atol=1e-12):
+                raise ValueError(
+                    f"The callable kernel {name} is ambiguous: on blocks of rows it returns a "
+                    f"matrix ({matrix[:2, :2].tolist()}) that differs from its values on "
+                    f"single rows ({pair.tolist()}). Write it for one convention: "
+                    f"kernel(A, B) -> the (n_A, n_B) matrix (as for SVC), or "
+                    f"kernel(a, b) -> a number for two rows (as pairwise_kernels takes)."
+                )
+            self.convention = "matrix"
+        elif matrix_problem is None:
+            self.convention = "matrix"
+        elif pair_problem is None:
+            self.convention = "pair"
+        else:
+            raise ValueError(
+                f"The callable kernel {name} fits neither convention. As SVC's matrix "
+                f"callable, kernel(A, B) on blocks of shape {A.shape} and {B.shape} "
+                f"{matrix_problem}; as pairwise_kernels' per-pair callable, kernel(a, b) on "
+                f"two rows {pair_problem}. A kernel callable must return the (n_A, n_B) "
+                f"matrix of finite kernel values for two blocks of rows, or a finite number "
+                f"for two rows (kernel_params are passed to it as keyword arguments)."
+            )
+        return self
 
     @property
     def is_fast(self):
@@ -212,6 +305,15 @@ class KernelFunction:
             return np.zeros((X.shape[0], 0))
         if self.is_fast:
             K = FAST_KERNELS[self.kernel](X, Y, self.gamma, self.degree, self.coef0)
+        elif self.convention == "matrix":
+            K = _as_float_block(self.kernel(X, Y, **(self.kernel_params or {})))
+            if K.shape != (X.shape[0], Y.shape[0]):
+                name = getattr(self.kernel, "__name__", repr(self.kernel))
+                raise ValueError(
+                    f"The callable kernel {name} returned a block of shape {K.shape} for "
+                    f"blocks of {X.shape[0]} and {Y.shape[0]} rows; it must return the "
+                    f"({X.shape[0]}, {Y.shape[0]}) matrix of kernel values."
+                )
         else:
             if callable(self.kernel):
                 params = dict(self.kernel_params or {})

@@ -41,6 +41,8 @@ STORE_MAX_SPARSE_FEATURES = 1 << 15
 # store compactions)
 DENSIFY_MAX_FEATURES = 1024
 STORE_CHUNK = 256
+# block mode: the per-call cost assumed for a matrix callable (chunk_length)
+MATRIX_CALLABLE_OVERHEAD_NS = 2e5
 # examples per compiled call in store mode (bounds the per-round arrays:
 # about 40 bytes an example and learner; each call costs ~80 us of Python)
 SEGMENT = 32768
@@ -232,8 +234,12 @@ class StreamDriver:
         """
         if self.chunk_size is not None:
             return int(self.chunk_size)
-        # measured on a 2-core x86 machine: h ~ 60 us
+        # measured on a 2-core x86 machine: h ~ 60 us; a matrix callable
+        # adds its own per-call cost (scikit-learn's kernels validate their
+        # input: ~100-200 us a call), so its chunks are longer
         overhead_ns, value_ns = 6e4, 2.0 if cached else 4.0 + 0.5 * n_features
+        if not cached and self.kernel.convention == "matrix":
+            overhead_ns += MATRIX_CALLABLE_OVERHEAD_NS
         c = max(math.sqrt(overhead_ns / value_ns), pool_size / 2)
         return int(min(max(c, 16), 512))
 
@@ -254,8 +260,8 @@ class StreamDriver:
         :class:`ProgressLog`) is called after every chunk (block mode) or
         segment (store mode).  ``weights(rows, y_part)``, if given, gives
         the weights of the examples ``rows`` of ``X`` (labels ``y_part``),
-        one C-contiguous row per learner, in the pass's order like the
-        targets; None: no weights (every weight 1, no per-example cost).
+        one row per learner or one row for all, in the pass's order like
+        the targets; None: no weights (every weight 1, no per-example cost).
         """
         for learner in self.learners:
             learner.start_call(first_id)
@@ -282,7 +288,7 @@ class StreamDriver:
                 scores = np.empty((n_learners, len(rows)))
                 run = feed.runner(rows)
                 list(pool.map(lambda k: run(self.learners[k], labels[k], ids, scores[k],
-                                            None if weights is None else weights[k]),
+                                            _row(weights, k)),
                               range(n_learners)))
                 flags = self.mistakes(scores, labels)
                 record = record.extended(flags)
@@ -307,7 +313,7 @@ class StreamDriver:
             for k, learner in enumerate(self.learners):
                 learner.process_chunk(K_olds[k], K_new, labels[k], ids, scores[k],
                                       D_olds[k] if distances else None, D_new,
-                                      None if weights is None else weights[k])
+                                      _row(weights, k))
                 keep = learner.finish_chunk()
                 pool, pool_ids = self.pools[k], self.pool_ids[k]
                 n_old = pool.shape[0]
@@ -353,6 +359,13 @@ class StreamDriver:
                 D_new = squared_distances(Xc, Xc) if distances else None
                 D_olds = [squared_distances(Xc, pool) for pool in pools] if distances else None
                 return K_olds, K_new, D_olds, D_new
+        if kernel.convention == "matrix" and not distances:
+            # one call of the callable for every block, k(chunk, [pools; chunk]):
+            # its per-call cost (input checks) exceeds the copy of the pools
+            K = kernel(Xc, _stack_rows(*pools, Xc))
+            n_old = K.shape[1] - Xc.shape[0]
+            return (_split_columns(K[:, :n_old], pools), np.ascontiguousarray(K[:, n_old:]),
+                    None, None)
         if kernel.is_fast and len(pools) == 1 and not distances and X.shape[1] <= 64:
             # one call for both blocks, k(chunk, [pool; chunk]): saves a
             # call's overhead; with many features copying the pool costs more
@@ -386,6 +399,14 @@ class StreamDriver:
         return _dense_to_csr(rows) if sp.issparse(self.pools[k]) else rows
 
 
+def _row(weights, k):
+    """Learner ``k``'s row of ``weights`` (None; one row for every learner;
+    or one row per learner)."""
+    if weights is None:
+        return None
+    return weights[0] if weights.shape[0] == 1 else weights[k]
+
+
 class _Pieces:
     """The rows of a pass (``order``, or stream order when it is None) and
     their signed targets, a piece at a time."""
@@ -396,8 +417,8 @@ class _Pieces:
 
     def weights_of(self, rows):
         """The weights of the examples ``rows`` (from
-        :meth:`rows_and_labels`), one C-contiguous row per learner, or None
-        (no weights)."""
+        :meth:`rows_and_labels`): C-contiguous, one row per learner or one
+        row for all (:func:`_row`), or None (no weights)."""
         if self.weights is None:
             return None
         return np.ascontiguousarray(self.weights(rows, self.y[rows]), dtype=np.float64)
