@@ -110,17 +110,20 @@ class PlainBudgetedSGDClassifier:
     def coef(self):
         return np.array(self.alpha)
 
-    def partial_fit(self, X, y):
-        for x, label in zip(np.asarray(X, dtype=float), y):
+    def partial_fit(self, X, y, sample_weight=None):
+        """``sample_weight``: each example's weight scales its loss, so its
+        step (``alpha = w y / (lambda t)``; no step for ``w = 0``)."""
+        weights = np.ones(len(y)) if sample_weight is None else sample_weight
+        for x, label, weight in zip(np.asarray(X, dtype=float), y, weights):
             score = float(self.decision_function(x[None])[0])
             self.scores.append(score)
             self.mistakes.append(label * score <= 0)
             self.t += 1   # alpha *= 1 - 1/t: w is unchanged, but at t = 1 (factor 0)
             if self.t == 1:
                 self.sv, self.w = [], []
-            if label * score < 1.0:
+            if label * score < 1.0 and weight > 0:
                 self.sv.append(x)
-                self.w.append(float(label))       # alpha = y / (lambda t)
+                self.w.append(float(label) * weight)    # alpha = w y / (lambda t)
                 self.n_updates += 1
                 if len(self.sv) > self.budget:
                     self.n_maintenance += 1
