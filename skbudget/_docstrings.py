@@ -49,7 +49,12 @@ def kernel_doc(*, kernel_note="", gamma_note=RBF_WIDTH_NOTE):
     (indented lines), ``gamma_note`` to the ``gamma`` one."""
     return f"""\
 kernel : {{'linear', 'poly', 'rbf', 'sigmoid', 'laplacian', ...}} or callable, default='rbf'
-        Any kernel :func:`sklearn.metrics.pairwise.pairwise_kernels` accepts.{kernel_note}
+        A name :func:`sklearn.metrics.pairwise.pairwise_kernels` accepts, or a
+        callable: ``kernel(A, B)`` returning the ``(n_A, n_B)`` matrix for two
+        blocks of rows (as for :class:`sklearn.svm.SVC`, at block speed), or
+        ``kernel(a, b)`` returning a number for two rows (as
+        ``pairwise_kernels`` takes it, called per pair); which one is told
+        once, when the model starts (the user guide's "Callable kernels").{kernel_note}
     gamma : {{'scale', 'auto'}} or float, default='scale'
         Kernel coefficient for 'rbf', 'poly', 'sigmoid', 'laplacian' and
         'chi2', resolved as in :class:`sklearn.svm.SVC` from the data of the
@@ -61,7 +66,8 @@ kernel : {{'linear', 'poly', 'rbf', 'sigmoid', 'laplacian', ...}} or callable, d
     coef0 : float, default=0.0
         Independent term of the 'poly' and 'sigmoid' kernels.
     kernel_params : dict, default=None
-        Extra parameters for the kernel (a callable kernel gets only these)."""
+        Extra parameters for the kernel (a callable kernel gets only these,
+        as keyword arguments)."""
 
 
 def stream_doc(*, max_iter=1, unit="pass",

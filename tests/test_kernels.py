@@ -1,13 +1,17 @@
 """The engine's kernel blocks equal sklearn's pairwise_kernels."""
 
+import pickle
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from numpy.testing import assert_allclose, assert_array_equal
-from sklearn.metrics.pairwise import pairwise_kernels
+from sklearn.base import clone
+from sklearn.metrics.pairwise import pairwise_kernels, rbf_kernel
 
-from skbudget import KernelPerceptron
+from skbudget import Forgetron, KernelPerceptron
 from skbudget._kernels import FAST_KERNELS, KernelFunction
+from tests.test_common import ESTIMATORS, IDS, small
 
 
 @pytest.mark.parametrize("kernel", sorted(FAST_KERNELS))
@@ -79,3 +83,109 @@ def test_gamma_scale_variance_of_csr_with_duplicates_or_no_values():
     assert not X.has_canonical_format
     assert _variance(X) == pytest.approx(X.toarray().var(), rel=1e-14)
     assert _variance(sp.csr_matrix((4, 3))) == 0.0
+
+
+# ---------------------------------------------------------------------------
+# callables: SVC's matrix convention and pairwise_kernels' per-pair one
+# ---------------------------------------------------------------------------
+def rbf_matrix_05(A, B):
+    """A module-level matrix callable (picklable)."""
+    return rbf_kernel(A, B, gamma=0.5)
+
+
+def _models_agree(a, b):
+    assert_allclose(a.dual_coef_, b.dual_coef_, rtol=1e-9, atol=1e-12)
+    sv_a, sv_b = a.support_vectors_, b.support_vectors_
+    assert_allclose(sv_a.toarray() if sp.issparse(sv_a) else sv_a,
+                    sv_b.toarray() if sp.issparse(sv_b) else sv_b)
+    assert a.n_mistakes_ == b.n_mistakes_
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
+def test_svc_matrix_callable_works_as_written(Est, multiclass_data):
+    # the user guide's example, exactly as for SVC: two blocks in, the matrix out
+    X, y = multiclass_data
+    named = small(Est, kernel="rbf", gamma=0.5).fit(X, y)
+    matrix = small(Est, kernel=lambda A, B: rbf_kernel(A, B, gamma=0.5)).fit(X, y)
+    assert matrix._kernel_function.convention == "matrix"
+    _models_agree(named, matrix)
+    assert_allclose(matrix.decision_function(X), named.decision_function(X), rtol=1e-9,
+                    atol=1e-10)
+
+
+def test_callable_conventions_are_told_apart():
+    rng = np.random.RandomState(0)
+    y = np.array([0, 1] * 10)
+    for d in [1, 2, 3, 4]:
+        X = rng.randn(20, d)
+        conventions = {
+            "matrix": lambda A, B: rbf_kernel(A, B, gamma=0.5),
+            "pair": lambda a, b: np.exp(-0.5 * np.sum((a - b) ** 2)),
+            # a per-pair linear kernel: `a @ b` on blocks whose row count is
+            # the feature count would return a matrix of the probed shape
+            "pair ": lambda a, b: a @ b,
+        }
+        for expected, kernel in conventions.items():
+            est = KernelPerceptron(kernel=kernel, max_iter=1).fit(X, y)
+            assert est._kernel_function.convention == expected.strip(), (d, expected)
+        # works both ways and agrees: the matrix convention (one call a block)
+        both = KernelPerceptron(kernel=lambda A, B: A @ B.T, random_state=0).fit(X, y)
+        assert both._kernel_function.convention == "matrix"
+        per_pair = KernelPerceptron(kernel=lambda a, b: a @ b, random_state=0).fit(X, y)
+        linear = KernelPerceptron(kernel="linear", random_state=0).fit(X, y)
+        for est in (both, per_pair):
+            assert_allclose(est.decision_function(X), linear.decision_function(X),
+                            rtol=1e-10, atol=1e-10)
+
+
+def test_matrix_callable_gets_kernel_params_and_runs_on_sparse_input(multiclass_data):
+    X, y = multiclass_data
+
+    def rbf_with(A, B, width):
+        return rbf_kernel(A, B, gamma=width)
+
+    named = KernelPerceptron(kernel="rbf", gamma=0.3, max_iter=2, random_state=0).fit(X, y)
+    dense = KernelPerceptron(kernel=rbf_with, kernel_params={"width": 0.3}, max_iter=2,
+                             random_state=0).fit(X, y)
+    sparse = KernelPerceptron(kernel=rbf_with, kernel_params={"width": 0.3}, max_iter=2,
+                              random_state=0).fit(sp.csr_matrix(X), y)
+    assert dense._kernel_function.convention == sparse._kernel_function.convention == "matrix"
+    _models_agree(named, dense)
+    _models_agree(named, sparse)
+
+
+def test_callables_that_fit_neither_convention_are_clear_errors(binary_data):
+    X, y = binary_data
+    bad = {
+        "returned shape": lambda A, B: np.ones(3),                   # not a matrix
+        "non-finite": lambda A, B: np.full((A.shape[0], B.shape[0]), np.nan),
+        "raised RuntimeError": lambda A, B: (_ for _ in ()).throw(RuntimeError("nope")),
+    }
+    for message, kernel in bad.items():
+        est = KernelPerceptron(kernel=kernel)
+        with pytest.raises(ValueError, match=f"fits neither convention.*{message}"):
+            est.fit(X, y)
+        assert not hasattr(est, "classes_")
+    # rows of a block that depend on the rest of the block
+    with pytest.raises(ValueError, match="one row of each block"):
+        KernelPerceptron(kernel=lambda A, B: rbf_kernel(A, B) * A.shape[0]).fit(X, y)
+    # works on blocks and on rows, with different values
+    with pytest.raises(ValueError, match="ambiguous"):
+        KernelPerceptron(kernel=lambda A, B: A @ B.T if np.ndim(A) == 2 else 1.0).fit(X, y)
+    # a matrix callable that returns a wrong shape later: named, not a crash
+    est = Forgetron(kernel=lambda A, B: (rbf_kernel(A, B) if A.shape[0] < 5
+                                         else rbf_kernel(A, B)[:, :1]), budget=10)
+    with pytest.raises(ValueError, match=r"returned a block of shape .* it must return"):
+        est.fit(X, y)
+
+
+def test_matrix_callable_models_pickle_and_clone(binary_data):
+    X, y = binary_data
+    est = Forgetron(kernel=rbf_matrix_05, budget=20, random_state=0).fit(X, y)
+    again = pickle.loads(pickle.dumps(est))
+    assert_array_equal(again.decision_function(X), est.decision_function(X))
+    again.partial_fit(X[:20], y[:20])
+    assert clone(est).get_params()["kernel"] is rbf_matrix_05
+    # lambdas do not pickle (as before): a clear PicklingError, not a crash
+    with pytest.raises((pickle.PicklingError, AttributeError)):
+        pickle.dumps(Forgetron(kernel=lambda A, B: rbf_kernel(A, B)).fit(X, y))
