@@ -12,7 +12,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]          # the repository
-DATA = ROOT.parent / "shared" / "data"              # ../shared/data
+# ../shared/data, or the folder SKBUDGET_DATA names (e.g. from a git worktree)
+DATA = Path(os.environ.get("SKBUDGET_DATA", ROOT.parent / "shared" / "data"))
 RESULTS = ROOT / "benchmarks" / "results"
 
 sys.path.insert(0, str(ROOT))   # run from a checkout: import skbudget and tests

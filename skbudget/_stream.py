@@ -41,8 +41,10 @@ STORE_MAX_SPARSE_FEATURES = 1 << 15
 # store compactions)
 DENSIFY_MAX_FEATURES = 1024
 STORE_CHUNK = 256
-# block mode: the per-call cost assumed for a matrix callable (chunk_length)
-MATRIX_CALLABLE_OVERHEAD_NS = 2e5
+# block mode: the per-call cost assumed for a matrix callable (chunk_length;
+# scikit-learn's rbf_kernel spends 0.2 - 1 ms a call checking its input on
+# a busy 2-core machine; benchmarks/bench_callables.py)
+MATRIX_CALLABLE_OVERHEAD_NS = 6e5
 # examples per compiled call in store mode (bounds the per-round arrays:
 # about 40 bytes an example and learner; each call costs ~80 us of Python)
 SEGMENT = 32768
@@ -235,8 +237,8 @@ class StreamDriver:
         if self.chunk_size is not None:
             return int(self.chunk_size)
         # measured on a 2-core x86 machine: h ~ 60 us; a matrix callable
-        # adds its own per-call cost (scikit-learn's kernels validate their
-        # input: ~100-200 us a call), so its chunks are longer
+        # adds its own per-call cost (MATRIX_CALLABLE_OVERHEAD_NS), so its
+        # chunks are longer
         overhead_ns, value_ns = 6e4, 2.0 if cached else 4.0 + 0.5 * n_features
         if not cached and self.kernel.convention == "matrix":
             overhead_ns += MATRIX_CALLABLE_OVERHEAD_NS
