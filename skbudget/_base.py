@@ -34,6 +34,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
+from skbudget._docstrings import fit_doc, partial_fit_doc
 from skbudget._elementwise import integral_classes
 from skbudget._kernels import KERNELS, KernelFunction, check_finite, compute_gamma
 from skbudget._predict_fast import kernel_expansion
@@ -566,24 +567,9 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        """Fit the model with ``max_iter`` passes over the training data.
-
-        With ``warm_start=True`` and a fitted model, the passes continue
-        that model.  If the call raises, the model is left as it was.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training vectors.
-        y : array-like of shape (n_samples,)
-            Target values (class labels).
-
-        Returns
-        -------
-        self : object
-            Fitted estimator.
-        """
         return self._atomic_fit(X, y)
+
+    fit.__doc__ = fit_doc()
 
     def _atomic_fit(self, X, y, sample_weight=None):
         """``fit`` (with ``sample_weight`` for the estimators that take it),
@@ -618,32 +604,9 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, classes=None):
-        """Learn from one more piece of the stream, in the order given.
-
-        A single call is one online pass (no shuffling); calls on
-        consecutive chunks of a stream give exactly the model of one
-        ``fit`` epoch over the whole stream with ``shuffle=False``.  If the
-        call raises (bad input, a kernel error, an interrupt), the model is
-        left exactly as it was, and continuing gives the model of a stream
-        without the failed call.  The first call fixes the storage format of
-        the support vectors (dense or CSR); later chunks in the other format
-        are converted to it.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Examples of the stream, in stream order.
-        y : array-like of shape (n_samples,)
-            Their class labels.
-        classes : array-like of shape (n_classes,), default=None
-            All the classes; required on the first call, ignored after.
-
-        Returns
-        -------
-        self : object
-            The updated estimator.
-        """
         return self._atomic_partial_fit(X, y, classes)
+
+    partial_fit.__doc__ = partial_fit_doc()
 
     def _atomic_partial_fit(self, X, y, classes, sample_weight=None):
         """``partial_fit`` (with ``sample_weight`` for the estimators that
@@ -852,60 +815,15 @@ class ExampleWeightsMixin:
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
-        """Fit the model with ``max_iter`` passes over the training data.
-
-        With ``warm_start=True`` and a fitted model, the passes continue
-        that model.  If the call raises, the model is left as it was.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training vectors.
-        y : array-like of shape (n_samples,)
-            Target values (class labels).
-        sample_weight : array-like of shape (n_samples,), default=None
-            Weight of each example's loss (finite, >= 0), multiplied by the
-            ``class_weight`` of its class; None: every weight 1.  It
-            follows the example through shuffled epochs.
-
-        Returns
-        -------
-        self : object
-            Fitted estimator.
-        """
         return self._atomic_fit(X, y, sample_weight)
+
+    fit.__doc__ = fit_doc(weighted=True)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, classes=None, sample_weight=None):
-        """Learn from one more piece of the stream, in the order given.
-
-        A single call is one online pass (no shuffling); calls on
-        consecutive chunks of a stream give exactly the model of one
-        ``fit`` epoch over the whole stream with ``shuffle=False`` (with
-        the same weights).  If the call raises, the model is left exactly
-        as it was.  ``class_weight='balanced'`` is not supported here (as
-        in :class:`sklearn.linear_model.SGDClassifier`): pass
-        ``compute_class_weight('balanced', classes=classes, y=y)`` of a
-        representative sample as a dict.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Examples of the stream, in stream order.
-        y : array-like of shape (n_samples,)
-            Their class labels.
-        classes : array-like of shape (n_classes,), default=None
-            All the classes; required on the first call, ignored after.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Weight of each example's loss (finite, >= 0), multiplied by the
-            ``class_weight`` of its class; None: every weight 1.
-
-        Returns
-        -------
-        self : object
-            The updated estimator.
-        """
         return self._atomic_partial_fit(X, y, classes, sample_weight)
+
+    partial_fit.__doc__ = partial_fit_doc(weighted=True)
 
 
 # the constraint of the class_weight parameter (as SGDClassifier's)

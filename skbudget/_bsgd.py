@@ -6,23 +6,12 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import StrOptions
 
-from skbudget._base import (
-    CLASS_WEIGHT_CONSTRAINT,
-    BaseOnlineKernelClassifier,
-    ExampleWeightsMixin,
-    Integer,
-    RealNumber,
-)
+from skbudget._base import BaseOnlineKernelClassifier, Integer, RealNumber
+from skbudget._base import CLASS_WEIGHT_CONSTRAINT, ExampleWeightsMixin
 from skbudget._bsgd_fast import MERGING, PROJECTION, REMOVAL, BudgetedSGDLearner
 from skbudget._budget import _shared_params
-from skbudget._docstrings import (
-    BUDGET_DOC,
-    attributes_doc,
-    class_weight_doc,
-    docstring,
-    kernel_doc,
-    stream_doc,
-)
+from skbudget._docstrings import BUDGET_DOC, attributes_doc, docstring, kernel_doc, stream_doc
+from skbudget._docstrings import class_weight_doc
 from skbudget._stream import STORE_MAX_SPARSE_FEATURES
 
 __all__ = ["BudgetedSGDClassifier"]

@@ -13,8 +13,9 @@ support set back to ``B``: removal, projection or merging.
 Coefficients are stored as ``w_i = λ t α_i`` and the engine's global scale
 is ``1/(λ t)``: the shrink only changes the scale (O(1)), never the stored
 ``w_i``, and every support vector that was added and never changed since
-has ``w_i = ±1`` exactly, so the ties §11 calls "the rule, not the
-exception" stay exact.  Values compared for a tie count as tied when they
+has ``w_i = ±1`` exactly (``±w`` for an example of weight ``w``: its step
+is ``η_t w``), so the ties §11 calls "the rule, not the exception" stay
+exact.  Values compared for a tie count as tied when they
 agree to a relative ``TIE_TOL``.
 """
 

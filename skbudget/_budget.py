@@ -8,13 +8,8 @@ which configures one of the compiled policies of ``_budget_fast``.
 
 import numpy as np
 
-from skbudget._base import (
-    CLASS_WEIGHT_CONSTRAINT,
-    BaseOnlineKernelClassifier,
-    ExampleWeightsMixin,
-    Integer,
-    RealNumber,
-)
+from skbudget._base import BaseOnlineKernelClassifier, Integer, RealNumber
+from skbudget._base import CLASS_WEIGHT_CONSTRAINT, ExampleWeightsMixin
 from skbudget._budget_fast import (
     CrammerKandolaSingerLearner,
     ForgetronLearner,
@@ -22,14 +17,8 @@ from skbudget._budget_fast import (
     RandomBudgetLearner,
     StoptronLearner,
 )
-from skbudget._docstrings import (
-    BUDGET_DOC,
-    attributes_doc,
-    class_weight_doc,
-    docstring,
-    kernel_doc,
-    stream_doc,
-)
+from skbudget._docstrings import BUDGET_DOC, attributes_doc, docstring, kernel_doc, stream_doc
+from skbudget._docstrings import class_weight_doc
 
 __all__ = [
     "BudgetPerceptron",

@@ -186,3 +186,68 @@ def samples_method_doc(summary, returns):
         -------
         {returns}
         """
+
+
+_SAMPLE_WEIGHT_ENTRY = """
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weight of each example's loss (finite, >= 0), multiplied by the
+            ``class_weight`` of its class; None: every weight 1.{note}"""
+
+
+def fit_doc(weighted=False):
+    """The docstring of ``fit`` (``weighted``: with ``sample_weight``)."""
+    weight = _SAMPLE_WEIGHT_ENTRY.format(
+        note="  It\n            follows the example through shuffled epochs.") if weighted else ""
+    return f"""Fit the model with ``max_iter`` passes over the training data.
+
+        With ``warm_start=True`` and a fitted model, the passes continue
+        that model.  If the call raises, the model is left as it was.
+
+        Parameters
+        ----------
+        X : {{array-like, sparse matrix}} of shape (n_samples, n_features)
+            Training vectors.
+        y : array-like of shape (n_samples,)
+            Target values (class labels).{weight}
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
+
+
+def partial_fit_doc(weighted=False):
+    """The docstring of ``partial_fit`` (``weighted``: with ``sample_weight``
+    and the ``class_weight='balanced'`` note)."""
+    weight = _SAMPLE_WEIGHT_ENTRY.format(note="") if weighted else ""
+    balanced = """  ``class_weight='balanced'`` is not supported here
+        (as in :class:`sklearn.linear_model.SGDClassifier`): pass
+        ``compute_class_weight('balanced', classes=classes, y=y)`` of a
+        representative sample as a dict.""" if weighted else ""
+    same = " (with\n        the same weights)" if weighted else ""
+    return f"""Learn from one more piece of the stream, in the order given.
+
+        A single call is one online pass (no shuffling); calls on
+        consecutive chunks of a stream give exactly the model of one
+        ``fit`` epoch over the whole stream with ``shuffle=False``{same}.  If the
+        call raises (bad input, a kernel error, an interrupt), the model is
+        left exactly as it was, and continuing gives the model of a stream
+        without the failed call.  The first call fixes the storage format of
+        the support vectors (dense or CSR); later chunks in the other format
+        are converted to it.{balanced}
+
+        Parameters
+        ----------
+        X : {{array-like, sparse matrix}} of shape (n_samples, n_features)
+            Examples of the stream, in stream order.
+        y : array-like of shape (n_samples,)
+            Their class labels.
+        classes : array-like of shape (n_classes,), default=None
+            All the classes; required on the first call, ignored after.{weight}
+
+        Returns
+        -------
+        self : object
+            The updated estimator.
+        """
