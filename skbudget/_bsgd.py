@@ -161,6 +161,9 @@ class BudgetedSGDClassifier(ExampleWeightsMixin, BaseOnlineKernelClassifier):
         self.degradation_ = np.array([lr.degradation for lr in self._learners])
 
 
+# kernels whose values are positive: an expansion with coefficients of one
+# sign has that sign everywhere (callables: unknown, no warning)
+_POSITIVE_KERNELS = ("rbf", "laplacian", "chi2")
 # the warning below points at the caller of fit (through _fit,
 # _atomic_fit, fit and scikit-learn's _fit_context wrapper)
 _WARN_STACKLEVEL = 6
@@ -168,12 +171,14 @@ _WARN_STACKLEVEL = 6
 
 def _warn_if_classes_dropped(est):
     """Warn when a learner of a one-vs-rest (or binary) model holds no
-    support vector of its positive class (binary: of either class): its
-    scores then never favour that class.  At a small budget BSGD's
-    maintenance drops the rare side first (its vectors are the oldest, and
-    removal's ties go to the oldest), e.g. many classes one-vs-rest, or a
-    rare class in a binary stream."""
-    if est._shared_support:
+    support vector of its positive class (binary: of either class) under a
+    kernel whose values are positive (``_POSITIVE_KERNELS``): its score then
+    never favours that class.  At a small budget BSGD's maintenance drops
+    the rare side first (its vectors are the oldest, and removal's ties go
+    to the oldest), e.g. many classes one-vs-rest, or a rare class in a
+    binary stream.  (With other kernels a one-signed expansion may still
+    score both signs: no warning.)"""
+    if est._shared_support or est.kernel not in _POSITIVE_KERNELS:
         return
     offsets = np.concatenate([[0], np.cumsum(est.n_support_)])
     if len(est.classes_) == 2:
@@ -183,7 +188,7 @@ def _warn_if_classes_dropped(est):
         if missing:
             warnings.warn(
                 f"{type(est).__name__} holds no support vector of class {missing[0]!r}: its "
-                f"score hardly ever favours that class (with an RBF kernel, never). Its "
+                f"score never favours that class (kernel={est.kernel!r}). Its "
                 f"examples are too rare for the budget ({est.budget}) to keep one. Pass "
                 f"class_weight='balanced' (or a dict giving the rare class more weight), or a "
                 f"larger budget.", UserWarning, stacklevel=_WARN_STACKLEVEL)
