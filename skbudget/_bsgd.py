@@ -8,9 +8,15 @@ from sklearn.utils._param_validation import StrOptions
 
 from skbudget._base import BaseOnlineKernelClassifier, Integer, RealNumber
 from skbudget._base import CLASS_WEIGHT_CONSTRAINT, ExampleWeightsMixin
-from skbudget._bsgd_fast import MERGING, PROJECTION, REMOVAL, BudgetedSGDLearner
+from skbudget._bsgd_fast import (
+    MERGING,
+    PROJECTION,
+    REMOVAL,
+    BudgetedSGDLearner,
+    MulticlassBSGDLearner,
+)
 from skbudget._budget import _shared_params
-from skbudget._docstrings import BUDGET_DOC, attributes_doc, docstring, kernel_doc, stream_doc
+from skbudget._docstrings import attributes_doc, docstring, kernel_doc, stream_doc
 from skbudget._docstrings import class_weight_doc
 from skbudget._stream import STORE_MAX_SPARSE_FEATURES
 
@@ -43,8 +49,27 @@ class BudgetedSGDClassifier(ExampleWeightsMixin, BaseOnlineKernelClassifier):
     the model stays within about a point of the batch kernel SVM at a small
     budget (a9a, one pass: 84.5 % at ``budget=100`` against ``SVC``'s
     85.1 % with 11 600 support vectors); removal is the cheapest and least
-    accurate.""",
-        [BUDGET_DOC,
+    accurate.
+
+    With three or more classes, ``multi_class='crammer_singer'`` (the
+    default) learns every class at once on one support set of at most
+    ``budget`` vectors, as the BSGD paper's multi-class SVM and the
+    BudgetedSVM toolbox do.  Each support vector carries a coefficient per
+    class, the class scores are ``f_c(x) = sum_i alpha_{i,c} k(x_i, x)``,
+    and the loss is the Crammer-Singer hinge ``max(0, 1 + f_r - f_y)``
+    with the runner-up class ``r = argmax_{c != y} f_c`` (ties: the lowest
+    index): when ``f_y - f_r < 1``, ``x_t`` is appended with ``1 / (alpha
+    t)`` for class ``y`` and ``-1 / (alpha t)`` for class ``r``.  The
+    rules act on the coefficient rows: removal and projection take the
+    vector of smallest ``||alpha_i||^2 k_ii``, merging the one of smallest
+    ``||alpha_i||`` with the partner (any other vector) that loses least.
+    ``multi_class='ovr'`` learns one binary model per class instead, each
+    with its own ``budget``.  Binary problems are the same under both.""",
+        ["""budget : int, default=100
+        Maximum number of support vectors ``B``.  With
+        ``multi_class='crammer_singer'`` (and on binary problems) it bounds
+        the whole model whatever the number of classes; with ``'ovr'`` each
+        class's learner has its own: up to ``n_classes * B`` vectors.""",
          """alpha : float > 0, default=1e-4
         The regularization ``lambda`` of the objective (named as in
         :class:`sklearn.linear_model.SGDClassifier`).  The step at round
@@ -52,6 +77,13 @@ class BudgetedSGDClassifier(ExampleWeightsMixin, BaseOnlineKernelClassifier):
          """maintenance : {'merging', 'projection', 'removal'}, default='merging'
         The budget maintenance rule (see above).  'merging' needs
         ``kernel='rbf'``; the others take any kernel.""",
+         """multi_class : {'crammer_singer', 'ovr'}, default='crammer_singer'
+        How three or more classes are learned (the names of
+        :class:`sklearn.svm.LinearSVC`): ``'crammer_singer'``, one shared
+        support set for every class (the multi-class SVM of the BSGD
+        paper); ``'ovr'``, one-vs-rest, one binary model (and budget) per
+        class.  Binary problems are learned by the one binary model either
+        way.""",
          class_weight_doc("its step: ``x_t`` is appended with coefficient\n"
                           "        ``y_t w / (alpha t)`` (nothing for ``w = 0``)"),
          kernel_doc(),
@@ -59,11 +91,21 @@ class BudgetedSGDClassifier(ExampleWeightsMixin, BaseOnlineKernelClassifier):
                                   "more passes continue the step count ``t``.",
                     random_note=" (the update rule itself draws nothing)")],
         attributes_doc(
-            dual_coef="Coefficients ``alpha_i`` of the support vectors (zeros outside each\n"
-                      "        learner's own block).  With merging, support vectors are new\n"
-                      "        points, not training examples.",
-            n_updates="Rounds with ``y f(x) < 1`` (each appends a vector), summed over the\n"
-                      "        learners.",
+            rows="n_rows",
+            dual_coef="Coefficients ``alpha_i`` of the support vectors: one row for\n"
+                      "        binary problems; one row per class otherwise, over the shared\n"
+                      "        support vectors (``'crammer_singer'``: ``dual_coef_[c, i] =\n"
+                      "        alpha_{i,c}``) or zeros outside each class's own block\n"
+                      "        (``'ovr'``).  With merging, support vectors are new points, not\n"
+                      "        training examples.",
+            n_support="(n_learners,)\n        Support vectors per learner: one learner "
+                      "for binary problems and\n        for ``'crammer_singer'`` (the size "
+                      "of the shared set), one per\n        class for ``'ovr'``.",
+            multiclass_mistake="``'crammer_singer'``: ``argmax_c f_c(x) != y``,\n"
+                               "        ties to the lowest class index; ``'ovr'``: the true "
+                               "class's\n        score not strictly the largest",
+            n_updates="Rounds with ``y f(x) < 1`` (``'crammer_singer'``: ``f_y - f_r < 1``),\n"
+                      "        each of which appends a vector, summed over the learners.",
             extra="""t_ : int
         The step counter ``t``: training rounds seen so far (every pass and
         call), as in :class:`sklearn.linear_model.SGDClassifier` minus one.
@@ -71,26 +113,44 @@ class BudgetedSGDClassifier(ExampleWeightsMixin, BaseOnlineKernelClassifier):
         Budget maintenance steps made by each learner.
     degradation_ : ndarray of shape (n_learners,)
         Sum, per learner, of the squared RKHS norms of the changes the
-        maintenance steps made (the paper's "weight degradation")."""),
+        maintenance steps made (the paper's "weight degradation"; with
+        ``'crammer_singer'`` summed over the classes)."""),
         notes="""The shrink by ``1 - 1/t`` is O(1): coefficients are stored as
     ``w_i = alpha t a_i`` under one global scale ``1 / (alpha t)``, so the ties
-    between never-changed vectors (all ``|a_i| = 1 / (alpha t)``) stay exact.
+    between never-changed vectors (all ``|a_i| = 1 / (alpha t)``) stay exact
+    (with ``'crammer_singer'``, rows ``W_i = alpha t a_i``; a new one is
+    ``e_y - e_r``).
     Removal costs O(B) per maintenance step; projection keeps the Gram
     matrix of the support set and its Cholesky factor (O(B^2) memory), and
     a step costs O(B^2) (the factor loses a row by Givens rotations, then
     two triangular solves); merging searches the partner with O(B) kernel
     values plus one golden-section search per same-signed candidate, and
-    stores the merged point (dense, also for sparse input).  Multi-class
-    problems are one-vs-rest: each class has its own support set of
-    ``budget`` vectors.""",
+    stores the merged point (dense, also for sparse input).
+
+    A ``'crammer_singer'`` round costs O(B (d + k)) for ``k`` classes
+    (kernel values and class scores), against O(B d) for a binary round;
+    a merging step computes ``||W_i||^2`` (kept per vector), ``<W_m, W_n>``
+    and ``kappa`` per candidate, O(B (d + k)), and its golden-section
+    searches are O(1) per probe: ``||W_z(h)||^2 = ||W_m||^2 A^2 + ||W_n||^2
+    B^2 + 2 <W_m, W_n> A B`` with ``A = kappa^{(1-h)^2}``, ``B =
+    kappa^{h^2}``.  ``budget`` counts stored vectors: at equal memory,
+    one-vs-rest has ``budget // n_classes`` per class.""",
         references="""Z. Wang, K. Crammer and S. Vucetic, "Breaking the curse of
     kernelization: budgeted stochastic gradient descent for large-scale SVM
     training", Journal of Machine Learning Research 13, 3103-3131, 2012.
 
     S. Shalev-Shwartz, Y. Singer, N. Srebro and A. Cotter, "Pegasos: primal
     estimated sub-gradient solver for SVM", Mathematical Programming 127,
-    3-30, 2011.""",
-        examples=""">>> from sklearn.datasets import make_moons
+    3-30, 2011.
+
+    K. Crammer and Y. Singer, "On the algorithmic implementation of
+    multiclass kernel-based vector machines", Journal of Machine Learning
+    Research 2, 265-292, 2001.
+
+    N. Djuric, L. Lan, S. Vucetic and Z. Wang, "BudgetedSVM: a toolbox for
+    scalable SVM approximations", Journal of Machine Learning Research 14,
+    3813-3817, 2013.""",
+        examples=""">>> from sklearn.datasets import load_digits, make_moons
     >>> from skbudget import BudgetedSGDClassifier
     >>> X, y = make_moons(1000, noise=0.1, random_state=0)
     >>> clf = BudgetedSGDClassifier(budget=50, alpha=1e-3, gamma=2.0,
@@ -98,6 +158,16 @@ class BudgetedSGDClassifier(ExampleWeightsMixin, BaseOnlineKernelClassifier):
     >>> int(clf.n_support_[0]) <= 50
     True
     >>> clf.score(X, y) > 0.9
+    True
+
+    Ten classes on one support set of 100 vectors:
+
+    >>> X, y = load_digits(return_X_y=True)
+    >>> clf = BudgetedSGDClassifier(budget=100, gamma=0.02,
+    ...                             random_state=0).fit(X / 16, y)
+    >>> clf.dual_coef_.shape
+    (10, 100)
+    >>> clf.score(X / 16, y) > 0.9
     True""",
     )
 
@@ -107,19 +177,31 @@ class BudgetedSGDClassifier(ExampleWeightsMixin, BaseOnlineKernelClassifier):
         "alpha": [RealNumber(0.0, None, closed="neither")],
         "maintenance": [StrOptions(set(_MAINTENANCE))],
         "class_weight": CLASS_WEIGHT_CONSTRAINT,
+        "multi_class": [StrOptions({"crammer_singer", "ovr"})],
     }
     # the weights apply per call (a 'balanced' weight to each fit call's y)
     _call_params = BaseOnlineKernelClassifier._call_params + ("class_weight",)
 
-    def __init__(self, *, budget=100, alpha=1e-4, maintenance="merging", class_weight=None,
-                 kernel="rbf", gamma="scale", degree=3, coef0=0.0, kernel_params=None,
-                 max_iter=1, shuffle=True, random_state=None, warm_start=False, verbose=0,
-                 n_jobs=None):
+    def __init__(self, *, budget=100, alpha=1e-4, maintenance="merging",
+                 multi_class="crammer_singer", class_weight=None, kernel="rbf", gamma="scale",
+                 degree=3, coef0=0.0, kernel_params=None, max_iter=1, shuffle=True,
+                 random_state=None, warm_start=False, verbose=0, n_jobs=None):
         super().__init__(**_shared_params(locals()))
         self.budget = budget
         self.alpha = alpha
         self.maintenance = maintenance
         self.class_weight = class_weight
+        self.multi_class = multi_class
+
+    @property
+    def _shared_support(self):
+        """One learner for every class (§12): ``'crammer_singer'`` on three
+        or more classes, fixed when the model starts (:meth:`_reset`)."""
+        return self.__dict__.get("_crammer_singer", False)
+
+    def _reset(self, X, classes, gamma, streaming):
+        self._crammer_singer = self.multi_class == "crammer_singer" and len(classes) > 2
+        super()._reset(X, classes, gamma, streaming)
 
     def _validate_params(self):
         super()._validate_params()
@@ -150,8 +232,16 @@ class BudgetedSGDClassifier(ExampleWeightsMixin, BaseOnlineKernelClassifier):
         return self
 
     def _make_learner(self, rng):
-        return BudgetedSGDLearner(budget=self.budget, lam=float(self.alpha),
-                                  maintenance=_MAINTENANCE[self.maintenance])
+        rule = _MAINTENANCE[self.maintenance]
+        if self._shared_support:
+            return MulticlassBSGDLearner(n_classes=len(self.classes_), budget=self.budget,
+                                         lam=float(self.alpha), maintenance=rule)
+        return BudgetedSGDLearner(budget=self.budget, lam=float(self.alpha), maintenance=rule)
+
+    def _learner_expansion(self, learner):
+        if self._shared_support:
+            return learner.coefficient_matrix().T, np.zeros(len(self.classes_))
+        return super()._learner_expansion(learner)
 
     def _update_fitted_attributes(self):
         super()._update_fitted_attributes()

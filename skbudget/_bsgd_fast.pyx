@@ -1,5 +1,6 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""Budgeted SGD for kernel SVMs (ALGORITHMS.md §11).
+"""Budgeted SGD for kernel SVMs (ALGORITHMS.md §11), and its multi-class
+form on one shared support set (§12).
 
 Wang, Crammer & Vucetic, "Breaking the curse of kernelization: budgeted
 stochastic gradient descent for large-scale SVM training", JMLR 13, 2012.
@@ -17,14 +18,26 @@ has ``w_i = ±1`` exactly (``±w`` for an example of weight ``w``: its step
 is ``η_t w``), so the ties §11 calls "the rule, not the exception" stay
 exact.  Values compared for a tie count as tied when they
 agree to a relative ``TIE_TOL``.
+
+:class:`MulticlassBSGDLearner` is §12: one support set for every class
+(``_shared_support``), each vector with a coefficient row ``W_i = λ t α_i``
+(a new one is ``e_y − e_r``, ``r`` the runner-up class), the Crammer–Singer
+hinge, and the same three rules on the rows.  The two learners share the
+span factor and its projection (:func:`span_append`, :func:`span_project`)
+and the merge search (:func:`best_partner`): with rows, the golden-section
+search maximizes ``‖W_z(h)‖²``, which depends on a pair only through
+``‖W_m‖²``, ``‖W_n‖²``, ``⟨W_m, W_n⟩`` and ``κ`` (O(1) per probe after an
+O(k) set-up; ``‖W_i‖²`` is kept per vector).
 """
 
 import numpy as np
-from libc.math cimport exp, fabs, log, sqrt, INFINITY
+from libc.float cimport DBL_MIN
+from libc.math cimport exp, fabs, isfinite, log, sqrt, INFINITY
 
 from skbudget._engine cimport OnlineLearner
-from skbudget._engine import _resized
+from skbudget._engine import _resized, size_problem
 from skbudget._kernel_rows cimport dense_dot
+from skbudget._shared_support cimport SharedSupportLearner
 
 # relative tolerance under which two compared values count as tied
 cdef double TIE_TOL = 1e-9
@@ -41,15 +54,16 @@ cdef enum:
     RULE_MERGING = 2
 REMOVAL, PROJECTION, MERGING = RULE_REMOVAL, RULE_PROJECTION, RULE_MERGING
 
-# rows of BudgetedSGDLearner.candidates, one column per merge partner
+# rows of the learners' candidates table, one column per merge partner
 cdef enum:
-    A_N = 0          # its coefficient
+    A_N = 0          # its coefficient α_n (multi-class: ‖W_n‖²)
     KAPPA = 1        # k(x_m, x_n)
     LOG_KAPPA = 2
     LOWER = 3        # the search's bracket, then h
-    UPPER = 4        # the bracket, then alpha_z
+    UPPER = 4        # the bracket, then alpha_z (multi-class: ‖W_z‖²)
     DEGRADATION = 5
-    CANDIDATE_ROWS = 6
+    CROSS = 6        # multi-class: ⟨W_m, W_n⟩
+    CANDIDATE_ROWS = 7
 
 
 cdef inline bint _tied_or_below(double v, double best) noexcept nogil:
@@ -111,18 +125,8 @@ cdef class BudgetedSGDLearner(OnlineLearner):
         self.merged = np.zeros(0)
 
     def check_policy_state(self, Py_ssize_t pool_size):
-        if not (self.budget >= 1 and self.lam > 0 and self.maintenance in (
-                RULE_REMOVAL, RULE_PROJECTION, RULE_MERGING)):
-            return (f"budget={self.budget}, lam={self.lam}, maintenance={self.maintenance} "
-                    f"out of range")
-        if self.maintenance == RULE_PROJECTION:
-            if not self.track_gram:
-                return "projection needs track_gram"
-            if self.chol.shape[0] != self.chol.shape[1] or (
-                    self.n_sv and self.chol.shape[0] < self.n_sv) or (
-                    self.span_gap.shape[0] != self.chol.shape[0]):
-                return f"the Cholesky factor is not square over {self.n_sv} vectors"
-        return None
+        return _rule_problem(self.budget, self.lam, self.maintenance, self.track_gram,
+                             self.chol, self.span_gap, self.n_sv)
 
     cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300 nogil:
         cdef double score = self.dot_row()
@@ -178,64 +182,28 @@ cdef class BudgetedSGDLearner(OnlineLearner):
         return 0
 
     cdef int factor_append(self) except -1 nogil:
-        """Grow the factor by the newest support vector (its kernel row is
-        the gathered ``k_row``)."""
-        cdef Py_ssize_t i, n = self.n_sv - 1
-        self.ensure_row()
+        """Grow the factor by the newest support vector."""
         if self.chol.shape[0] < self.n_sv or self.rhs.shape[0] < self.chol.shape[0]:
             with gil:   # first use, after unpickling (rhs is scratch, not saved), or growth
-                chol = np.zeros((max(self.capacity, self.chol.shape[0]),) * 2)
-                chol[:n, :n] = np.asarray(self.chol)[:n, :n]
-                self.chol = chol
-                self.span_gap = _resized(self.span_gap, self.chol.shape[0])
-                self.rhs = np.zeros(self.chol.shape[0])
-        for i in range(n):
-            self.chol[n, i] = self.k_row[self.order[i]]
-        factor_append_row(&self.chol[0, 0], self.chol.shape[1], n, self.k_tt, &self.span_gap[0])
-        return 0
+                self.chol, self.span_gap, self.rhs = _factor_room(
+                    self.chol, self.span_gap, self.capacity, self.n_sv - 1)
+        return span_append(self, self.chol, self.span_gap)
 
     cdef int project_smallest(self) except -1 nogil:
         """Projection: drop ``p = argmin α_i² k_ii`` and add
-        ``α_p K_{-p}⁻¹ k_{-p,p}`` to the others' coefficients.  The factor
-        of the ``B + 1`` vectors loses row ``p`` (Givens rotations, O(B²));
-        it is then the factor of ``K_{-p}``: two triangular solves."""
+        ``α_p K_{-p}⁻¹ k_{-p,p}`` to the others' coefficients
+        (:func:`span_project`)."""
         cdef Py_ssize_t p = self.smallest_norm()
-        cdef Py_ssize_t i, j = 0, n = self.n_sv - 1, cp = self.order[p]
-        cdef double w_p = self.alpha[cp], norm2
-        cdef double* L = &self.chol[0, 0]
-        cdef Py_ssize_t ld = self.chol.shape[1]
-        for i in range(self.n_sv):
-            if i != p:
-                self.rhs[j] = self.gram[self.order[i], cp]
-                j += 1
-        j = factor_delete_row(L, ld, self.n_sv, p, &self.kself[0], &self.order[0],
-                              &self.span_gap[0])
-        if j < n:
-            self.refactor_rows(j, p)
-        norm2 = forward_substitution(L, ld, n, &self.rhs[0])
-        back_substitution(L, ld, n, &self.rhs[0])
+        cdef Py_ssize_t i, j = 0, cp = self.order[p]
+        cdef double w_p = self.alpha[cp]
+        cdef double norm2 = span_project(self, self.chol, self.span_gap, self.rhs, p)
         # ‖Δ‖² = α_p² (k_pp − k_{-p,p}ᵀ d): the squared distance to the span
         self.degradation += (w_p * self.scale) ** 2 * max(self.kself[cp] - norm2, 0.0)
-        j = 0
         for i in range(self.n_sv):
             if i != p:
                 self.set_alpha(self.order[i], self.alpha[self.order[i]] + w_p * self.rhs[j])
                 j += 1
         self.remove_at(p)
-        return 0
-
-    cdef int refactor_rows(self, Py_ssize_t start, Py_ssize_t p) except -1 nogil:
-        """Rows ``start`` ... of the span factor of the support set without
-        position ``p``, rebuilt from the Gram matrix by bordered steps (where
-        the rotations of :func:`factor_delete_row` cannot keep it a span
-        factor); O((n - start) n²)."""
-        cdef Py_ssize_t n = self.n_sv - 1
-        cdef double[:, ::1] gram
-        with gil:   # the Gram matrix by new position (p dropped)
-            cells = np.delete(np.asarray(self.order)[:self.n_sv], p)
-            gram = np.ascontiguousarray(np.asarray(self.gram)[np.ix_(cells, cells)])
-        factor_rebuild_rows(&self.chol[0, 0], self.chol.shape[1], start, n, &gram[0, 0], n,
-                            &self.span_gap[0])
         return 0
 
     cdef Py_ssize_t smallest_coefficient(self) noexcept nogil:
@@ -258,19 +226,13 @@ cdef class BudgetedSGDLearner(OnlineLearner):
         ``z = h x_m + (1 − h) x_n``.  No partner: remove ``m``."""
         cdef Py_ssize_t m = self.smallest_coefficient(), i, c, k = 0, n = -1, j
         cdef Py_ssize_t cm = self.order[m], d = self.n_features
-        cdef double a_m = self.alpha[cm] * self.scale, h, a_z, best = INFINITY
+        cdef double a_m = self.alpha[cm] * self.scale, h
         cdef const double* x_m
         cdef const double* x_n
         if not self.uses_store or self.candidates.shape[1] < self.n_sv \
                 or self.merged.shape[0] < d:
             with gil:
-                if not self.uses_store:
-                    raise ValueError("maintenance='merging' needs the engine's feature store "
-                                     "(the 'rbf' kernel on dense input or CSR input of at "
-                                     "most 32768 features)")
-                self.candidates = np.zeros((CANDIDATE_ROWS, self.capacity))
-                self.partner_pos = np.zeros(self.capacity, dtype=np.intp)
-                self.merged = np.zeros(d)
+                self.candidates, self.partner_pos, self.merged = _merge_scratch(self, d)
         cdef double[:, ::1] cand = self.candidates
         for i in range(self.n_sv):
             c = self.order[i]
@@ -284,17 +246,9 @@ cdef class BudgetedSGDLearner(OnlineLearner):
         if k == 0:
             self.degradation += a_m * a_m * self.kself[cm]
             return self.remove_at(m)
-        golden_section_search(a_m, &cand[A_N, 0], &cand[LOG_KAPPA, 0], &cand[LOWER, 0],
-                              &cand[UPPER, 0], k)
-        for i in range(k):   # h is in LOWER now
-            a_z = merged_coefficient(a_m, cand[A_N, i], cand[LOG_KAPPA, i], cand[LOWER, i])
-            cand[UPPER, i] = a_z
-            cand[DEGRADATION, i] = merge_degradation(a_m, cand[A_N, i], cand[KAPPA, i], a_z)
-            best = min(best, cand[DEGRADATION, i])
-        for i in range(k):   # partners are in position order: the first tie is the oldest
-            if _tied_or_below(cand[DEGRADATION, i], best):
-                j = i
-                break
+        j = best_partner(a_m, cand, k, False)
+        if j < 0:
+            _raise_non_finite_merge()
         n = self.partner_pos[j]
         h = cand[LOWER, j]
         x_m = self.vector_of(cm)
@@ -308,6 +262,247 @@ cdef class BudgetedSGDLearner(OnlineLearner):
         return 0
 
 
+cdef class MulticlassBSGDLearner(SharedSupportLearner):
+    """BSGD on ``k`` classes with one shared support set (ALGORITHMS.md §12).
+
+    Round ``t`` with class ``y``: class scores ``f_c`` before the step,
+    runner-up ``r = argmax_{c != y} f_c`` (ties: the lowest index); the
+    shrink by ``1 − 1/t`` is the scale ``1/(λ t)``; if ``f_y − f_r < 1``,
+    ``x_t`` is appended with the row ``W = e_y − e_r`` (``α = η_t W``).
+    ``tau`` holds the rows ``W_i = λ t α_i`` and ``row_sqnorm`` their
+    ``‖W_i‖²``.  After an addition with ``|S| = B + 1``:
+
+    * removal: remove ``argmin ‖W_i‖² k_ii`` (ties: oldest);
+    * projection: that ``p``; add ``β_j W_p`` to every other row, ``β =
+      K_{−p}⁻¹ k_{−p,p}`` (the span factor of §11);
+    * merging (RBF): ``m = argmin ‖W_i‖²``; every other ``n`` is a
+      candidate; ``h`` maximizes ``‖W_z(h)‖²``; the least degradation
+      (ties: oldest) is merged into ``z = h x_m + (1 − h) x_n`` with the row
+      ``W_z = κ^{(1−h)²} W_m + κ^{h²} W_n``, appended as the newest (with the
+      class of ``x_m``).
+
+    ``process_example`` returns ``f_y − f_r``: a mistake (``argmax_c f_c !=
+    y``, ties to the lowest index) when it is ``<= 0``, except that a tie
+    the true class wins (``f_y = f_r`` with ``r > y``) returns the smallest
+    positive double.  A non-finite score raises.
+
+    Parameters
+    ----------
+    n_classes : int
+        ``k`` (at least 2; the estimator uses it for 3 or more).
+    budget, lam, maintenance :
+        As :class:`BudgetedSGDLearner`'s.
+    """
+
+    cdef public Py_ssize_t budget
+    cdef public double lam
+    cdef public int maintenance
+    cdef public long long n_steps          # t: rounds seen, every epoch and call
+    cdef public long long n_maintenance    # budget maintenance steps made
+    cdef public double degradation         # sum of ‖Δ‖² over them (true coefficients)
+    cdef public double[::1] row_sqnorm     # ‖W_c‖² of every cell's row (stale if free)
+    cdef public double[::1] new_row        # scratch: the row of a new vector
+    # projection: the span factor, as BudgetedSGDLearner's
+    cdef public double[:, ::1] chol
+    cdef public double[::1] span_gap
+    cdef double[::1] rhs
+    # merging: the candidate partners (rows: see best_partner); z, then W_z
+    cdef double[:, ::1] candidates
+    cdef Py_ssize_t[::1] partner_pos
+    cdef double[::1] merged
+
+    _state_names = SharedSupportLearner._state_names + (
+        "budget", "lam", "maintenance", "n_steps", "n_maintenance", "degradation",
+        "row_sqnorm", "new_row", "chol", "span_gap")
+
+    def __init__(self, Py_ssize_t n_classes=3, Py_ssize_t budget=1, double lam=1e-4,
+                 int maintenance=RULE_REMOVAL):
+        self.row_sqnorm = np.zeros(0)      # (grown with the cells)
+        SharedSupportLearner.__init__(self, n_classes, capacity=budget + 2,
+                                      track_gram=maintenance == RULE_PROJECTION)
+        self.budget = budget
+        self.lam = lam
+        self.maintenance = maintenance
+        self.n_steps = 0
+        self.n_maintenance = 0
+        self.degradation = 0.0
+        self.new_row = np.zeros(n_classes)
+        self.chol = np.zeros((0, 0))
+        self.span_gap = np.zeros(0)
+        self.rhs = np.zeros(0)
+        self.candidates = np.zeros((CANDIDATE_ROWS, 0))
+        self.partner_pos = np.zeros(0, dtype=np.intp)
+        self.merged = np.zeros(0)
+
+    cdef int grow(self, Py_ssize_t new_capacity) except -1:
+        SharedSupportLearner.grow(self, new_capacity)
+        self.row_sqnorm = _resized(self.row_sqnorm, new_capacity)
+        return 0
+
+    def check_policy_state(self, Py_ssize_t pool_size):
+        return (SharedSupportLearner.check_policy_state(self, pool_size)
+                or _rule_problem(self.budget, self.lam, self.maintenance, self.track_gram,
+                                 self.chol, self.span_gap, self.n_sv)
+                or size_problem({"row_sqnorm": self.row_sqnorm}, self.capacity)
+                or size_problem({"new_row": self.new_row}, self.n_outputs, "entries"))
+
+    cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300 nogil:
+        cdef Py_ssize_t label = <Py_ssize_t> y, r, c, cell, runner = -1
+        cdef double margin, spread = 0.0
+        cdef double* scores = &self.scores[0]
+        if not (0 <= label < self.n_outputs and label == y):
+            with gil:
+                raise ValueError(
+                    f"the label must be a class index in [0, {self.n_outputs}); got {y}")
+        self.ensure_row()
+        self.compute_scores()       # f_c before the step: scale 1/(λ (t − 1))
+        for c in range(self.n_outputs):
+            spread += scores[c] * 0.0     # NaN if any score is NaN or ±inf
+            if c != label and (runner < 0 or scores[c] > scores[runner]):
+                runner = c
+        margin = scores[label] - scores[runner]
+        if not isfinite(margin + spread):   # a score not finite, or the margin
+            with gil:
+                raise ValueError(
+                    f"the class scores are not finite or too far apart ({scores[label]} for "
+                    f"the true class, {scores[runner]} for the runner-up): the coefficients "
+                    f"1/(alpha t) overflow; use a larger alpha")
+        self.n_steps += 1
+        if self.n_steps == 1:   # the factor 1 - 1/t is 0: the model restarts empty
+            while self.n_sv > 0:
+                self.remove_at(self.n_sv - 1)
+        # W_i = λ t α_i is unchanged by the shrink; only the scale moves
+        self.scale = 1.0 / (self.lam * self.n_steps)
+        if margin < 1.0:
+            for r in range(self.n_outputs):
+                self.new_row[r] = 0.0
+            self.new_row[label] = 1.0
+            self.new_row[runner] = -1.0
+            cell = self.append_pattern(label, &self.new_row[0])
+            self.row_sqnorm[cell] = 2.0
+            self.n_updates += 1
+            if self.maintenance == RULE_PROJECTION:
+                self.factor_append()
+            if self.n_sv > self.budget:
+                self.maintain()
+        if margin == 0.0 and runner > label:
+            return DBL_MIN          # the true class wins the tie: no mistake
+        return margin
+
+    cdef int maintain(self) except -1 nogil:
+        self.n_maintenance += 1
+        if self.maintenance == RULE_MERGING:
+            return self.merge_smallest()
+        cdef Py_ssize_t p = oldest_minimum(&self.row_sqnorm[0], &self.kself[0], &self.order[0],
+                                           self.n_sv)
+        cdef Py_ssize_t i, j = 0, r, c, cp = self.order[p], k = self.n_outputs
+        cdef double spread = self.kself[cp]
+        if self.maintenance == RULE_PROJECTION:
+            spread = max(spread - span_project(self, self.chol, self.span_gap, self.rhs, p), 0.0)
+            for i in range(self.n_sv):
+                if i != p:
+                    c = self.order[i]
+                    for r in range(k):
+                        self.tau[c, r] = self.tau[c, r] + self.rhs[j] * self.tau[cp, r]
+                    self.row_sqnorm[c] = dense_dot(&self.tau[c, 0], &self.tau[c, 0], k)
+                    j += 1
+        # ‖Δ‖² = ‖α_p‖² times k_pp (removal) or the squared distance of x_p
+        # to the span of the others (projection)
+        self.degradation += self.row_sqnorm[cp] * (self.scale * self.scale) * spread
+        return self.remove_at(p)
+
+    cdef int factor_append(self) except -1 nogil:
+        """Grow the span factor by the newest support vector."""
+        if self.chol.shape[0] < self.n_sv or self.rhs.shape[0] < self.chol.shape[0]:
+            with gil:
+                self.chol, self.span_gap, self.rhs = _factor_room(
+                    self.chol, self.span_gap, self.capacity, self.n_sv - 1)
+        return span_append(self, self.chol, self.span_gap)
+
+    cdef int merge_smallest(self) except -1 nogil:
+        """Merging (RBF): ``m = argmin ‖W_i‖²``; every other support vector
+        ``n`` is a candidate partner: ``κ = k(x_m, x_n)`` (one kernel value)
+        and ``⟨W_m, W_n⟩`` (O(k)), then the search (:func:`best_partner`);
+        the least degradation is merged: both removed, ``(z, W_z)``
+        appended."""
+        cdef Py_ssize_t k = self.n_outputs, d = self.n_features, i, c, n_cand = 0, j, n, r
+        cdef Py_ssize_t m = oldest_minimum(&self.row_sqnorm[0], NULL, &self.order[0], self.n_sv)
+        cdef Py_ssize_t cm = self.order[m], cell, label_m = self.label[cm]
+        cdef double h, A, B, log_kappa
+        cdef const double* x_m
+        cdef const double* x_n
+        cdef double* w_m = &self.tau[cm, 0]
+        cdef double* w_n
+        if not self.uses_store or self.candidates.shape[1] < self.n_sv \
+                or self.merged.shape[0] < d + k:
+            with gil:
+                self.candidates, self.partner_pos, self.merged = _merge_scratch(self, d + k)
+        cdef double[:, ::1] cand = self.candidates
+        for i in range(self.n_sv):
+            if i == m:
+                continue
+            c = self.order[i]
+            self.partner_pos[n_cand] = i
+            cand[A_N, n_cand] = self.row_sqnorm[c]
+            cand[CROSS, n_cand] = dense_dot(w_m, &self.tau[c, 0], k)
+            cand[KAPPA, n_cand] = self.kernel_between_slots(self.slot[cm], self.slot[c])
+            cand[LOG_KAPPA, n_cand] = log_of(cand[KAPPA, n_cand])
+            n_cand += 1
+        j = best_partner(self.row_sqnorm[cm], cand, n_cand, True)
+        if j < 0:
+            _raise_non_finite_merge()
+        n = self.partner_pos[j]
+        h = cand[LOWER, j]
+        log_kappa = cand[LOG_KAPPA, j]
+        A = exp((1.0 - h) * (1.0 - h) * log_kappa)
+        B = exp(h * h * log_kappa)
+        x_m = self.vector_of(cm)
+        x_n = self.vector_of(self.order[n])
+        w_n = &self.tau[self.order[n], 0]
+        cdef double* z = &self.merged[0]
+        cdef double* w_z = &self.merged[d]
+        for i in range(d):
+            z[i] = h * x_m[i] + (1.0 - h) * x_n[i]
+        for r in range(k):
+            w_z[r] = w_m[r] * A + w_n[r] * B
+        self.degradation += cand[DEGRADATION, j] * (self.scale * self.scale)
+        self.remove_at(max(m, n))
+        self.remove_at(min(m, n))
+        cell = self.append_point(z, label_m, w_z)
+        self.row_sqnorm[cell] = dense_dot(w_z, w_z, k)
+        return 0
+
+
+cdef Py_ssize_t oldest_minimum(const double* value, const double* weight, const Py_ssize_t* order,
+                               Py_ssize_t n) noexcept nogil:
+    """The oldest of the ``n`` positions whose ``value[order[i]]`` (times
+    ``weight[order[i]]`` unless NULL) is the minimum up to ``TIE_TOL``; a
+    NaN never is (0 if every value is NaN)."""
+    cdef Py_ssize_t i
+    cdef double best = INFINITY
+    for i in range(n):
+        best = min(best, value[order[i]] * (1.0 if weight == NULL else weight[order[i]]))
+    for i in range(n):
+        if _tied_or_below(value[order[i]] * (1.0 if weight == NULL else weight[order[i]]), best):
+            return i
+    return 0
+
+
+def _rule_problem(Py_ssize_t budget, double lam, int maintenance, bint track_gram, chol,
+                  span_gap, Py_ssize_t n_sv):
+    """What is inconsistent in a BSGD learner's rule and span factor, or None."""
+    if not (budget >= 1 and lam > 0 and maintenance in (
+            RULE_REMOVAL, RULE_PROJECTION, RULE_MERGING)):
+        return f"budget={budget}, lam={lam}, maintenance={maintenance} out of range"
+    if maintenance == RULE_PROJECTION:
+        if not track_gram:
+            return "projection needs track_gram"
+        if chol.shape[0] != chol.shape[1] or (n_sv and chol.shape[0] < n_sv) or (
+                span_gap.shape[0] != chol.shape[0]):
+            return f"the Cholesky factor is not square over {n_sv} vectors"
+    return None
+
+
 # ----------------------------------------------------------------------
 # the span factor: a Cholesky factor K = L Lᵀ by position, full rows of
 # leading dimension ``ld``, that skips the vectors lying in the span of the
@@ -316,6 +511,67 @@ cdef class BudgetedSGDLearner(OnlineLearner):
 # kept vectors carry the exact projection onto the same span).  "In the
 # span" means a squared distance <= SPAN_TOL k_jj.
 # ----------------------------------------------------------------------
+def _factor_room(chol, span_gap, Py_ssize_t capacity, Py_ssize_t n):
+    """``(chol, span_gap, rhs)`` with room for ``capacity`` vectors, the
+    first ``n`` rows of the factor kept (first use, after unpickling: the
+    right-hand side is scratch, not saved; or growth)."""
+    grown = np.zeros((max(capacity, chol.shape[0]),) * 2)
+    grown[:n, :n] = np.asarray(chol)[:n, :n]
+    return grown, _resized(span_gap, grown.shape[0]), np.zeros(grown.shape[0])
+
+
+cdef int span_append(OnlineLearner lr, double[:, ::1] chol, double[::1] gap) except -1 nogil:
+    """Grow the span factor ``chol`` of ``lr``'s support set by its newest
+    vector, the current example (its kernel row is the gathered ``k_row``)."""
+    cdef Py_ssize_t i, n = lr.n_sv - 1
+    lr.ensure_row()
+    for i in range(n):
+        chol[n, i] = lr.k_row[lr.order[i]]
+    factor_append_row(&chol[0, 0], chol.shape[1], n, lr.k_tt, &gap[0])
+    return 0
+
+
+cdef double span_project(OnlineLearner lr, double[:, ::1] chol, double[::1] gap,
+                         double[::1] rhs, Py_ssize_t p) except? -1.0 nogil:
+    """The projection of the support vector at position ``p`` of ``lr``
+    onto the span of the others: ``rhs`` gets ``d = K_{-p}⁻¹ k_{-p,p}``
+    (one entry per other position, in order).  The factor of the ``B + 1``
+    vectors loses row ``p`` (Givens rotations, O(B²); rows rebuilt from the
+    Gram matrix where they cannot keep it a span factor); it is then the
+    factor of ``K_{-p}``: two triangular solves.  Returns ``‖L⁻¹
+    k_{-p,p}‖² = k_{-p,p}ᵀ d`` (``k_pp`` minus it is the squared distance
+    of ``x_p`` to the span)."""
+    cdef Py_ssize_t i, j = 0, n = lr.n_sv - 1, cp = lr.order[p]
+    cdef double norm2
+    cdef double* L = &chol[0, 0]
+    cdef Py_ssize_t ld = chol.shape[1]
+    for i in range(lr.n_sv):
+        if i != p:
+            rhs[j] = lr.gram[lr.order[i], cp]
+            j += 1
+    j = factor_delete_row(L, ld, lr.n_sv, p, &lr.kself[0], &lr.order[0], &gap[0])
+    if j < n:
+        refactor_rows(lr, chol, gap, j, p)
+    norm2 = forward_substitution(L, ld, n, &rhs[0])
+    back_substitution(L, ld, n, &rhs[0])
+    return norm2
+
+
+cdef int refactor_rows(OnlineLearner lr, double[:, ::1] chol, double[::1] gap, Py_ssize_t start,
+                       Py_ssize_t p) except -1 nogil:
+    """Rows ``start`` ... of the span factor of ``lr``'s support set without
+    position ``p``, rebuilt from the Gram matrix by bordered steps (where
+    the rotations of :func:`factor_delete_row` cannot keep it a span
+    factor); O((n - start) n²)."""
+    cdef Py_ssize_t n = lr.n_sv - 1
+    cdef double[:, ::1] gram
+    with gil:   # the Gram matrix by new position (p dropped)
+        cells = np.delete(np.asarray(lr.order)[:lr.n_sv], p)
+        gram = np.ascontiguousarray(np.asarray(lr.gram)[np.ix_(cells, cells)])
+    factor_rebuild_rows(&chol[0, 0], chol.shape[1], start, n, &gram[0, 0], n, &gap[0])
+    return 0
+
+
 cdef double forward_substitution(const double* L, Py_ssize_t ld, Py_ssize_t n,
                                  double* x) noexcept nogil:
     """x = L⁻¹ x over the kept rows (0 on the others); returns ‖x‖²."""
@@ -496,10 +752,34 @@ cdef inline double log_of(double kappa) noexcept nogil:
     return log(kappa) if kappa > 0.0 else -INFINITY
 
 
-cdef void golden_section_search(double a_m, const double* a_n, const double* log_kappa,
-                                double* lower, double* upper, Py_ssize_t n) noexcept nogil:
+cdef inline double merged_sqnorm(double norm_m, double norm_n, double cross, double log_kappa,
+                                 double h) noexcept nogil:
+    """``‖W_z(h)‖² = ‖W_m‖² A² + ‖W_n‖² B² + 2 ⟨W_m, W_n⟩ A B`` with
+    ``A = κ^{(1−h)²}``, ``B = κ^{h²}`` (§12).  ``A B`` is one product, so
+    that swapping the two rows (``A`` and ``B``) gives the same bits: with
+    ``‖W_m‖² = ‖W_n‖²`` the search's first comparison is then an exact tie,
+    as §11's is with ``α_m = α_n``."""
+    cdef double A = exp((1.0 - h) * (1.0 - h) * log_kappa), B = exp(h * h * log_kappa)
+    return norm_m * A * A + norm_n * B * B + 2.0 * cross * (A * B)
+
+
+cdef inline double merge_objective(double first, double second, const double* cross,
+                                   Py_ssize_t i, double log_kappa, double h) noexcept nogil:
+    """What the merge search maximizes for partner ``i``: ``|α_z(h)|``
+    (§11: ``first = α_m``, ``second = α_n``; ``cross`` NULL) or
+    ``‖W_z(h)‖²`` (§12: ``first = ‖W_m‖²``, ``second = ‖W_n‖²``,
+    ``cross[i] = ⟨W_m, W_n⟩``)."""
+    if cross == NULL:
+        return fabs(merged_coefficient(first, second, log_kappa, h))
+    return merged_sqnorm(first, second, cross[i], log_kappa, h)
+
+
+cdef void golden_section_search(double a_m, const double* a_n, const double* cross,
+                                const double* log_kappa, double* lower, double* upper,
+                                Py_ssize_t n) noexcept nogil:
     """For each of ``n`` partners, the ``h`` in [0, 1] that maximizes
-    ``|α_z(h)|`` (into ``lower``), by the golden-section search of §11
+    ``|α_z(h)|`` (with ``cross``: ``‖W_z(h)‖²``, :func:`merge_objective`;
+    into ``lower``), by the golden-section search of §11
     exactly: bracket ``[a, b] = [0, 1]``; each pass probes
     ``c = b − r (b − a)``, ``d = a + r (b − a)`` (recomputed, not reused);
     keep ``[a, d]`` if ``g(c) ≥ g(d)``, else ``[c, b]``; stop at
@@ -523,8 +803,8 @@ cdef void golden_section_search(double a_m, const double* a_n, const double* log
                 searching = True
                 c = b - r * (b - a)
                 d = a + r * (b - a)
-                if fabs(merged_coefficient(a_m, a_n[i], log_kappa[i], c)) >= \
-                        fabs(merged_coefficient(a_m, a_n[i], log_kappa[i], d)):
+                if merge_objective(a_m, a_n[i], cross, i, log_kappa[i], c) >= \
+                        merge_objective(a_m, a_n[i], cross, i, log_kappa[i], d):
                     upper[i] = d
                 else:
                     lower[i] = c
@@ -538,10 +818,70 @@ cdef inline double merge_degradation(double a_m, double a_n, double kappa,
     return a_m * a_m + a_n * a_n + 2.0 * a_m * a_n * kappa - a_z * a_z
 
 
+cdef Py_ssize_t best_partner(double first, double[:, ::1] cand, Py_ssize_t n,
+                             bint rows) noexcept nogil:
+    """The merge search over ``n`` candidate partners, the columns of
+    ``cand`` (rows ``A_N``, ``KAPPA``, ``LOG_KAPPA`` and, for coefficient
+    ``rows`` (§12), ``CROSS`` filled; ``first`` is ``α_m``, or ``‖W_m‖²``):
+    ``h`` by the golden-section search (into ``LOWER``), the merged
+    coefficient ``α_z`` or squared norm ``‖W_z‖²`` (into ``UPPER``) and the
+    degradation (``DEGRADATION``).  Returns the column of the least
+    degradation (ties: the first; partners are in position order, so the
+    oldest), or -1 if none compares (all NaN)."""
+    cdef Py_ssize_t i
+    cdef double best = INFINITY, v
+    golden_section_search(first, &cand[A_N, 0], &cand[CROSS, 0] if rows else NULL,
+                          &cand[LOG_KAPPA, 0], &cand[LOWER, 0], &cand[UPPER, 0], n)
+    for i in range(n):   # h is in LOWER now
+        if rows:
+            v = merged_sqnorm(first, cand[A_N, i], cand[CROSS, i], cand[LOG_KAPPA, i],
+                              cand[LOWER, i])
+            cand[DEGRADATION, i] = first + cand[A_N, i] + 2.0 * cand[KAPPA, i] * cand[CROSS, i] - v
+        else:
+            v = merged_coefficient(first, cand[A_N, i], cand[LOG_KAPPA, i], cand[LOWER, i])
+            cand[DEGRADATION, i] = merge_degradation(first, cand[A_N, i], cand[KAPPA, i], v)
+        cand[UPPER, i] = v
+        best = min(best, cand[DEGRADATION, i])
+    for i in range(n):
+        if _tied_or_below(cand[DEGRADATION, i], best):
+            return i
+    return -1
+
+
+cdef int _raise_non_finite_merge() except -1 nogil:
+    with gil:
+        raise ValueError("budget maintenance by merging met a non-finite degradation; the "
+                         "coefficients overflowed (alpha too small for this stream?)")
+
+
+def _merge_scratch(OnlineLearner learner, Py_ssize_t n_values):
+    """The merge's scratch arrays, sized for ``learner``'s capacity: the
+    candidates table, their positions, and ``n_values`` doubles (the merged
+    point, and a multi-class learner's merged row); a clear error without
+    the feature store."""
+    if not learner.uses_store:
+        raise ValueError("maintenance='merging' needs the engine's feature store (the 'rbf' "
+                         "kernel on dense input or CSR input of at most 32768 features)")
+    return (np.zeros((CANDIDATE_ROWS, learner.capacity)),
+            np.zeros(learner.capacity, dtype=np.intp), np.zeros(n_values))
+
+
 def _golden_section_h(double a_m, double a_n, double kappa):
     """Python access to the merge of two coefficients (for tests):
     ``(h, α_z, degradation)``."""
     cdef double log_kappa = log_of(kappa), h, upper
-    golden_section_search(a_m, &a_n, &log_kappa, &h, &upper, 1)
+    golden_section_search(a_m, &a_n, NULL, &log_kappa, &h, &upper, 1)
     cdef double a_z = merged_coefficient(a_m, a_n, log_kappa, h)
     return h, a_z, merge_degradation(a_m, a_n, kappa, a_z)
+
+
+def _golden_section_rows(double norm_m, double norm_n, double cross, double kappa):
+    """Python access to the merge of two coefficient rows (for tests), from
+    ``‖W_m‖²``, ``‖W_n‖²``, ``⟨W_m, W_n⟩`` and ``κ``: ``(h, ‖W_z‖²,
+    degradation)``."""
+    cand = np.zeros((CANDIDATE_ROWS, 1))
+    cand[A_N, 0], cand[CROSS, 0], cand[KAPPA, 0] = norm_n, cross, kappa
+    cand[LOG_KAPPA, 0] = log_of(kappa)
+    if best_partner(norm_m, cand, 1, True) < 0:
+        raise ValueError("the degradation is not a number")
+    return cand[LOWER, 0], cand[UPPER, 0], cand[DEGRADATION, 0]

@@ -112,13 +112,15 @@ def attributes_doc(*, unit="pass",
                              "        learner's own block).",
                    intercept="Always 0: the model has no bias.",
                    mistake="``y f(x) <= 0``",
+                   multiclass_mistake="the true class's\n        score not strictly the largest",
                    n_updates="Insertions made, summed over the learners.",
                    rows="n_learners",
                    n_support="(n_learners,)\n        Support vectors per learner (one learner for two classes).",
                    extra=""):
     """The fitted attributes of ``BaseOnlineKernelClassifier``; the keyword
     arguments replace an entry's description (``mistake``: the condition
-    that counts a training round as a mistake; ``rows``: what the rows of
+    that counts a training round as a mistake, ``multiclass_mistake`` on
+    several classes; ``rows``: what the rows of
     ``dual_coef_`` and ``intercept_`` are; ``n_support``: the shape and
     description of ``n_support_``), ``extra`` (entries) is appended."""
     return f"""\
@@ -132,8 +134,8 @@ classes_ : ndarray of shape (n_classes,)
         {intercept}
     n_support_ : ndarray of shape {n_support}
     n_mistakes_ : int
-        Training rounds with {mistake} (multi-class: the true class's
-        score not strictly the largest), over every {unit} and call.
+        Training rounds with {mistake} (multi-class: {multiclass_mistake}),
+        over every {unit} and call.
     n_updates_ : int
         {n_updates}
     n_rounds_ : int

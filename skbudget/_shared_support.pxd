@@ -15,7 +15,8 @@ cdef inline double tie_tolerance(double v) noexcept nogil:
 cdef class SharedSupportLearner(OnlineLearner):
     # ---- the model: one support set for every class -------------------------
     cdef public Py_ssize_t n_outputs           # k, the number of classes
-    cdef public double[:, ::1] tau             # tau[c, r]: coefficient of cell c for class r
+    cdef public double[:, ::1] tau             # tau[c, r]: coefficient of cell c for class r,
+                                               # divided by the engine's global scale
     cdef public Py_ssize_t[::1] label          # class index of each cell's pattern
     # ---- optional bookkeeping -----------------------------------------------
     cdef public bint track_scores              # keep support_scores (implies track_gram)
@@ -28,5 +29,8 @@ cdef class SharedSupportLearner(OnlineLearner):
     cdef void compute_scores(self) noexcept nogil
     cdef double class_margin(self, const double* values, Py_ssize_t y) noexcept nogil
     cdef Py_ssize_t append_pattern(self, Py_ssize_t y, const double* coef) except -1 nogil
+    cdef Py_ssize_t append_point(self, const double* z, Py_ssize_t y,
+                                 const double* coef) except -1 nogil
+    cdef void set_pattern(self, Py_ssize_t cell, Py_ssize_t y, const double* coef) noexcept nogil
     cdef double leave_one_out_margin(self, Py_ssize_t cell) noexcept nogil
     cdef Py_ssize_t best_removal(self, Py_ssize_t n_candidates, double* best) noexcept nogil

@@ -4,16 +4,20 @@
 A multi-class learner such as MIRA (ALGORITHMS.md §10) keeps one support
 set for all ``k`` classes: each support pattern ``x_c`` carries a class
 label ``label[c]`` and a coefficient vector ``tau[c, :]`` of length ``k``,
-and the class scores are ``s_r(x) = sum_c tau[c, r] k(x_c, x)``.  The budget
-counts patterns (one stored vector each), whatever ``k``.
+and the class scores are ``s_r(x) = scale * sum_c tau[c, r] k(x_c, x)``, with the
+engine's global ``scale`` (1 unless a policy moves it: multi-class BSGD's
+shrink is a change of scale, §12).  The budget counts patterns (one stored
+vector each), whatever ``k``.
 
 :class:`SharedSupportLearner` extends the engine's store (cells, ``order``,
 ``append_current``, ``remove_at``) with that coefficient matrix and, with
 ``track_scores``, the class scores ``support_scores[c, r] = s_r(x_c)`` of
 every stored pattern, kept up to date in O(|S| k) per insertion or removal
-through the support-set Gram matrix (never recomputed).  A policy calls
+through the support-set Gram matrix (never recomputed; in the units of
+``tau``: ``s_r(x_c) = scale * support_scores[c, r]``).  A policy calls
 :meth:`compute_scores` for the current example's scores, decides, and calls
-:meth:`append_pattern` / ``remove_at``; :meth:`leave_one_out_margin` and
+:meth:`append_pattern` (or :meth:`append_point` for a vector that is no
+example) / ``remove_at``; :meth:`leave_one_out_margin` and
 :meth:`best_removal` are the multi-class form of the Crammer-Kandola-Singer
 removal rule.
 
@@ -44,13 +48,15 @@ cdef class SharedSupportLearner(OnlineLearner):
         Gram matrix it needs), updated in O(|S| k) per change.
     rng : numpy.random.RandomState or None
         Source of the random draws a policy's rule asks for.
+    track_gram : bool
+        Keep the support-set Gram matrix (also without ``track_scores``).
     """
 
     _state_names = OnlineLearner._state_names + (
         "n_outputs", "tau", "label", "track_scores", "support_scores", "scores", "candidates")
 
     def __init__(self, Py_ssize_t n_outputs=2, Py_ssize_t capacity=8, bint track_scores=False,
-                 rng=None):
+                 rng=None, bint track_gram=False):
         if n_outputs < 2:
             raise ValueError(f"n_outputs must be at least 2; got {n_outputs}")
         self.n_outputs = n_outputs
@@ -60,7 +66,8 @@ cdef class SharedSupportLearner(OnlineLearner):
         self.label = np.zeros(0, dtype=np.intp)
         self.scores = np.zeros(n_outputs)
         self.candidates = np.zeros(0)
-        OnlineLearner.__init__(self, capacity=capacity, rng=rng, track_gram=track_scores)
+        OnlineLearner.__init__(self, capacity=capacity, rng=rng,
+                               track_gram=track_scores or track_gram)
 
     cdef int grow(self, Py_ssize_t new_capacity) except -1:
         OnlineLearner.grow(self, new_capacity)
@@ -94,7 +101,7 @@ cdef class SharedSupportLearner(OnlineLearner):
 
     cdef void compute_scores(self) noexcept nogil:
         """scores[r] = s_r(x_t) for every class, from the gathered kernel
-        row (support patterns oldest first)."""
+        row (support patterns oldest first), times the global scale."""
         cdef Py_ssize_t i, r, k = self.n_outputs
         cdef double kv
         cdef double* out = &self.scores[0]
@@ -106,6 +113,8 @@ cdef class SharedSupportLearner(OnlineLearner):
             row = &self.tau[self.order[i], 0]
             for r in range(k):
                 out[r] += row[r] * kv
+        for r in range(k):
+            out[r] *= self.scale
 
     cdef double class_margin(self, const double* values, Py_ssize_t y) noexcept nogil:
         """values[y] - max_{r != y} values[r]; 0 when the two agree to a
@@ -122,13 +131,12 @@ cdef class SharedSupportLearner(OnlineLearner):
 
     cdef Py_ssize_t append_pattern(self, Py_ssize_t y, const double* coef) except -1 nogil:
         """Add the current example as the newest support pattern, with class
-        ``y`` and coefficients ``coef[0:k]``; its cell."""
+        ``y`` and coefficients ``coef[0:k]`` (in the units of ``tau``); its
+        cell."""
         cdef Py_ssize_t i, r, c, cell, k = self.n_outputs
         cdef double kv
         cell = self.append_current(0.0)   # the engine's store: slot, Gram row, order
-        self.label[cell] = y
-        for r in range(k):
-            self.tau[cell, r] = coef[r]
+        self.set_pattern(cell, y, coef)
         if not self.track_scores:
             return cell
         cdef double* own = &self.support_scores[cell, 0]
@@ -145,6 +153,30 @@ cdef class SharedSupportLearner(OnlineLearner):
                 own[r] += row[r] * kv
                 other[r] += coef[r] * kv
         return cell
+
+    cdef Py_ssize_t append_point(self, const double* z, Py_ssize_t y,
+                                 const double* coef) except -1 nogil:
+        """Add the vector ``z`` (``n_features`` doubles; no example of the
+        stream, e.g. a merge of two patterns; store mode only) as the newest
+        support pattern of class ``y`` with coefficients ``coef[0:k]``; its
+        cell.  Not with ``track_scores``: the scores of the stored patterns
+        would need the kernel row of ``z``."""
+        cdef Py_ssize_t cell
+        if self.track_scores:
+            with gil:
+                raise RuntimeError("append_point does not keep support_scores")
+        cell = self.append_vector(z, 0.0)
+        self.set_pattern(cell, y, coef)
+        return cell
+
+    cdef void set_pattern(self, Py_ssize_t cell, Py_ssize_t y, const double* coef) noexcept nogil:
+        """The class and the coefficients ``coef[0:k]`` (in the units of
+        ``tau``: the true ones divided by the global scale) of the pattern
+        in ``cell``."""
+        cdef Py_ssize_t r
+        self.label[cell] = y
+        for r in range(self.n_outputs):
+            self.tau[cell, r] = coef[r]
 
     cdef int on_remove(self, Py_ssize_t cell) except -1 nogil:
         """Take the pattern's contribution out of every stored pattern's scores."""
@@ -197,7 +229,7 @@ cdef class SharedSupportLearner(OnlineLearner):
     def coefficient_matrix(self):
         """(n_sv, k): the coefficient vector of every support pattern,
         oldest first."""
-        return np.asarray(self.tau)[self.support_order()].copy()
+        return np.asarray(self.tau)[self.support_order()] * self.scale
 
     def support_labels(self):
         """Class index of every support pattern, oldest first."""

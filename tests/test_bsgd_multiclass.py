@@ -1,0 +1,299 @@
+"""BudgetedSGDClassifier(multi_class='crammer_singer') against the plain
+implementation of ALGORITHMS.md §12 (tests/oracles/bsgd_multiclass.py),
+update by update, and the properties of the shared-support model."""
+
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from numpy.testing import assert_allclose, assert_array_equal
+from sklearn.datasets import make_blobs, make_classification
+
+from skbudget import BudgetedSGDClassifier
+from skbudget._bsgd_fast import MulticlassBSGDLearner, _golden_section_h, _golden_section_rows
+from tests.oracles import keeping_flags, mistake_flags
+from tests.oracles.bsgd import golden_section
+from tests.oracles.bsgd_multiclass import PlainMulticlassBSGD
+from tests.test_bsgd import rbf
+
+RULES = ["removal", "projection", "merging"]
+
+
+def flagged(**params):
+    """A shared-support BudgetedSGDClassifier that keeps every round's
+    mistake flag."""
+    return keeping_flags(BudgetedSGDClassifier(multi_class="crammer_singer", **params))
+
+
+def assert_matches(est, plain, X):
+    """Mistakes round by round, updates, steps, maintenance, support
+    vectors, coefficient rows, degradation and class scores.  Merged points
+    to 1e-6 relative, as for §11 (the golden-section search stops at a
+    bracket of 1e-6; the engine and the oracle compute kernel values with
+    different formulas)."""
+    rtol = 1e-6 if plain.merged_rounds else 1e-9
+    assert_array_equal(mistake_flags(est), plain.mistakes)
+    assert est.n_mistakes_ == sum(plain.mistakes)
+    assert est.n_updates_ == plain.n_updates
+    assert est.t_ == plain.t
+    assert_array_equal(est.n_maintenance_, [plain.n_maintenance])
+    sv = est.support_vectors_.toarray() if sp.issparse(est.support_vectors_) \
+        else est.support_vectors_
+    assert_array_equal(est.n_support_, [len(plain.sv)])
+    assert_allclose(sv, plain.support_vectors, rtol=rtol, atol=rtol)
+    scale = np.abs(plain.coef).max()
+    assert est.dual_coef_.shape == plain.coef.shape == (plain.k, len(plain.sv))
+    assert_allclose(est.dual_coef_, plain.coef, rtol=max(rtol, 1e-8), atol=1e-10 * scale)
+    assert_array_equal(est.intercept_, np.zeros(plain.k))
+    assert_allclose(est.degradation_, [plain.degradation], rtol=max(rtol, 1e-7),
+                    atol=1e-9 * scale ** 2)
+    Z = np.vstack([X[::5] + 0.03, X[1::9]])
+    assert_allclose(est.decision_function(Z), plain.decision_scores(Z),
+                    rtol=max(rtol, 1e-8), atol=max(rtol, 1e-10) * scale)
+
+
+def _streams():
+    """(name, X, y, gamma): labels are class indices."""
+    X, y = make_blobs(400, centers=4, cluster_std=2.0, random_state=0)
+    yield "blobs4", X, y, 0.5
+    X, y = make_classification(400, n_features=5, n_informative=4, n_redundant=0,
+                               n_classes=5, n_clusters_per_class=1, flip_y=0.1,
+                               random_state=1)
+    yield "5d-5", X, y, 0.3
+    # 12 distinct points seen over and over, noisy labels: duplicate support
+    # vectors, singular Gram matrices, equal rows
+    rng = np.random.RandomState(2)
+    points = rng.normal(size=(12, 2))
+    pick = rng.randint(12, size=300)
+    labels = np.where(rng.uniform(size=300) < 0.2, rng.randint(3, size=300),
+                      np.digitize(points[pick, 0], [-0.5, 0.5]))
+    yield "duplicates3", points[pick], labels, 1.0
+
+
+STREAMS = list(_streams())
+
+
+@pytest.mark.parametrize("rule", RULES)
+@pytest.mark.parametrize("stream", STREAMS, ids=[s[0] for s in STREAMS])
+@pytest.mark.parametrize("budget, lam", [(5, 1e-2), (25, 1e-3)])
+def test_matches_plain_implementation(rule, stream, budget, lam):
+    _, X, y, gamma = stream
+    est = flagged(budget=budget, alpha=lam, maintenance=rule, gamma=gamma,
+                  shuffle=False).fit(X, y)
+    plain = PlainMulticlassBSGD(rbf(gamma), len(np.unique(y)), budget=budget, alpha=lam,
+                                maintenance=rule).partial_fit(X, y)
+    assert plain.n_maintenance > 20          # the budget binds
+    if rule == "merging":
+        assert len(plain.merged_rounds) > 20
+    assert_matches(est, plain, X)
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_sparse_stream_matches_plain_implementation(rule):
+    _, X, y, gamma = STREAMS[1]
+    X = np.where(np.abs(X) < 0.5, 0.0, X)
+    est = flagged(budget=10, alpha=1e-2, maintenance=rule, gamma=gamma,
+                  shuffle=False).fit(sp.csr_matrix(X), y)
+    plain = PlainMulticlassBSGD(rbf(gamma), 5, budget=10, alpha=1e-2,
+                                maintenance=rule).partial_fit(X, y)
+    assert sp.issparse(est.support_vectors_)
+    assert_matches(est, plain, X)
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_streaming_and_epochs_continue_the_step_count(rule):
+    _, X, y, gamma = STREAMS[0]
+    X, y = X[:250], y[:250]
+    est = flagged(budget=8, alpha=1e-2, maintenance=rule, gamma=gamma)
+    plain = PlainMulticlassBSGD(rbf(gamma), 4, budget=8, alpha=1e-2, maintenance=rule)
+    for piece in np.array_split(np.arange(250), [1, 2, 40, 41, 200]):
+        est.partial_fit(X[piece], y[piece], classes=np.arange(4))
+        plain.partial_fit(X[piece], y[piece])
+        assert est.n_support_[0] <= 8
+    assert est.t_ == 250
+    assert_matches(est, plain, X)
+    est.set_params(warm_start=True, shuffle=False).fit(X, y)
+    plain.partial_fit(X, y)
+    assert est.t_ == 500
+    assert_matches(est, plain, X)
+
+
+@pytest.mark.parametrize("rule", ["removal", "projection"])
+@pytest.mark.parametrize("kernel, params, func", [
+    ("linear", {}, lambda A, B: A @ B.T),
+    ("poly", dict(degree=2, gamma=0.5, coef0=1.0), lambda A, B: (0.5 * A @ B.T + 1.0) ** 2),
+    ("laplacian", dict(gamma=0.5), lambda A, B: np.exp(-0.5 * np.abs(A[:, None] - B).sum(-1))),
+], ids=["linear", "poly", "laplacian-block-mode"])
+def test_other_kernels_match_plain_implementation(rule, kernel, params, func):
+    X, y = make_classification(300, n_features=4, n_informative=3, n_redundant=0,
+                               n_classes=3, n_clusters_per_class=1, flip_y=0.1,
+                               random_state=5)
+    est = flagged(budget=8, alpha=1e-2, maintenance=rule, kernel=kernel, shuffle=False,
+                  **params).fit(X, y)
+    plain = PlainMulticlassBSGD(func, 3, budget=8, alpha=1e-2,
+                                maintenance=rule).partial_fit(X, y)
+    assert plain.n_maintenance > 50
+    assert_matches(est, plain, X)
+
+
+def test_ties_go_to_the_lowest_class_and_the_oldest_vector():
+    # points far apart: every score is 0 when an example arrives, so the
+    # prediction is class 0 (a mistake unless y = 0), the runner-up the
+    # lowest other class, and every row has ||W||^2 = 2: removal drops the
+    # oldest
+    X = np.arange(9, dtype=float)[:, None] * 50.0     # exp(-2500) = 0
+    y = np.array([0, 2, 1, 2, 0, 1, 1, 2, 0])
+    est = flagged(budget=3, alpha=0.5, maintenance="removal", gamma=1.0,
+                  shuffle=False).fit(X, y)
+    assert_array_equal(mistake_flags(est), y != 0)
+    assert est.n_updates_ == 9 and est.n_maintenance_[0] == 6
+    assert_array_equal(est.support_vectors_[:, 0], X[-3:, 0])
+    runner_up = np.where(y == 0, 1, 0)
+    expected = np.zeros((3, 9))
+    expected[y, np.arange(9)] = 1.0
+    expected[runner_up, np.arange(9)] = -1.0
+    assert_allclose(est.dual_coef_, expected[:, -3:] / (0.5 * 9), rtol=1e-15)
+    # the class scores on a far point are all 0: class 0 is predicted
+    assert_array_equal(est.predict([[1000.0]]), [0])
+
+
+def test_golden_section_on_rows_matches_plain_search():
+    rng = np.random.RandomState(7)
+    for _ in range(200):
+        W_m, W_n = rng.normal(size=(2, 4)) * rng.uniform(0.1, 2.0, size=(2, 1))
+        kappa = rng.uniform(0.0, 1.0) ** rng.choice([1, 4])
+        norm_m, norm_n, cross = W_m @ W_m, W_n @ W_n, W_m @ W_n
+        h, sqnorm, deg = _golden_section_rows(norm_m, norm_n, cross, kappa)
+
+        def direct(s):
+            W_z = W_m * kappa ** ((1 - s) ** 2) + W_n * kappa ** (s ** 2)
+            return W_z @ W_z
+
+        assert abs(h - golden_section(direct)) <= 1e-6
+        assert_allclose(sqnorm, direct(h), rtol=1e-12)
+        assert_allclose(deg, norm_m + norm_n + 2 * kappa * cross - direct(h), atol=1e-12)
+        assert deg >= -1e-12 * (norm_m + norm_n)
+    # one class column each: the search is §11's on |alpha_z|
+    h_rows = _golden_section_rows(0.09, 0.49, 0.21, 0.6)[0]
+    assert abs(h_rows - _golden_section_h(0.3, 0.7, 0.6)[0]) <= 1e-6
+
+
+def test_golden_section_on_equal_norms_is_an_exact_tie():
+    # orthogonal rows of equal norm, far apart: ||W_z(h)||^2 is bimodal and
+    # symmetric; the first comparison is an exact tie and keeps [0, r]
+    h, sqnorm, _ = _golden_section_rows(2.0, 2.0, 0.0, 1e-3)
+    assert h < 0.1 and sqnorm > 1.9
+    h, sqnorm, deg = _golden_section_rows(2.0, 2.0, 2.0, 1.0)   # the same point and row
+    assert_allclose(sqnorm, 8.0, rtol=1e-12)
+    assert abs(deg) < 1e-12
+
+
+def test_binary_problems_are_the_binary_model():
+    X, y = make_classification(300, n_features=4, random_state=0)
+    for rule in RULES:
+        models = [BudgetedSGDClassifier(budget=10, alpha=1e-2, maintenance=rule, gamma=0.5,
+                                        multi_class=mc, random_state=0).fit(X, y)
+                  for mc in ("crammer_singer", "ovr")]
+        assert type(models[0]._learners[0]).__name__ == "BudgetedSGDLearner"
+        for attr in ("support_vectors_", "dual_coef_", "n_support_", "degradation_"):
+            assert_array_equal(getattr(models[0], attr), getattr(models[1], attr))
+        assert models[0].dual_coef_.shape == (1, 10)
+
+
+def test_ovr_is_one_binary_model_per_class():
+    _, X, y, gamma = STREAMS[0]
+    ovr = BudgetedSGDClassifier(budget=6, alpha=1e-2, gamma=gamma, multi_class="ovr",
+                                shuffle=False).fit(X, y)
+    assert_array_equal(ovr.n_support_, [6, 6, 6, 6])
+    assert ovr.dual_coef_.shape == (4, 24)
+    for c in range(4):
+        binary = BudgetedSGDClassifier(budget=6, alpha=1e-2, gamma=gamma,
+                                       shuffle=False).fit(X, np.where(y == c, 1, -1))
+        block = slice(6 * c, 6 * c + 6)
+        assert_array_equal(ovr.support_vectors_[block], binary.support_vectors_)
+        assert_array_equal(ovr.dual_coef_[c, block], binary.dual_coef_[0])
+
+
+def test_fitted_attributes_of_the_shared_model():
+    _, X, y, gamma = STREAMS[1]
+    est = BudgetedSGDClassifier(budget=30, alpha=1e-3, gamma=gamma, random_state=0).fit(X, y)
+    assert isinstance(est._learners[0], MulticlassBSGDLearner)
+    assert len(est._learners) == 1
+    assert_array_equal(est.n_support_, [30])
+    assert est.dual_coef_.shape == (5, 30) and est.support_vectors_.shape == (30, 5)
+    scores = est.decision_function(X)
+    assert scores.shape == (400, 5)
+    K = np.exp(-gamma * ((X[:, None] - est.support_vectors_) ** 2).sum(-1))
+    assert_allclose(scores, K @ est.dual_coef_.T, rtol=1e-9, atol=1e-12)
+    assert_array_equal(est.predict(X), est.classes_[np.argmax(scores, axis=1)])
+    assert est.t_ == 400 and est.n_rounds_ == 400 and est.n_iter_ == 1
+    assert 0 < est.n_mistakes_ < est.n_updates_ <= 400
+    assert est.mistake_curve_[-1].tolist() == [400, est.n_mistakes_]
+    assert est.n_maintenance_.shape == est.degradation_.shape == (1,)
+    assert est.n_maintenance_[0] == est.n_updates_ - 30   # one step per addition beyond B
+    assert est.degradation_[0] > 0
+    assert est.score(X, y) > 0.7
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_budget_determinism_pickling_and_chunks(rule):
+    _, X, y, gamma = STREAMS[1]
+    params = dict(budget=12, alpha=1e-3, gamma=gamma, maintenance=rule, random_state=3)
+    fitted = BudgetedSGDClassifier(shuffle=False, **params).fit(X, y)
+    again = BudgetedSGDClassifier(shuffle=False, **params).fit(X, y)
+    assert_array_equal(fitted.support_vectors_, again.support_vectors_)
+    assert_array_equal(fitted.dual_coef_, again.dual_coef_)
+    # partial_fit on chunks (dense and CSR mixed) is one epoch without shuffling
+    streamed = BudgetedSGDClassifier(**params)
+    pieces = np.array_split(np.arange(len(y)), [1, 7, 50, 51, 190, 300])
+    for i, piece in enumerate(pieces):
+        chunk = sp.csr_matrix(X[piece]) if i % 2 else X[piece]
+        streamed.partial_fit(chunk, y[piece], classes=np.arange(5))
+        assert streamed.n_support_[0] <= 12
+        if i == 3:   # pickled mid-stream, continued: the same model
+            resumed = pickle.loads(pickle.dumps(streamed))
+    for piece in pieces[4:]:
+        resumed.partial_fit(X[piece], y[piece])
+    for model in (streamed, resumed):
+        assert not sp.issparse(model.support_vectors_)
+        assert_allclose(model.support_vectors_, fitted.support_vectors_, rtol=1e-12,
+                        atol=1e-12)
+        assert_allclose(model.dual_coef_, fitted.dual_coef_, rtol=1e-12, atol=1e-12)
+        assert model.n_mistakes_ == fitted.n_mistakes_
+        assert_array_equal(model.mistake_curve_, fitted.mistake_curve_)
+    # shuffled epochs: still within the budget, and reproducible
+    a = BudgetedSGDClassifier(max_iter=3, **params).fit(X, y)
+    b = BudgetedSGDClassifier(max_iter=3, **params).fit(X, y)
+    assert a.n_support_[0] <= 12 and a.t_ == 3 * len(y)
+    assert_array_equal(a.dual_coef_, b.dual_coef_)
+
+
+def test_budget_bounds_the_whole_model():
+    X, y = make_blobs(1500, centers=50, n_features=10, random_state=0)
+    shared = BudgetedSGDClassifier(budget=60, random_state=0).fit(X[:1000], y[:1000])
+    assert shared.support_vectors_.shape[0] == 60
+    assert shared.score(X[1000:], y[1000:]) >= 0.95
+    ovr = BudgetedSGDClassifier(budget=60, multi_class="ovr", random_state=0).fit(X[:1000],
+                                                                                  y[:1000])
+    assert ovr.support_vectors_.shape[0] > 60 * 5
+
+
+def test_bad_settings_are_clear_errors():
+    _, X, y, _ = STREAMS[0]
+    with pytest.raises(ValueError, match="merging.*rbf"):
+        BudgetedSGDClassifier(kernel="linear").fit(X, y)
+    with pytest.raises(ValueError, match="feature store"):   # rbf in block mode
+        BudgetedSGDClassifier(budget=5, kernel_params={"gamma": 0.5}).fit(X, y)
+    with pytest.raises(ValueError, match="multi_class"):
+        BudgetedSGDClassifier(multi_class="ovo").fit(X, y)
+    # a coefficient of 1/alpha = 1e308 overflows the scores: an error, and
+    # the model is left as it was
+    Xs = np.zeros((4, 2))
+    est = BudgetedSGDClassifier(alpha=1e-308, gamma=1.0)
+    est.partial_fit(Xs[:1], [0], classes=[0, 1, 2])
+    before = est.dual_coef_.copy()
+    with pytest.raises(ValueError, match="not finite"):
+        est.partial_fit(Xs[1:], [1, 1, 1])
+    assert_array_equal(est.dual_coef_, before)
+    assert est.t_ == 1
