@@ -163,7 +163,7 @@ class BudgetedSGDClassifier(ExampleWeightsMixin, BaseOnlineKernelClassifier):
     Ten classes on one support set of 100 vectors:
 
     >>> X, y = load_digits(return_X_y=True)
-    >>> clf = BudgetedSGDClassifier(budget=100, gamma=0.02,
+    >>> clf = BudgetedSGDClassifier(budget=100, gamma=0.05,
     ...                             random_state=0).fit(X / 16, y)
     >>> clf.dual_coef_.shape
     (10, 100)

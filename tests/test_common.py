@@ -22,6 +22,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from sklearn.utils.validation import has_fit_parameter
 
 import skbudget._stream
+from skbudget import BudgetedSGDClassifier
 from skbudget.discovery import all_estimators
 
 ESTIMATORS = [Est for _, Est in all_estimators()]
@@ -63,7 +64,11 @@ def _expected_failed_checks(estimator):
             "check_sample_weight_equivalence_on_sparse_data": reason}
 
 
-@parametrize_with_checks([Est() for Est in ESTIMATORS],
+# every estimator with its defaults, and the configurations that build
+# another model: BudgetedSGDClassifier's one-vs-rest (its default learns
+# three or more classes on one shared support set)
+@parametrize_with_checks([Est() for Est in ESTIMATORS]
+                         + [BudgetedSGDClassifier(multi_class="ovr")],
                          expected_failed_checks=_expected_failed_checks)
 @pytest.mark.filterwarnings("ignore:gamma='scale' was resolved from the:UserWarning")
 @pytest.mark.filterwarnings("ignore:.*hold.? no support vector:UserWarning")
@@ -139,9 +144,9 @@ def test_one_vs_rest_learners_are_the_binary_learners(Est, multiclass_data):
     X, y = multiclass_data
     if small(Est)._draws_random_numbers():
         pytest.skip("each one-vs-rest learner draws from its own generator")
-    if Est._shared_support:
-        pytest.skip("one learner for every class on a shared support set, not one-vs-rest")
     multi = small(Est, shuffle=False, max_iter=1).fit(X, y)
+    if multi._shared_support:   # (BudgetedSGDClassifier's 'ovr': tests/test_bsgd_multiclass.py)
+        pytest.skip("one learner for every class on a shared support set, not one-vs-rest")
     offsets = np.concatenate([[0], np.cumsum(multi.n_support_)])
     for k, label in enumerate(multi.classes_):
         binary = small(Est, shuffle=False, max_iter=1).fit(X, (y == label).astype(int))

@@ -247,7 +247,8 @@ def test_corrupted_learner_state_raises_instead_of_crashing():
     for name, field in [("Forgetron", "order"), ("Forgetron", "free_cells"),
                         ("KernelPerceptron", "event_cell"), ("Projectron", "chol"),
                         ("TighterPerceptron", "vslot"), ("TightestPerceptron", "wpos"),
-                        ("BudgetMIRA", "label"), ("BudgetedSGDClassifier", "budget")]:
+                        ("BudgetMIRA", "label"), ("BudgetedSGDClassifier", "budget"),
+                        ("BudgetedSGDClassifier", "row_sqnorm")]:
         for kernel in ("rbf", "laplacian"):
             assert (name, kernel, field) in refused
 
