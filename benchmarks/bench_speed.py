@@ -315,6 +315,8 @@ def thread_speedup(ests, repeats):
             continue
         params = {k: v for k, v in a9a_params(Est).items() if k != "gamma"}
         params["gamma"] = 0.02
+        if "multi_class" in Est().get_params():     # BSGD: its one-vs-rest learners
+            params["multi_class"] = "ovr"
         fitted = {}
 
         def fit(n_jobs):

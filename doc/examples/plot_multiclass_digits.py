@@ -10,16 +10,17 @@ with its own support set.  A ``budget`` of ``B`` therefore means up to
 Prediction takes the class whose learner gives the largest score;
 ``decision_function`` returns the ten scores.
 
-The exceptions are :class:`~skbudget.KernelMIRA` and
-:class:`~skbudget.BudgetMIRA`: they learn all classes at once on one support
-set, each support pattern carrying one coefficient per class, so their
-``budget`` counts patterns for all classes together and ``n_support_`` has a
-single entry.
+The exceptions are :class:`~skbudget.KernelMIRA`,
+:class:`~skbudget.BudgetMIRA` and :class:`~skbudget.BudgetedSGDClassifier`
+(with its default ``multi_class='crammer_singer'``): they learn all classes
+at once on one support set, each support vector carrying one coefficient
+per class, so their ``budget`` counts vectors for all classes together and
+``n_support_`` has a single entry.
 
 Here every estimator learns the ten digits (pixels scaled to [0, 1]) with
 the same memory: a budget of 30 vectors per class for the one-vs-rest
-estimators, and ``budget=300`` for BudgetMIRA's shared set.  One pass over
-the training set (the kernel perceptron makes its default 10).
+estimators, and ``budget=300`` for the shared sets of BudgetMIRA and BSGD.
+One pass over the training set (the kernel perceptron makes its default 10).
 """
 
 import matplotlib.pyplot as plt
@@ -37,7 +38,7 @@ X_train, X_test, y_train, y_test = train_test_split(
 rows = []
 for name, Estimator in all_estimators():
     clf = Estimator(gamma="scale", random_state=0)
-    if name == "BudgetMIRA":
+    if name in ("BudgetMIRA", "BudgetedSGDClassifier"):
         clf.set_params(budget=30 * 10)       # one set for the ten classes
     elif "budget" in clf.get_params():
         clf.set_params(budget=30)            # per one-vs-rest learner
@@ -49,9 +50,9 @@ for name, Estimator in all_estimators():
 # %%
 # Accuracy and stored vectors, and the confusion matrix of the most accurate
 # budgeted model.  The unbounded models (grey: the kernel perceptron, PA-I,
-# KernelMIRA) store more.  At 300 stored vectors the shared cache of
-# BudgetMIRA holds its own against the one-vs-rest estimators, whose ten
-# support sets of 30 each separate one class from the rest.
+# KernelMIRA) store more.  At 300 stored vectors the shared sets of
+# BudgetMIRA and BSGD hold their own against the one-vs-rest estimators,
+# whose ten support sets of 30 each separate one class from the rest.
 fig, (ax, ax_cm) = plt.subplots(1, 2, figsize=(13, 5.5),
                                 gridspec_kw={"width_ratios": [1.2, 1]})
 rows.sort(key=lambda r: r[2])
