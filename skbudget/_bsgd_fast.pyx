@@ -131,11 +131,7 @@ cdef class BudgetedSGDLearner(OnlineLearner):
     cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300 nogil:
         cdef double score = self.dot_row()
         self.n_steps += 1
-        if self.n_steps == 1:   # the factor 1 - 1/t is 0: the model restarts empty
-            while self.n_sv > 0:
-                self.remove_at(self.n_sv - 1)
-        # w_i = λ t α_i is unchanged by the shrink; only the scale moves
-        self.scale = 1.0 / (self.lam * self.n_steps)
+        pegasos_shrink(self, self.n_steps, self.lam)
         # the example's weight scales its loss, so its step: η_t w (a zero
         # weight adds nothing; without weights w = 1 and the stored w_i = ±1)
         if y * score < 1.0 and self.example_weight > 0.0:
@@ -368,11 +364,7 @@ cdef class MulticlassBSGDLearner(SharedSupportLearner):
                     f"the true class, {scores[runner]} for the runner-up): the coefficients "
                     f"1/(alpha t) overflow; use a larger alpha")
         self.n_steps += 1
-        if self.n_steps == 1:   # the factor 1 - 1/t is 0: the model restarts empty
-            while self.n_sv > 0:
-                self.remove_at(self.n_sv - 1)
-        # W_i = λ t α_i is unchanged by the shrink; only the scale moves
-        self.scale = 1.0 / (self.lam * self.n_steps)
+        pegasos_shrink(self, self.n_steps, self.lam)
         if margin < 1.0:
             for r in range(self.n_outputs):
                 self.new_row[r] = 0.0
@@ -471,6 +463,18 @@ cdef class MulticlassBSGDLearner(SharedSupportLearner):
         cell = self.append_point(z, label_m, w_z)
         self.row_sqnorm[cell] = dense_dot(w_z, w_z, k)
         return 0
+
+
+cdef int pegasos_shrink(OnlineLearner lr, long long t, double lam) except -1 nogil:
+    """Round ``t``'s shrink of every coefficient by ``1 − 1/t``: the stored
+    values (``w_i = λ t α_i``, rows ``W_i``) are unchanged, the global scale
+    becomes ``1/(λ t)``.  At ``t = 1`` the factor is 0: the model restarts
+    empty."""
+    if t == 1:
+        while lr.n_sv > 0:
+            lr.remove_at(lr.n_sv - 1)
+    lr.scale = 1.0 / (lam * t)
+    return 0
 
 
 cdef Py_ssize_t oldest_minimum(const double* value, const double* weight, const Py_ssize_t* order,
