@@ -266,7 +266,9 @@ cdef class MulticlassBSGDLearner(SharedSupportLearner):
     shrink by ``1 − 1/t`` is the scale ``1/(λ t)``; if ``f_y − f_r < 1``,
     ``x_t`` is appended with the row ``W = e_y − e_r`` (``α = η_t W``).
     ``tau`` holds the rows ``W_i = λ t α_i`` and ``row_sqnorm`` their
-    ``‖W_i‖²``.  After an addition with ``|S| = B + 1``:
+    ``‖W_i‖²``.  An example of weight ``w`` (``sample_weight`` times
+    ``class_weight``) takes the step ``η_t w``: its row is ``w (e_y −
+    e_r)``, none for ``w = 0``.  After an addition with ``|S| = B + 1``:
 
     * removal: remove ``argmin ‖W_i‖² k_ii`` (ties: oldest);
     * projection: that ``p``; add ``β_j W_p`` to every other row, ``β =
@@ -365,13 +367,16 @@ cdef class MulticlassBSGDLearner(SharedSupportLearner):
                     f"1/(alpha t) overflow; use a larger alpha")
         self.n_steps += 1
         pegasos_shrink(self, self.n_steps, self.lam)
-        if margin < 1.0:
+        # an example of weight w takes the step η_t w: the row w (e_y − e_r)
+        # (a zero weight adds nothing; without weights w = 1)
+        if margin < 1.0 and self.example_weight > 0.0:
             for r in range(self.n_outputs):
                 self.new_row[r] = 0.0
-            self.new_row[label] = 1.0
-            self.new_row[runner] = -1.0
+            self.new_row[label] = self.example_weight
+            self.new_row[runner] = -self.example_weight
             cell = self.append_pattern(label, &self.new_row[0])
-            self.row_sqnorm[cell] = 2.0
+            self.row_sqnorm[cell] = dense_dot(&self.new_row[0], &self.new_row[0],
+                                              self.n_outputs)
             self.n_updates += 1
             if self.maintenance == RULE_PROJECTION:
                 self.factor_append()

@@ -297,3 +297,26 @@ def test_bad_settings_are_clear_errors():
         est.partial_fit(Xs[1:], [1, 1, 1])
     assert_array_equal(est.dual_coef_, before)
     assert est.t_ == 1
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_weighted_stream_matches_plain_implementation(rule):
+    # sample_weight times class_weight: the step eta_t w, the row w (e_y - e_r)
+    _, X, y, gamma = STREAMS[1]
+    rng = np.random.RandomState(11)
+    sample_weight = rng.choice([0.0, 0.5, 1.0, 3.0], size=len(y))
+    class_weight = {0: 1.0, 1: 2.0, 2: 0.5, 3: 1.0, 4: 1.5}
+    est = flagged(budget=10, alpha=1e-2, maintenance=rule, gamma=gamma, shuffle=False,
+                  class_weight=class_weight).fit(X, y, sample_weight=sample_weight)
+    w = sample_weight * np.array([class_weight[c] for c in y])
+    plain = PlainMulticlassBSGD(rbf(gamma), 5, budget=10, alpha=1e-2,
+                                maintenance=rule).partial_fit(X, y, sample_weight=w)
+    assert plain.n_maintenance > 20
+    assert_matches(est, plain, X)
+    # unit weights are the unweighted model, bit for bit
+    unit = BudgetedSGDClassifier(budget=10, alpha=1e-2, maintenance=rule, gamma=gamma,
+                                 random_state=0).fit(X, y, sample_weight=np.ones(len(y)))
+    plain_fit = BudgetedSGDClassifier(budget=10, alpha=1e-2, maintenance=rule, gamma=gamma,
+                                      random_state=0).fit(X, y)
+    assert_array_equal(unit.dual_coef_, plain_fit.dual_coef_)
+    assert_array_equal(unit.support_vectors_, plain_fit.support_vectors_)

@@ -67,8 +67,11 @@ class PlainMulticlassBSGD:
     def coef(self):
         return (np.array(self.W) * self.scale).T
 
-    def partial_fit(self, X, y):
-        for x, label in zip(np.asarray(X, dtype=float), y):
+    def partial_fit(self, X, y, sample_weight=None):
+        """``sample_weight``: each example's weight ``w`` (its step is
+        ``eta_t w``, the row ``w (e_y - e_r)``; nothing for ``w = 0``)."""
+        weights = np.ones(len(y)) if sample_weight is None else sample_weight
+        for x, label, w in zip(np.asarray(X, dtype=float), y, weights):
             f = self.decision_scores(x[None])[0]
             self.mistakes.append(int(np.argmax(f)) != label)   # ties: lowest index
             rivals = f.copy()
@@ -77,9 +80,9 @@ class PlainMulticlassBSGD:
             self.t += 1
             if self.t == 1:
                 self.sv, self.W = [], []
-            if f[label] - f[r] < 1.0:
+            if f[label] - f[r] < 1.0 and w > 0:
                 row = np.zeros(self.k)
-                row[label], row[r] = 1.0, -1.0                  # alpha = eta_t row
+                row[label], row[r] = w, -w                      # alpha = eta_t row
                 self.sv.append(x)
                 self.W.append(row)
                 self.n_updates += 1
