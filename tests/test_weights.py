@@ -203,6 +203,11 @@ def test_bsgd_warns_when_a_learner_keeps_no_vector_of_its_class():
     X = StandardScaler().fit_transform(X)
     with pytest.warns(UserWarning, match=r"of the 50 one-vs-rest learners .* hold no support "
                                          r"vector of their own class"):
+        BudgetedSGDClassifier(budget=5, maintenance="removal", multi_class="ovr",
+                              random_state=0).fit(X, y)
+    # one support set for every class (the default): no learner of a class to lose
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         BudgetedSGDClassifier(budget=5, maintenance="removal", random_state=0).fit(X, y)
     Xb, yb = make_classification(3000, n_features=10, n_informative=5, weights=[0.995],
                                  flip_y=0, random_state=1)
@@ -214,7 +219,7 @@ def test_bsgd_warns_when_a_learner_keeps_no_vector_of_its_class():
         # a kernel with negative values: a one-signed expansion may score
         # both signs, so no claim is made
         BudgetedSGDClassifier(budget=5, maintenance="removal", kernel="linear",
-                              random_state=0).fit(X, y)
+                              multi_class="ovr", random_state=0).fit(X, y)
         BudgetedSGDClassifier(budget=20, gamma=2.0, random_state=0).fit(Xm, ym)
         BudgetedSGDClassifier(budget=5, random_state=0).fit(
             *make_blobs(300, centers=3, random_state=0))
