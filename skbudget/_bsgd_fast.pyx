@@ -1,4 +1,4 @@
-# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# cython: language_level=3, cdivision=True
 """Budgeted SGD for kernel SVMs (ALGORITHMS.md §11).
 
 Wang, Crammer & Vucetic, "Breaking the curse of kernelization: budgeted
@@ -25,6 +25,7 @@ from libc.math cimport exp, fabs, log, sqrt, INFINITY
 from skbudget._engine cimport OnlineLearner
 from skbudget._engine import _resized
 from skbudget._kernel_rows cimport dense_dot
+from skbudget._numbers cimport is_finite, is_nan, raise_not_finite
 
 # relative tolerance under which two compared values count as tied
 cdef double TIE_TOL = 1e-9
@@ -55,6 +56,34 @@ cdef enum:
 cdef inline bint _tied_or_below(double v, double best) noexcept nogil:
     """``v`` is the minimum ``best`` up to a relative ``TIE_TOL``."""
     return v <= best + TIE_TOL * fabs(best)
+
+
+cdef Py_ssize_t first_least(const double* values, Py_ssize_t n,
+                            const char* what) except -1 nogil:
+    """The position of the least of ``values[0:n]`` (``n >= 1``), the first
+    of those within ``TIE_TOL`` of it (ties: the oldest, for values in
+    position order).  A NaN or infinite value is an overflow of the model:
+    ``ValueError`` naming ``what`` (every position has an answer or the
+    call raises; no comparison sees a NaN)."""
+    cdef Py_ssize_t i
+    cdef double best = INFINITY
+    for i in range(n):
+        if not is_finite(values[i]):
+            raise_not_finite(what)
+        if values[i] < best:
+            best = values[i]
+    for i in range(n):
+        if _tied_or_below(values[i], best):
+            return i
+    return 0        # (not reached: the least is within the tolerance of itself)
+
+
+def _first_least(values):
+    """Python access to :func:`first_least` (for tests)."""
+    cdef double[::1] v = np.ascontiguousarray(values, dtype=np.float64)
+    if v.shape[0] == 0:
+        raise ValueError("no values")
+    return first_least(&v[0], v.shape[0], b"a test value")
 
 
 cdef class BudgetedSGDLearner(OnlineLearner):
@@ -154,13 +183,15 @@ cdef class BudgetedSGDLearner(OnlineLearner):
             return self.merge_smallest()
         return self.remove_smallest()
 
-    cdef Py_ssize_t smallest_norm(self) noexcept nogil:
-        """Position of ``argmin_i α_i² k_ii`` (ties: oldest)."""
+    cdef Py_ssize_t smallest_norm(self) except -1 nogil:
+        """Position of ``argmin_i α_i² k_ii`` (ties: oldest; a NaN raises)."""
         cdef Py_ssize_t i, c
         cdef double v, best = INFINITY
         for i in range(self.n_sv):
             c = self.order[i]
             v = self.alpha[c] * self.alpha[c] * self.kself[c]
+            if is_nan(v):
+                raise_not_finite(b"A support vector's alpha_i^2 k_ii")
             if v < best:
                 best = v
         for i in range(self.n_sv):
@@ -216,6 +247,9 @@ cdef class BudgetedSGDLearner(OnlineLearner):
         back_substitution(L, ld, n, &self.rhs[0])
         # ‖Δ‖² = α_p² (k_pp − k_{-p,p}ᵀ d): the squared distance to the span
         self.degradation += (w_p * self.scale) ** 2 * max(self.kself[cp] - norm2, 0.0)
+        for j in range(n):   # (checked before any coefficient changes)
+            if not is_finite(self.alpha[self.order[j + (j >= p)]] + w_p * self.rhs[j]):
+                raise_not_finite(b"A projected coefficient")
         j = 0
         for i in range(self.n_sv):
             if i != p:
@@ -238,11 +272,13 @@ cdef class BudgetedSGDLearner(OnlineLearner):
                             &self.span_gap[0])
         return 0
 
-    cdef Py_ssize_t smallest_coefficient(self) noexcept nogil:
-        """Position of ``argmin_i |α_i|`` (ties: oldest)."""
+    cdef Py_ssize_t smallest_coefficient(self) except -1 nogil:
+        """Position of ``argmin_i |α_i|`` (ties: oldest; a NaN raises)."""
         cdef Py_ssize_t i
         cdef double best = INFINITY
         for i in range(self.n_sv):
+            if is_nan(self.alpha[self.order[i]]):
+                raise_not_finite(b"A support vector's coefficient")
             best = min(best, fabs(self.alpha[self.order[i]]))
         for i in range(self.n_sv):
             if _tied_or_below(fabs(self.alpha[self.order[i]]), best):
@@ -258,7 +294,7 @@ cdef class BudgetedSGDLearner(OnlineLearner):
         ``z = h x_m + (1 − h) x_n``.  No partner: remove ``m``."""
         cdef Py_ssize_t m = self.smallest_coefficient(), i, c, k = 0, n = -1, j
         cdef Py_ssize_t cm = self.order[m], d = self.n_features
-        cdef double a_m = self.alpha[cm] * self.scale, h, a_z, best = INFINITY
+        cdef double a_m = self.alpha[cm] * self.scale, h, a_z
         cdef const double* x_m
         cdef const double* x_n
         if not self.uses_store or self.candidates.shape[1] < self.n_sv \
@@ -290,11 +326,9 @@ cdef class BudgetedSGDLearner(OnlineLearner):
             a_z = merged_coefficient(a_m, cand[A_N, i], cand[LOG_KAPPA, i], cand[LOWER, i])
             cand[UPPER, i] = a_z
             cand[DEGRADATION, i] = merge_degradation(a_m, cand[A_N, i], cand[KAPPA, i], a_z)
-            best = min(best, cand[DEGRADATION, i])
-        for i in range(k):   # partners are in position order: the first tie is the oldest
-            if _tied_or_below(cand[DEGRADATION, i], best):
-                j = i
-                break
+        # partners are in position order: the first tie is the oldest; a
+        # non-finite degradation (coefficients whose squares overflow) raises
+        j = first_least(&cand[DEGRADATION, 0], k, b"A merge's degradation")
         n = self.partner_pos[j]
         h = cand[LOWER, j]
         x_m = self.vector_of(cm)
