@@ -144,6 +144,7 @@ def test_mira_small_beta_gives_the_same_model_up_to_scale(Est):
 # ---- low: a row whose squared norm overflows; gamma='scale' set by an outlier --
 
 @pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
 @pytest.mark.parametrize("Est", ESTIMATORS, ids=lambda E: E.__name__)
 def test_row_with_an_overflowing_norm_is_refused_at_fit(Est, binary_data):
     X, y = binary_data
