@@ -23,6 +23,8 @@ from skbudget._stream import STORE_MAX_SPARSE_FEATURES
 __all__ = ["BudgetedSGDClassifier"]
 
 _MAINTENANCE = {"removal": REMOVAL, "projection": PROJECTION, "merging": MERGING}
+# the smallest alpha: see _parameter_constraints
+_MIN_ALPHA = 1e-100
 
 
 class BudgetedSGDClassifier(ExampleWeightsMixin, BaseOnlineKernelClassifier):
@@ -70,10 +72,12 @@ class BudgetedSGDClassifier(ExampleWeightsMixin, BaseOnlineKernelClassifier):
         ``multi_class='crammer_singer'`` (and on binary problems) it bounds
         the whole model whatever the number of classes; with ``'ovr'`` each
         class's learner has its own: up to ``n_classes * B`` vectors.""",
-         """alpha : float > 0, default=1e-4
+         """alpha : float >= 1e-100, default=1e-4
         The regularization ``lambda`` of the objective (named as in
         :class:`sklearn.linear_model.SGDClassifier`).  The step at round
-        ``t`` is ``1 / (alpha t)``.""",
+        ``t`` is ``1 / (alpha t)``.  Coefficients reach ``1 / alpha`` and
+        budget maintenance squares them: the floor keeps that arithmetic
+        finite (useful values are far above it).""",
          """maintenance : {'merging', 'projection', 'removal'}, default='merging'
         The budget maintenance rule (see above).  'merging' needs
         ``kernel='rbf'``; the others take any kernel.""",
@@ -174,7 +178,9 @@ class BudgetedSGDClassifier(ExampleWeightsMixin, BaseOnlineKernelClassifier):
     _parameter_constraints: dict = {
         **BaseOnlineKernelClassifier._parameter_constraints,
         "budget": [Integer(1, None, closed="left")],
-        "alpha": [RealNumber(0.0, None, closed="neither")],
+        # Pegasos keeps sum |alpha_i| <= 1 / alpha; the maintenance squares the
+        # coefficients: 1 / alpha <= 1e100 keeps every square and sum finite
+        "alpha": [RealNumber(_MIN_ALPHA, None, closed="left")],
         "maintenance": [StrOptions(set(_MAINTENANCE))],
         "class_weight": CLASS_WEIGHT_CONSTRAINT,
         "multi_class": [StrOptions({"crammer_singer", "ovr"})],
@@ -205,9 +211,6 @@ class BudgetedSGDClassifier(ExampleWeightsMixin, BaseOnlineKernelClassifier):
 
     def _validate_params(self):
         super()._validate_params()
-        if not np.isfinite(1.0 / self.alpha):
-            raise ValueError(f"alpha={self.alpha!r} is too small: the first step 1/alpha "
-                             f"overflows")
         if self.maintenance == "merging" and self.kernel != "rbf":
             raise ValueError(
                 f"maintenance='merging' needs kernel='rbf' (merged points have a closed "

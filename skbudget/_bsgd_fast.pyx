@@ -1,4 +1,4 @@
-# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# cython: language_level=3, cdivision=True
 """Budgeted SGD for kernel SVMs (ALGORITHMS.md §11), and its multi-class
 form on one shared support set (§12).
 
@@ -37,6 +37,7 @@ from libc.math cimport exp, fabs, isfinite, log, sqrt, INFINITY
 from skbudget._engine cimport OnlineLearner
 from skbudget._engine import _resized, size_problem
 from skbudget._kernel_rows cimport dense_dot
+from skbudget._numbers cimport is_finite, is_nan, raise_not_finite
 from skbudget._shared_support cimport SharedSupportLearner
 
 # relative tolerance under which two compared values count as tied
@@ -69,6 +70,34 @@ cdef enum:
 cdef inline bint _tied_or_below(double v, double best) noexcept nogil:
     """``v`` is the minimum ``best`` up to a relative ``TIE_TOL``."""
     return v <= best + TIE_TOL * fabs(best)
+
+
+cdef Py_ssize_t first_least(const double* values, Py_ssize_t n,
+                            const char* what) except -1 nogil:
+    """The position of the least of ``values[0:n]`` (``n >= 1``), the first
+    of those within ``TIE_TOL`` of it (ties: the oldest, for values in
+    position order).  A NaN or infinite value is an overflow of the model:
+    ``ValueError`` naming ``what`` (every position has an answer or the
+    call raises; no comparison sees a NaN)."""
+    cdef Py_ssize_t i
+    cdef double best = INFINITY
+    for i in range(n):
+        if not is_finite(values[i]):
+            raise_not_finite(what)
+        if values[i] < best:
+            best = values[i]
+    for i in range(n):
+        if _tied_or_below(values[i], best):
+            return i
+    return 0        # (not reached: the least is within the tolerance of itself)
+
+
+def _first_least(values):
+    """Python access to :func:`first_least` (for tests)."""
+    cdef double[::1] v = np.ascontiguousarray(values, dtype=np.float64)
+    if v.shape[0] == 0:
+        raise ValueError("no values")
+    return first_least(&v[0], v.shape[0], b"a test value")
 
 
 cdef class BudgetedSGDLearner(OnlineLearner):
@@ -154,13 +183,15 @@ cdef class BudgetedSGDLearner(OnlineLearner):
             return self.merge_smallest()
         return self.remove_smallest()
 
-    cdef Py_ssize_t smallest_norm(self) noexcept nogil:
-        """Position of ``argmin_i α_i² k_ii`` (ties: oldest)."""
+    cdef Py_ssize_t smallest_norm(self) except -1 nogil:
+        """Position of ``argmin_i α_i² k_ii`` (ties: oldest; a NaN raises)."""
         cdef Py_ssize_t i, c
         cdef double v, best = INFINITY
         for i in range(self.n_sv):
             c = self.order[i]
             v = self.alpha[c] * self.alpha[c] * self.kself[c]
+            if is_nan(v):
+                raise_not_finite(b"A support vector's alpha_i^2 k_ii")
             if v < best:
                 best = v
         for i in range(self.n_sv):
@@ -195,6 +226,10 @@ cdef class BudgetedSGDLearner(OnlineLearner):
         cdef double norm2 = span_project(self, self.chol, self.span_gap, self.rhs, p)
         # ‖Δ‖² = α_p² (k_pp − k_{-p,p}ᵀ d): the squared distance to the span
         self.degradation += (w_p * self.scale) ** 2 * max(self.kself[cp] - norm2, 0.0)
+        for j in range(self.n_sv - 1):   # (checked before any coefficient changes)
+            if not is_finite(self.alpha[self.order[j + (j >= p)]] + w_p * self.rhs[j]):
+                raise_not_finite(b"A projected coefficient")
+        j = 0
         for i in range(self.n_sv):
             if i != p:
                 self.set_alpha(self.order[i], self.alpha[self.order[i]] + w_p * self.rhs[j])
@@ -202,11 +237,13 @@ cdef class BudgetedSGDLearner(OnlineLearner):
         self.remove_at(p)
         return 0
 
-    cdef Py_ssize_t smallest_coefficient(self) noexcept nogil:
-        """Position of ``argmin_i |α_i|`` (ties: oldest)."""
+    cdef Py_ssize_t smallest_coefficient(self) except -1 nogil:
+        """Position of ``argmin_i |α_i|`` (ties: oldest; a NaN raises)."""
         cdef Py_ssize_t i
         cdef double best = INFINITY
         for i in range(self.n_sv):
+            if is_nan(self.alpha[self.order[i]]):
+                raise_not_finite(b"A support vector's coefficient")
             best = min(best, fabs(self.alpha[self.order[i]]))
         for i in range(self.n_sv):
             if _tied_or_below(fabs(self.alpha[self.order[i]]), best):
@@ -243,8 +280,6 @@ cdef class BudgetedSGDLearner(OnlineLearner):
             self.degradation += a_m * a_m * self.kself[cm]
             return self.remove_at(m)
         j = best_partner(a_m, cand, k, False)
-        if j < 0:
-            _raise_non_finite_merge()
         n = self.partner_pos[j]
         h = cand[LOWER, j]
         x_m = self.vector_of(cm)
@@ -396,6 +431,12 @@ cdef class MulticlassBSGDLearner(SharedSupportLearner):
         cdef double spread = self.kself[cp]
         if self.maintenance == RULE_PROJECTION:
             spread = max(spread - span_project(self, self.chol, self.span_gap, self.rhs, p), 0.0)
+            for j in range(self.n_sv - 1):   # (checked before any coefficient changes)
+                c = self.order[j + (j >= p)]
+                for r in range(k):
+                    if not is_finite(self.tau[c, r] + self.rhs[j] * self.tau[cp, r]):
+                        raise_not_finite(b"A projected coefficient")
+            j = 0
             for i in range(self.n_sv):
                 if i != p:
                     c = self.order[i]
@@ -446,8 +487,6 @@ cdef class MulticlassBSGDLearner(SharedSupportLearner):
             cand[LOG_KAPPA, n_cand] = log_of(cand[KAPPA, n_cand])
             n_cand += 1
         j = best_partner(self.row_sqnorm[cm], cand, n_cand, True)
-        if j < 0:
-            _raise_non_finite_merge()
         n = self.partner_pos[j]
         h = cand[LOWER, j]
         log_kappa = cand[LOG_KAPPA, j]
@@ -483,14 +522,17 @@ cdef int pegasos_shrink(OnlineLearner lr, long long t, double lam) except -1 nog
 
 
 cdef Py_ssize_t oldest_minimum(const double* value, const double* weight, const Py_ssize_t* order,
-                               Py_ssize_t n) noexcept nogil:
+                               Py_ssize_t n) except -1 nogil:
     """The oldest of the ``n`` positions whose ``value[order[i]]`` (times
     ``weight[order[i]]`` unless NULL) is the minimum up to ``TIE_TOL``; a
-    NaN never is (0 if every value is NaN)."""
+    NaN raises."""
     cdef Py_ssize_t i
-    cdef double best = INFINITY
+    cdef double best = INFINITY, v
     for i in range(n):
-        best = min(best, value[order[i]] * (1.0 if weight == NULL else weight[order[i]]))
+        v = value[order[i]] * (1.0 if weight == NULL else weight[order[i]])
+        if is_nan(v):
+            raise_not_finite(b"A support vector's ||W_i||^2 k_ii")
+        best = min(best, v)
     for i in range(n):
         if _tied_or_below(value[order[i]] * (1.0 if weight == NULL else weight[order[i]]), best):
             return i
@@ -828,7 +870,7 @@ cdef inline double merge_degradation(double a_m, double a_n, double kappa,
 
 
 cdef Py_ssize_t best_partner(double first, double[:, ::1] cand, Py_ssize_t n,
-                             bint rows) noexcept nogil:
+                             bint rows) except -1 nogil:
     """The merge search over ``n`` candidate partners, the columns of
     ``cand`` (rows ``A_N``, ``KAPPA``, ``LOG_KAPPA`` and, for coefficient
     ``rows`` (§12), ``CROSS`` filled; ``first`` is ``α_m``, or ``‖W_m‖²``):
@@ -836,9 +878,10 @@ cdef Py_ssize_t best_partner(double first, double[:, ::1] cand, Py_ssize_t n,
     coefficient ``α_z`` or squared norm ``‖W_z‖²`` (into ``UPPER``) and the
     degradation (``DEGRADATION``).  Returns the column of the least
     degradation (ties: the first; partners are in position order, so the
-    oldest), or -1 if none compares (all NaN)."""
+    oldest); a non-finite degradation (coefficients whose squares
+    overflow) raises (:func:`first_least`)."""
     cdef Py_ssize_t i
-    cdef double best = INFINITY, v
+    cdef double v
     golden_section_search(first, &cand[A_N, 0], &cand[CROSS, 0] if rows else NULL,
                           &cand[LOG_KAPPA, 0], &cand[LOWER, 0], &cand[UPPER, 0], n)
     for i in range(n):   # h is in LOWER now
@@ -850,17 +893,7 @@ cdef Py_ssize_t best_partner(double first, double[:, ::1] cand, Py_ssize_t n,
             v = merged_coefficient(first, cand[A_N, i], cand[LOG_KAPPA, i], cand[LOWER, i])
             cand[DEGRADATION, i] = merge_degradation(first, cand[A_N, i], cand[KAPPA, i], v)
         cand[UPPER, i] = v
-        best = min(best, cand[DEGRADATION, i])
-    for i in range(n):
-        if _tied_or_below(cand[DEGRADATION, i], best):
-            return i
-    return -1
-
-
-cdef int _raise_non_finite_merge() except -1 nogil:
-    with gil:
-        raise ValueError("budget maintenance by merging met a non-finite degradation; the "
-                         "coefficients overflowed (alpha too small for this stream?)")
+    return first_least(&cand[DEGRADATION, 0], n, b"A merge's degradation")
 
 
 def _merge_scratch(OnlineLearner learner, Py_ssize_t n_values):

@@ -1,4 +1,4 @@
-# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# cython: language_level=3, cdivision=True
 """The fixed-budget family (ALGORITHMS.md §2, §3, §4, §5, §9).
 
 Every algorithm here is a perceptron-style learner: when a round asks for
@@ -31,6 +31,7 @@ from libc.math cimport fabs, sqrt, INFINITY
 
 from skbudget._engine cimport OnlineLearner
 from skbudget._engine import size_problem
+from skbudget._numbers cimport is_finite, raise_not_finite
 from skbudget._vector_loops cimport (skb_axpy, skb_first_at_least, skb_largest,
                                        skb_last_position, skb_leave_one_out_margins,
                                        skb_replace_in_margins, skb_vector_loops_init)
@@ -170,16 +171,17 @@ cdef class CrammerKandolaSingerLearner(MistakeDrivenLearner):
         MistakeDrivenLearner.__init__(self, budget, beta, rng, track_margins=True)
         self.loo = np.empty(self.capacity)
 
-    cdef Py_ssize_t best_removal(self, Py_ssize_t n_candidates, double *best) noexcept nogil:
+    cdef Py_ssize_t best_removal(self, Py_ssize_t n_candidates, double *best) except -1 nogil:
         """Position among the oldest ``n_candidates`` with the largest
         leave-one-out margin (ties: oldest); its margin goes to ``best``.
+        A NaN margin (an overflow of the margins' sums) raises.
 
         One pass over every cell finds the largest margin, one more the
         cells within the tie tolerance of it: where that is one cell (the
         usual case), its position is looked up in ``order`` from the newest
         (where it mostly is: see the class's note); only a tie walks
         ``order`` from the oldest, comparing margins."""
-        cdef Py_ssize_t i, first, n_within, pos
+        cdef Py_ssize_t i, first, n_within, n_nan, pos
         cdef double top, threshold
         cdef const Py_ssize_t* order = &self.order[0]
         cdef double* loo
@@ -197,7 +199,9 @@ cdef class CrammerKandolaSingerLearner(MistakeDrivenLearner):
         top = skb_largest(loo, self.capacity)
         threshold = top - _tolerance(top)
         best[0] = top
-        first = skb_first_at_least(loo, self.capacity, threshold, &n_within)
+        first = skb_first_at_least(loo, self.capacity, threshold, &n_within, &n_nan)
+        if n_nan or top == INFINITY:
+            raise_not_finite(b"A leave-one-out margin")
         if n_within == 1:       # (then loo[first] is top)
             pos = skb_last_position(order, n_candidates, first)
             if pos >= 0:
@@ -333,6 +337,8 @@ cdef class ForgetronLearner(MistakeDrivenLearner):
             r = self.order[0]
             sigma = fabs(self.alpha[r] * self.scale)
             mu = self.sv_label(r) * self.scale * (self.alpha[r] * self.kself[r] + newer[r])
+            if not is_finite(mu):
+                raise_not_finite(b"The Forgetron's margin of the oldest support vector")
             phi = forgetron_phi(sigma, mu, FORGETRON_RATE * self.M - self.Q)
             self.Q += forgetron_psi(sigma, phi, mu)
             if phi < 1.0:

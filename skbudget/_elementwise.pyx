@@ -1,4 +1,4 @@
-# cython: language_level=3, boundscheck=False, wraparound=False
+# cython: language_level=3
 """NumPy's own vectorized ``exp``, ``tanh`` and ``power``, callable from
 compiled code without the GIL; and one-pass helpers of ``fit``:
 :func:`flat_moments` for ``gamma='scale'``, :func:`integral_classes` for

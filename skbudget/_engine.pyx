@@ -1,4 +1,4 @@
-# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# cython: language_level=3, cdivision=True
 """The shared online engine: the support-set store and the stream loop.
 
 A policy (one algorithm) subclasses :class:`OnlineLearner` and overrides
@@ -63,6 +63,14 @@ def vector_loops():
 
 cdef inline bint _finite(double v) noexcept nogil:
     return fabs(v) < INFINITY
+
+
+cdef int _raise_overflowing_row() except -1 nogil:
+    with gil:
+        raise ValueError(
+            "X has a row whose squared norm ||x||^2 overflows (is infinite): the 'rbf' "
+            "kernel's distances to it cannot be computed (prediction on it would fail). "
+            "Rescale X (e.g. StandardScaler); the model is left as it was.")
 
 
 # OpenBLAS multiplies matrices of at most this many m * n * k products with
@@ -348,7 +356,7 @@ cdef class OnlineLearner:
         cdef unsigned char* mark
         cdef Py_ssize_t* new_slot
         cdef double* scratch
-        if self.slot_map.shape[0] < n:
+        if self.slot_map.shape[0] < max(n, 1):     # (&mark[0] below needs a row)
             with gil:
                 self.slot_mark = np.empty(self.store.shape[0], dtype=np.uint8)
                 self.slot_map = np.empty(self.store.shape[0], dtype=np.intp)
@@ -502,6 +510,8 @@ cdef class OnlineLearner:
         self.row_ready = False
         if not _finite(self.k_tt):
             self.raise_nonfinite()
+        if not _finite(xx) and self.kernel_kind == RBF_KERNEL:
+            _raise_overflowing_row()    # (rbf's k_tt is 1: its distances are not finite)
         if gather:
             self.ensure_row()
         return 0
@@ -781,7 +791,9 @@ cdef class OnlineLearner:
         self.alpha[cell] = 0.0
         if self.track_margins:
             self.margin[cell] = INFINITY
-        memmove(&self.order[pos], &self.order[pos + 1], (self.n_sv - 1 - pos) * sizeof(Py_ssize_t))
+        if pos < self.n_sv - 1:     # (&order[pos + 1] is one past the end for the last cell)
+            memmove(&self.order[pos], &self.order[pos + 1],
+                    (self.n_sv - 1 - pos) * sizeof(Py_ssize_t))
         self.n_sv -= 1
         self.free_cells[self.n_free] = cell
         self.n_free += 1

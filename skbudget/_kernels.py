@@ -22,6 +22,8 @@ takes two rows and returns a number (called once per pair, through
 ``pairwise_kernels``).
 """
 
+import warnings
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS, pairwise_kernels
@@ -54,10 +56,45 @@ def compute_gamma(gamma, X, unchecked_for=None):
                 "values too large to square). Rescale X (e.g. StandardScaler) or pass a "
                 "numeric gamma."
             )
+        if variance != 0:
+            _warn_if_one_value_dominates(X, variance)
         return 1.0 / (X.shape[1] * variance) if variance != 0 else 1.0
     if gamma == "auto":
         return 1.0 / X.shape[1]
     return float(gamma)
+
+
+# gamma='scale' warns when one value of X makes up more than this share of
+# the squared deviations its variance sums
+_OUTLIER_SHARE = 0.99
+
+
+def _warn_if_one_value_dominates(X, variance):
+    """Warn when a single value of ``X`` accounts for nearly all of
+    ``X.var()`` (an outlier such as one 1e150 among values of order 1):
+    ``gamma='scale'`` is then set by that value alone, so small that the
+    kernel is about 1 between every other pair of rows and the model is
+    (nearly) constant.  One pass for the extremes of ``X``."""
+    n_values = X.shape[0] * X.shape[1]
+    values = X.data if sp.issparse(X) else X
+    if values.size == 0:
+        return
+    mean = float(X.mean())
+    high, low = float(values.max()), float(values.min())
+    if sp.issparse(X) and values.size < n_values:     # implicit zeros
+        high, low = max(high, 0.0), min(low, 0.0)
+    largest = max(high - mean, mean - low)
+    with np.errstate(over="ignore"):
+        share = largest * largest / (n_values * variance)
+    if share > _OUTLIER_SHARE:
+        warnings.warn(
+            f"gamma='scale' was resolved from X.var() = {variance:.3g}, of which a single "
+            f"value of X (|x - mean| = {largest:.3g}) accounts for {min(share, 1.0):.1%}: an "
+            f"outlier sets the kernel width alone (gamma_ = {1.0 / (X.shape[1] * variance):.3g})"
+            f", the kernel is about 1 between all other rows and the model is likely "
+            f"constant. Remove or clip the outlier, rescale X (e.g. RobustScaler), or pass a "
+            f"numeric gamma.", UserWarning,
+        )
 
 
 def _variance(X, block_values=1 << 16):

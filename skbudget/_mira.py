@@ -22,12 +22,14 @@ beta : float > 0, default=0.01
         update, and the step moves every rival class at least ``beta``
         below the true one (the paper's experiments use 0.01).  It must be
         positive: with ``beta = 0`` the empty model (all scores 0) would
-        never move."""
+        never move.  Any positive value works: ties are judged relative to
+        ``beta`` (scores and steps scale with it), so a small ``beta``
+        gives the same model up to scale."""
 
 _STEP = """Round ``t`` with class ``y``: class scores
     ``s_r = sum_i tau_{i,r} k(x_i, x_t)``, margin ``m = s_y - max_{r != y}
     s_r`` (a mistake when ``m <= 0``; two scores that agree to a relative
-    1e-9 count as tied).  When ``m <= beta`` MIRA solves
+    1e-9, with ``beta`` as the unit near 0, count as tied).  When ``m <= beta`` MIRA solves
     ``min 1/2 k(x_t, x_t) sum_r tau_r^2 + sum_r tau_r (s_r + beta [r != y])``
     subject to ``tau_r <= [r = y]`` and ``sum_r tau_r = 0`` (closed form by
     sorting, O(k log k)) and, unless the step is zero, adds ``x_t`` as a

@@ -1,4 +1,4 @@
-# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# cython: language_level=3, cdivision=True
 """Kernel MIRA and its Crammer-Kandola-Singer caches (ALGORITHMS.md §10).
 
 MIRA (Crammer & Singer, JMLR 2003) learns all ``k`` classes at once on one
@@ -24,6 +24,7 @@ import numpy as np
 from libc.math cimport fabs, INFINITY
 
 from skbudget._engine import size_problem
+from skbudget._numbers cimport is_finite, raise_not_finite
 from skbudget._shared_support cimport SharedSupportLearner, tie_tolerance
 
 
@@ -66,7 +67,7 @@ cdef class MIRALearner(SharedSupportLearner):
         return problem
 
     cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300 nogil:
-        cdef Py_ssize_t label = <Py_ssize_t> y
+        cdef Py_ssize_t label = <Py_ssize_t> y, r
         cdef double m, value
         if not (0 <= label < self.n_outputs and label == y):
             with gil:
@@ -74,19 +75,41 @@ cdef class MIRALearner(SharedSupportLearner):
                     f"the label must be a class index in [0, {self.n_outputs}); got {y}")
         self.ensure_row()
         self.compute_scores()
+        self.check_scores()
         m = self.class_margin(&self.scores[0], label)
         if self.versus_beta(label) > 0 or self.k_tt <= 0.0:
             return m
         if self.n_sv == self.budget:
             self.remove_at(self.best_removal(self.n_sv, &value))
             self.compute_scores()
+            self.check_scores()
         if self.versus_beta(label) < 0:
             self.mira_step(label)
+            for r in range(self.n_outputs):
+                if not is_finite(self.step[r]):
+                    raise_not_finite(b"The MIRA step")
             self.append_pattern(label, &self.step[0])
             self.n_updates += 1
             if self.distill:
                 self.distill_cache()
         return m
+
+    cdef double tie_unit(self) noexcept nogil:
+        """Scores, steps and margins scale with ``beta`` (as long as the cap
+        ``tau_y <= 1`` does not bind): so does the tie tolerance's floor,
+        and a small ``beta`` gives the same model up to scale (a floor of 1
+        made every round of the empty model a tie for ``beta <= 1e-9``:
+        no update ever)."""
+        return self.beta
+
+    cdef int check_scores(self) except -1 nogil:
+        """Raise on a non-finite class score (an overflow): every decision
+        of the round compares them."""
+        cdef Py_ssize_t r
+        for r in range(self.n_outputs):
+            if not is_finite(self.scores[r]):
+                raise_not_finite(b"A class score")
+        return 0
 
     cdef int versus_beta(self, Py_ssize_t y) noexcept nogil:
         """The sign of ``m - beta`` from ``self.scores``: compares ``s_y``
@@ -101,7 +124,7 @@ cdef class MIRALearner(SharedSupportLearner):
             if r != y and self.scores[r] > target:
                 target = self.scores[r]
         target += self.beta
-        if fabs(self.scores[y] - target) <= tie_tolerance(target):
+        if fabs(self.scores[y] - target) <= tie_tolerance(target, self.beta):
             return 0
         return 1 if self.scores[y] > target else -1
 
@@ -117,20 +140,34 @@ cdef class MIRALearner(SharedSupportLearner):
         0)`` for ``r != y`` and ``tau_y = -sum_{r != y} tau_r`` (the closed
         form's ``min(theta - D_y, 0) + 1``, written so that the step sums to
         exactly 0).
+
+        The sums ``sum_{r <= j} D^_r - 1`` take ``D_y`` without its 1 once
+        ``y`` is among the first ``j`` (the 1 cancels exactly): the scores
+        scale with ``beta``, and ``s_y / A + 1`` would round ``s_y / A``
+        away for a small ``beta`` (1e-12: four digits left), where the
+        step is then the same up to scale, to rounding.
         """
-        cdef Py_ssize_t r, j, k = self.n_outputs
+        cdef Py_ssize_t r, j, k = self.n_outputs, pos_y = 0
         cdef double A = self.k_tt, total = 0.0, theta = 0.0, candidate, rivals = 0.0
         cdef double* D = &self.step[0]
         cdef double* srt = &self.sorted_d[0]
+        cdef bint y_in = False
         for r in range(k):
             if r == y:
                 D[r] = self.scores[r] / A + 1.0
             else:
                 D[r] = (self.scores[r] + self.beta) / A
         _sort_decreasing(D, srt, k)
+        for r in range(k):      # D_y's place in the (stable) sort
+            if D[r] > D[y] or (r < y and D[r] == D[y]):
+                pos_y += 1
         for j in range(k):
-            total += srt[j]
-            candidate = (total - 1.0) / (j + 1)
+            if j == pos_y:
+                total += self.scores[y] / A
+                y_in = True
+            else:
+                total += srt[j]
+            candidate = (total if y_in else total - 1.0) / (j + 1)
             if candidate < srt[j]:
                 theta = candidate
         for r in range(k):
@@ -146,7 +183,7 @@ cdef class MIRALearner(SharedSupportLearner):
         cdef Py_ssize_t pos
         while self.n_sv > 1:
             pos = self.best_removal(self.n_sv - 1, &value)
-            if value < self.beta - tie_tolerance(self.beta):
+            if value < self.beta - tie_tolerance(self.beta, self.beta):
                 break
             self.remove_at(pos)
         return 0

@@ -1,4 +1,4 @@
-# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# cython: language_level=3, cdivision=True
 """Kernel Perceptron with the Khardon-Wachman variants (ALGORITHMS.md §1).
 
 Khardon & Wachman, Fig. 2, in dual form.  ``m_j`` (the paper's alpha_j) is

@@ -1,4 +1,4 @@
-# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# cython: language_level=3, cdivision=True
 """Fused prediction: ``f(X) = k(X, S) @ coef.T + intercept`` over cache-sized tiles.
 
 The kernel expansion is evaluated tile by tile: a tile is ``m`` rows of
@@ -118,7 +118,7 @@ def kernel_expansion(X, vectors, const double[:, ::1] coef, const double[::1] in
     cdef const int[::1] indices
     cdef const int[::1] indptr
     if sparse_rows:
-        X = sp.csr_matrix(X)
+        X = canonical_csr(X)
         data = X.data
         indices = X.indices.astype(np.intc, copy=False)
         indptr = X.indptr.astype(np.intc, copy=False)
@@ -168,6 +168,30 @@ def kernel_expansion(X, vectors, const double[:, ::1] coef, const double[::1] in
                 _kernel_function(kind, degree, tile_arr[:m * t])
             _accumulate(tile, m, t, coef, c0, scores, r0)
     return scores_arr
+
+
+def canonical_csr(X):
+    """``X`` as a CSR matrix whose rows the compiled loops read as they
+    are: sorted column indices without duplicates (scipy's
+    ``has_canonical_format``; a matrix with duplicate entries stands for
+    their sums, which the row norms of the ``rbf`` kernel would otherwise
+    miss: ``||x||^2`` of the parts, not of the sum), copied only when it is
+    not canonical, and a structure checked before any index is used
+    (``ValueError``)."""
+    X = sp.csr_matrix(X)
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    indptr, indices = X.indptr, X.indices
+    n_stored = int(indptr[indptr.shape[0] - 1]) if indptr.shape[0] else 0
+    if (indptr.shape[0] != X.shape[0] + 1 or indptr[0] != 0
+            or n_stored > min(indices.shape[0], X.data.shape[0])
+            or (indptr.shape[0] > 1 and np.diff(indptr).min() < 0)
+            or (n_stored and (indices[:n_stored].min() < 0
+                              or indices[:n_stored].max() >= X.shape[1]))):
+        raise ValueError("X is not a valid CSR matrix: its indptr or column indices are out "
+                         "of range")
+    return X
 
 
 cdef void _csr_row_norms(const double[::1] data, const int[::1] indptr, Py_ssize_t r0,

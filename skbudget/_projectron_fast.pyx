@@ -1,4 +1,4 @@
-# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# cython: language_level=3, cdivision=True
 """Projectron and Projectron++ (ALGORITHMS.md §6).
 
 Orabona, Keshet & Caputo.  The support set only grows (nothing is ever
@@ -37,6 +37,7 @@ from libc.math cimport sqrt
 
 from skbudget._engine cimport OnlineLearner
 from skbudget._kernel_rows cimport dense_dot
+from skbudget._numbers cimport is_finite, raise_not_finite
 from skbudget._engine import _resized, size_problem
 
 # δ² ≤ SPAN_TOL · k(x_t, x_t) counts as "exactly in the span" (‖δ‖ = 0)
@@ -150,6 +151,7 @@ cdef class ProjectronLearner(OnlineLearner):
         """The Projectron's update on a mistake (shared by Projectron++)."""
         self.ensure_row()
         self.forward()
+        check_projection(self.pk2, self.delta2)
         if self.n_sv == 0 and self.delta2 == 0.0:
             # k(x_t, x_t) <= 0: x_t is the zero function; adding it would
             # make K singular and change no prediction: the (empty)
@@ -219,6 +221,7 @@ cdef class ProjectronPlusPlusLearner(ProjectronLearner):
         cdef double ratio, tau
         self.ensure_row()
         self.forward()
+        check_projection(self.pk2, self.delta2)
         if self.pk2 <= 0.0:
             return 0
         if self.delta2 == 0.0:
@@ -239,6 +242,14 @@ cdef class ProjectronPlusPlusLearner(ProjectronLearner):
         if y * f < 1.0:
             self.margin_update(y, 1.0 - y * f)
         return 0
+
+
+cdef inline int check_projection(double pk2, double delta2) except -1 nogil:
+    """Every decision of an update compares ``‖Pk‖²`` and ``δ²``: a
+    non-finite one (an overflow) raises."""
+    if not (is_finite(pk2) and is_finite(delta2)):
+        raise_not_finite(b"The projection's squared norm")
+    return 0
 
 
 cdef inline void _axpy(double a, const double* x, double* y, Py_ssize_t n) noexcept nogil:

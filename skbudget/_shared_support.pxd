@@ -6,10 +6,12 @@ from libc.math cimport fabs
 from skbudget._engine cimport OnlineLearner
 
 
-cdef inline double tie_tolerance(double v) noexcept nogil:
+cdef inline double tie_tolerance(double v, double unit=1.0) noexcept nogil:
     """Two values that agree to a relative 1e-9 count as tied (ALGORITHMS.md
-    §10, the rule of §4's fixed-budget policies)."""
-    return 1e-9 * (1.0 + fabs(v))
+    §10, the rule of §4's fixed-budget policies); ``unit``: the scale of the
+    values (a policy's :meth:`SharedSupportLearner.tie_unit`), under which
+    the tolerance does not shrink with ``|v|``."""
+    return 1e-9 * (unit + fabs(v))
 
 
 cdef class SharedSupportLearner(OnlineLearner):
@@ -33,4 +35,5 @@ cdef class SharedSupportLearner(OnlineLearner):
                                  const double* coef) except -1 nogil
     cdef void set_pattern(self, Py_ssize_t cell, Py_ssize_t y, const double* coef) noexcept nogil
     cdef double leave_one_out_margin(self, Py_ssize_t cell) noexcept nogil
-    cdef Py_ssize_t best_removal(self, Py_ssize_t n_candidates, double* best) noexcept nogil
+    cdef Py_ssize_t best_removal(self, Py_ssize_t n_candidates, double* best) except -1 nogil
+    cdef double tie_unit(self) noexcept nogil

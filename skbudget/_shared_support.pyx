@@ -1,4 +1,4 @@
-# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# cython: language_level=3, cdivision=True
 """One support set for every class: the store of the shared-support learners.
 
 A multi-class learner such as MIRA (ALGORITHMS.md §10) keeps one support
@@ -31,6 +31,7 @@ import numpy as np
 from libc.math cimport INFINITY
 
 from skbudget._engine cimport OnlineLearner
+from skbudget._numbers cimport is_nan, raise_not_finite
 from skbudget._engine import _resized, size_problem
 
 
@@ -125,9 +126,15 @@ cdef class SharedSupportLearner(OnlineLearner):
             if r != y and values[r] > rival:
                 rival = values[r]
         m = values[y] - rival
-        if -tie_tolerance(rival) <= m <= tie_tolerance(rival):
+        if -tie_tolerance(rival, self.tie_unit()) <= m <= tie_tolerance(rival, self.tie_unit()):
             return 0.0
         return m
+
+    cdef double tie_unit(self) noexcept nogil:
+        """The scale of the scores and margins, the tie tolerance's floor
+        (:func:`tie_tolerance`): 1 unless a policy's values scale with a
+        parameter of its own (MIRA's ``beta``)."""
+        return 1.0
 
     cdef Py_ssize_t append_pattern(self, Py_ssize_t y, const double* coef) except -1 nogil:
         """Add the current example as the newest support pattern, with class
@@ -207,18 +214,21 @@ cdef class SharedSupportLearner(OnlineLearner):
                     rival = v
         return self.support_scores[cell, y] - self.tau[cell, y] * kc - rival
 
-    cdef Py_ssize_t best_removal(self, Py_ssize_t n_candidates, double* best) noexcept nogil:
+    cdef Py_ssize_t best_removal(self, Py_ssize_t n_candidates, double* best) except -1 nogil:
         """Position among the oldest ``n_candidates`` with the largest
         leave-one-out margin (ties: the oldest of the values within the
-        tie tolerance of the largest); its margin goes to ``best``."""
+        tie tolerance of the largest); its margin goes to ``best``.  A NaN
+        margin (an overflow of the scores) raises."""
         cdef Py_ssize_t i
         cdef double top = -INFINITY
         cdef double* mu = &self.candidates[0]
         for i in range(n_candidates):
             mu[i] = self.leave_one_out_margin(self.order[i])
+            if is_nan(mu[i]):
+                raise_not_finite(b"A leave-one-out margin")
             top = max(top, mu[i])
         i = 0
-        while i < n_candidates - 1 and mu[i] < top - tie_tolerance(top):
+        while i < n_candidates - 1 and mu[i] < top - tie_tolerance(top, self.tie_unit()):
             i += 1
         best[0] = mu[i]
         return i

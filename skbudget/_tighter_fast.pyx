@@ -1,4 +1,4 @@
-# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# cython: language_level=3, cdivision=True
 """Tighter and Tightest Perceptrons (ALGORITHMS.md §7 and §8).
 
 Both share one skeleton, :class:`ValidatedRemovalLearner`: on a mistake
@@ -17,6 +17,7 @@ evaluation beyond the new example's row.
 
 import numpy as np
 from libc.math cimport INFINITY
+from skbudget._numbers cimport is_nan, raise_not_finite
 from scipy.special.cython_special cimport betainc
 
 from skbudget._engine cimport OnlineLearner
@@ -60,7 +61,12 @@ cdef class ValidatedRemovalLearner(OnlineLearner):
             if self.n_sv > self.budget:
                 best_pos = 0
                 best = INFINITY
-                for pos in range(self.n_sv):   # strict <: ties go to the oldest
+                # strict <: ties go to the oldest.  A NaN loss ranks after every
+                # number (never below best: every loss NaN removes the oldest):
+                # Tightest's weights w+ are NaN where a kernel with negative
+                # values (linear, sigmoid) drove a soft count below the Beta
+                # prior's domain; §8 gives them no value
+                for pos in range(self.n_sv):
                     loss = self.removal_loss(self.order[pos])
                     if loss < best:
                         best = loss
@@ -419,6 +425,8 @@ cdef class TightestLearner(ValidatedRemovalLearner):
                 if c == cell:
                     continue
                 value = -self.dist[cell, c] if self.use_distances else self.gram[cell, c]
+                if is_nan(value):
+                    raise_not_finite(b"A kernel value or distance between support vectors")
                 if n < 0 or value > best:
                     best = value
                     n = c
@@ -434,6 +442,8 @@ cdef class TightestLearner(ValidatedRemovalLearner):
             for i in range(self.n_sv):
                 c = self.order[i]
                 value = -self.sqdist_to_slot(self.slot[c]) if self.use_distances else self.k_row[c]
+                if is_nan(value):
+                    raise_not_finite(b"A kernel value or distance to a support vector")
                 if n < 0 or value > best:
                     best = value
                     n = c

@@ -411,17 +411,21 @@ __attribute__((target("avx2"))) static ptrdiff_t skb_largest_avx2(const double *
 /* skb_first_at_least's blocks of four (AVX2 compares); returns where the
  * scalar tail starts. */
 __attribute__((target("avx2"))) static ptrdiff_t skb_first_at_least_avx2(
-    const double *values, ptrdiff_t n, double threshold, ptrdiff_t *first, ptrdiff_t *count)
+    const double *values, ptrdiff_t n, double threshold, ptrdiff_t *first, ptrdiff_t *count,
+    ptrdiff_t *n_nan)
 {
     const __m256d t = _mm256_set1_pd(threshold);
     ptrdiff_t c;
     for (c = 0; c + 4 <= n; c += 4) {
-        int mask = _mm256_movemask_pd(_mm256_cmp_pd(_mm256_loadu_pd(values + c), t, _CMP_GE_OQ));
+        __m256d v = _mm256_loadu_pd(values + c);
+        int mask = _mm256_movemask_pd(_mm256_cmp_pd(v, t, _CMP_GE_OQ));
+        int nan_mask = _mm256_movemask_pd(_mm256_cmp_pd(v, v, _CMP_UNORD_Q));
         if (mask) {
             if (*first < 0)
                 *first = c + __builtin_ctz(mask);
             *count += __builtin_popcount(mask);
         }
+        *n_nan += __builtin_popcount(nan_mask);
     }
     return c;
 }
@@ -445,16 +449,19 @@ static SKB_UNUSED double skb_largest(const double *values, ptrdiff_t n)
 }
 
 /* The index of the first of values[0:n] that is >= threshold (-1 if none);
- * *count = how many are (NaNs are not).  Exact comparisons: the same
- * answer from either version. */
+ * *count = how many are (NaNs are not), *n_nan = how many values are NaN
+ * (a caller raises then: no comparison sees a NaN silently).  Exact
+ * comparisons: the same answer from either version. */
 static SKB_UNUSED ptrdiff_t skb_first_at_least(const double *values, ptrdiff_t n,
-                                               double threshold, ptrdiff_t *count)
+                                               double threshold, ptrdiff_t *count,
+                                               ptrdiff_t *n_nan)
 {
     ptrdiff_t c = 0, first = -1;
     *count = 0;
+    *n_nan = 0;
 #ifdef SKB_DISPATCH_AVX2
     if (skb_avx2_chosen > 0)
-        c = skb_first_at_least_avx2(values, n, threshold, &first, count);
+        c = skb_first_at_least_avx2(values, n, threshold, &first, count, n_nan);
 #endif
     for (; c < n; c++) {
         if (values[c] >= threshold) {
@@ -462,6 +469,7 @@ static SKB_UNUSED ptrdiff_t skb_first_at_least(const double *values, ptrdiff_t n
                 first = c;
             *count += 1;
         }
+        *n_nan += values[c] != values[c];
     }
     return first;
 }

@@ -28,7 +28,7 @@ cdef extern from "_vector_loops.h" nogil:
                                   const double* kself, double scale, Py_ssize_t n, double* out)
     double skb_largest(const double* values, Py_ssize_t n)
     Py_ssize_t skb_first_at_least(const double* values, Py_ssize_t n, double threshold,
-                                  Py_ssize_t* count)
+                                  Py_ssize_t* count, Py_ssize_t* n_nan)
     Py_ssize_t skb_last_position(const Py_ssize_t* items, Py_ssize_t n, Py_ssize_t item)
     int skb_axpy(double* y, double a, const double* x, Py_ssize_t n)
     int skb_fma_available()

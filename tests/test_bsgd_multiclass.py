@@ -287,11 +287,17 @@ def test_bad_settings_are_clear_errors():
         BudgetedSGDClassifier(budget=5, kernel_params={"gamma": 0.5}).fit(X, y)
     with pytest.raises(ValueError, match="multi_class"):
         BudgetedSGDClassifier(multi_class="ovo").fit(X, y)
-    # a coefficient of 1/alpha = 1e308 overflows the scores: an error, and
-    # the model is left as it was
+    # alpha is validated to >= 1e-100; below it, a coefficient of
+    # 1/alpha = 1e320 (given to the learner through its state) overflows the
+    # scores: an error, and the model is left as it was
+    with pytest.raises(ValueError, match="alpha"):
+        BudgetedSGDClassifier(alpha=1e-308).fit(X, y)
     Xs = np.zeros((4, 2))
-    est = BudgetedSGDClassifier(alpha=1e-308, gamma=1.0)
+    est = BudgetedSGDClassifier(gamma=1.0)
     est.partial_fit(Xs[:1], [0], classes=[0, 1, 2])
+    state = est._learners[0].get_state()
+    state["lam"] = 1e-320
+    est._learners[0].set_state(state)
     before = est.dual_coef_.copy()
     with pytest.raises(ValueError, match="not finite"):
         est.partial_fit(Xs[1:], [1, 1, 1])

@@ -18,15 +18,17 @@ import numpy as np
 TIE_TOL = 1e-9
 
 
-def tied(a, b):
-    """Two values that agree to a relative 1e-9 count as tied."""
-    return abs(a - b) <= TIE_TOL * (1 + abs(b))
+def tied(a, b, unit):
+    """Two values that agree to a relative 1e-9 count as tied; ``unit``:
+    the scale of the values (beta: scores, steps and margins scale with
+    it), the tolerance's floor near 0."""
+    return abs(a - b) <= TIE_TOL * (unit + abs(b))
 
 
-def margin(scores, y):
+def margin(scores, y, beta):
     """s_y - max_{r != y} s_r; 0 when the two are tied."""
     rival = max(s for r, s in enumerate(scores) if r != y)
-    return 0.0 if tied(scores[y], rival) else scores[y] - rival
+    return 0.0 if tied(scores[y], rival, beta) else scores[y] - rival
 
 
 def versus_beta(scores, y, beta):
@@ -36,7 +38,7 @@ def versus_beta(scores, y, beta):
     only up to rounding (a duplicate of the pattern just learnt has
     m = beta), so the test is made on the scores with the tie rule."""
     target = max(s for r, s in enumerate(scores) if r != y) + beta
-    if tied(scores[y], target):
+    if tied(scores[y], target, beta):
         return 0
     return 1 if scores[y] > target else -1
 
@@ -99,7 +101,7 @@ class PlainMIRA:
     def most_redundant(self, values):
         """Position of the largest value (ties: the oldest)."""
         top = max(values)
-        candidates = [i for i, v in enumerate(values) if v >= top - TIE_TOL * (1 + abs(top))]
+        candidates = [i for i, v in enumerate(values) if v >= top - TIE_TOL * (self.beta + abs(top))]
         self.n_ties += len(candidates) > 1
         return candidates[0]
 
@@ -116,7 +118,7 @@ class PlainMIRA:
 
     def round(self, x, y):
         s = self.class_scores(x)
-        m = margin(s, y)
+        m = margin(s, y, self.beta)
         self.scores.append(s)
         self.margins.append(m)
         self.mistakes.append(m <= 0)
@@ -139,7 +141,7 @@ class PlainMIRA:
             while len(self.vectors) > 1:
                 values = self.leave_one_out_margins()[:-1]   # the new one is no candidate
                 pos = self.most_redundant(values)
-                if values[pos] < self.beta - TIE_TOL * (1 + abs(self.beta)):
+                if values[pos] < self.beta - TIE_TOL * (self.beta + abs(self.beta)):
                     break
                 self.remove(pos)
 
