@@ -20,7 +20,10 @@ first 1 000 rows streaming the next ones in ``partial_fit`` calls of 1,
 10, 100 and 1 000 rows, and ``fit`` on all the rows (target: ``n_jobs=2``
 never more than 10 % slower, and >= 1.6x on the 10-class mnist5k ``fit``).
 The two settings alternate in every round (the machine is shared); the
-minimum and median of the rounds are reported.  Then the latency of a
+minimum and median of the rounds are reported, their ratios, the median of
+the rounds' own ratios (``paired``: each pair ran back to back, so load
+drifting over the run cancels) and the segments per round that ran in
+threads (``threaded``; the others ran in the calling thread).  Then the latency of a
 Ctrl-C (SIGINT to the main thread, 0.1 s into a 32 768-row call: one
 compiled segment) for every budgeted estimator at B = 500, with and
 without threads (target: <= 0.2 s).  Writes
@@ -135,7 +138,8 @@ def thread_table(rounds):
     out = []
     print(f"n_jobs=2 / n_jobs=None, {rounds} alternating rounds (min and median seconds)")
     print(f"{'problem':28s}{'estimator':24s}{'calls':>7s}{'None min':>10s}{'2 min':>9s}"
-          f"{'None med':>10s}{'2 med':>9s}{'ratio min':>10s}{'ratio med':>10s}")
+          f"{'None med':>10s}{'2 med':>9s}{'ratio min':>10s}{'ratio med':>10s}{'paired':>8s}"
+          f"{'threaded':>9s}")
     for problem, X, y, gamma in thread_problems():
         classes = np.unique(y)
         for name, make in THREAD_ESTIMATORS.items():
@@ -154,6 +158,7 @@ def thread_table(rounds):
             cases.append(("fit", fit))
             for calls, timed in cases:
                 times = {None: [], 2: []}
+                runs = skbudget._stream.HELPERS.n_runs
                 for r in range(rounds):
                     for n_jobs in ((None, 2) if r % 2 == 0 else (2, None)):
                         times[n_jobs].append(timed(n_jobs))
@@ -162,11 +167,14 @@ def thread_table(rounds):
                        "none_min": one.min(), "two_min": two.min(),
                        "none_median": float(np.median(one)), "two_median": float(np.median(two)),
                        "ratio_min": two.min() / one.min(),
-                       "ratio_median": float(np.median(two) / np.median(one))}
+                       "ratio_median": float(np.median(two) / np.median(one)),
+                       "ratio_paired_median": float(np.median(two / one)),
+                       "threaded_segments": (skbudget._stream.HELPERS.n_runs - runs) // rounds}
                 out.append(row)
                 print(f"{problem:28s}{name:24s}{calls!s:>7s}{row['none_min']:10.4f}"
                       f"{row['two_min']:9.4f}{row['none_median']:10.4f}{row['two_median']:9.4f}"
-                      f"{row['ratio_min']:10.2f}{row['ratio_median']:10.2f}", flush=True)
+                      f"{row['ratio_min']:10.2f}{row['ratio_median']:10.2f}"
+                      f"{row['ratio_paired_median']:8.2f}{row['threaded_segments']:9d}", flush=True)
     return out
 
 
