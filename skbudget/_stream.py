@@ -698,4 +698,5 @@ def _new_helpers_after_fork():
     HELPERS = _Helpers()
 
 
-os.register_at_fork(after_in_child=_new_helpers_after_fork)
+if hasattr(os, "register_at_fork"):      # (POSIX)
+    os.register_at_fork(after_in_child=_new_helpers_after_fork)

@@ -7,6 +7,8 @@ issue that once crashed the process run against the public API.
 
 import _thread
 import copy
+import multiprocessing
+import os
 import pickle
 import signal
 import subprocess
@@ -232,6 +234,29 @@ def test_threads_are_reused_and_small_segments_run_serially(multiclass_data, mon
     for start in range(0, 150, 10):
         serial.partial_fit(X[start:start + 10], y[start:start + 10])
     assert_same_state(model_state(threaded), model_state(serial))
+
+
+def _threaded_fit(X, y, results):
+    """A threaded fit (in a forked child): puts its coefficients and
+    whether its segments ran in threads on ``results``."""
+    before = skbudget._stream.HELPERS.n_runs
+    est = small(Forgetron, budget=20, n_jobs=2).fit(X, y)
+    results.put((est.dual_coef_, skbudget._stream.HELPERS.n_runs > before))
+
+
+@pytest.mark.skipif(not hasattr(os, "register_at_fork"), reason="POSIX fork")
+def test_threads_work_in_a_forked_child(multiclass_data, monkeypatch):
+    X, y = multiclass_data
+    monkeypatch.setattr(skbudget._stream, "THREAD_MIN_WORK_NS", 0)   # (the child's too)
+    small(Forgetron, budget=20, n_jobs=2).fit(X, y)     # the parent has helper threads
+    context = multiprocessing.get_context("fork")
+    results = context.Queue()
+    child = context.Process(target=_threaded_fit, args=(X, y, results))  # (not a daemon:
+    child.start()                               # joblib gives a daemon n_jobs=1)
+    coef, threaded = results.get(timeout=120)
+    child.join(timeout=60)
+    assert child.exitcode == 0 and threaded
+    assert_array_equal(coef, small(Forgetron, budget=20).fit(X, y).dual_coef_)
 
 
 class FlakyKernel:
