@@ -23,7 +23,10 @@ The two settings alternate in every round (the machine is shared); the
 minimum and median of the rounds are reported, their ratios, the median of
 the rounds' own ratios (``paired``: each pair ran back to back, so load
 drifting over the run cancels) and the segments per round that ran in
-threads (``threaded``; the others ran in the calling thread).  Then the latency of a
+threads (``threaded``; the others ran in the calling thread).  Before and
+after, a probe times two busy child processes against one: the cores the
+machine had free (2.0 on an idle 2-core machine; threads cannot gain
+where it says 1).  Then the latency of a
 Ctrl-C (SIGINT to the main thread, 0.1 s into a 32 768-row call: one
 compiled segment) for every budgeted estimator at B = 500, with and
 without threads (target: <= 0.2 s).  Writes
@@ -38,6 +41,8 @@ import os
 import inspect
 import pickle
 import signal
+import subprocess
+import sys
 import threading
 import time
 
@@ -131,6 +136,21 @@ def stream_seconds(model, X, y, chunk):
     for i in range(1000, stop, chunk):
         model.partial_fit(X[i:i + chunk], y[i:i + chunk])
     return time.perf_counter() - start
+
+
+def parallelism_probe():
+    """How many cores this process could have had just now: the time of one
+    busy child process over that of two at once, times two (2.0: two free
+    cores; 1.0: one, the other busy elsewhere)."""
+    code = "sum(range(20_000_000))"
+
+    def wall(n):
+        start = time.perf_counter()
+        children = [subprocess.Popen([sys.executable, "-c", code]) for _ in range(n)]
+        for child in children:
+            child.wait()
+        return time.perf_counter() - start
+    return round(2 * min(wall(1) for _ in range(2)) / min(wall(2) for _ in range(2)), 2)
 
 
 def thread_table(rounds):
@@ -243,11 +263,17 @@ def main():
     parser.add_argument("--rounds", type=int, default=5, help="--threads: alternating rounds")
     args = parser.parse_args()
     if args.threads:
+        probe = parallelism_probe()
+        print(f"cores free for two busy processes: {probe} (load average "
+              f"{os.getloadavg()[0]:.1f})")
         results = {"rounds": args.rounds, "load_average": list(os.getloadavg()),
+                   "cores_free_before": probe,
                    "threads": thread_table(args.rounds),
                    "thread_min_work_ns": skbudget._stream.THREAD_MIN_WORK_NS,
                    "interrupts": interrupt_latency()}
         results["load_average_after"] = list(os.getloadavg())
+        results["cores_free_after"] = parallelism_probe()
+        print(f"cores free for two busy processes: {results['cores_free_after']}")
         write_json(RESULTS / "stream_threads.json", results)
         return
     n = 200_000 if args.quick else 2_000_000
