@@ -106,7 +106,8 @@ def stream(make, X, y, checkpoints):
 
 THREAD_ESTIMATORS = {
     "Forgetron": lambda **kw: Forgetron(budget=100, **kw),
-    "BudgetedSGDClassifier": lambda **kw: BudgetedSGDClassifier(budget=100, random_state=0, **kw),
+    "BudgetedSGDClassifier": lambda **kw: BudgetedSGDClassifier(budget=100, random_state=0,
+                                                                multi_class="ovr", **kw),
     "TightestPerceptron": lambda **kw: TightestPerceptron(budget=100, **kw),
     "Projectron": lambda **kw: Projectron(eta=0.0, budget=100, **kw),
 }
@@ -220,6 +221,8 @@ def interrupt_latency(repeats=3):
                 params = dict(budget=500, gamma=0.1, **rule)
                 if n_jobs is not None:
                     params["n_jobs"] = n_jobs
+                    if "multi_class" in accepted:       # one learner per class
+                        params["multi_class"] = "ovr"
                 if "random_state" in accepted:
                     params["random_state"] = 0
                 latencies, unchanged, completed = [], True, 0

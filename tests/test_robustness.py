@@ -196,8 +196,8 @@ def test_interrupt_is_honoured_during_a_long_compiled_segment(n_jobs):
     y = (X[:, 0] * X[:, 1] > 0).astype(int) + (X[:, 2] > 1)
     def started():
         return BudgetedSGDClassifier(maintenance="merging", budget=500, gamma=0.1,
-                                     n_jobs=n_jobs).partial_fit(X[:1500], y[:1500],
-                                                                classes=[0, 1, 2])
+                                     multi_class="ovr", n_jobs=n_jobs).partial_fit(
+            X[:1500], y[:1500], classes=[0, 1, 2])
     est = started()
     state = model_state(est)
     with pytest.raises(KeyboardInterrupt), _Interrupter(0.3) as interrupter:
