@@ -15,7 +15,6 @@ import numbers
 import sys
 import warnings
 from abc import abstractmethod
-from contextlib import contextmanager
 
 import numpy as np
 import scipy.sparse as sp
@@ -34,6 +33,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
+from skbudget._atomic import RollbackOnError
 from skbudget._docstrings import fit_doc, partial_fit_doc
 from skbudget._elementwise import integral_classes
 from skbudget._kernels import KERNELS, KernelFunction, check_finite, compute_gamma
@@ -380,11 +380,10 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
             return X.toarray()
         return X
 
-    @contextmanager
     def _rollback_on_error(self, shuffles, continuing):
-        """Run a training call atomically: if it raises (any exception,
-        KeyboardInterrupt and MemoryError included), put the model back as
-        it was.
+        """A context manager that runs a training call atomically: if it
+        raises (any exception, KeyboardInterrupt and MemoryError included),
+        the model is put back as it was.
 
         The snapshot costs O(model), never O(stream): the estimator's
         attributes (a shallow copy: the call replaces them, it does not
@@ -396,7 +395,11 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         ``RandomState`` passed as ``random_state``, taken now; the
         learners' update rules', taken by the learner at the call's first
         draw (``OnlineLearner.begin_call``) — and the driver's lists of
-        pools.
+        pools.  The restore cannot be cut short by a Ctrl-C
+        (:class:`~skbudget._atomic.RollbackOnError`: a compiled
+        ``__exit__`` that repeats the restore until it completes); the
+        driver has stopped every thread of the call before the exception
+        reaches it (``StreamDriver.run``).
         """
         saved = self.__dict__.copy()
         driver = saved.get("_driver") if continuing else None
@@ -409,9 +412,8 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
                 learner.begin_call()
         rng_states = {id(g): (g, g.get_state()) for g in generators
                       if isinstance(g, np.random.RandomState)}
-        try:
-            yield
-        except BaseException:
+
+        def restore():      # the whole restore each time (run to completion)
             self.__dict__.clear()
             self.__dict__.update(saved)
             if driver is not None:
@@ -422,7 +424,8 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
                     learner.set_state(state)
             for generator, state in rng_states.values():   # the states before the call
                 generator.set_state(state)
-            raise
+
+        return RollbackOnError(restore)
 
     def _signed_targets(self, y):
         """One column per learner, +1 for its class and -1 for the others

@@ -12,6 +12,13 @@ from libc.stdint cimport uint32_t, uint64_t
 
 from skbudget._kernel_rows cimport KernelSpec
 
+# a byte another thread may set while the loop runs (read anew each time)
+cdef extern from *:
+    """
+    typedef volatile unsigned char skb_stop_flag;
+    """
+    ctypedef unsigned char skb_stop_flag
+
 
 # numpy's C interface to a bit generator (numpy/random/bitgen.h)
 cdef struct bitgen_t:
@@ -196,6 +203,16 @@ cdef class OnlineLearner:
     cdef int raise_nonfinite(self) except -1 nogil
     cdef int rebuild_slot_alpha(self, bint laid_out) except -1 nogil
     cdef int use_weights(self, const double[::1] weights, Py_ssize_t n) except -1
+    # interrupts (see poll_interrupts): a byte the driver sets to stop the
+    # compiled call (NULL: none; its array kept alive by stop_flag_owner),
+    # and whether the call runs in the main thread (Python's signal
+    # handlers run from the loop, at most every SIGNAL_CHECK_SECONDS)
+    cdef const skb_stop_flag* stop_flag
+    cdef object stop_flag_owner
+    cdef bint check_signals
+    cdef double next_signal_check
+    cdef int start_polling(self) except -1
+    cdef int poll_interrupts(self) except -1 nogil
 
     # ---- policy hooks --------------------------------------------------------
     cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300 nogil

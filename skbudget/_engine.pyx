@@ -26,11 +26,16 @@ Policies never see the difference: they read ``k_row`` / ``k_tt`` and call
 the helpers below (``kernel_to_slot``, ``append_current``, ``remove_at``...).
 """
 
+import threading
+
 import numpy as np
 from libc.math cimport INFINITY, fabs
 from libc.stdint cimport uint64_t
 from libc.string cimport memchr, memcpy, memmove, memset
+from cpython.exc cimport PyErr_CheckSignals
 from cpython.pycapsule cimport PyCapsule_GetPointer
+from cpython.pythread cimport PyThread_get_thread_ident
+from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 from scipy.linalg.cython_blas cimport dgemm
 
 from skbudget._elementwise cimport exp_inplace, power_inplace, tanh_inplace
@@ -95,6 +100,21 @@ cdef Py_ssize_t FMA_FEATURES = 256
 cdef Py_ssize_t FMA_GRAM_ROWS = 3
 # examples per tile of skb_fma_block (chunk_length makes chunks whole tiles)
 cdef Py_ssize_t FMA_TILE_EXAMPLES = 12
+# interrupts: a compiled call polls (poll_interrupts) before each chunk and
+# after every POLL_WORK units of work, an example counting as its learner's
+# support-set size plus POLL_EXAMPLE_WORK (its score alone is a pass over
+# the support set, so a poll costs under 1 % of the work between two); in
+# the main thread a poll runs Python's signal handlers at most every
+# SIGNAL_CHECK_SECONDS
+cdef Py_ssize_t POLL_WORK = 1 << 15
+cdef Py_ssize_t POLL_EXAMPLE_WORK = 64
+cdef double SIGNAL_CHECK_SECONDS = 0.01
+
+
+cdef inline double _monotonic_seconds() noexcept nogil:
+    cdef timespec now
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return <double> now.tv_sec + 1e-9 * <double> now.tv_nsec
 
 
 def use_fma_kernels(bint use):
@@ -988,6 +1008,55 @@ cdef class OnlineLearner:
         self.rng_saved = False
         self.rng_at_call_start = None
 
+    def watch_stop(self, flag=None):
+        """Stop the compiled calls of this learner when ``flag[0]`` (a
+        uint8 array another thread may set) becomes nonzero: they raise
+        ``KeyboardInterrupt`` at their next poll (:meth:`poll_interrupts`),
+        between two examples.  ``None``: no flag.  The stream driver sets
+        one per threaded run, to stop the learners still running when the
+        call fails."""
+        cdef unsigned char[::1] view
+        if flag is None:
+            self.stop_flag = NULL
+            self.stop_flag_owner = None
+            return
+        view = flag
+        if view.shape[0] < 1:
+            raise ValueError("the stop flag must hold at least one byte")
+        self.stop_flag_owner = flag
+        self.stop_flag = <const skb_stop_flag*> &view[0]
+
+    cdef int start_polling(self) except -1:
+        """At the start of a compiled call: whether its polls run Python's
+        signal handlers (only the main thread runs them; elsewhere taking the
+        GIL would be a cost for nothing), the first time at the first poll."""
+        self.check_signals = PyThread_get_thread_ident() == threading.main_thread().ident
+        self.next_signal_check = 0.0
+        return 0
+
+    cdef int poll_interrupts(self) except -1 nogil:
+        """Between two examples of a compiled call (every chunk and every
+        ``POLL_WORK`` units of work): raise ``KeyboardInterrupt`` if the
+        stop flag is set (:meth:`watch_stop`); in the main thread, run
+        Python's signal handlers (``PyErr_CheckSignals``, with the GIL) if
+        ``SIGNAL_CHECK_SECONDS`` have passed since they last ran, raising
+        what a handler raises (Ctrl-C: ``KeyboardInterrupt``).  So a
+        Ctrl-C is honoured within about 10 ms plus the work of one poll
+        interval, however long the compiled call; the estimator's rollback
+        then puts the model back as it was before the call.  The model never
+        depends on the polls (they read a clock and a flag only)."""
+        cdef double now
+        if self.stop_flag != NULL and self.stop_flag[0]:
+            with gil:
+                raise KeyboardInterrupt("the training call was stopped")
+        if self.check_signals:
+            now = _monotonic_seconds()
+            if now >= self.next_signal_check:
+                self.next_signal_check = now + SIGNAL_CHECK_SECONDS
+                with gil:
+                    PyErr_CheckSignals()
+        return 0
+
     def start_call(self, Py_ssize_t first_id):
         """Before a pass of a training call whose examples have the
         identities ``first_id, first_id + 1, ...`` (every pass of one
@@ -1097,6 +1166,7 @@ cdef class OnlineLearner:
         ``n_features``) and :meth:`run_csr` (``X`` NULL; ``data``,
         ``indices``, ``indptr``), on checked input."""
         cdef Py_ssize_t start = 0, stop, c, i, d = self.n_features, n = rows.shape[0]
+        cdef Py_ssize_t work = 0
         cdef const double* chunk_start
         self.slot_row = np.full(self.store.shape[0], -1, dtype=np.intp)
         self.slot_owner = np.full(self.store.shape[0], -1, dtype=np.intp)
@@ -1111,6 +1181,7 @@ cdef class OnlineLearner:
         self.chunk_xt_buffer = np.empty(0)
         self.chunk_blocks = True
         self.nonfinite = False
+        self.start_polling()
         try:
             self.rebuild_slot_alpha(False)
             # no Python per chunk: the GIL only for a compaction or growth
@@ -1119,6 +1190,7 @@ cdef class OnlineLearner:
                     c = chunk if chunk > 0 else chunk_length(self.n_sv, d)
                     stop = min(start + c, n)
                     c = stop - start
+                    self.poll_interrupts()
                     self.reserve_slots(c)
                     if X == NULL:
                         chunk_start = self.densify_chunk_rows(data, indices, indptr, rows,
@@ -1137,6 +1209,10 @@ cdef class OnlineLearner:
                         scores[i] = self.process_example(y[i], example_ids[i])
                         if self.nonfinite:
                             self.raise_nonfinite()
+                        work += self.n_sv + POLL_EXAMPLE_WORK
+                        if work >= POLL_WORK:
+                            work = 0
+                            self.poll_interrupts()
                     self.n_block_slots = 0
                     start = stop
         finally:
@@ -1351,11 +1427,12 @@ cdef class OnlineLearner:
         """:meth:`run_dense` for CSR input (``data``, ``indices``,
         ``indptr``), inner products by a gather over each row's nonzeros."""
         self._check_stream(indptr.shape[0] - 1, rows, y, example_ids, scores)
-        cdef Py_ssize_t start, stop, i, a, b, n = rows.shape[0]
+        cdef Py_ssize_t start, stop, i, a, b, n = rows.shape[0], work = 0
         _check_csr_rows(data, indices, indptr, rows, self.n_features)
         chunk = max(chunk, 1)
         self.x_dense = NULL
         self.use_weights(weights, n)
+        self.start_polling()
         try:
             for start in range(0, n, chunk):
                 stop = min(start + chunk, n)
@@ -1372,6 +1449,10 @@ cdef class OnlineLearner:
                         if self.example_weights != NULL:
                             self.example_weight = self.example_weights[i]
                         scores[i] = self.process_example(y[i], example_ids[i])
+                        work += self.n_sv + POLL_EXAMPLE_WORK
+                        if work >= POLL_WORK:
+                            work = 0
+                            self.poll_interrupts()
         finally:
             self.example_weights = NULL
             self.x_values = NULL
@@ -1389,7 +1470,7 @@ cdef class OnlineLearner:
         """Run the policy over one chunk; ``scores[t]`` gets f(x_t) before
         its update.  ``y`` holds the binary labels in {-1, +1}; ``weights``
         as in :meth:`run_dense`."""
-        cdef Py_ssize_t t, n = K_new.shape[0]
+        cdef Py_ssize_t t, n = K_new.shape[0], work = 0
         if self.uses_store:
             raise RuntimeError("process_chunk is the block mode; this learner uses its store")
         _check_chunk(K_old, K_new, y, example_ids, scores, D_old, D_new)
@@ -1401,6 +1482,7 @@ cdef class OnlineLearner:
             self.D_new = D_new
         self.n_old = K_old.shape[1]
         self.use_weights(weights, n)
+        self.start_polling()
         try:
             for t in range(n):
                 self.t = t
@@ -1410,6 +1492,10 @@ cdef class OnlineLearner:
                 if self.example_weights != NULL:
                     self.example_weight = self.example_weights[t]
                 scores[t] = self.process_example(y[t], example_ids[t])
+                work += self.n_sv + POLL_EXAMPLE_WORK
+                if work >= POLL_WORK:
+                    work = 0
+                    self.poll_interrupts()
         finally:
             self.example_weights = NULL
 

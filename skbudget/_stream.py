@@ -17,9 +17,10 @@ threads, ``n_jobs``).  It runs them in one of two modes (``doc/engine.md``):
 
 import math
 import os
+import queue
 import sys
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import scipy
@@ -27,6 +28,7 @@ import scipy.sparse as sp
 from joblib import effective_n_jobs
 from threadpoolctl import ThreadpoolController  # a dependency of scikit-learn
 
+from skbudget._atomic import run_to_completion
 from skbudget._elementwise import mistake_flags
 from skbudget._engine import csr_parts, gather_block, use_small_gemm_kernels
 from skbudget._kernels import squared_distances
@@ -51,6 +53,19 @@ SEGMENT = 32768
 # store mode: a stream this short runs without limiting BLAS threads (the
 # limit costs ~20 us a call; its products are too small for threads anyway)
 SHORT_STREAM = 64
+# n_jobs: a segment's learners run in threads only when the work estimate
+# of the segment (see StreamDriver.threads_pay_off) is at least this many
+# nanoseconds; below it, handing learners to a helper thread costs more
+# than it saves (waking it, the GIL taken by each compiled call's set-up)
+THREAD_MIN_WORK_NS = 300_000
+# the estimate of one example's work for one learner in store mode:
+# EXAMPLE_NS plus, per support vector, SV_NS + SV_FEATURE_NS per feature
+# (a Stoptron epoch, the cheapest rule: 0.19 / 0.75 us an example at d = 2,
+# B = 100 / 500; 0.48 / 1.7 us at d = 54; 4.8 / 16 us at d = 784)
+EXAMPLE_NS, SV_NS, SV_FEATURE_NS = 50.0, 1.2, 0.033
+# seconds a waiting caller sleeps between looks at its signals (a Ctrl-C
+# sent with _thread.interrupt_main does not wake a blocked wait)
+WAIT_SLICE = 0.02
 
 # the OpenBLAS cores (``openblas_get_corename``, lower case) with the
 # small-matrix dgemm kernels the chunk GEMM's transposed layout is for
@@ -278,25 +293,42 @@ class StreamDriver:
 
     def _run_segments(self, X, pieces, first_id, record, progress):
         """Store mode: one compiled call per learner and segment (learners
-        in threads with ``n_jobs``: they are independent)."""
+        in threads with ``n_jobs``, when the segment's work pays for them:
+        they are independent)."""
         feed = _SegmentFeed(X, self.chunk_size, pieces.order is None)
-        n_learners = len(self.learners)
-        n_threads = min(effective_n_jobs(self.n_jobs), n_learners)
-        with ThreadPoolExecutor(n_threads) if n_threads > 1 else _NoPool() as pool:
-            for start in range(0, pieces.n, feed.segment):
-                rows, labels = pieces.rows_and_labels(start, start + feed.segment)
-                weights = pieces.weights_of(rows)
-                ids = rows + first_id if first_id else rows   # (read only)
-                scores = np.empty((n_learners, len(rows)))
-                run = feed.runner(rows)
-                list(pool.map(lambda k: run(self.learners[k], labels[k], ids, scores[k],
-                                            _row(weights, k)),
-                              range(n_learners)))
-                flags = self.mistakes(scores, labels)
-                record = record.extended(flags)
-                if progress is not None:
-                    progress(start + len(rows), flags, self)
+        learners = self.learners
+        n_threads = min(effective_n_jobs(self.n_jobs), len(learners))
+        for start in range(0, pieces.n, feed.segment):
+            rows, labels = pieces.rows_and_labels(start, start + feed.segment)
+            weights = pieces.weights_of(rows)
+            ids = rows + first_id if first_id else rows   # (read only)
+            scores = np.empty((len(learners), len(rows)))
+            run = feed.runner(rows)
+            if n_threads > 1 and self.threads_pay_off(len(rows), X.shape[1]):
+                HELPERS.run([_Task(run, learners[k], labels[k], ids, scores[k],
+                                   _row(weights, k)) for k in range(len(learners))],
+                            n_threads)
+            else:
+                for k, learner in enumerate(learners):
+                    run(learner, labels[k], ids, scores[k], _row(weights, k), None)
+            flags = self.mistakes(scores, labels)
+            record = record.extended(flags)
+            if progress is not None:
+                progress(start + len(rows), flags, self)
         return record
+
+    def threads_pay_off(self, n_rows, n_features):
+        """Whether a segment of ``n_rows`` examples is worth running in
+        threads: its estimated work (nanoseconds, every learner:
+        ``EXAMPLE_NS + n_sv * (SV_NS + SV_FEATURE_NS * n_features)`` an
+        example, the cost of the cheapest rule's example against ``n_sv``
+        support vectors, measured) is at least ``THREAD_MIN_WORK_NS``.
+        Rules whose updates cost more are underestimated: they may run a
+        mid-sized segment serially that threads would have sped up, never
+        the other way round."""
+        per_sv = SV_NS + SV_FEATURE_NS * n_features
+        work = sum(EXAMPLE_NS + learner.n_sv * per_sv for learner in self.learners)
+        return n_rows * work >= THREAD_MIN_WORK_NS
 
     def _run_chunks(self, X, pieces, first_id, record, gram, progress):
         """Block mode: per chunk, kernel blocks from Python, one compiled
@@ -477,32 +509,194 @@ class _SegmentFeed:
         return self.dense[:n_rows]
 
     def runner(self, rows):
-        """``run(learner, y, example_ids, scores, weights)`` for the examples
-        ``rows`` (``weights``: None or one per example)."""
+        """``run(learner, y, example_ids, scores, weights, stop)`` for the
+        examples ``rows`` (``weights``: None or one per example); the learner
+        watches ``stop`` (None: nothing) during the call
+        (``OnlineLearner.watch_stop``)."""
         if self.gather:
             chunk = self.chunk or STORE_CHUNK
-            return lambda learner, y, ids, scores, w=None: learner.run_sparse(
-                *self.parts, rows, y, ids, scores, chunk, w)
+
+            def run(learner, y, ids, scores, weights, stop):
+                learner.watch_stop(stop)
+                learner.run_sparse(*self.parts, rows, y, ids, scores, chunk, weights)
+            return run
         if sp.issparse(self.X):
-            return lambda learner, y, ids, scores, w=None: learner.run_csr(
-                *self.parts, rows, y, ids, scores, self.chunk, True, w)   # made canonical above
+            def run(learner, y, ids, scores, weights, stop):
+                learner.watch_stop(stop)
+                learner.run_csr(*self.parts, rows, y, ids, scores, self.chunk, True,  # canonical
+                                weights)
+            return run
         if len(rows) and not (self.in_stream_order or _consecutive(rows)):
             X = np.take(self.X, rows, axis=0, out=self.buffer(len(rows)))
             index = np.arange(len(rows))
         else:
             X, index = self.X, rows
-        return lambda learner, y, ids, scores, w=None: learner.run_dense(
-            X, index, y, ids, scores, self.chunk, w)
+
+        def run(learner, y, ids, scores, weights, stop):
+            learner.watch_stop(stop)
+            learner.run_dense(X, index, y, ids, scores, self.chunk, weights)
+        return run
 
 
-class _NoPool:
-    """``ThreadPoolExecutor``'s ``map`` in the calling thread."""
+class _Task:
+    """One learner's compiled call on a segment, ``run(learner, y, ids,
+    scores, weights, stop)`` (:meth:`_SegmentFeed.runner`), as a task of a
+    :class:`_Job`."""
 
-    def __enter__(self):
-        return self
+    __slots__ = ("run", "learner", "y", "ids", "scores", "weights")
 
-    def __exit__(self, *exc):
-        return False
+    def __init__(self, run, learner, y, ids, scores, weights):
+        self.run, self.learner, self.y, self.ids = run, learner, y, ids
+        self.scores, self.weights = scores, weights
 
-    def map(self, function, items):
-        return map(function, items)
+    def __call__(self, stop):
+        self.run(self.learner, self.y, self.ids, self.scores, self.weights, stop)
+
+
+class _Job:
+    """One threaded run of a segment: its tasks (callables ``task(stop)``)
+    are taken one at a time, in order, by the calling thread and by the
+    helper threads that come (:class:`_Helpers`).
+
+    ``running`` counts the tasks running in helpers (the caller's own are
+    not counted: when the caller looks, it runs none).  ``stop`` is the
+    byte every learner of the job watches (``OnlineLearner.watch_stop``):
+    :meth:`close` sets it, and a running compiled call then raises at its
+    next poll.  ``done`` is released once, by the helper whose task ends
+    the job while the caller may wait for it.
+    """
+
+    __slots__ = ("tasks", "next", "running", "errors", "stop", "mutex", "done", "released")
+
+    def __init__(self, tasks):
+        self.tasks = tasks
+        self.next = 0
+        self.running = 0
+        self.errors = [None] * len(tasks)
+        self.stop = np.zeros(1, dtype=np.uint8)
+        self.mutex = threading.Lock()
+        self.done = threading.Lock()
+        self.done.acquire()
+        self.released = False
+
+    def work(self, in_caller):
+        """Run the job's tasks until none is left to take.  A task's
+        exception is kept (``errors``; :meth:`_Helpers.run` raises the
+        first in task order, as a serial run would), except that in the
+        caller an exception that is no ``Exception`` (``KeyboardInterrupt``)
+        goes on at once: the job is then closed."""
+        tasks = self.tasks
+        while True:
+            with self.mutex:
+                k = self.next
+                if k >= len(tasks):
+                    return
+                self.next = k + 1
+                if not in_caller:
+                    self.running += 1
+            try:
+                tasks[k](self.stop)
+            except Exception as exc:
+                self.errors[k] = exc
+            except BaseException as exc:
+                if in_caller:
+                    raise
+                self.errors[k] = exc
+            finally:
+                if not in_caller:
+                    with self.mutex:
+                        self.running -= 1
+                        if not self.running and self.next >= len(tasks) and not self.released:
+                            self.released = True
+                            self.done.release()
+
+    def wait(self):
+        """Return once no helper runs a task of the job (the caller has
+        taken the last: none starts any more).  The wait wakes every
+        ``WAIT_SLICE`` seconds, so that a Ctrl-C is seen."""
+        while True:
+            with self.mutex:
+                if not self.running:
+                    return
+            self.done.acquire(timeout=WAIT_SLICE)
+
+    def close(self):
+        """End the job whatever its state: no task starts any more, the
+        running ones are told to stop (their compiled calls raise within a
+        poll interval), and return once none runs.  It may be called again
+        (an interrupted close is repeated, :func:`run_to_completion`)."""
+        with self.mutex:
+            self.next = len(self.tasks)
+            unfinished = self.running
+        if unfinished:
+            self.stop[0] = 1
+        self.wait()
+
+
+def _helper_loop(jobs):
+    """A helper thread: run tasks of the jobs it is handed, forever."""
+    while True:
+        jobs.get().work(in_caller=False)
+
+
+class _Helpers:
+    """The process's helper threads for ``n_jobs``: started on first use
+    (as many as the largest ``n_jobs - 1`` asked for), then kept, idle,
+    for every later call of every estimator (daemon threads, waiting on a
+    queue; a fork starts the child with none, ``os.register_at_fork``).
+
+    :meth:`run` puts a job on the queue once per helper wanted and works on
+    it in the calling thread too: a helper that comes late, or not at all
+    (busy with another caller's job), finds the tasks taken, so the call
+    never waits for a thread that has not started a task.  Whatever
+    interrupts the caller, ``run`` returns or raises only once no task of
+    the job runs any more (:meth:`_Job.close`, run to completion by
+    compiled code): the estimator's rollback never meets a learner still
+    training.
+    """
+
+    def __init__(self):
+        self.jobs = queue.SimpleQueue()
+        self.threads = []
+        self.mutex = threading.Lock()
+        self.n_runs = 0         # threaded runs so far (tests, benchmarks)
+
+    def start_threads(self, n):
+        """Have ``n`` helper threads (start the missing ones)."""
+        with self.mutex:
+            self.threads = [thread for thread in self.threads if thread.is_alive()]
+            while len(self.threads) < n:
+                thread = threading.Thread(target=_helper_loop, args=(self.jobs,),
+                                          name="skbudget-helper", daemon=True)
+                self.threads.append(thread)
+                thread.start()
+
+    def run(self, tasks, n_threads):
+        """Run ``tasks`` on ``n_threads`` threads (the caller's and
+        helpers); raise the first task's exception in task order."""
+        job = _Job(tasks)
+        try:
+            self.n_runs += 1
+            helpers = min(n_threads, len(tasks)) - 1
+            self.start_threads(helpers)
+            for _ in range(helpers):
+                self.jobs.put(job)
+            job.work(in_caller=True)
+            job.wait()
+        finally:
+            run_to_completion(job.close)
+        for error in job.errors:
+            if error is not None:
+                raise error
+
+
+HELPERS = _Helpers()
+
+
+def _new_helpers_after_fork():
+    global HELPERS
+    HELPERS = _Helpers()
+
+
+if hasattr(os, "register_at_fork"):      # (POSIX)
+    os.register_at_fork(after_in_child=_new_helpers_after_fork)

@@ -7,10 +7,14 @@ issue that once crashed the process run against the public API.
 
 import _thread
 import copy
+import multiprocessing
+import os
 import pickle
+import signal
 import subprocess
 import sys
 import threading
+import time
 import warnings
 from pathlib import Path
 
@@ -29,7 +33,9 @@ from sklearn.svm import SVC
 from sklearn.utils import check_array
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+import skbudget._stream
 from skbudget import (
+    BudgetedSGDClassifier,
     Forgetron,
     KernelPassiveAggressive,
     KernelPerceptron,
@@ -139,6 +145,118 @@ def test_keyboard_interrupt_during_a_long_partial_fit():
     est.partial_fit(X[:300], y[:300])
     clean.partial_fit(X[:300], y[:300])
     assert pickle.dumps(est) == pickle.dumps(clean)
+
+
+@pytest.mark.parametrize("name, how", [("KernelPerceptron", "signal"),
+                                       ("Forgetron", "interrupt_main")])
+def test_repeated_interrupts_with_threads_change_nothing(name, how):
+    # a Ctrl-C every 0.7 ms over 50-row calls of a 4-class model with
+    # n_jobs=2 (every segment in threads): the interrupts land anywhere,
+    # thread starts included; no crash, and the model is that of the calls
+    # that took effect, bit for bit (in a child: a crash fails the test)
+    result = subprocess.run([sys.executable, "-m", "tests.interrupt_stress", name, "120",
+                             "0.0007", how], capture_output=True, text=True, timeout=300,
+                            cwd=Path(__file__).resolve().parents[1])
+    assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
+    words = result.stdout.split()
+    assert words[-1] == "same"
+    interrupted, applied = int(words[words.index("interrupted") + 1]), int(words[words.index("applied") + 1])
+    assert interrupted > 0 and applied > 1       # both kinds of call happened
+
+
+class _Interrupter:
+    """Sends the main thread a SIGINT after ``delay`` seconds; ``latency``:
+    seconds from then until the KeyboardInterrupt reached the caller."""
+
+    def __init__(self, delay):
+        self.timer = threading.Timer(delay, self.fire)
+        self.sent = None
+
+    def fire(self):
+        self.sent = time.perf_counter()
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+
+    def __enter__(self):
+        self.timer.start()
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        self.timer.cancel()
+        self.latency = time.perf_counter() - self.sent if self.sent is not None else None
+        return False
+
+
+@pytest.mark.parametrize("n_jobs", [None, 2])
+def test_interrupt_is_honoured_during_a_long_compiled_segment(n_jobs):
+    # one compiled call per learner runs the whole 32768-row segment (several
+    # seconds of BSGD merging at B = 500): the loop polls for Ctrl-C, and the
+    # call rolls back exactly (the 0.2 s figure: benchmarks/bench_stream.py)
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(32768, 10))
+    y = (X[:, 0] * X[:, 1] > 0).astype(int) + (X[:, 2] > 1)
+    def started():
+        return BudgetedSGDClassifier(maintenance="merging", budget=500, gamma=0.1,
+                                     multi_class="ovr", n_jobs=n_jobs).partial_fit(
+            X[:1500], y[:1500], classes=[0, 1, 2])
+    est = started()
+    state = model_state(est)
+    with pytest.raises(KeyboardInterrupt), _Interrupter(0.3) as interrupter:
+        est.partial_fit(X, y)
+    assert interrupter.latency < 1.0
+    assert_same_state(model_state(est), state)
+    est.partial_fit(X[1500:1600], y[1500:1600])
+    clean = started().partial_fit(X[1500:1600], y[1500:1600])
+    assert_same_state(model_state(est), model_state(clean))
+
+
+def test_threads_are_reused_and_small_segments_run_serially(multiclass_data, monkeypatch):
+    X, y = multiclass_data
+    helpers = skbudget._stream.HELPERS
+    starts = []
+    original_start = threading.Thread.start
+    monkeypatch.setattr(threading.Thread, "start",
+                        lambda thread: (starts.append(thread.name), original_start(thread))[1])
+    # one-row calls: their segments cannot pay for threads
+    est = small(Forgetron, budget=20, n_jobs=2).partial_fit(X[:30], y[:30], classes=[0, 1, 2])
+    runs = helpers.n_runs
+    for i in range(30, 60):
+        est.partial_fit(X[i:i + 1], y[i:i + 1])
+    assert helpers.n_runs == runs and not starts
+    # every segment in threads: many calls and epochs, at most one thread
+    # started, ever, and the model is the serial one
+    monkeypatch.setattr(skbudget._stream, "THREAD_MIN_WORK_NS", 0)
+    threaded = small(Forgetron, budget=20, n_jobs=2, max_iter=3).fit(X, y)
+    for start in range(0, 150, 10):
+        threaded.partial_fit(X[start:start + 10], y[start:start + 10])
+    assert helpers.n_runs >= runs + 18
+    assert len(starts) <= 1 and set(starts) <= {"skbudget-helper"}
+    serial = small(Forgetron, budget=20, max_iter=3).fit(X, y)
+    for start in range(0, 150, 10):
+        serial.partial_fit(X[start:start + 10], y[start:start + 10])
+    assert_same_state(model_state(threaded), model_state(serial))
+
+
+def _threaded_fit(X, y, results):
+    """A threaded fit (in a forked child): puts its coefficients and
+    whether its segments ran in threads on ``results``."""
+    before = skbudget._stream.HELPERS.n_runs
+    est = small(Forgetron, budget=20, n_jobs=2).fit(X, y)
+    results.put((est.dual_coef_, skbudget._stream.HELPERS.n_runs > before))
+
+
+@pytest.mark.skipif(not hasattr(os, "register_at_fork"), reason="POSIX fork")
+def test_threads_work_in_a_forked_child(multiclass_data, monkeypatch):
+    X, y = multiclass_data
+    monkeypatch.setattr(skbudget._stream, "THREAD_MIN_WORK_NS", 0)   # (the child's too)
+    small(Forgetron, budget=20, n_jobs=2).fit(X, y)     # the parent has helper threads
+    context = multiprocessing.get_context("fork")
+    results = context.Queue()
+    child = context.Process(target=_threaded_fit, args=(X, y, results))  # (not a daemon:
+    child.start()                               # joblib gives a daemon n_jobs=1)
+    coef, threaded = results.get(timeout=120)
+    child.join(timeout=60)
+    assert child.exitcode == 0 and threaded
+    assert_array_equal(coef, small(Forgetron, budget=20).fit(X, y).dual_coef_)
 
 
 class FlakyKernel:
