@@ -111,6 +111,23 @@ cdef Py_ssize_t POLL_EXAMPLE_WORK = 64
 cdef double SIGNAL_CHECK_SECONDS = 0.01
 
 
+cdef inline double learn_example(OnlineLearner learner, Py_ssize_t i, double y,
+                                 Py_ssize_t example_id, Py_ssize_t* work) except? -1.5e300 nogil:
+    """One example of a compiled call, its state set: its weight (entry
+    ``i`` of the call's weights, if any), the policy's round (the score
+    before the update), and a poll for interrupts every ``POLL_WORK``
+    units of ``work`` (counted across the call)."""
+    cdef double score
+    if learner.example_weights != NULL:
+        learner.example_weight = learner.example_weights[i]
+    score = learner.process_example(y, example_id)
+    work[0] += learner.n_sv + POLL_EXAMPLE_WORK
+    if work[0] >= POLL_WORK:
+        work[0] = 0
+        learner.poll_interrupts()
+    return score
+
+
 cdef inline double _monotonic_seconds() noexcept nogil:
     cdef timespec now
     clock_gettime(CLOCK_MONOTONIC, &now)
@@ -1204,15 +1221,9 @@ cdef class OnlineLearner:
                         self.t = i - start
                         self.x_dense = &chunk_start[self.t * d]
                         self.set_current(self.chunk_sq[self.t], False)
-                        if self.example_weights != NULL:
-                            self.example_weight = self.example_weights[i]
-                        scores[i] = self.process_example(y[i], example_ids[i])
+                        scores[i] = learn_example(self, i, y[i], example_ids[i], &work)
                         if self.nonfinite:
                             self.raise_nonfinite()
-                        work += self.n_sv + POLL_EXAMPLE_WORK
-                        if work >= POLL_WORK:
-                            work = 0
-                            self.poll_interrupts()
                     self.n_block_slots = 0
                     start = stop
         finally:
@@ -1446,13 +1457,7 @@ cdef class OnlineLearner:
                         self.x_values = &data[a] if b > a else NULL
                         self.x_indices = &indices[a] if b > a else NULL
                         self.set_current(dense_dot(self.x_values, self.x_values, b - a), True)
-                        if self.example_weights != NULL:
-                            self.example_weight = self.example_weights[i]
-                        scores[i] = self.process_example(y[i], example_ids[i])
-                        work += self.n_sv + POLL_EXAMPLE_WORK
-                        if work >= POLL_WORK:
-                            work = 0
-                            self.poll_interrupts()
+                        scores[i] = learn_example(self, i, y[i], example_ids[i], &work)
         finally:
             self.example_weights = NULL
             self.x_values = NULL
@@ -1489,13 +1494,7 @@ cdef class OnlineLearner:
                 self.k_tt = K_new[t, t]
                 self.gather_row()
                 self.row_ready = True
-                if self.example_weights != NULL:
-                    self.example_weight = self.example_weights[t]
-                scores[t] = self.process_example(y[t], example_ids[t])
-                work += self.n_sv + POLL_EXAMPLE_WORK
-                if work >= POLL_WORK:
-                    work = 0
-                    self.poll_interrupts()
+                scores[t] = learn_example(self, t, y[t], example_ids[t], &work)
         finally:
             self.example_weights = NULL
 
