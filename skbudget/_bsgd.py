@@ -9,6 +9,8 @@ from sklearn.utils._param_validation import StrOptions
 from skbudget._base import BaseOnlineKernelClassifier, Integer, RealNumber
 from skbudget._base import CLASS_WEIGHT_CONSTRAINT, ExampleWeightsMixin
 from skbudget._bsgd_fast import (
+    GOLDEN,
+    LOOKUP,
     MERGING,
     PROJECTION,
     REMOVAL,
@@ -25,6 +27,7 @@ __all__ = ["BudgetedSGDClassifier"]
 _MAINTENANCE = {"removal": REMOVAL, "projection": PROJECTION, "merging": MERGING}
 # the smallest alpha: see _parameter_constraints
 _MIN_ALPHA = 1e-100
+_MERGE_SEARCH = {"golden": GOLDEN, "lookup": LOOKUP}
 
 
 class BudgetedSGDClassifier(ExampleWeightsMixin, BaseOnlineKernelClassifier):
@@ -81,6 +84,20 @@ class BudgetedSGDClassifier(ExampleWeightsMixin, BaseOnlineKernelClassifier):
          """maintenance : {'merging', 'projection', 'removal'}, default='merging'
         The budget maintenance rule (see above).  'merging' needs
         ``kernel='rbf'``; the others take any kernel.""",
+         """merge_search : {'lookup', 'golden'}, default='lookup'
+        How merging finds the merged point's place ``h`` for each candidate
+        pair (only with ``maintenance='merging'``).  ``'golden'``: a
+        golden-section search maximizing ``|alpha_z(h)|`` to a bracket of
+        1e-6 (about 60 ``exp`` per pair).  ``'lookup'``: ``h`` read by
+        bilinear interpolation from a 401 x 401 table of the same search's
+        optimum over ``m = alpha_m / (alpha_m + alpha_n)`` and ``kappa =
+        k(x_m, x_n)`` (computed once per process, on first use, in about
+        0.1 s), then ``alpha_z`` and the loss computed exactly at that
+        ``h``: a few times cheaper per merge, with the same accuracy on the
+        benchmarks.  With ``multi_class='crammer_singer'`` (three or more
+        classes on one support set) the optimum depends on the pair's
+        coefficient rows, not on two numbers: both values run the exact
+        search there (its probes are O(1) per pair).""",
          """multi_class : {'crammer_singer', 'ovr'}, default='crammer_singer'
         How three or more classes are learned (the names of
         :class:`sklearn.svm.LinearSVC`): ``'crammer_singer'``, one shared
@@ -182,6 +199,7 @@ class BudgetedSGDClassifier(ExampleWeightsMixin, BaseOnlineKernelClassifier):
         # coefficients: 1 / alpha <= 1e100 keeps every square and sum finite
         "alpha": [RealNumber(_MIN_ALPHA, None, closed="left")],
         "maintenance": [StrOptions(set(_MAINTENANCE))],
+        "merge_search": [StrOptions(set(_MERGE_SEARCH))],
         "class_weight": CLASS_WEIGHT_CONSTRAINT,
         "multi_class": [StrOptions({"crammer_singer", "ovr"})],
     }
@@ -189,13 +207,14 @@ class BudgetedSGDClassifier(ExampleWeightsMixin, BaseOnlineKernelClassifier):
     _call_params = BaseOnlineKernelClassifier._call_params + ("class_weight",)
 
     def __init__(self, *, budget=100, alpha=1e-4, maintenance="merging",
-                 multi_class="crammer_singer", class_weight=None, kernel="rbf", gamma="scale",
+                 merge_search="lookup", multi_class="crammer_singer", class_weight=None, kernel="rbf", gamma="scale",
                  degree=3, coef0=0.0, kernel_params=None, max_iter=1, shuffle=True,
                  random_state=None, warm_start=False, verbose=0, n_jobs=None):
         super().__init__(**_shared_params(locals()))
         self.budget = budget
         self.alpha = alpha
         self.maintenance = maintenance
+        self.merge_search = merge_search
         self.class_weight = class_weight
         self.multi_class = multi_class
 
@@ -239,7 +258,8 @@ class BudgetedSGDClassifier(ExampleWeightsMixin, BaseOnlineKernelClassifier):
         if self._shared_support:
             return MulticlassBSGDLearner(n_classes=len(self.classes_), budget=self.budget,
                                          lam=float(self.alpha), maintenance=rule)
-        return BudgetedSGDLearner(budget=self.budget, lam=float(self.alpha), maintenance=rule)
+        return BudgetedSGDLearner(budget=self.budget, lam=float(self.alpha), maintenance=rule,
+                                  merge_search=_MERGE_SEARCH[self.merge_search])
 
     def _learner_expansion(self, learner):
         if self._shared_support:

@@ -48,6 +48,17 @@ cdef double SPAN_TOL = 1e-8
 # golden-section search: stop when the bracket is this short
 cdef double GOLDEN_TOL = 1e-6
 
+# the merge search (§11): the golden-section rule, or its table h*(m, κ)
+cdef enum:
+    SEARCH_GOLDEN = 0
+    SEARCH_LOOKUP = 1
+GOLDEN, LOOKUP = SEARCH_GOLDEN, SEARCH_LOOKUP
+# the table's grid: nodes i / LOOKUP_STEPS, i = 0 .. LOOKUP_STEPS for κ and
+# up to LOOKUP_STEPS / 2 for m (the share of the smaller coefficient, <= 1/2)
+cdef enum:
+    LOOKUP_STEPS = 400
+    LOOKUP_ROWS = LOOKUP_STEPS // 2 + 1
+
 # the maintenance rules (compiled constants; the Python names below)
 cdef enum:
     RULE_REMOVAL = 0
@@ -111,11 +122,15 @@ cdef class BudgetedSGDLearner(OnlineLearner):
         The regularization ``λ > 0``.
     maintenance : int
         ``REMOVAL``, ``PROJECTION`` or ``MERGING``.
+    merge_search : int
+        ``GOLDEN`` (§11's golden-section search per candidate) or ``LOOKUP``
+        (``h`` read from the table of :func:`_lookup_table`).
     """
 
     cdef public Py_ssize_t budget
     cdef public double lam
     cdef public int maintenance
+    cdef public int merge_search
     cdef public long long n_steps          # t: rounds seen, every epoch and call
     cdef public long long n_maintenance    # budget maintenance steps made
     cdef public double degradation         # sum of ‖Δ‖² over them
@@ -132,10 +147,11 @@ cdef class BudgetedSGDLearner(OnlineLearner):
     cdef double[::1] merged
 
     _state_names = OnlineLearner._state_names + (
-        "budget", "lam", "maintenance", "n_steps", "n_maintenance", "degradation", "chol",
-        "span_gap")
+        "budget", "lam", "maintenance", "merge_search", "n_steps", "n_maintenance",
+        "degradation", "chol", "span_gap")
 
-    def __init__(self, Py_ssize_t budget=1, double lam=1e-4, int maintenance=RULE_REMOVAL):
+    def __init__(self, Py_ssize_t budget=1, double lam=1e-4, int maintenance=RULE_REMOVAL,
+                 int merge_search=SEARCH_GOLDEN):
         # projection reads k(x_i, x_p) from the Gram matrix; merging asks the
         # feature store for its one kernel value per partner
         OnlineLearner.__init__(self, capacity=budget + 2,
@@ -143,6 +159,7 @@ cdef class BudgetedSGDLearner(OnlineLearner):
         self.budget = budget
         self.lam = lam
         self.maintenance = maintenance
+        self.merge_search = merge_search
         self.n_steps = 0
         self.n_maintenance = 0
         self.degradation = 0.0
@@ -154,6 +171,8 @@ cdef class BudgetedSGDLearner(OnlineLearner):
         self.merged = np.zeros(0)
 
     def check_policy_state(self, Py_ssize_t pool_size):
+        if self.merge_search not in (SEARCH_GOLDEN, SEARCH_LOOKUP):
+            return f"merge_search={self.merge_search} out of range"
         return _rule_problem(self.budget, self.lam, self.maintenance, self.track_gram,
                              self.chol, self.span_gap, self.n_sv)
 
@@ -253,19 +272,24 @@ cdef class BudgetedSGDLearner(OnlineLearner):
     cdef int merge_smallest(self) except -1 nogil:
         """Merging (RBF): ``m = argmin |α_i|``; every other support vector
         ``n`` of the same sign is a candidate partner: ``κ = k(x_m, x_n)``
-        (one kernel value each), ``h`` by the golden-section search, its
-        degradation ``α_m² + α_n² + 2 α_m α_n κ − α_z²``; the least
-        (ties: oldest) is merged: both removed, ``(z, α_z)`` appended with
-        ``z = h x_m + (1 − h) x_n``.  No partner: remove ``m``."""
+        (one kernel value each), ``h`` by the golden-section search
+        (``GOLDEN``) or read from the table (``LOOKUP``,
+        :func:`lookup_partner`), its degradation ``α_m² + α_n² + 2 α_m α_n
+        κ − α_z²``; the least (ties: oldest) is merged: both removed, ``(z,
+        α_z)`` appended with ``z = h x_m + (1 − h) x_n``.  No partner:
+        remove ``m``."""
         cdef Py_ssize_t m = self.smallest_coefficient(), i, c, k = 0, n = -1, j
         cdef Py_ssize_t cm = self.order[m], d = self.n_features
         cdef double a_m = self.alpha[cm] * self.scale, h
+        cdef bint lookup = self.merge_search == SEARCH_LOOKUP
         cdef const double* x_m
         cdef const double* x_n
         if not self.uses_store or self.candidates.shape[1] < self.n_sv \
-                or self.merged.shape[0] < d:
+                or self.merged.shape[0] < d or (lookup and LOOKUP_H == NULL):
             with gil:
                 self.candidates, self.partner_pos, self.merged = _merge_scratch(self, d)
+                if lookup:
+                    _lookup_table()
         cdef double[:, ::1] cand = self.candidates
         for i in range(self.n_sv):
             c = self.order[i]
@@ -279,7 +303,10 @@ cdef class BudgetedSGDLearner(OnlineLearner):
         if k == 0:
             self.degradation += a_m * a_m * self.kself[cm]
             return self.remove_at(m)
-        j = best_partner(a_m, cand, k, False)
+        if lookup:
+            j = lookup_partner(a_m, cand, k)
+        else:
+            j = best_partner(a_m, cand, k, False)
         n = self.partner_pos[j]
         h = cand[LOWER, j]
         x_m = self.vector_of(cm)
@@ -894,6 +921,117 @@ cdef Py_ssize_t best_partner(double first, double[:, ::1] cand, Py_ssize_t n,
             cand[DEGRADATION, i] = merge_degradation(first, cand[A_N, i], cand[KAPPA, i], v)
         cand[UPPER, i] = v
     return first_least(&cand[DEGRADATION, 0], n, b"A merge's degradation")
+
+
+# ----------------------------------------------------------------------
+# the merge search by table (Glasmachers & Qaadan 2018).  For a pair of the
+# same sign, |α_z(h)| = (α_m + α_n) |m κ^{(1−h)²} + (1 − m) κ^{h²}| with
+# m = α_m / (α_m + α_n): the best h depends on (m, κ) only.  The table
+# holds §11's golden-section h for the pair (m, 1 − m) at κ on the nodes
+# (i / 400, j / 400) of Glasmachers & Qaadan's 401 x 401 grid over [0, 1]²
+# with m <= 1/2 (201 x 401 values): α_m is the smallest coefficient, so
+# its share m is at most 1/2 (up to the tie tolerance; larger m are read
+# as 1/2).  Computed once per process on first use; between nodes h is
+# interpolated bilinearly, and α_z and the degradation are computed
+# exactly at that h.  On the two edge columns every h is a maximum (κ = 1:
+# the same point twice, α_z = α_m + α_n; κ = 0: α_z = 0 inside (0, 1)) and
+# the search's h is only where its ties lead it (next to 0); those columns
+# hold the limits of the maximum instead, so that interpolation next to
+# them is right: h = m as κ → 1, h = 0 (the end of the larger coefficient)
+# as κ → 0.
+# ----------------------------------------------------------------------
+cdef const double* LOOKUP_H = NULL      # the table, rows m, columns κ
+_LOOKUP_ARRAY = None                    # (keeps it alive)
+
+
+def _lookup_table():
+    """The table ``h*(m, κ)``, 201 x 401 values (rows ``m = i / 400``, ``i
+    = 0 .. 200``; columns ``κ = j / 400``, ``j = 0 .. 400``): §11's
+    golden-section search for ``(α_m, α_n) = (m, 1 − m)`` at each node,
+    computed on the first call (about 80 000 searches, run in lockstep per
+    row: about 0.05 s) and kept for the process.  The edge columns ``κ =
+    0`` and ``κ = 1``, where every ``h`` is a maximum, hold the limits of
+    the maximum: ``h = 0`` at ``κ = 0``, ``h = m`` at ``κ = 1``."""
+    global LOOKUP_H, _LOOKUP_ARRAY
+    if _LOOKUP_ARRAY is not None:
+        return _LOOKUP_ARRAY
+    cdef Py_ssize_t i, j, n = LOOKUP_STEPS + 1
+    table = np.empty((LOOKUP_ROWS, n))
+    a_n_arr = np.empty(n)
+    log_kappa_arr = np.empty(n)
+    upper_arr = np.empty(n)
+    cdef double[:, ::1] tv = table
+    cdef double[::1] a_n = a_n_arr, log_kappa = log_kappa_arr, upper = upper_arr
+    cdef double m
+    for j in range(n):
+        log_kappa[j] = log_of(j / <double> LOOKUP_STEPS)
+    with nogil:
+        for i in range(LOOKUP_ROWS):
+            m = i / <double> LOOKUP_STEPS
+            for j in range(n):
+                a_n[j] = 1.0 - m
+            golden_section_search(m, &a_n[0], NULL, &log_kappa[0], &tv[i, 0], &upper[0], n)
+            tv[i, 0] = 0.0
+            tv[i, LOOKUP_STEPS] = m
+    table.setflags(write=False)
+    _LOOKUP_ARRAY = table
+    LOOKUP_H = &tv[0, 0]
+    return table
+
+
+cdef inline double lookup_h(double m, double kappa) noexcept nogil:
+    """``h*(m, κ)`` interpolated bilinearly from the table (``m`` clipped
+    to [0, 1/2], ``κ`` to [0, 1], NaN to 0; at a node, the node's value)."""
+    cdef double x = m * LOOKUP_STEPS, y = kappa * LOOKUP_STEPS, fx, fy
+    cdef Py_ssize_t i, j
+    cdef const double* row
+    if not x > 0.0:
+        x = 0.0
+    elif x > LOOKUP_ROWS - 1:
+        x = LOOKUP_ROWS - 1
+    if not y > 0.0:
+        y = 0.0
+    elif y > LOOKUP_STEPS:
+        y = LOOKUP_STEPS
+    i = min(<Py_ssize_t> x, LOOKUP_ROWS - 2)
+    j = min(<Py_ssize_t> y, LOOKUP_STEPS - 1)
+    fx = x - i
+    fy = y - j
+    row = LOOKUP_H + i * (LOOKUP_STEPS + 1) + j
+    return ((1.0 - fx) * ((1.0 - fy) * row[0] + fy * row[1])
+            + fx * ((1.0 - fy) * row[LOOKUP_STEPS + 1] + fy * row[LOOKUP_STEPS + 2]))
+
+
+cdef Py_ssize_t lookup_partner(double a_m, double[:, ::1] cand, Py_ssize_t n) except -1 nogil:
+    """:func:`best_partner` for coefficients with ``h`` from the table
+    (:func:`lookup_h` at ``m = α_m / (α_m + α_n)``, ``κ``) instead of a
+    search; ``α_z`` and the degradation exactly at that ``h``."""
+    cdef Py_ssize_t i
+    cdef double a_n, h, v
+    for i in range(n):
+        a_n = cand[A_N, i]
+        h = lookup_h(a_m / (a_m + a_n), cand[KAPPA, i])
+        v = merged_coefficient(a_m, a_n, cand[LOG_KAPPA, i], h)
+        cand[LOWER, i] = h
+        cand[UPPER, i] = v
+        cand[DEGRADATION, i] = merge_degradation(a_m, a_n, cand[KAPPA, i], v)
+    return first_least(&cand[DEGRADATION, 0], n, b"A merge's degradation")
+
+
+def _lookup_h(double m, double kappa):
+    """Python access to the table's interpolated ``h*(m, κ)`` (for tests)."""
+    _lookup_table()
+    return lookup_h(m, kappa)
+
+
+def _lookup_merge(double a_m, double a_n, double kappa):
+    """Python access to the merge of two coefficients of one sign by the
+    table (for tests): ``(h, α_z, degradation)``."""
+    _lookup_table()
+    cand = np.zeros((CANDIDATE_ROWS, 1))
+    cand[A_N, 0], cand[KAPPA, 0], cand[LOG_KAPPA, 0] = a_n, kappa, log_of(kappa)
+    lookup_partner(a_m, cand, 1)
+    return cand[LOWER, 0], cand[UPPER, 0], cand[DEGRADATION, 0]
 
 
 def _merge_scratch(OnlineLearner learner, Py_ssize_t n_values):

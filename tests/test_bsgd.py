@@ -11,15 +11,33 @@ from sklearn.datasets import make_classification
 from skbudget import BudgetedSGDClassifier
 from skbudget._bsgd_fast import (
     _golden_section_h,
+    _lookup_h,
+    _lookup_merge,
+    _lookup_table,
     _span_factor,
     _span_factor_delete,
     _span_solve,
 )
 from skbudget.datasets import make_checkerboard, make_noisy_gaussians
 from tests.oracles import keeping_flags, mistake_flags
-from tests.oracles.bsgd import PlainBudgetedSGDClassifier, golden_section, span_projection
+from tests.oracles.bsgd import (
+    PlainBudgetedSGDClassifier,
+    golden_section,
+    lookup_h,
+    span_projection,
+)
 
 RULES = ["removal", "projection", "merging"]
+# merging with each merge search: (maintenance, merge_search)
+RULE_SEARCHES = [("removal", "golden"), ("projection", "golden"), ("merging", "golden"),
+                 ("merging", "lookup")]
+RULE_IDS = ["removal", "projection", "merging-golden", "merging-lookup"]
+
+
+def plain_bsgd(kernel, merge_search="golden", **params):
+    """The oracle, reading the estimator's table for ``merge_search='lookup'``."""
+    table = _lookup_table() if merge_search == "lookup" else None
+    return PlainBudgetedSGDClassifier(kernel, lookup_table=table, **params)
 
 
 def rbf(gamma):
@@ -69,14 +87,14 @@ STREAMS = list(_streams())
 
 # at B = 5 removal may keep no vector of a class: the warning says so
 @pytest.mark.filterwarnings("ignore:.*holds no support vector of class:UserWarning")
-@pytest.mark.parametrize("rule", RULES)
+@pytest.mark.parametrize("rule, search", RULE_SEARCHES, ids=RULE_IDS)
 @pytest.mark.parametrize("stream", STREAMS, ids=[s[0] for s in STREAMS])
 @pytest.mark.parametrize("budget, lam", [(5, 1e-2), (20, 1e-3), (40, 1e-4)])
-def test_matches_plain_implementation(rule, stream, budget, lam):
+def test_matches_plain_implementation(rule, search, stream, budget, lam):
     _, X, y, gamma = stream
-    est = flagged(budget=budget, alpha=lam, maintenance=rule, gamma=gamma,
-                  shuffle=False).fit(X, y)
-    plain = PlainBudgetedSGDClassifier(rbf(gamma), budget=budget, alpha=lam, maintenance=rule)
+    est = flagged(budget=budget, alpha=lam, maintenance=rule, merge_search=search,
+                  gamma=gamma, shuffle=False).fit(X, y)
+    plain = plain_bsgd(rbf(gamma), search, budget=budget, alpha=lam, maintenance=rule)
     plain.partial_fit(X, y)
     assert plain.n_maintenance > 20          # the budget binds
     if rule == "merging":
@@ -84,11 +102,11 @@ def test_matches_plain_implementation(rule, stream, budget, lam):
     assert_matches(est, plain, X)
 
 
-@pytest.mark.parametrize("rule", RULES)
-def test_streaming_and_epochs_continue_the_step_count(rule):
+@pytest.mark.parametrize("rule, search", RULE_SEARCHES, ids=RULE_IDS)
+def test_streaming_and_epochs_continue_the_step_count(rule, search):
     X, y = make_noisy_gaussians(300, random_state=4)
-    est = flagged(budget=10, alpha=1e-3, maintenance=rule, gamma=1.0)
-    plain = PlainBudgetedSGDClassifier(rbf(1.0), budget=10, alpha=1e-3, maintenance=rule)
+    est = flagged(budget=10, alpha=1e-3, maintenance=rule, merge_search=search, gamma=1.0)
+    plain = plain_bsgd(rbf(1.0), search, budget=10, alpha=1e-3, maintenance=rule)
     for piece in np.array_split(np.arange(300), [1, 2, 40, 41, 200]):
         est.partial_fit(X[piece], y[piece], classes=[-1, 1])
         plain.partial_fit(X[piece], y[piece])
@@ -261,3 +279,69 @@ def test_learns_a_nonlinear_problem():
               for rule in RULES}
     assert scores["merging"] > 0.85
     assert scores["merging"] > scores["removal"]
+
+
+# ----------------------------------------------------------------------
+# merge_search='lookup': the table h*(m, kappa) of the golden-section rule
+# ----------------------------------------------------------------------
+def test_lookup_table_is_the_golden_rule_at_its_nodes():
+    table = _lookup_table()
+    assert table.shape == (201, 401) and not table.flags.writeable
+    assert _lookup_table() is table          # computed once per process
+    rng = np.random.RandomState(0)
+    for i, j in zip(rng.randint(201, size=300), rng.randint(1, 400, size=300)):
+        m, kappa = i / 400, j / 400
+        assert table[i, j] == _golden_section_h(m, 1.0 - m, kappa)[0]
+        assert_allclose(_lookup_h(m, kappa), table[i, j], rtol=1e-12, atol=1e-15)
+    # the edge columns, where every h is a maximum, hold the limits
+    assert_array_equal(table[:, 0], 0.0)
+    assert_array_equal(table[:, 400], np.arange(201) / 400)
+    assert _lookup_h(0.25, 1.0) == 0.25 and _lookup_h(0.25, 0.0) == 0.0
+    # m beyond 1/2 (the tie tolerance) reads the row m = 1/2; NaN reads 0
+    assert _lookup_h(0.7, 0.5) == table[200, 200]
+    assert _lookup_h(np.nan, np.nan) == table[0, 0]
+
+
+def test_lookup_interpolates_between_the_nodes():
+    table = _lookup_table()
+    rng = np.random.RandomState(1)
+    for _ in range(500):
+        a_m = rng.choice([-1.0, 1.0]) * rng.uniform(0.1, 3.0)
+        a_n = a_m * rng.uniform(1.0, 30.0)       # the larger coefficient, same sign
+        kappa = rng.uniform(0.0, 1.0) ** rng.choice([1, 4])
+        m = a_m / (a_m + a_n)
+        h, a_z, deg = _lookup_merge(a_m, a_n, kappa)
+        i, j = min(int(m * 400), 199), min(int(kappa * 400), 399)
+        corners = table[i:i + 2, j:j + 2]
+        assert corners.min() - 1e-12 <= h <= corners.max() + 1e-12
+        assert_allclose(h, lookup_h(table, m, kappa), rtol=1e-12, atol=1e-14)
+        # alpha_z and the degradation exactly at h
+        assert_allclose(a_z, a_m * kappa ** ((1 - h) ** 2) + a_n * kappa ** (h ** 2),
+                        rtol=1e-12)
+        assert_allclose(deg, a_m ** 2 + a_n ** 2 + 2 * a_m * a_n * kappa - a_z ** 2,
+                        rtol=1e-9, atol=1e-12 * (a_m ** 2 + a_n ** 2))
+        # a merge at most a hair worse than the search's (where the search
+        # stops at a local maximum it may be better)
+        h_g, a_z_g, deg_g = _golden_section_h(a_m, a_n, kappa)
+        assert deg >= -1e-12 * (a_m ** 2 + a_n ** 2)
+        assert deg <= deg_g + 1e-6 * (a_m ** 2 + a_n ** 2)
+
+
+def test_lookup_and_golden_learn_alike():
+    X, y = make_checkerboard(3000, noise=0.1, random_state=12)
+    Xt, yt = make_checkerboard(2000, noise=0.0, random_state=13)
+    fitted = {search: BudgetedSGDClassifier(budget=50, alpha=1e-4, gamma=5.0, random_state=0,
+                                            merge_search=search).fit(X, y)
+              for search in ("golden", "lookup")}
+    for est in fitted.values():
+        assert est.n_support_[0] == 50 and est.n_maintenance_[0] > 500
+    scores = {k: est.score(Xt, yt) for k, est in fitted.items()}
+    assert scores["lookup"] > 0.8
+    assert abs(scores["lookup"] - scores["golden"]) < 0.02
+    assert_allclose(fitted["lookup"].degradation_, fitted["golden"].degradation_, rtol=0.1)
+
+
+def test_merge_search_is_validated():
+    X, y = make_noisy_gaussians(50, random_state=0)
+    with pytest.raises(ValueError, match="merge_search"):
+        BudgetedSGDClassifier(merge_search="bisection").fit(X, y)

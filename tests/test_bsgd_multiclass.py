@@ -215,6 +215,23 @@ def test_ovr_is_one_binary_model_per_class():
         assert_array_equal(ovr.dual_coef_[c, block], binary.dual_coef_[0])
 
 
+def test_the_shared_model_merges_by_the_exact_search_under_either_merge_search():
+    # merge_search='lookup' has no table for rows: the shared set runs the
+    # exact search either way (the oracle tests use the default, 'lookup');
+    # one-vs-rest's binary learners read the table
+    _, X, y, gamma = STREAMS[0]
+    fitted = {(mc, search): BudgetedSGDClassifier(
+        budget=8, alpha=1e-2, gamma=gamma, multi_class=mc, merge_search=search,
+        random_state=0).fit(X, y)
+        for mc in ("crammer_singer", "ovr") for search in ("golden", "lookup")}
+    shared = fitted["crammer_singer", "golden"], fitted["crammer_singer", "lookup"]
+    assert shared[0].n_maintenance_[0] > 50
+    for attr in ("support_vectors_", "dual_coef_", "degradation_"):
+        assert_array_equal(getattr(shared[0], attr), getattr(shared[1], attr))
+    assert not np.array_equal(fitted["ovr", "golden"].support_vectors_,
+                              fitted["ovr", "lookup"].support_vectors_)
+
+
 def test_fitted_attributes_of_the_shared_model():
     _, X, y, gamma = STREAMS[1]
     est = BudgetedSGDClassifier(budget=30, alpha=1e-3, gamma=gamma, random_state=0).fit(X, y)

@@ -71,7 +71,7 @@ def test_weighted_bsgd_matches_plain_implementation(rule):
     y = 2 * y - 1
     w = np.random.RandomState(0).choice([0.0, 0.3, 1.0, 2.5], size=len(y))
     est = keeping_flags(BudgetedSGDClassifier(budget=15, alpha=1e-2, maintenance=rule,
-                                              gamma=0.5, shuffle=False))
+                                              merge_search="golden", gamma=0.5, shuffle=False))
     est.fit(X, y, sample_weight=w)
     plain = PlainBudgetedSGDClassifier(rbf(0.5), budget=15, alpha=1e-2, maintenance=rule)
     plain.partial_fit(X, y, sample_weight=w)

@@ -41,6 +41,19 @@ def golden_section(g):
     return (a + b) / 2.0
 
 
+def lookup_h(table, m, kappa):
+    """The merge search by table (BudgetedSGDClassifier's
+    ``merge_search='lookup'``): ``h*(m, kappa)`` interpolated bilinearly
+    from ``table`` (rows ``m = i / 400`` up to 1/2, columns ``kappa = j /
+    400``), ``m`` clipped to [0, 1/2]."""
+    x = min(max(m * 400.0, 0.0), table.shape[0] - 1.0)
+    y = min(max(kappa * 400.0, 0.0), 400.0)
+    i, j = min(int(x), table.shape[0] - 2), min(int(y), 399)
+    fx, fy = x - i, y - j
+    return ((1 - fx) * ((1 - fy) * table[i, j] + fy * table[i, j + 1])
+            + fx * ((1 - fy) * table[i + 1, j] + fy * table[i + 1, j + 1]))
+
+
 def span_projection(K, b):
     """Coefficients ``d`` of the projection whose Gram matrix is ``K`` and
     right-hand side ``b``: vectors in the span of earlier kept ones (oldest
@@ -67,11 +80,15 @@ class PlainBudgetedSGDClassifier:
     ``kernel(A, B)`` is the kernel function (merging assumes it is an RBF
     kernel); ``alpha`` is the paper's lambda.  ``partial_fit(X, y)`` continues
     the stream (labels in {-1, +1}); ``support_vectors`` and ``coef`` are the
-    model, oldest first.
+    model, oldest first.  With ``lookup_table`` (the estimator's table of
+    ``h*(m, kappa)``) merging reads ``h`` from it by :func:`lookup_h`
+    instead of the golden-section search (``merge_search='lookup'``).
     """
 
-    def __init__(self, kernel, budget=100, alpha=1e-4, maintenance="merging"):
+    def __init__(self, kernel, budget=100, alpha=1e-4, maintenance="merging",
+                 lookup_table=None):
         self.kernel = kernel
+        self.lookup_table = lookup_table    # merging: h by lookup_h instead of the search
         self.budget = budget
         self.lam = alpha          # the paper's lambda
         self.maintenance = maintenance
@@ -169,7 +186,10 @@ class PlainBudgetedSGDClassifier:
             def alpha_z(h, a_n=a_n, log_kappa=log_kappa):   # kappa ** e = exp(e log kappa)
                 return a_m * math.exp((1 - h) ** 2 * log_kappa) + a_n * math.exp(h ** 2 * log_kappa)
 
-            h = golden_section(lambda h: abs(alpha_z(h)))
+            if self.lookup_table is None:
+                h = golden_section(lambda h: abs(alpha_z(h)))
+            else:
+                h = lookup_h(self.lookup_table, a_m / (a_m + a_n), kappa)
             a_z = alpha_z(h)
             candidates.append((a_m ** 2 + a_n ** 2 + 2 * a_m * a_n * kappa - a_z ** 2,
                                n, h, a_z))
