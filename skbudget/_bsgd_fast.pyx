@@ -33,10 +33,12 @@ O(k) set-up; ``‖W_i‖²`` is kept per vector).
 import numpy as np
 from libc.float cimport DBL_MIN
 from libc.math cimport exp, fabs, isfinite, log, sqrt, INFINITY
+from libc.string cimport memcpy
 
 from skbudget._engine cimport OnlineLearner
 from skbudget._engine import _resized, size_problem
-from skbudget._kernel_rows cimport dense_dot
+from skbudget._elementwise cimport exp_inplace, log_inplace
+from skbudget._kernel_rows cimport dense_dot, squared_distance
 from skbudget._numbers cimport is_finite, is_nan, raise_not_finite
 from skbudget._shared_support cimport SharedSupportLearner
 
@@ -271,17 +273,26 @@ cdef class BudgetedSGDLearner(OnlineLearner):
 
     cdef int merge_smallest(self) except -1 nogil:
         """Merging (RBF): ``m = argmin |α_i|``; every other support vector
-        ``n`` of the same sign is a candidate partner: ``κ = k(x_m, x_n)``
-        (one kernel value each), ``h`` by the golden-section search
-        (``GOLDEN``) or read from the table (``LOOKUP``,
-        :func:`lookup_partner`), its degradation ``α_m² + α_n² + 2 α_m α_n
-        κ − α_z²``; the least (ties: oldest) is merged: both removed, ``(z,
-        α_z)`` appended with ``z = h x_m + (1 − h) x_n``.  No partner:
-        remove ``m``."""
+        ``n`` of the same sign is a candidate partner: ``κ = k(x_m, x_n)``,
+        ``h`` by the golden-section search (``GOLDEN``) or read from the
+        table (``LOOKUP``, :func:`lookup_partner`), its degradation ``α_m²
+        + α_n² + 2 α_m α_n κ − α_z²``; the least (ties: oldest) is merged:
+        both removed, ``(z, α_z)`` appended with ``z = h x_m + (1 − h)
+        x_n``.  No partner: remove ``m``.
+
+        ``GOLDEN`` computes each ``κ`` from the two stored rows
+        (:meth:`kernel_between_slots`) and ``ln κ`` from it.  ``LOOKUP``
+        reads ``κ`` from the round's kernel row when ``x_m`` is the current
+        example (the usual case once the older vectors are merged ones:
+        merged coefficients are never smaller than their parts, so the new
+        vector is the smallest), its ``ln κ`` by NumPy's vectorized ``log``;
+        otherwise ``ln κ`` is the kernel's argument ``−γ ‖x_m − x_n‖²`` and
+        ``κ`` its vectorized ``exp``."""
         cdef Py_ssize_t m = self.smallest_coefficient(), i, c, k = 0, n = -1, j
-        cdef Py_ssize_t cm = self.order[m], d = self.n_features
-        cdef double a_m = self.alpha[cm] * self.scale, h
-        cdef bint lookup = self.merge_search == SEARCH_LOOKUP
+        cdef Py_ssize_t cm = self.order[m], sm = self.slot[cm], d = self.n_features
+        cdef double a_m = self.alpha[cm] * self.scale, h, sign_m = self.alpha[cm]
+        cdef double minus_gamma = -self.kernel_gamma
+        cdef bint lookup = self.merge_search == SEARCH_LOOKUP, from_row = False
         cdef const double* x_m
         cdef const double* x_n
         if not self.uses_store or self.candidates.shape[1] < self.n_sv \
@@ -291,26 +302,50 @@ cdef class BudgetedSGDLearner(OnlineLearner):
                 if lookup:
                     _lookup_table()
         cdef double[:, ::1] cand = self.candidates
+        cdef double* a_n = &cand[A_N, 0]
+        cdef double* kappa = &cand[KAPPA, 0]
+        cdef double* log_kappa = &cand[LOG_KAPPA, 0]
+        cdef Py_ssize_t* partner = &self.partner_pos[0]
+        cdef const Py_ssize_t* order = &self.order[0]
+        cdef const double* alpha = &self.alpha[0]
+        cdef const double* k_row
+        x_m = self.vector_of(cm)
+        if lookup and sm == self.cur_slot:
+            self.ensure_row()
+            from_row = True
+        k_row = &self.k_row[0]
         for i in range(self.n_sv):
-            c = self.order[i]
-            if i == m or self.alpha[c] * self.alpha[cm] <= 0.0:
+            c = order[i]
+            if i == m or alpha[c] * sign_m <= 0.0:
                 continue
-            self.partner_pos[k] = i
-            cand[A_N, k] = self.alpha[c] * self.scale
-            cand[KAPPA, k] = self.kernel_between_slots(self.slot[cm], self.slot[c])
-            cand[LOG_KAPPA, k] = log_of(cand[KAPPA, k])
+            partner[k] = i
+            a_n[k] = alpha[c] * self.scale
+            if from_row:
+                kappa[k] = k_row[c]
+            elif lookup:
+                log_kappa[k] = minus_gamma * squared_distance(
+                    dense_dot(x_m, self.vector_of(c), d), self.store_sq[sm],
+                    self.store_sq[self.slot[c]])
+            else:
+                kappa[k] = self.kernel_between_slots(sm, self.slot[c])
+                log_kappa[k] = log_of(kappa[k])
             k += 1
         if k == 0:
             self.degradation += a_m * a_m * self.kself[cm]
             return self.remove_at(m)
+        if from_row:
+            memcpy(log_kappa, kappa, k * sizeof(double))
+            log_inplace(log_kappa, k)
+        elif lookup:
+            memcpy(kappa, log_kappa, k * sizeof(double))
+            exp_inplace(kappa, k)
         if lookup:
             j = lookup_partner(a_m, cand, k)
         else:
             j = best_partner(a_m, cand, k, False)
-        n = self.partner_pos[j]
+        n = partner[j]
         h = cand[LOWER, j]
-        x_m = self.vector_of(cm)
-        x_n = self.vector_of(self.order[n])
+        x_n = self.vector_of(order[n])
         for i in range(d):
             self.merged[i] = h * x_m[i] + (1.0 - h) * x_n[i]
         self.degradation += cand[DEGRADATION, j]
@@ -933,12 +968,13 @@ cdef Py_ssize_t best_partner(double first, double[:, ::1] cand, Py_ssize_t n,
 # its share m is at most 1/2 (up to the tie tolerance; larger m are read
 # as 1/2).  Computed once per process on first use; between nodes h is
 # interpolated bilinearly, and α_z and the degradation are computed
-# exactly at that h.  On the two edge columns every h is a maximum (κ = 1:
-# the same point twice, α_z = α_m + α_n; κ = 0: α_z = 0 inside (0, 1)) and
-# the search's h is only where its ties lead it (next to 0); those columns
-# hold the limits of the maximum instead, so that interpolation next to
-# them is right: h = m as κ → 1, h = 0 (the end of the larger coefficient)
-# as κ → 0.
+# exactly at that h.  At κ = 1 (the same point twice) every h is a
+# maximum, α_z = α_m + α_n, and the search's h is only where its ties lead
+# it (next to 0); that column holds the limit of the maximum as κ → 1
+# instead, h = m, so that interpolation next to it is right.  (At κ = 0
+# every h inside (0, 1) is a maximum too, α_z = 0; there the ties lead next
+# to 0, the limit for m < 1/2, and the search's value is kept: it is not 0,
+# so that κ^{h²} = exp(h² ln κ) stays 0, not NaN.)
 # ----------------------------------------------------------------------
 cdef const double* LOOKUP_H = NULL      # the table, rows m, columns κ
 _LOOKUP_ARRAY = None                    # (keeps it alive)
@@ -949,9 +985,9 @@ def _lookup_table():
     = 0 .. 200``; columns ``κ = j / 400``, ``j = 0 .. 400``): §11's
     golden-section search for ``(α_m, α_n) = (m, 1 − m)`` at each node,
     computed on the first call (about 80 000 searches, run in lockstep per
-    row: about 0.05 s) and kept for the process.  The edge columns ``κ =
-    0`` and ``κ = 1``, where every ``h`` is a maximum, hold the limits of
-    the maximum: ``h = 0`` at ``κ = 0``, ``h = m`` at ``κ = 1``."""
+    row: about 0.05 s) and kept for the process.  The column ``κ = 1``,
+    where every ``h`` is a maximum, holds the limit of the maximum as ``κ
+    → 1``, ``h = m``."""
     global LOOKUP_H, _LOOKUP_ARRAY
     if _LOOKUP_ARRAY is not None:
         return _LOOKUP_ARRAY
@@ -971,7 +1007,6 @@ def _lookup_table():
             for j in range(n):
                 a_n[j] = 1.0 - m
             golden_section_search(m, &a_n[0], NULL, &log_kappa[0], &tv[i, 0], &upper[0], n)
-            tv[i, 0] = 0.0
             tv[i, LOOKUP_STEPS] = m
     table.setflags(write=False)
     _LOOKUP_ARRAY = table
@@ -1005,16 +1040,28 @@ cdef inline double lookup_h(double m, double kappa) noexcept nogil:
 cdef Py_ssize_t lookup_partner(double a_m, double[:, ::1] cand, Py_ssize_t n) except -1 nogil:
     """:func:`best_partner` for coefficients with ``h`` from the table
     (:func:`lookup_h` at ``m = α_m / (α_m + α_n)``, ``κ``) instead of a
-    search; ``α_z`` and the degradation exactly at that ``h``."""
+    search; ``α_z = α_m κ^{(1−h)²} + α_n κ^{h²}`` and the degradation
+    exactly at that ``h`` (the powers as ``exp(e ln κ)`` by NumPy's
+    vectorized ``exp``, over every candidate at once)."""
     cdef Py_ssize_t i
-    cdef double a_n, h, v
+    cdef double h, v
+    cdef const double* a_n = &cand[A_N, 0]
+    cdef const double* kappa = &cand[KAPPA, 0]
+    cdef const double* log_kappa = &cand[LOG_KAPPA, 0]
+    cdef double* lower = &cand[LOWER, 0]
+    cdef double* power_m = &cand[UPPER, 0]
+    cdef double* power_n = &cand[DEGRADATION, 0]
     for i in range(n):
-        a_n = cand[A_N, i]
-        h = lookup_h(a_m / (a_m + a_n), cand[KAPPA, i])
-        v = merged_coefficient(a_m, a_n, cand[LOG_KAPPA, i], h)
-        cand[LOWER, i] = h
-        cand[UPPER, i] = v
-        cand[DEGRADATION, i] = merge_degradation(a_m, a_n, cand[KAPPA, i], v)
+        h = lookup_h(a_m / (a_m + a_n[i]), kappa[i])
+        lower[i] = h
+        power_m[i] = (1.0 - h) * (1.0 - h) * log_kappa[i]
+        power_n[i] = h * h * log_kappa[i]
+    exp_inplace(power_m, n)
+    exp_inplace(power_n, n)
+    for i in range(n):
+        v = a_m * power_m[i] + a_n[i] * power_n[i]
+        power_m[i] = v                  # α_z into UPPER
+        power_n[i] = merge_degradation(a_m, a_n[i], kappa[i], v)
     return first_least(&cand[DEGRADATION, 0], n, b"A merge's degradation")
 
 

@@ -1,5 +1,5 @@
 # cython: language_level=3
-"""NumPy's own vectorized ``exp``, ``tanh`` and ``power``, callable from
+"""NumPy's own vectorized ``exp``, ``log``, ``tanh`` and ``power``, callable from
 compiled code without the GIL; and one-pass helpers of ``fit``:
 :func:`flat_moments` for ``gamma='scale'``, :func:`integral_classes` for
 numeric labels, :func:`mistake_flags` and :func:`cumulative_at_bin_ends`
@@ -35,6 +35,7 @@ cdef struct DoubleLoop:
 
 
 cdef DoubleLoop EXP_LOOP
+cdef DoubleLoop LOG_LOOP
 cdef DoubleLoop TANH_LOOP
 cdef DoubleLoop POWER_LOOP
 
@@ -56,6 +57,7 @@ cdef DoubleLoop _float64_loop(cnp.ufunc function) except *:
 
 
 EXP_LOOP = _float64_loop(np.exp)
+LOG_LOOP = _float64_loop(np.log)
 TANH_LOOP = _float64_loop(np.tanh)
 POWER_LOOP = _float64_loop(np.power)
 
@@ -76,6 +78,12 @@ cdef void exp_inplace(double* values, Py_ssize_t n) noexcept nogil:
     """values[:n] = np.exp(values[:n])"""
     if n > 0:
         _unary(EXP_LOOP, values, n)
+
+
+cdef void log_inplace(double* values, Py_ssize_t n) noexcept nogil:
+    """values[:n] = np.log(values[:n])"""
+    if n > 0:
+        _unary(LOG_LOOP, values, n)
 
 
 cdef void tanh_inplace(double* values, Py_ssize_t n) noexcept nogil:
@@ -131,10 +139,12 @@ def flat_moments(const double[::1] values):
 
 
 def _apply(name, double[::1] values, double exponent=1.0):
-    """Python access for the tests: apply ``name`` in {'exp', 'tanh',
-    'power'} in place."""
+    """Python access for the tests: apply ``name`` in {'exp', 'log',
+    'tanh', 'power'} in place."""
     if name == "exp":
         exp_inplace(&values[0], values.shape[0])
+    elif name == "log":
+        log_inplace(&values[0], values.shape[0])
     elif name == "tanh":
         tanh_inplace(&values[0], values.shape[0])
     elif name == "power":

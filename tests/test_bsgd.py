@@ -289,14 +289,15 @@ def test_lookup_table_is_the_golden_rule_at_its_nodes():
     assert table.shape == (201, 401) and not table.flags.writeable
     assert _lookup_table() is table          # computed once per process
     rng = np.random.RandomState(0)
-    for i, j in zip(rng.randint(201, size=300), rng.randint(1, 400, size=300)):
+    nodes = [(i, j) for i in (0, 1, 200) for j in (0, 1, 399)]
+    for i, j in nodes + list(zip(rng.randint(201, size=300), rng.randint(400, size=300))):
         m, kappa = i / 400, j / 400
         assert table[i, j] == _golden_section_h(m, 1.0 - m, kappa)[0]
         assert_allclose(_lookup_h(m, kappa), table[i, j], rtol=1e-12, atol=1e-15)
-    # the edge columns, where every h is a maximum, hold the limits
-    assert_array_equal(table[:, 0], 0.0)
+    # kappa = 1, where every h is a maximum, holds the limit h = m
     assert_array_equal(table[:, 400], np.arange(201) / 400)
-    assert _lookup_h(0.25, 1.0) == 0.25 and _lookup_h(0.25, 0.0) == 0.0
+    assert _lookup_h(0.25, 1.0) == 0.25
+    assert (table[:, :400] > 0).all()         # kappa^(h^2) = exp(h^2 ln kappa) is 0 at kappa = 0
     # m beyond 1/2 (the tie tolerance) reads the row m = 1/2; NaN reads 0
     assert _lookup_h(0.7, 0.5) == table[200, 200]
     assert _lookup_h(np.nan, np.nan) == table[0, 0]

@@ -49,8 +49,9 @@ def test_non_finite_kernel_values_raise_where_sklearns_are_non_finite(kernel):
             est.fit(X, y)
 
 
-@pytest.mark.filterwarnings("ignore:overflow encountered", "ignore:invalid value encountered")
-@pytest.mark.parametrize("name", ["exp", "tanh", "power"])
+@pytest.mark.filterwarnings("ignore:overflow encountered", "ignore:invalid value encountered",
+                            "ignore:divide by zero encountered")
+@pytest.mark.parametrize("name", ["exp", "log", "tanh", "power"])
 def test_elementwise_loops_are_numpys_bit_for_bit(name):
     rng = np.random.RandomState(0)
     values = np.concatenate([rng.randn(997) * 30, [0.0, -0.0, np.inf, -np.inf, np.nan,
