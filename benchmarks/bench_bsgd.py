@@ -14,6 +14,18 @@ model is fitted on the whole training set in 5 random orders (SVC once: it
 does not depend on the order) and scored on the test set: accuracy mean +-
 std and the fit time (the minimum over the orders: the machine is shared).
 
+``BSGD merging`` is the default ``merge_search='lookup'`` (h read from the
+table of the golden-section optimum); ``BSGD merging (golden)`` runs the
+golden-section search per candidate (ALGORITHMS.md §11 exactly).  The
+section ``merge_search`` compares the two searches at the same parameters
+(the ones chosen for ``BSGD merging``): test accuracy over the same 5 orders
+on a9a, Banana and MNIST 3-vs-8 (mnist5k) at B = 100 and 500; and fit times on
+a9a as issue 28 measures them: loaded by ``load_svmlight_file`` (CSR), one
+pass in file order, RBF gamma = 0.05, alpha = 1e-4, one BLAS thread,
+merging (both searches), removal and ``Nystroem(B) + SGDClassifier(hinge)``
+(alpha = 1e-4, one pass) in interleaved rounds, the minimum of each, with
+the machine's load average.
+
 Data: a9a (a9a.train -> a9a.test, raw 0/1 features, sparse), Banana (random
 4 300 / 1 000 split per order), NCheckerboard (Wang & Vucetic's setting:
 10 000 noisy training points, 5 000 clean test points) and MNIST 3-vs-8 from
@@ -127,6 +139,8 @@ MODELS = [
      ("gamma", "alpha")),
     ("BSGD merging", _skbudget("BudgetedSGDClassifier", maintenance="merging"),
      ("gamma", "alpha")),
+    ("BSGD merging (golden)", _skbudget("BudgetedSGDClassifier", maintenance="merging",
+                                        merge_search="golden"), ("gamma", "alpha")),
     ("Nystroem(B) + SGDClassifier(hinge)",
      _nystroem(lambda **kw: SGDClassifier(loss="hinge", max_iter=1, tol=None, **kw)),
      ("gamma", "alpha")),
@@ -260,22 +274,110 @@ def plot_curve(curve, budgets, name, path):
 
 
 def paired_timing(results, rounds=7):
-    """One-pass fit times on a9a of BSGD-merging and the Nystroem + SGD
-    pipeline (their chosen parameters), alternated ``rounds`` times on the
-    same order so that both see the same machine load; the minimum of each."""
+    """One-pass fit times on a9a of BSGD-merging (both merge searches, when
+    the table has both rows) and the Nystroem + SGD pipeline (their chosen
+    parameters), alternated ``rounds`` times on the same order so that both
+    see the same machine load; the minimum of each.  ``ratio``: the default
+    merging (``'lookup'``) over the pipeline; ``ratio golden``: the search."""
     X, y, _, _ = load("a9a", 0, results["quick"])
     makers = {row: make for row, make, _ in MODELS}
-    rows = ("BSGD merging", "Nystroem(B) + SGDClassifier(hinge)")
     out = {}
     for budget, table in results["datasets"]["a9a"]["budgets"].items():
+        rows = [row for row in ("BSGD merging", "Nystroem(B) + SGDClassifier(hinge)",
+                                "BSGD merging (golden)") if row in table]
         ests = [makers[row](int(budget), 0, **table[row]["best_params"]) for row in rows]
         # (each fit starts afresh)
         best = best_times_alternating([lambda est=est: est.fit(X, y) for est in ests], rounds)
         out[budget] = {row: float(t) for row, t in zip(rows, best)}
         out[budget]["ratio"] = out[budget][rows[0]] / out[budget][rows[1]]
+        if len(rows) == 3:
+            out[budget]["ratio golden"] = out[budget][rows[2]] / out[budget][rows[1]]
         print(f"  a9a B={budget} paired one-pass fit times (min of {rounds}): "
-              f"BSGD merging {out[budget][rows[0]]:.3f} s, Nystroem + SGD "
-              f"{out[budget][rows[1]]:.3f} s, ratio {out[budget]['ratio']:.2f}", flush=True)
+              + ", ".join(f"{row} {out[budget][row]:.3f} s" for row in rows)
+              + f"; ratio {out[budget]['ratio']:.2f}", flush=True)
+    return out
+
+
+SEARCH_DATASETS = ("a9a", "banana", "mnist38")
+
+
+def merge_search_accuracy(results, datasets, reps, quick):
+    """Test accuracy of merging with each ``merge_search`` at the
+    parameters chosen for ``BSGD merging``, over the same ``reps`` orders
+    (and splits): the means, their difference and the per-order
+    differences."""
+    out = {}
+    for name in datasets:
+        tables = results["datasets"].get(name, {}).get("budgets", {})
+        for budget, table in tables.items():
+            if "BSGD merging" not in table:
+                continue
+            best = table["BSGD merging"]["best_params"]
+            acc = {}
+            for search in ("lookup", "golden"):
+                make = _skbudget("BudgetedSGDClassifier", maintenance="merging",
+                                 merge_search=search)
+                acc[search], _ = evaluate(make, best, int(budget), name, reps, quick)
+            diff = np.subtract(acc["lookup"], acc["golden"])
+            entry = {"params": best, "lookup": acc["lookup"], "golden": acc["golden"],
+                     "lookup_mean": float(np.mean(acc["lookup"])),
+                     "golden_mean": float(np.mean(acc["golden"])),
+                     "difference": float(diff.mean()),
+                     "within 0.3 points": bool(abs(diff.mean()) <= 0.3)}
+            out.setdefault(name, {})[budget] = entry
+            print(f"  {name} B={budget} merging accuracy: lookup {entry['lookup_mean']:.2f}, "
+                  f"golden {entry['golden_mean']:.2f} (difference {entry['difference']:+.2f}; "
+                  f"per order {' '.join(f'{d:+.2f}' for d in diff)})", flush=True)
+    return out
+
+
+def merge_search_timing(budgets, rounds):
+    """Issue 28's timing: a9a as ``load_svmlight_file`` gives it (CSR), one
+    pass in file order, RBF gamma = 0.05, alpha = 1e-4, one BLAS thread;
+    merging with each search, removal and ``Nystroem(B) + SGDClassifier``
+    (alpha = 1e-4, one pass) in ``rounds`` interleaved rounds, the minimum
+    of each, with test accuracy and the load average before and after."""
+    import os
+    X, y = load_svmlight_file(str(DATA / "a9a" / "a9a.train"), n_features=123)
+    Xt, yt = load_svmlight_file(str(DATA / "a9a" / "a9a.test"), n_features=123)
+    skb = dict(alpha=1e-4, gamma=0.05, shuffle=False, max_iter=1)
+    out = {"load_average_before": os.getloadavg()}
+    for budget in budgets:
+        makers = {
+            "merging lookup": lambda: skbudget.BudgetedSGDClassifier(
+                budget=budget, merge_search="lookup", **skb),
+            "merging golden": lambda: skbudget.BudgetedSGDClassifier(
+                budget=budget, merge_search="golden", **skb),
+            "removal": lambda: skbudget.BudgetedSGDClassifier(
+                budget=budget, maintenance="removal", **skb),
+            "Nystroem + SGD": lambda: Pipeline([
+                ("nystroem", Nystroem(gamma=0.05, n_components=budget, random_state=0)),
+                ("linear", SGDClassifier(loss="hinge", alpha=1e-4, max_iter=1, tol=None,
+                                         shuffle=False, random_state=0))]),
+        }
+        fitted = {}
+
+        def fit(row):
+            fitted[row] = makers[row]().fit(X, y)
+
+        skbudget.BudgetedSGDClassifier(budget=5, merge_search="lookup").fit(X[:50], y[:50])
+        best = best_times_alternating([lambda row=row: fit(row) for row in makers], rounds)
+        entry = {row: {"fit_seconds": float(t), "accuracy": 100.0 * fitted[row].score(Xt, yt)}
+                 for row, t in zip(makers, best)}
+        pipe, removal = entry["Nystroem + SGD"]["fit_seconds"], entry["removal"]["fit_seconds"]
+        for row in ("merging lookup", "merging golden"):
+            entry[row]["x Nystroem + SGD"] = entry[row]["fit_seconds"] / pipe
+            entry[row]["x removal"] = entry[row]["fit_seconds"] / removal
+        out[str(budget)] = entry
+        for row, r in entry.items():
+            ratios = (f"  {r['x Nystroem + SGD']:.2f}x the pipeline, {r['x removal']:.2f}x "
+                      f"removal" if "x removal" in r else "")
+            print(f"  a9a B={budget} {row:<16} fit {r['fit_seconds']:.3f} s (min of {rounds})  "
+                  f"accuracy {r['accuracy']:.2f} %{ratios}", flush=True)
+    out["load_average_after"] = os.getloadavg()
+    out["rounds"] = rounds
+    print(f"  load average before {out['load_average_before']}, after "
+          f"{out['load_average_after']} (2 cores)", flush=True)
     return out
 
 
@@ -298,6 +400,21 @@ def targets(results):
             "fit time <= 5x Nystroem+SGD": ratio <= 5.0,
             "fit time ratio": ratio,
         }
+    # issue 28 (merge_search section): merging 'lookup' at most 2x / 1x the
+    # pipeline at B = 100 / 500 and 4x removal at B = 100; lookup's accuracy
+    # within 0.3 points of golden's
+    timing = results.get("merge_search", {}).get("timing", {})
+    for budget, limit in (("100", 2.0), ("500", 1.0)):
+        if budget in timing:
+            r = timing[budget]["merging lookup"]
+            out.setdefault(budget, {})[f"lookup fit <= {limit:g}x Nystroem+SGD (issue 28)"] = (
+                r["x Nystroem + SGD"] <= limit)
+            if budget == "100":
+                out[budget]["lookup fit <= 4x removal (issue 28)"] = r["x removal"] <= 4.0
+    for name, entry in results.get("merge_search", {}).get("accuracy", {}).items():
+        for budget, r in entry.items():
+            out.setdefault(budget, {})[f"{name}: lookup within 0.3 points of golden"] = (
+                r["within 0.3 points"])
     return out
 
 
@@ -335,6 +452,9 @@ def main(argv=None):
     parser.add_argument("--curve-only", action="store_true",
                         help="only the accuracy-vs-B curve, with the "
                              "parameters of the existing JSON")
+    parser.add_argument("--merge-search-only", action="store_true",
+                        help="only the merge_search section (lookup against golden: accuracy "
+                             "at the chosen parameters, issue 28's timing on a9a)")
     parser.add_argument("--paired-timing-only", action="store_true",
                         help="only time BSGD-merging against Nystroem + SGD on a9a, alternated, "
                              "with the parameters of the existing JSON")
@@ -352,6 +472,15 @@ def main(argv=None):
         previous = json.loads(out.read_text())
         if all(previous.get(k) == results[k] for k in ("quick", "reps", "search_size")):
             results = previous
+    if args.merge_search_only:
+        results["merge_search"] = {
+            "accuracy": merge_search_accuracy(
+                results, [d for d in args.datasets if d in SEARCH_DATASETS], reps, args.quick),
+            "timing": merge_search_timing(args.budgets, 3 if args.quick else 7)}
+        results["targets"] = targets(results)
+        print(json.dumps(results["targets"], indent=1))
+        write_json(out, results)
+        return
     if not (args.curve_only or args.paired_timing_only):
         for name in args.datasets:
             entry = run_dataset(name, args.budgets, reps, args.quick, search_size, models)

@@ -145,8 +145,11 @@ class BudgetedSGDClassifier(ExampleWeightsMixin, BaseOnlineKernelClassifier):
     matrix of the support set and its Cholesky factor (O(B^2) memory), and
     a step costs O(B^2) (the factor loses a row by Givens rotations, then
     two triangular solves); merging searches the partner with O(B) kernel
-    values plus one golden-section search per same-signed candidate, and
-    stores the merged point (dense, also for sparse input).
+    values (read from the round's kernel row when the vector to merge is
+    the current example, the usual case) plus, per same-signed candidate,
+    a table look-up and two ``exp`` (``merge_search='lookup'``) or a
+    golden-section search of about 120 ``exp`` (``'golden'``), and stores
+    the merged point (dense, also for sparse input).
 
     A ``'crammer_singer'`` round costs O(B (d + k)) for ``k`` classes
     (kernel values and class scores), against O(B d) for a binary round;
@@ -159,6 +162,10 @@ class BudgetedSGDClassifier(ExampleWeightsMixin, BaseOnlineKernelClassifier):
         references="""Z. Wang, K. Crammer and S. Vucetic, "Breaking the curse of
     kernelization: budgeted stochastic gradient descent for large-scale SVM
     training", Journal of Machine Learning Research 13, 3103-3131, 2012.
+
+    T. Glasmachers and S. Qaadan, "Speeding up budgeted stochastic gradient
+    descent SVM training with precomputed golden section search", Machine
+    Learning, Optimization, and Data Science (LOD), 2018.
 
     S. Shalev-Shwartz, Y. Singer, N. Srebro and A. Cotter, "Pegasos: primal
     estimated sub-gradient solver for SVM", Mathematical Programming 127,
