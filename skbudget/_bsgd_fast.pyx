@@ -1001,13 +1001,14 @@ def _lookup_table():
     cdef double m
     for j in range(n):
         log_kappa[j] = log_of(j / <double> LOOKUP_STEPS)
-    with nogil:
-        for i in range(LOOKUP_ROWS):
-            m = i / <double> LOOKUP_STEPS
-            for j in range(n):
-                a_n[j] = 1.0 - m
-            golden_section_search(m, &a_n[0], NULL, &log_kappa[0], &tv[i, 0], &upper[0], n)
-            tv[i, LOOKUP_STEPS] = m
+    # (with the GIL held throughout: learners of other threads that meet
+    # their first merge wait for this table instead of building their own)
+    for i in range(LOOKUP_ROWS):
+        m = i / <double> LOOKUP_STEPS
+        for j in range(n):
+            a_n[j] = 1.0 - m
+        golden_section_search(m, &a_n[0], NULL, &log_kappa[0], &tv[i, 0], &upper[0], n)
+        tv[i, LOOKUP_STEPS] = m
     table.setflags(write=False)
     _LOOKUP_ARRAY = table
     LOOKUP_H = &tv[0, 0]
