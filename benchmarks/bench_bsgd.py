@@ -19,7 +19,9 @@ table of the golden-section optimum); ``BSGD merging (golden)`` runs the
 golden-section search per candidate (ALGORITHMS.md §11 exactly).  The
 section ``merge_search`` compares the two searches at the same parameters
 (the ones chosen for ``BSGD merging``): test accuracy over the same 5 orders
-on a9a, Banana and MNIST 3-vs-8 (mnist5k) at B = 100 and 500; and fit times on
+on a9a, Banana and MNIST 3-vs-8 (mnist5k) at B = 100 and 500, and on
+mnist5k's ten classes one-vs-rest (B // 10 per class, as
+``bench_bsgd_multiclass.py``; not with ``--quick``); and fit times on
 a9a as issue 28 measures them: loaded by ``load_svmlight_file`` (CSR), one
 pass in file order, RBF gamma = 0.05, alpha = 1e-4, one BLAS thread,
 merging (both searches), removal and ``Nystroem(B) + SGDClassifier(hinge)``
@@ -299,6 +301,47 @@ def paired_timing(results, rounds=7):
 
 
 SEARCH_DATASETS = ("a9a", "banana", "mnist38")
+# mnist5k's ten classes one-vs-rest: ten binary learners that merge by the
+# table (MNIST 3-vs-8's 800 images hardly fill B = 100 and never B = 500);
+# as bench_bsgd_multiclass.py: its split (4 000 / 1 000, pixels / 255; the
+# orders random_state = rep), B stored vectors in all (B // 10 per class)
+# and its one-vs-rest parameters at B
+MNIST_OVR = {100: {"gamma": 0.04, "alpha": 1e-4}, 500: {"gamma": 0.04, "alpha": 3e-4}}
+
+
+def _mnist5k():
+    data = np.loadtxt(DATA / "mnist5k" / "mnist_5k.csv.gz", delimiter=",")
+    X, y = data[:, :-1] / 255.0, data[:, -1].astype(int)
+    return train_test_split(X, y, stratify=y, random_state=0, train_size=4000, test_size=1000)
+
+
+def merge_search_accuracy_mnist_ovr(budgets, reps):
+    """As :func:`merge_search_accuracy` on mnist5k's ten classes, one-vs-rest
+    at equal memory (``MNIST_OVR``), with the merges per fit."""
+    X, Xt, y, yt = _mnist5k()
+    out = {}
+    for budget in budgets:
+        acc, merges = {}, {}
+        for search in ("lookup", "golden"):
+            acc[search], merges[search] = [], []
+            for rep in range(reps):
+                est = skbudget.BudgetedSGDClassifier(
+                    budget=budget // 10, multi_class="ovr", merge_search=search,
+                    random_state=rep, **MNIST_OVR[budget]).fit(X, y)
+                acc[search].append(100.0 * est.score(Xt, yt))
+                merges[search].append(int(est.n_maintenance_.sum()))
+        diff = np.subtract(acc["lookup"], acc["golden"])
+        out[str(budget)] = {"params": MNIST_OVR[budget], "lookup": acc["lookup"],
+                            "golden": acc["golden"], "merges_per_fit": merges["lookup"],
+                            "lookup_mean": float(np.mean(acc["lookup"])),
+                            "golden_mean": float(np.mean(acc["golden"])),
+                            "difference": float(diff.mean()),
+                            "within 0.3 points": bool(abs(diff.mean()) <= 0.3)}
+        print(f"  mnist5k (10 classes, ovr, B // 10 per class) B={budget}: lookup "
+              f"{out[str(budget)]['lookup_mean']:.2f}, golden {out[str(budget)]['golden_mean']:.2f} "
+              f"(difference {diff.mean():+.2f}; per order {' '.join(f'{d:+.2f}' for d in diff)}; "
+              f"{np.mean(merges['lookup']):.0f} merges per fit)", flush=True)
+    return out
 
 
 def merge_search_accuracy(results, datasets, reps, quick):
@@ -473,9 +516,12 @@ def main(argv=None):
         if all(previous.get(k) == results[k] for k in ("quick", "reps", "search_size")):
             results = previous
     if args.merge_search_only:
+        accuracy = merge_search_accuracy(
+            results, [d for d in args.datasets if d in SEARCH_DATASETS], reps, args.quick)
+        if not args.quick:
+            accuracy["mnist5k-ovr"] = merge_search_accuracy_mnist_ovr(args.budgets, reps)
         results["merge_search"] = {
-            "accuracy": merge_search_accuracy(
-                results, [d for d in args.datasets if d in SEARCH_DATASETS], reps, args.quick),
+            "accuracy": accuracy,
             "timing": merge_search_timing(args.budgets, 3 if args.quick else 7)}
         results["targets"] = targets(results)
         print(json.dumps(results["targets"], indent=1))
