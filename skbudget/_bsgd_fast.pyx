@@ -1110,6 +1110,5 @@ def _golden_section_rows(double norm_m, double norm_n, double cross, double kapp
     cand = np.zeros((CANDIDATE_ROWS, 1))
     cand[A_N, 0], cand[CROSS, 0], cand[KAPPA, 0] = norm_n, cross, kappa
     cand[LOG_KAPPA, 0] = log_of(kappa)
-    if best_partner(norm_m, cand, 1, True) < 0:
-        raise ValueError("the degradation is not a number")
+    best_partner(norm_m, cand, 1, True)     # (a non-finite degradation raises)
     return cand[LOWER, 0], cand[UPPER, 0], cand[DEGRADATION, 0]
