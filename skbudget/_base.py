@@ -510,6 +510,16 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         vectors, blocks, intercepts, counts = [], [], [], []
         for k, learner in enumerate(self._learners):
             coef, intercept = self._learner_expansion(learner)
+            if not (np.isfinite(coef).all() and np.isfinite(intercept).all()):
+                # the last line behind the compiled checks (inside the call's
+                # rollback: the model is left as it was)
+                raise ValueError(
+                    f"{type(self).__name__}: the model's coefficients are not finite numbers "
+                    f"(NaN or infinity): its values overflowed the floating-point range "
+                    f"during training. Use less extreme parameters (e.g. a smaller gamma, "
+                    f"coef0 or degree) or rescale X (e.g. StandardScaler); the model is left "
+                    f"as it was."
+                )
             vectors.append(self._driver.support_vectors(k))
             blocks.append(np.atleast_2d(np.asarray(coef, dtype=np.float64)))
             intercepts.append(np.atleast_1d(intercept))

@@ -173,3 +173,28 @@ def test_scale_gamma_set_by_one_outlier_warns(sparse, binary_data):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         KernelPerceptron().fit(binary_data[0], y)       # ordinary data: no warning
+
+
+def test_non_finite_coefficients_after_training_are_a_clear_error(monkeypatch):
+    # the last line behind the compiled checks: coefficients that came out
+    # non-finite make the call raise, and the model is left as it was
+    from skbudget import Forgetron
+
+    rng = np.random.RandomState(0)
+    X, y = rng.normal(size=(60, 3)), rng.randint(0, 2, 60)
+    est = Forgetron(budget=8, gamma=1.0).partial_fit(X[:30], y[:30], classes=[0, 1])
+    before = est.dual_coef_.copy(), est.support_vectors_.copy(), est.n_mistakes_
+    expansion = type(est)._learner_expansion
+
+    def overflowed(self, learner):
+        coef, intercept = expansion(self, learner)
+        return np.full_like(np.asarray(coef, dtype=float), np.inf), intercept
+
+    monkeypatch.setattr(type(est), "_learner_expansion", overflowed)
+    with pytest.raises(ValueError, match="coefficients are not finite"):
+        est.partial_fit(X[30:], y[30:])
+    monkeypatch.undo()
+    np.testing.assert_array_equal(est.dual_coef_, before[0])
+    np.testing.assert_array_equal(est.support_vectors_, before[1])
+    assert est.n_mistakes_ == before[2]
+    est.partial_fit(X[30:], y[30:])     # and it continues
