@@ -133,12 +133,12 @@ _BALANCED_PARTIAL_FIT = (
 def _learner_weights(sample_weight, class_weight, rows, index):
     """The weights of the examples ``rows`` whose classes are ``index``
     (positions in ``classes_``): ``sample_weight[rows]`` (None: 1) times
-    the ``class_weight`` (one value per class) of each example's class;
-    one row, shared by every learner."""
+    the ``class_weight`` (one value per class) of each example's class,
+    the same for every learner."""
     weights = class_weight[index]
     if sample_weight is not None:
         weights = weights * sample_weight[rows]
-    return weights[None, :]
+    return weights
 
 
 class _NotBool:
@@ -440,7 +440,7 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         """The weights of the call's examples, as ``StreamDriver.run``
         takes them: None without ``sample_weight`` and ``class_weight`` (or
         when every weight is 1), else a function of (rows, their labels)
-        giving one row of weights per learner.
+        giving their weights, the same for every learner.
 
         An example's weight is its ``sample_weight`` times the
         ``class_weight`` of its class ('balanced': ``n_samples / (n_classes

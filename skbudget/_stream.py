@@ -277,8 +277,8 @@ class StreamDriver:
         :class:`ProgressLog`) is called after every chunk (block mode) or
         segment (store mode).  ``weights(rows, y_part)``, if given, gives
         the weights of the examples ``rows`` of ``X`` (labels ``y_part``),
-        one row per learner or one row for all, in the pass's order like
-        the targets; None: no weights (every weight 1, no per-example cost).
+        the same for every learner, in the pass's order like the targets;
+        None: no weights (every weight 1, no per-example cost).
         """
         for learner in self.learners:
             learner.start_call(first_id)
@@ -306,11 +306,11 @@ class StreamDriver:
             run = feed.runner(rows)
             if n_threads > 1 and self.threads_pay_off(len(rows), X.shape[1]):
                 HELPERS.run([_Task(run, learners[k], labels[k], ids, scores[k],
-                                   _row(weights, k)) for k in range(len(learners))],
+                                   weights) for k in range(len(learners))],
                             n_threads)
             else:
                 for k, learner in enumerate(learners):
-                    run(learner, labels[k], ids, scores[k], _row(weights, k), None)
+                    run(learner, labels[k], ids, scores[k], weights, None)
             flags = self.mistakes(scores, labels)
             record = record.extended(flags)
             if progress is not None:
@@ -347,7 +347,7 @@ class StreamDriver:
             for k, learner in enumerate(self.learners):
                 learner.process_chunk(K_olds[k], K_new, labels[k], ids, scores[k],
                                       D_olds[k] if distances else None, D_new,
-                                      _row(weights, k))
+                                      weights)
                 keep = learner.finish_chunk()
                 pool, pool_ids = self.pools[k], self.pool_ids[k]
                 n_old = pool.shape[0]
@@ -433,14 +433,6 @@ class StreamDriver:
         return _dense_to_csr(rows) if sp.issparse(self.pools[k]) else rows
 
 
-def _row(weights, k):
-    """Learner ``k``'s row of ``weights`` (None; one row for every learner;
-    or one row per learner)."""
-    if weights is None:
-        return None
-    return weights[0] if weights.shape[0] == 1 else weights[k]
-
-
 class _Pieces:
     """The rows of a pass (``order``, or stream order when it is None) and
     their signed targets, a piece at a time."""
@@ -451,8 +443,8 @@ class _Pieces:
 
     def weights_of(self, rows):
         """The weights of the examples ``rows`` (from
-        :meth:`rows_and_labels`): C-contiguous, one row per learner or one
-        row for all (:func:`_row`), or None (no weights)."""
+        :meth:`rows_and_labels`), one per example for every learner,
+        C-contiguous, or None (no weights)."""
         if self.weights is None:
             return None
         return np.ascontiguousarray(self.weights(rows, self.y[rows]), dtype=np.float64)
