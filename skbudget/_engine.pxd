@@ -140,12 +140,14 @@ cdef class OnlineLearner:
     cdef double[::1] slot_alpha
     cdef bint row_ready
     cdef bint nonfinite                 # a kernel value computed in dot_row was not finite
-    # block mode: the chunk's kernel blocks
-    cdef const double[:, ::1] K_old     # k(chunk, stored pool slots)
-    cdef const double[:, ::1] K_new     # k(chunk, chunk)
-    cdef const double[:, ::1] D_old     # squared distances, when requested
-    cdef const double[:, ::1] D_new
+    # block mode: the chunk's kernel block, one row per example of the
+    # chunk; pool slot s is column pool_column + s, the chunk's example t
+    # (slot n_old + t) column chunk_column + t
+    cdef const double[:, ::1] K_chunk
+    cdef const double[:, ::1] D_chunk   # squared distances, when requested
     cdef Py_ssize_t n_old               # pool slots stored before the chunk
+    cdef Py_ssize_t pool_column
+    cdef Py_ssize_t chunk_column
 
     # ---- helpers for policies ----------------------------------------------
     cdef double kernel_to_slot(self, Py_ssize_t s) noexcept nogil

@@ -16,9 +16,10 @@ addressed by *slots*; the engine fills ``k_row`` in one of two ways:
   compiled call (:meth:`OnlineLearner.run_dense` / ``run_sparse``).  The
   store only grows during a chunk; between chunks it is compacted (the
   slots no support vector or policy references are dropped).
-* **block mode** (callables, other kernels): Python computes per chunk
-  ``K_old = k(chunk, pool)`` and ``K_new = k(chunk, chunk)``
-  (``skbudget._stream``); slots ``0 .. n_old-1`` are the stored vectors and
+* **block mode** (callables, other kernels): Python computes per chunk one
+  block ``k(chunk, [pool; chunk])`` (``skbudget._stream``; with several
+  learners, every learner's pool side by side, each learner told where its
+  own starts); slots ``0 .. n_old-1`` are the stored vectors and
   ``n_old + t`` is example ``t`` of the chunk; :meth:`process_chunk` runs the
   chunk and :meth:`finish_chunk` renumbers the slots still referenced.
 
@@ -126,6 +127,13 @@ cdef inline double learn_example(OnlineLearner learner, Py_ssize_t i, double y,
         work[0] = 0
         learner.poll_interrupts()
     return score
+
+
+cdef inline Py_ssize_t _block_column(OnlineLearner learner, Py_ssize_t s) noexcept nogil:
+    """The column of slot ``s`` in the chunk's blocks (block mode)."""
+    if s < learner.n_old:
+        return learner.pool_column + s
+    return learner.chunk_column + (s - learner.n_old)
 
 
 cdef inline double _monotonic_seconds() noexcept nogil:
@@ -515,9 +523,7 @@ cdef class OnlineLearner:
             if self.chunk_blocks and self.slot_row[s] >= 0:     # an example of this chunk
                 return self.chunk_self[self.slot_row[s] * self.chunk_len + self.t]
             return kernel_from_dot(&self.kspec, self.dot_to_slot(s), self.xx, self.store_sq[s])
-        if s < self.n_old:
-            return self.K_old[self.t, s]
-        return self.K_new[self.t, s - self.n_old]
+        return self.K_chunk[self.t, _block_column(self, s)]
 
     cdef double sqdist_to_slot(self, Py_ssize_t s) noexcept nogil:
         """||x_t - slot s||^2 (block mode: only when distance blocks were given)."""
@@ -525,9 +531,7 @@ cdef class OnlineLearner:
             if s == self.cur_slot:
                 return 0.0
             return squared_distance(self.dot_to_slot(s), self.xx, self.store_sq[s])
-        if s < self.n_old:
-            return self.D_old[self.t, s]
-        return self.D_new[self.t, s - self.n_old]
+        return self.D_chunk[self.t, _block_column(self, s)]
 
     cdef double kernel_between_slots(self, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
         """k(store[a], store[b]) (store mode only)."""
@@ -589,9 +593,8 @@ cdef class OnlineLearner:
         cdef const Py_ssize_t* owner
         cdef const Py_ssize_t* example
         cdef const Py_ssize_t* added
-        cdef const double* new_row
-        cdef const double* old_row
-        cdef const double* block_row = NULL
+        cdef const double* pool_row
+        cdef const double* chunk_row
         if self.uses_store:
             if self.chunk_blocks:    # dense input: the chunk's row against the stored rows
                 if n_block > 0:     # (laid out by compact_store)
@@ -618,17 +621,15 @@ cdef class OnlineLearner:
                 finite = finite and _finite(v)
                 k_row[c] = v
             return finite
-        new_row = &self.K_new[self.t, 0]
-        old_row = new_row
-        if n_old > 0:
-            old_row = &self.K_old[self.t, 0]
+        pool_row = &self.K_chunk[self.t, 0] + self.pool_column
+        chunk_row = &self.K_chunk[self.t, 0] + self.chunk_column - n_old
         for i in range(n):
             c = order[i]
             s = slot[c]
             if s < n_old:
-                k_row[c] = old_row[s]
+                k_row[c] = pool_row[s]
             else:
-                k_row[c] = new_row[s - n_old]
+                k_row[c] = chunk_row[s]
         return True
 
     cdef double dot_row(self) noexcept nogil:
@@ -1468,30 +1469,36 @@ cdef class OnlineLearner:
     # ------------------------------------------------------------------
     # the stream loop, block mode: one chunk per call
     # ------------------------------------------------------------------
-    def process_chunk(self, const double[:, ::1] K_old, const double[:, ::1] K_new,
+    def process_chunk(self, const double[:, ::1] K, Py_ssize_t pool_column, Py_ssize_t n_old,
                       const double[::1] y, const Py_ssize_t[::1] example_ids,
-                      double[::1] scores, D_old=None, D_new=None,
-                      const double[::1] weights=None):
-        """Run the policy over one chunk; ``scores[t]`` gets f(x_t) before
-        its update.  ``y`` holds the binary labels in {-1, +1}; ``weights``
-        as in :meth:`run_dense`."""
-        cdef Py_ssize_t t, n = K_new.shape[0], work = 0
+                      double[::1] scores, D=None, const double[::1] weights=None):
+        """Run the policy over one chunk of ``n`` examples; ``scores[t]``
+        gets f(x_t) before its update.
+
+        ``K`` (``n`` rows) holds the kernel values of the chunk's examples:
+        against this learner's ``n_old`` pool vectors in the columns from
+        ``pool_column`` on, against the chunk's own examples in its last
+        ``n`` columns (``K`` may hold other learners' pools in between, so
+        that one block serves every learner).  ``D``, when the policy needs
+        squared distances, is laid out as ``K``.  ``y`` holds the binary
+        labels in {-1, +1}; ``weights`` as in :meth:`run_dense`."""
+        cdef Py_ssize_t t, n = K.shape[0], work = 0
         if self.uses_store:
             raise RuntimeError("process_chunk is the block mode; this learner uses its store")
-        _check_chunk(K_old, K_new, y, example_ids, scores, D_old, D_new)
-        self.check_state(K_old.shape[1])
-        self.K_old = K_old
-        self.K_new = K_new
-        if D_old is not None:
-            self.D_old = D_old
-            self.D_new = D_new
-        self.n_old = K_old.shape[1]
+        _check_chunk(K, pool_column, n_old, y, example_ids, scores, D)
+        self.check_state(n_old)
+        self.K_chunk = K
+        if D is not None:
+            self.D_chunk = D
+        self.n_old = n_old
+        self.pool_column = pool_column
+        self.chunk_column = K.shape[1] - n
         self.use_weights(weights, n)
         self.start_polling()
         try:
             for t in range(n):
                 self.t = t
-                self.k_tt = K_new[t, t]
+                self.k_tt = K[t, self.chunk_column + t]
                 self.gather_row()
                 self.row_ready = True
                 scores[t] = learn_example(self, t, y[t], example_ids[t], &work)
@@ -1504,9 +1511,9 @@ cdef class OnlineLearner:
         Returns a boolean mask over the ``n_old + chunk`` slots of the chunk
         that just ran: the vectors to keep, in their new slot order.
         """
-        if self.K_new is None:
+        if self.K_chunk is None:
             raise ValueError("finish_chunk called without a chunk (process_chunk first)")
-        cdef Py_ssize_t n_total = self.n_old + self.K_new.shape[0]
+        cdef Py_ssize_t n_total = self.n_old + self.K_chunk.shape[0]
         self.check_state(n_total)
         mark = np.empty(n_total, dtype=np.uint8)
         new_slot = np.empty(n_total, dtype=np.intp)
@@ -1514,10 +1521,8 @@ cdef class OnlineLearner:
         cdef Py_ssize_t[::1] new_slot_view = new_slot
         if n_total:
             self.renumber_slots(n_total, &mark_view[0], &new_slot_view[0])
-        self.K_old = None
-        self.K_new = None
-        self.D_old = None
-        self.D_new = None
+        self.K_chunk = None
+        self.D_chunk = None
         return new_slot >= 0
 
     # ------------------------------------------------------------------
@@ -1610,21 +1615,20 @@ def square_problem(str name, arr, Py_ssize_t n):
     return None
 
 
-def _check_chunk(K_old, K_new, y, example_ids, scores, D_old, D_new):
-    """Raise ValueError unless the blocks of one chunk have matching sizes."""
-    n = K_new.shape[0]
-    sizes = {"K_new columns": K_new.shape[1], "K_old rows": K_old.shape[0],
-             "y": y.shape[0], "example_ids": example_ids.shape[0], "scores": scores.shape[0]}
-    if D_old is not None or D_new is not None:
-        if D_old is None or D_new is None:
-            raise ValueError("D_old and D_new must be given together")
-        sizes.update({"D_new rows": D_new.shape[0], "D_new columns": D_new.shape[1],
-                      "D_old rows": D_old.shape[0]})
-        if D_old.shape[1] != K_old.shape[1]:
-            raise ValueError(f"D_old has {D_old.shape[1]} columns, K_old {K_old.shape[1]}")
+def _check_chunk(K, pool_column, n_old, y, example_ids, scores, D):
+    """Raise ValueError unless the blocks of one chunk have matching sizes
+    (``K``: the chunk's ``n`` rows; the pool's ``n_old`` columns from
+    ``pool_column`` on, before the chunk's own last ``n``)."""
+    n = K.shape[0]
+    sizes = {"y": y.shape[0], "example_ids": example_ids.shape[0], "scores": scores.shape[0]}
     for name, size in sizes.items():
         if size != n:
             raise ValueError(f"chunk blocks disagree: {name} = {size}, chunk length {n}")
+    if pool_column < 0 or n_old < 0 or pool_column + n_old > K.shape[1] - n:
+        raise ValueError(f"the pool's columns {pool_column} .. {pool_column + n_old - 1} do not "
+                         f"lie before the chunk's last {n} of K's {K.shape[1]} columns")
+    if D is not None and D.shape != K.shape:
+        raise ValueError(f"D has shape {D.shape}, K {K.shape}: they must match")
 
 
 cdef inline bint _moves_into_a_moving_row(const Py_ssize_t* new_slot, Py_ssize_t s,

@@ -173,24 +173,20 @@ def squared_distances(X, Y):
     return np.ascontiguousarray(np.maximum(xx[:, None] + yy[None, :] - 2 * XY, 0.0))
 
 
-def _rbf(X, Y, gamma, degree, coef0, self_offset=None):
+def _rbf(X, Y, gamma, degree, coef0):
     """sklearn's rbf_kernel: exp(-gamma ||x - y||^2), distances computed as
-    in euclidean_distances (zero self-distance when X is Y, or, with
-    ``self_offset``, when row i of X is row self_offset + i of Y)."""
+    in euclidean_distances (zero self-distance when X is Y)."""
     K = -2 * dot_t(X, Y)
     K += row_sq_norms(X)[:, None]
     K += row_sq_norms(Y)[None, :]
     np.maximum(K, 0, out=K)
     if X is Y:
         np.fill_diagonal(K, 0)
-    elif self_offset is not None:
-        rows = np.arange(X.shape[0])
-        K[rows, self_offset + rows] = 0
     K *= -gamma
     return np.exp(K, out=K)
 
 
-def _poly(X, Y, gamma, degree, coef0, self_offset=None):
+def _poly(X, Y, gamma, degree, coef0):
     K = dot_t(X, Y)
     K *= gamma
     K += coef0
@@ -198,14 +194,14 @@ def _poly(X, Y, gamma, degree, coef0, self_offset=None):
     return K
 
 
-def _sigmoid(X, Y, gamma, degree, coef0, self_offset=None):
+def _sigmoid(X, Y, gamma, degree, coef0):
     K = dot_t(X, Y)
     K *= gamma
     K += coef0
     return np.tanh(K, out=K)
 
 
-def _linear(X, Y, gamma, degree, coef0, self_offset=None):
+def _linear(X, Y, gamma, degree, coef0):
     return dot_t(X, Y)
 
 
@@ -359,12 +355,6 @@ class KernelFunction:
                 params.update(self.kernel_params or {})
             K = pairwise_kernels(X, Y, metric=self.kernel, filter_params=True, **params)
         return check_finite(np.ascontiguousarray(K, dtype=np.float64), self.kernel)
-
-    def with_offset(self, X, Y, self_offset):
-        """k(X, Y) of a fast kernel when row i of X is row ``self_offset + i``
-        of Y (those self-distances are exactly zero, as in ``k(X, X)``)."""
-        return check_finite(FAST_KERNELS[self.kernel](X, Y, self.gamma, self.degree, self.coef0,
-                                                      self_offset=self_offset), self.kernel)
 
     def diagonal(self, X):
         """k(x_i, x_i) for every row: 1 for 'rbf' (its self-distances are

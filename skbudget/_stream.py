@@ -9,10 +9,11 @@ threads, ``n_jobs``).  It runs them in one of two modes (``doc/engine.md``):
   a segment of the stream (up to ``SEGMENT`` examples) is one compiled call
   per learner (``OnlineLearner.run_dense`` / ``run_sparse``);
 * **block mode** (callables, other kernels, CSR input wider than
-  ``STORE_MAX_SPARSE_FEATURES``): per chunk of the stream and learner the
-  driver computes ``k(chunk, pool)`` and once ``k(chunk, chunk)``, runs the
-  compiled loop (``OnlineLearner.process_chunk``) and rebuilds the *pools*
-  (the rows each learner still references, ``OnlineLearner.finish_chunk``).
+  ``STORE_MAX_SPARSE_FEATURES``): per chunk of the stream the driver
+  computes one block ``k(chunk, [pool_1; ...; pool_L; chunk])`` for every
+  learner, runs the compiled loop of each over its columns
+  (``OnlineLearner.process_chunk``) and rebuilds the *pools* (the rows each
+  learner still references, ``OnlineLearner.finish_chunk``).
 """
 
 import math
@@ -26,6 +27,7 @@ import numpy as np
 import scipy
 import scipy.sparse as sp
 from joblib import effective_n_jobs
+from sklearn import config_context
 from threadpoolctl import ThreadpoolController  # a dependency of scikit-learn
 
 from skbudget._atomic import run_to_completion
@@ -43,10 +45,13 @@ STORE_MAX_SPARSE_FEATURES = 1 << 15
 # store compactions)
 DENSIFY_MAX_FEATURES = 1024
 STORE_CHUNK = 256
-# block mode: the per-call cost assumed for a matrix callable (chunk_length;
-# scikit-learn's rbf_kernel spends 0.2 - 1 ms a call checking its input on
-# a busy 2-core machine; benchmarks/bench_callables.py)
-MATRIX_CALLABLE_OVERHEAD_NS = 6e5
+# block mode: the cost assumed for a matrix callable (chunk_length): per
+# call, and per kernel value MATRIX_VALUE_NS + MATRIX_FEATURE_NS per
+# feature (scikit-learn 1.9's rbf_kernel on a 2-core x86 machine, under the
+# driver's assume_finite: 0.25 ms a call checking its input, 3.4 ns a value
+# at 10 features, 8 ns at 123; benchmarks/bench_callables.py)
+MATRIX_CALLABLE_OVERHEAD_NS = 2.5e5
+MATRIX_VALUE_NS, MATRIX_FEATURE_NS = 3.0, 0.04
 # examples per compiled call in store mode (bounds the per-round arrays:
 # about 40 bytes an example and learner; each call costs ~80 us of Python)
 SEGMENT = 32768
@@ -145,19 +150,13 @@ def empty_rows(X):
 
 
 def _stack_rows(*blocks):
+    """The rows of ``blocks`` one after the other (the block itself, when
+    there is one)."""
+    if len(blocks) == 1:
+        return blocks[0]
     if sp.issparse(blocks[0]):
         return sp.vstack(blocks, format="csr")
     return np.concatenate(blocks, axis=0)
-
-
-def _split_columns(block, pools):
-    """Cut ``block`` = f(chunk, [pool_1; ...; pool_L]) into one
-    C-contiguous block per pool."""
-    parts, offset = [], 0
-    for pool in pools:
-        parts.append(np.ascontiguousarray(block[:, offset:offset + pool.shape[0]]))
-        offset += pool.shape[0]
-    return parts
 
 
 class ProgressLog:
@@ -246,8 +245,9 @@ class StreamDriver:
         bookkeeping, kernel calls).  ``c <= p / 2`` keeps the extra kernel
         work within half of prediction's; below that, ``c = sqrt(h / v)``
         (``v`` = cost of one kernel value, ~4 + 0.5 d ns, ~2 ns for a
-        Gram-cache lookup) minimizes ``h / c + v c``.  Hence
-        ``c = max(sqrt(h / v), p / 2)``, in [16, 512].
+        Gram-cache lookup, ~3 + 0.04 d ns in a matrix callable) minimizes
+        ``h / c + v c``.  Hence ``c = max(sqrt(h / v), p / 2)``, in
+        [16, 512].
         """
         if self.chunk_size is not None:
             return int(self.chunk_size)
@@ -257,6 +257,7 @@ class StreamDriver:
         overhead_ns, value_ns = 6e4, 2.0 if cached else 4.0 + 0.5 * n_features
         if not cached and self.kernel.convention == "matrix":
             overhead_ns += MATRIX_CALLABLE_OVERHEAD_NS
+            value_ns = MATRIX_VALUE_NS + MATRIX_FEATURE_NS * n_features
         c = max(math.sqrt(overhead_ns / value_ns), pool_size / 2)
         return int(min(max(c, 16), 512))
 
@@ -287,9 +288,13 @@ class StreamDriver:
             # its matrix products are too small for BLAS to use threads
             return self._run_segments(X, pieces, first_id, record, progress)
         with single_threaded_blas():
-            if not self.uses_store:
+            if self.uses_store:
+                return self._run_segments(X, pieces, first_id, record, progress)
+            # a callable is given rows of X (checked finite by the estimator)
+            # and its blocks are checked: scikit-learn's own finiteness
+            # checks inside it (e.g. rbf_kernel's) are repeated work
+            with config_context(assume_finite=True):
                 return self._run_chunks(X, pieces, first_id, record, gram, progress)
-            return self._run_segments(X, pieces, first_id, record, progress)
 
     def _run_segments(self, X, pieces, first_id, record, progress):
         """Store mode: one compiled call per learner and segment (learners
@@ -333,7 +338,6 @@ class StreamDriver:
     def _run_chunks(self, X, pieces, first_id, record, gram, progress):
         """Block mode: per chunk, kernel blocks from Python, one compiled
         call per learner, then the pools rebuilt."""
-        distances = self.needs_distances
         start = 0
         while start < pieces.n:
             pool_size = sum(pool.shape[0] for pool in self.pools)
@@ -343,11 +347,13 @@ class StreamDriver:
             Xc = X[idx]
             ids = idx + first_id
             scores = np.empty((len(self.learners), len(idx)))
-            K_olds, K_new, D_olds, D_new = self.chunk_blocks(X, Xc, idx, first_id, gram)
+            K, D = self.chunk_blocks(X, Xc, idx, first_id, gram)
+            pool_column = 0
             for k, learner in enumerate(self.learners):
-                learner.process_chunk(K_olds[k], K_new, labels[k], ids, scores[k],
-                                      D_olds[k] if distances else None, D_new,
+                n_old = self.pools[k].shape[0]
+                learner.process_chunk(K, pool_column, n_old, labels[k], ids, scores[k], D,
                                       weights)
+                pool_column += n_old
                 keep = learner.finish_chunk()
                 pool, pool_ids = self.pools[k], self.pool_ids[k]
                 n_old = pool.shape[0]
@@ -375,48 +381,29 @@ class StreamDriver:
         return mistake_flags(labels, scores)
 
     def chunk_blocks(self, X, Xc, idx, first_id, gram):
-        """The kernel (and distance) blocks of one chunk: per learner
-        ``k(chunk, pool)``, and ``k(chunk, chunk)``.
+        """The kernel block of one chunk, ``k(chunk, [pool_1; ...; pool_L;
+        chunk])`` (every learner's pool in turn, then the chunk), and the
+        squared distances laid out alike (``needs_distances``; else None).
 
-        With a Gram cache they are looked up; otherwise one kernel call
-        computes the chunk against every learner's pool at once (one call's
-        overhead instead of one per learner) and one the chunk against
-        itself.
+        With a Gram cache it is looked up; a matrix callable computes it in
+        one call (its per-call cost, e.g. scikit-learn's input checks,
+        exceeds the copy of the pools); otherwise the pools' block and the
+        chunk's own are computed apart (``k(chunk, chunk)``, whose
+        self-values are then those of ``k(X, X)``) and put side by side.
         """
-        pools, kernel, distances = self.pools, self.kernel, self.needs_distances
+        pools, kernel = self.pools, self.kernel
+        D = None
+        if self.needs_distances:
+            D = np.concatenate([squared_distances(Xc, _stack_rows(*pools)),
+                                squared_distances(Xc, Xc)], axis=1)
         if gram is not None:
-            rows = [ids - first_id for ids in self.pool_ids]
-            if all(np.all((r >= 0) & (r < X.shape[0])) for r in rows):
+            rows = np.concatenate([ids - first_id for ids in self.pool_ids] + [idx])
+            if np.all((rows >= 0) & (rows < X.shape[0])):
                 idx = np.ascontiguousarray(idx, dtype=np.intp)
-                K_olds = [gather_block(gram, idx, r.astype(np.intp)) for r in rows]
-                K_new = gather_block(gram, idx, idx)
-                D_new = squared_distances(Xc, Xc) if distances else None
-                D_olds = [squared_distances(Xc, pool) for pool in pools] if distances else None
-                return K_olds, K_new, D_olds, D_new
-        if kernel.convention == "matrix" and not distances:
-            # one call of the callable for every block, k(chunk, [pools; chunk]):
-            # its per-call cost (input checks) exceeds the copy of the pools
-            K = kernel(Xc, _stack_rows(*pools, Xc))
-            n_old = K.shape[1] - Xc.shape[0]
-            return (_split_columns(K[:, :n_old], pools), np.ascontiguousarray(K[:, n_old:]),
-                    None, None)
-        if kernel.is_fast and len(pools) == 1 and not distances and X.shape[1] <= 64:
-            # one call for both blocks, k(chunk, [pool; chunk]): saves a
-            # call's overhead; with many features copying the pool costs more
-            n_old = pools[0].shape[0]
-            K = kernel.with_offset(Xc, _stack_rows(pools[0], Xc), self_offset=n_old)
-            return ([np.ascontiguousarray(K[:, :n_old])], np.ascontiguousarray(K[:, n_old:]),
-                    None, None)
-        K_new = kernel(Xc, Xc)
-        D_new = squared_distances(Xc, Xc) if distances else None
-        if len(pools) == 1:
-            K_olds = [kernel(Xc, pools[0])]
-            D_olds = [squared_distances(Xc, pools[0])] if distances else None
-            return K_olds, K_new, D_olds, D_new
-        every_pool = _stack_rows(*pools)
-        K_olds = _split_columns(kernel(Xc, every_pool), pools)
-        D_olds = _split_columns(squared_distances(Xc, every_pool), pools) if distances else None
-        return K_olds, K_new, D_olds, D_new
+                return gather_block(gram, idx, rows.astype(np.intp)), D
+        if kernel.convention == "matrix":
+            return kernel(Xc, _stack_rows(*pools, Xc)), D
+        return np.concatenate([kernel(Xc, _stack_rows(*pools)), kernel(Xc, Xc)], axis=1), D
 
     def stored_rows(self, k, slots):
         """Rows of learner ``k``'s slots (dense in store mode)."""

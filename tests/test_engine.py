@@ -1,5 +1,6 @@
 """The compiled engine itself: draws, the feature store, entry checks."""
 import os
+import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -340,3 +341,62 @@ def test_support_vectors_sharing_a_stored_row_each_get_their_own():
     np.testing.assert_array_equal(shared.mistake_curve_, copied.mistake_curve_)
     np.testing.assert_array_equal(shared.support_vectors_, copied.support_vectors_)
     np.testing.assert_allclose(shared.dual_coef_, copied.dual_coef_, rtol=1e-12)
+
+
+def _learner_after_first_chunk(Est, X, y, **params):
+    """A block-mode learner of ``Est`` (a matrix callable) that has run the
+    stream's first chunk of 30 rows, and the rows of its pool."""
+    est = Est(kernel=lambda A, B: pairwise_kernels(A, B, metric="rbf", gamma=0.5),
+              random_state=0, **params)
+    est._chunk_size = 30
+    est.partial_fit(X[:30], y[:30], classes=[0, 1])
+    return est._driver.learners[0], est._driver.pools[0]
+
+
+@pytest.mark.parametrize("Est, params", [(Forgetron, {"budget": 8}),
+                                         (KernelPerceptron, {})])
+def test_a_chunk_reads_only_its_learners_columns_of_the_shared_block(Est, params):
+    # one block k(chunk, [pool_1; ...; pool_L; chunk]) serves every learner:
+    # a learner reads its own pool's columns and the chunk's, wherever its
+    # pool lies; other learners' columns (NaN here) are never read
+    rng = np.random.RandomState(0)
+    X = rng.randn(60, 3)
+    y = (X[:, 0] * X[:, 1] > 0).astype(int)
+    learner, pool = _learner_after_first_chunk(Est, X, y, **params)
+    assert pool.shape[0] > 0
+    chunk, ids = X[30:], np.arange(30, 60)
+    labels = np.where(y[30:] == 1, 1.0, -1.0)
+    K_pool = pairwise_kernels(chunk, pool, metric="rbf", gamma=0.5)
+    K_self = pairwise_kernels(chunk, chunk, metric="rbf", gamma=0.5)
+    junk = np.full((30, 5), np.nan)
+    runs = []
+    for K, pool_column in [(np.hstack([K_pool, K_self]), 0),
+                           (np.hstack([junk, K_pool, junk[:, :2], K_self]), 5)]:
+        copy = pickle.loads(pickle.dumps(learner))
+        scores = np.empty(30)
+        copy.process_chunk(np.ascontiguousarray(K), pool_column, pool.shape[0], labels, ids,
+                           scores)
+        keep = copy.finish_chunk()
+        runs.append((scores, keep, copy.coefficients(), copy.support_slots()))
+    for first, second in zip(*runs):
+        np.testing.assert_array_equal(first, second)
+    assert np.all(np.isfinite(runs[0][0]))
+
+
+def test_chunk_blocks_that_do_not_fit_are_errors_not_reads_out_of_bounds():
+    rng = np.random.RandomState(1)
+    X = rng.randn(60, 3)
+    y = (X[:, 0] > 0).astype(int)
+    learner, pool = _learner_after_first_chunk(Forgetron, X, y, budget=8)
+    n_old, labels, ids = pool.shape[0], np.ones(4), np.arange(30, 34)
+    K = np.zeros((4, n_old + 4))
+    for block, pool_column, n_pool, D, message in [
+            (K, 1, n_old, None, "do not lie before the chunk's last 4"),     # overlaps
+            (K, -1, n_old, None, "do not lie before"),
+            (K[:, 1:].copy(), 0, n_old, None, "do not lie before"),          # too narrow
+            (K, 0, n_old, np.zeros((4, n_old)), "D has shape"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            learner.process_chunk(block, pool_column, n_pool, labels, ids, np.empty(4), D)
+    with pytest.raises(ValueError, match="chunk blocks disagree: y = 3"):
+        learner.process_chunk(K, 0, n_old, labels[:3], ids, np.empty(4))

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from numpy.testing import assert_allclose, assert_array_equal
+from sklearn import get_config
 from sklearn.base import clone
 from sklearn.metrics.pairwise import pairwise_kernels, rbf_kernel
 
@@ -36,9 +37,10 @@ def test_rbf_self_values_are_exactly_one():
     # the chunk's block inside k(chunk, [pool; chunk]) gets the same values
     pool = X[:2]
     est._driver.pools = [pool]
-    K_olds, K_new, _, _ = est._driver.chunk_blocks(X, X[2:], np.arange(2, 6), 0, None)
-    assert_array_equal(np.diag(K_new), 1.0)
-    assert_allclose(K_olds[0], est._kernel(X[2:], pool))
+    K, D = est._driver.chunk_blocks(X, X[2:], np.arange(2, 6), 0, None)
+    assert K.shape == (4, 6) and D is None
+    assert_array_equal(np.diag(K[:, 2:]), 1.0)
+    assert_allclose(K[:, :2], est._kernel(X[2:], pool))
 
 
 @pytest.mark.parametrize("kernel", sorted(FAST_KERNELS) + ["laplacian"])
@@ -189,3 +191,42 @@ def test_matrix_callable_models_pickle_and_clone(binary_data):
     # lambdas do not pickle (as before): a clear PicklingError, not a crash
     with pytest.raises((pickle.PicklingError, AttributeError)):
         pickle.dumps(Forgetron(kernel=lambda A, B: rbf_kernel(A, B)).fit(X, y))
+
+
+def test_callables_train_under_assume_finite_and_the_config_is_restored(binary_data):
+    # training hands a callable rows of X the estimator has checked, and
+    # checks what it returns: scikit-learn's finiteness checks inside it are
+    # skipped; the user's configuration is back after fit, also on an error
+    X, y = binary_data
+    seen = []
+
+    def recording_rbf(A, B):
+        seen.append((np.shape(A)[0], get_config()["assume_finite"]))
+        return rbf_kernel(A, B, gamma=0.5)
+
+    est = Forgetron(kernel=recording_rbf, budget=20)
+    est._chunk_size = 20
+    est.fit(X, y)
+    assert get_config()["assume_finite"] is False
+    # the probe (blocks of at most 6 rows) runs as the user configured it,
+    # the stream's chunks of 20 rows under assume_finite
+    assert {flag for rows, flag in seen if rows <= 6} == {False}
+    assert [flag for rows, flag in seen if rows == 20] == [True] * (len(y) // 20)
+    seen.clear()
+    est.decision_function(X)
+    assert seen and not any(flag for _, flag in seen)
+
+    def failing(A, B):
+        if len(seen) > 3:
+            raise RuntimeError("kernel failed mid-stream")
+        seen.append(True)
+        return rbf_kernel(A, B)
+
+    with pytest.raises(RuntimeError, match="mid-stream"):
+        Forgetron(kernel=failing, budget=20).fit(X, y)
+    assert get_config()["assume_finite"] is False
+    # a non-finite block is still caught after the call
+    with pytest.raises(ValueError, match="non-finite"):
+        Forgetron(kernel=lambda A, B: (rbf_kernel(A, B) if A.shape[0] < 5
+                                       else np.full((A.shape[0], B.shape[0]), np.inf)),
+                  budget=20).fit(X, y)

@@ -119,7 +119,7 @@ def test_the_streams_hit_ties_duplicates_and_removals():
 def drive(learner, K, y):
     """Run a learner over one block ``K = k(X, X)``; the per-round margins."""
     margins = np.empty(len(y))
-    learner.process_chunk(np.zeros((len(y), 0)), K, y.astype(float), np.arange(len(y)), margins)
+    learner.process_chunk(K, 0, 0, y.astype(float), np.arange(len(y)), margins)
     return margins
 
 
