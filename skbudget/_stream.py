@@ -290,9 +290,10 @@ class StreamDriver:
         with single_threaded_blas():
             if self.uses_store:
                 return self._run_segments(X, pieces, first_id, record, progress)
-            # a callable is given rows of X (checked finite by the estimator)
-            # and its blocks are checked: scikit-learn's own finiteness
-            # checks inside it (e.g. rbf_kernel's) are repeated work
+            # the kernel is given rows of X (checked finite by the estimator)
+            # and its blocks are checked: scikit-learn's finiteness checks
+            # inside it (pairwise_kernels', or rbf_kernel's in a callable)
+            # are repeated work
             with config_context(assume_finite=True):
                 return self._run_chunks(X, pieces, first_id, record, gram, progress)
 
@@ -356,7 +357,6 @@ class StreamDriver:
                 pool_column += n_old
                 keep = learner.finish_chunk()
                 pool, pool_ids = self.pools[k], self.pool_ids[k]
-                n_old = pool.shape[0]
                 keep_old, keep_new = keep[:n_old], keep[n_old:]
                 if not keep_new.any():
                     if not keep_old.all():
