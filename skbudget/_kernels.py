@@ -135,12 +135,17 @@ def check_finite(K, kernel):
 
 def non_finite_kernel_error(kernel):
     """The ValueError for non-finite values of ``kernel`` (a name or a callable)."""
-    name = getattr(kernel, "__name__", repr(kernel)) if callable(kernel) else repr(kernel)
     return ValueError(
-        f"The kernel {name} returned non-finite values (inf or NaN): the inputs are too "
-        f"large for it (an overflow) or a callable kernel returned them. Rescale X (e.g. "
-        f"StandardScaler) or lower gamma; the model is left as it was."
+        f"The kernel {kernel_name(kernel)} returned non-finite values (inf or NaN): the "
+        f"inputs are too large for it (an overflow) or a callable kernel returned them. "
+        f"Rescale X (e.g. StandardScaler) or lower gamma; the model is left as it was."
     )
+
+
+def kernel_name(kernel):
+    """How messages name ``kernel``: a callable's ``__name__`` (its repr
+    if it has none), a name's repr."""
+    return getattr(kernel, "__name__", repr(kernel)) if callable(kernel) else repr(kernel)
 
 
 def _as_float_block(K):
@@ -293,7 +298,7 @@ class KernelFunction:
                 pair_problem = "returned non-finite values"
         except Exception as exc:   # noqa: BLE001 - reported below
             pair_problem = f"raised {type(exc).__name__}: {exc}"
-        name = getattr(self.kernel, "__name__", repr(self.kernel))
+        name = kernel_name(self.kernel)
         if matrix_problem is None and pair_problem is None:
             if not np.allclose(matrix[:2, :2], pair, rtol=1e-7, atol=1e-12):
                 raise ValueError(
@@ -341,11 +346,10 @@ class KernelFunction:
         elif self.convention == "matrix":
             K = _as_float_block(self.kernel(X, Y, **(self.kernel_params or {})))
             if K.shape != (X.shape[0], Y.shape[0]):
-                name = getattr(self.kernel, "__name__", repr(self.kernel))
                 raise ValueError(
-                    f"The callable kernel {name} returned a block of shape {K.shape} for "
-                    f"blocks of {X.shape[0]} and {Y.shape[0]} rows; it must return the "
-                    f"({X.shape[0]}, {Y.shape[0]}) matrix of kernel values."
+                    f"The callable kernel {kernel_name(self.kernel)} returned a block of "
+                    f"shape {K.shape} for blocks of {X.shape[0]} and {Y.shape[0]} rows; it "
+                    f"must return the ({X.shape[0]}, {Y.shape[0]}) matrix of kernel values."
                 )
         else:
             if callable(self.kernel):
