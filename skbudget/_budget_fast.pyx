@@ -22,7 +22,7 @@ PassiveAggressiveLearner     update on hinge loss, step
 Ties between support vectors go to the oldest.  Values compared for a tie
 come from incrementally maintained margins, so two mathematically equal
 values may differ in the last bits; they count as tied when they agree to
-``TIE_TOL`` (relative), see
+a relative 1e-9 (``_numbers.tie_tolerance``), see
 :meth:`CrammerKandolaSingerLearner.best_removal`.
 """
 
@@ -31,15 +31,13 @@ from libc.math cimport fabs, sqrt, INFINITY
 
 from skbudget._engine cimport OnlineLearner
 from skbudget._engine import size_problem
-from skbudget._numbers cimport is_finite, raise_not_finite
+from skbudget._numbers cimport is_finite, raise_not_finite, tie_tolerance
 from skbudget._vector_loops cimport (skb_axpy, skb_first_at_least, skb_largest,
                                        skb_last_position, skb_leave_one_out_margins,
                                        skb_replace_in_margins, skb_vector_loops_init)
 
 skb_vector_loops_init()     # the AVX2 loops where the CPU has AVX2
 
-# relative tolerance under which two leave-one-out margins count as tied
-cdef double TIE_TOL = 1e-9
 # the Forgetron's damage allowance per mistake (Dekel et al., Lemma 2)
 cdef double FORGETRON_RATE = 15.0 / 32.0
 
@@ -47,10 +45,6 @@ cdef double FORGETRON_RATE = 15.0 / 32.0
 cdef enum:
     NO_ROOM = -2        # no update this round
     APPEND = -1         # add without removing
-
-
-cdef inline double _tolerance(double v) noexcept nogil:
-    return TIE_TOL * (1.0 + fabs(v))
 
 
 cdef class MistakeDrivenLearner(OnlineLearner):
@@ -199,7 +193,7 @@ cdef class CrammerKandolaSingerLearner(MistakeDrivenLearner):
         for i in range(n_candidates, self.n_sv):     # the newer ones are no candidates
             loo[order[i]] = -INFINITY
         top = skb_largest(loo, self.capacity)
-        threshold = top - _tolerance(top)
+        threshold = top - tie_tolerance(top, 1.0)
         best[0] = top
         first = skb_first_at_least(loo, self.capacity, threshold, &n_within, &n_nan)
         if n_nan or top == INFINITY:
@@ -262,7 +256,7 @@ cdef class CrammerKandolaSingerLearner(MistakeDrivenLearner):
             return 0
         while self.n_sv > 1:
             pos = self.best_removal(self.n_sv - 1, &value)
-            if value < self.beta - _tolerance(self.beta):
+            if value < self.beta - tie_tolerance(self.beta, 1.0):
                 break
             self.remove_at(pos)
         return 0

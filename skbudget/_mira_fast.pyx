@@ -24,8 +24,8 @@ import numpy as np
 from libc.math cimport fabs, INFINITY
 
 from skbudget._engine import size_problem
-from skbudget._numbers cimport is_finite, raise_not_finite
-from skbudget._shared_support cimport SharedSupportLearner, tie_tolerance
+from skbudget._numbers cimport is_finite, raise_not_finite, tie_tolerance
+from skbudget._shared_support cimport SharedSupportLearner
 
 
 cdef class MIRALearner(SharedSupportLearner):

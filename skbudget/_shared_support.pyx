@@ -31,7 +31,7 @@ import numpy as np
 from libc.math cimport INFINITY
 
 from skbudget._engine cimport OnlineLearner
-from skbudget._numbers cimport is_nan, raise_not_finite
+from skbudget._numbers cimport is_nan, raise_not_finite, tie_tolerance
 from skbudget._engine import _resized, size_problem
 
 
