@@ -1,6 +1,7 @@
 # cython: language_level=3, cdivision=True
-"""Budgeted SGD for kernel SVMs (ALGORITHMS.md §11), and its multi-class
-form on one shared support set (§12).
+"""Budgeted SGD for kernel SVMs (doc/algorithms.md#budgeted-sgd-wang-crammer--vucetic), and its
+multi-class form on one shared support set
+(doc/algorithms.md#multi-class-bsgd-on-one-shared-support-set).
 
 Wang, Crammer & Vucetic, "Breaking the curse of kernelization: budgeted
 stochastic gradient descent for large-scale SVM training", JMLR 13, 2012.
@@ -15,11 +16,11 @@ Coefficients are stored as ``w_i = λ t α_i`` and the engine's global scale
 is ``1/(λ t)``: the shrink only changes the scale (O(1)), never the stored
 ``w_i``, and every support vector that was added and never changed since
 has ``w_i = ±1`` exactly (``±w`` for an example of weight ``w``: its step
-is ``η_t w``), so the ties §11 calls "the rule, not the exception" stay
+is ``η_t w``), so the ties the binary rule calls "the rule, not the exception" stay
 exact.  Values compared for a tie count as tied when they
 agree to a relative 1e-9 (``_numbers.tie_tolerance``).
 
-:class:`MulticlassBSGDLearner` is §12: one support set for every class
+:class:`MulticlassBSGDLearner` is the multi-class rule: one support set for every class
 (``_shared_support``), each vector with a coefficient row ``W_i = λ t α_i``
 (a new one is ``e_y − e_r``, ``r`` the runner-up class), the Crammer–Singer
 hinge, and the same three rules on the rows.  The two learners share the
@@ -47,7 +48,7 @@ from skbudget._shared_support cimport SharedSupportLearner
 from skbudget._span_factor cimport span_append, span_project
 from skbudget._span_factor import _factor_room
 
-# the merge search (§11): the golden-section rule, or its table h*(m, κ)
+# the merge search: the golden-section rule, or its table h*(m, κ)
 GOLDEN, LOOKUP = SEARCH_GOLDEN, SEARCH_LOOKUP
 
 # the maintenance rules (compiled constants; the Python names below)
@@ -70,7 +71,7 @@ cdef class BudgetedSGDLearner(OnlineLearner):
     maintenance : int
         ``REMOVAL``, ``PROJECTION`` or ``MERGING``.
     merge_search : int
-        ``GOLDEN`` (§11's golden-section search per candidate) or ``LOOKUP``
+        ``GOLDEN`` (the binary rule's golden-section search per candidate) or ``LOOKUP``
         (``h`` read from the table of ``_merge_search._lookup_table``).
     """
 
@@ -296,7 +297,8 @@ cdef class BudgetedSGDLearner(OnlineLearner):
 
 
 cdef class MulticlassBSGDLearner(SharedSupportLearner):
-    """BSGD on ``k`` classes with one shared support set (ALGORITHMS.md §12).
+    """BSGD on ``k`` classes with one shared support set
+    (doc/algorithms.md#multi-class-bsgd-on-one-shared-support-set).
 
     Round ``t`` with class ``y``: class scores ``f_c`` before the step,
     runner-up ``r = argmax_{c != y} f_c`` (ties: the lowest index); the
@@ -309,7 +311,7 @@ cdef class MulticlassBSGDLearner(SharedSupportLearner):
 
     * removal: remove ``argmin ‖W_i‖² k_ii`` (ties: oldest);
     * projection: that ``p``; add ``β_j W_p`` to every other row, ``β =
-      K_{−p}⁻¹ k_{−p,p}`` (the span factor of §11);
+      K_{−p}⁻¹ k_{−p,p}`` (the span factor of the binary rule);
     * merging (RBF): ``m = argmin ‖W_i‖²``; every other ``n`` is a
       candidate; ``h`` maximizes ``‖W_z(h)‖²``; the least degradation
       (ties: oldest) is merged into ``z = h x_m + (1 − h) x_n`` with the row

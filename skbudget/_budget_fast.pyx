@@ -1,5 +1,5 @@
 # cython: language_level=3, cdivision=True
-"""The fixed-budget family (ALGORITHMS.md §2, §3, §4, §5, §9).
+"""The fixed-budget family (doc/algorithms.md#fixed-budget-family).
 
 Every algorithm here is a perceptron-style learner: when a round asks for
 an update, it makes room (picks a support vector to replace, or none),
@@ -8,15 +8,15 @@ adds ``(x_t, alpha_t)`` as the newest support vector and tidies up.
 what differs:
 
 ===========================  ==========================================
-StoptronLearner              no room once ``|S| = B``: stop adding (§2)
-RandomBudgetLearner          room: remove position ``rng.randint(B)`` (§3)
+StoptronLearner              no room once ``|S| = B``: stop adding
+RandomBudgetLearner          room: remove position ``rng.randint(B)``
 CrammerKandolaSingerLearner  room: remove the largest leave-one-out
                              margin; adaptive cache: DistillCache after
-                             the insertion (§4)
+                             the insertion
 ForgetronLearner             after the insertion: shrink by phi, drop the
-                             oldest (§5)
+                             oldest
 PassiveAggressiveLearner     update on hinge loss, step
-                             ``min(C, loss / k_tt)`` (§9)
+                             ``min(C, loss / k_tt)``
 ===========================  ==========================================
 
 Ties between support vectors go to the oldest.  Values compared for a tie
@@ -114,14 +114,14 @@ cdef inline double _sign_of(double coefficient) noexcept nogil:
 
 
 cdef class StoptronLearner(MistakeDrivenLearner):
-    """§2: the kernel perceptron that stops adding once ``|S| = B``."""
+    """The Stoptron: the kernel perceptron that stops adding once ``|S| = B``."""
 
     cdef Py_ssize_t make_room(self, double y, double score) except -3 nogil:
         return APPEND if self.n_sv < self.budget else NO_ROOM
 
 
 cdef class RandomBudgetLearner(MistakeDrivenLearner):
-    """§3: on a mistake with ``|S| = B``, remove a uniformly random support
+    """The Random Budget Perceptron: on a mistake with ``|S| = B``, remove a uniformly random support
     vector, position ``rng.randint(B)`` oldest first (the ``RandomState``
     spelling of ``Generator.integers(B)``), then append the new example."""
 
@@ -132,7 +132,7 @@ cdef class RandomBudgetLearner(MistakeDrivenLearner):
 
 
 cdef class CrammerKandolaSingerLearner(MistakeDrivenLearner):
-    """§4: the Budget Perceptron of Crammer, Kandola & Singer.
+    """The Budget Perceptron of Crammer, Kandola & Singer.
 
     Fixed cache (``budget >= 1``, Fig. 3): on an update with ``|S| = B``,
     first remove the support vector with the largest leave-one-out margin
@@ -263,7 +263,7 @@ cdef class CrammerKandolaSingerLearner(MistakeDrivenLearner):
 
 
 cdef class ForgetronLearner(MistakeDrivenLearner):
-    """§5: the self-tuned Forgetron of Dekel, Shalev-Shwartz & Singer.
+    """The self-tuned Forgetron of Dekel, Shalev-Shwartz & Singer.
 
     On a mistake: ``M += 1``; add ``(x_t, sigma = 1)``; if ``|S| = B + 1``:
     with ``r`` the oldest support vector and ``mu = y_r f'(x_r)`` (the model
@@ -387,7 +387,7 @@ def _forgetron_phi(double sigma, double mu, double room):
 
 
 cdef class PassiveAggressiveLearner(MistakeDrivenLearner):
-    """§9: kernel PA-I (unbounded).  On ``loss = 1 - y f(x) > 0``, add
+    """Kernel PA-I (unbounded).  On ``loss = 1 - y f(x) > 0``, add
     ``(x_t, y min(C, loss / k(x_t, x_t)))`` (``y C`` when ``k(x_t, x_t) = 0``);
     with an example weight ``w`` the cap is ``C w`` (no update when ``w = 0``)."""
 
