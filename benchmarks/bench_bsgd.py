@@ -16,7 +16,7 @@ std and the fit time (the minimum over the orders: the machine is shared).
 
 ``BSGD merging`` is the default ``merge_search='lookup'`` (h read from the
 table of the golden-section optimum); ``BSGD merging (golden)`` runs the
-golden-section search per candidate (ALGORITHMS.md §11 exactly).  The
+golden-section search per candidate (doc/algorithms.md#bsgd exactly).  The
 section ``merge_search`` compares the two searches at the same parameters
 (the ones chosen for ``BSGD merging``): test accuracy over the same 5 orders
 on a9a, Banana and MNIST 3-vs-8 (mnist5k) at B = 100 and 500, and on

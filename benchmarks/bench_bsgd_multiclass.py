@@ -1,4 +1,4 @@
-"""Multi-class BSGD on one shared budget (ALGORITHMS.md §12) against
+"""Multi-class BSGD on one shared budget (doc/algorithms.md#bsgd-multi-class) against
 one-vs-rest BSGD and the other bounded multi-class learners, at equal memory.
 
 Accuracy against the number of stored vectors, for each budget B in

@@ -22,7 +22,7 @@ extraction; its claims (§5) are checked instead, with our numbers:
    (b) B = about 1/4 and 1/2 of the Perceptron's support set (the paper's
    choice of B; the paper then derives the Projectron's eta from B through
    its bound, Eq. 13, which did not survive the extraction: our eta is a
-   fixed parameter, as ALGORITHMS.md §6 specifies).  The budget algorithms
+   fixed parameter, as doc/algorithms.md#projectron specifies).  The budget algorithms
    and PA-I come from the fixed-budget family; any not in this build of
    skbudget is skipped with a note.
 

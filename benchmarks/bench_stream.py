@@ -56,6 +56,7 @@ from sklearn.linear_model import SGDClassifier  # noqa: E402
 from sklearn.preprocessing import StandardScaler  # noqa: E402
 
 import skbudget._stream  # noqa: E402
+import skbudget._threads  # noqa: E402
 from skbudget import (  # noqa: E402
     BudgetedSGDClassifier,
     BudgetPerceptron,
@@ -179,7 +180,7 @@ def thread_table(rounds):
             cases.append(("fit", fit))
             for calls, timed in cases:
                 times = {None: [], 2: []}
-                runs = skbudget._stream.HELPERS.n_runs
+                runs = skbudget._threads.HELPERS.n_runs
                 for r in range(rounds):
                     for n_jobs in ((None, 2) if r % 2 == 0 else (2, None)):
                         times[n_jobs].append(timed(n_jobs))
@@ -190,7 +191,7 @@ def thread_table(rounds):
                        "ratio_min": two.min() / one.min(),
                        "ratio_median": float(np.median(two) / np.median(one)),
                        "ratio_paired_median": float(np.median(two / one)),
-                       "threaded_segments": (skbudget._stream.HELPERS.n_runs - runs) // rounds}
+                       "threaded_segments": (skbudget._threads.HELPERS.n_runs - runs) // rounds}
                 out.append(row)
                 print(f"{problem:28s}{name:24s}{calls!s:>7s}{row['none_min']:10.4f}"
                       f"{row['two_min']:9.4f}{row['none_median']:10.4f}{row['two_median']:9.4f}"

@@ -1,16 +1,18 @@
 """The estimator layer shared by every online kernel classifier.
 
 :class:`BaseOnlineKernelClassifier` does everything that is not an update
-rule: parameter and input validation, labels and the one-vs-rest wrapper,
-epochs and ``partial_fit`` calls, the fitted attributes and prediction.
-Kernel values come from ``skbudget._kernels`` and the chunk driver around
-the compiled stream loop is ``skbudget._stream``.  An algorithm adds its
-parameters and one method, ``_make_learner``, which returns the compiled
-policy (a subclass of ``skbudget._engine.OnlineLearner``).
+rule: input validation, labels and the multi-class mode, epochs and
+``partial_fit`` calls, atomic calls, the fitted attributes and prediction.
+Around it: the parameter machinery (``skbudget._params``), persistence
+(``skbudget._persistence``), example weights for the estimators that take
+them (``skbudget._weights``), kernel values (``skbudget._kernels``, named
+kernels in ``skbudget._kernel_catalogue``) and the driver of the compiled
+stream loop (``skbudget._stream``).  An algorithm adds its parameters and
+``_make_learner``, which returns the compiled policy (a subclass of
+``skbudget._engine.OnlineLearner``), and overrides the hooks the class
+docstring lists where its rule needs them.
 """
 
-import copy
-import functools
 import numbers
 import sys
 import warnings
@@ -20,28 +22,30 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils import assert_all_finite, check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import (
     _check_partial_fit_first_call,
     check_classification_targets,
 )
-from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.validation import (
-    _check_sample_weight,
     check_consistent_length,
     check_is_fitted,
     validate_data,
 )
 
 from skbudget._atomic import RollbackOnError
+from skbudget._blas import single_threaded_blas
 from skbudget._docstrings import fit_doc, partial_fit_doc
 from skbudget._elementwise import integral_classes
-from skbudget._kernels import KERNELS, KernelFunction, check_finite, compute_gamma
+from skbudget._kernel_catalogue import KERNEL_NAMES, named_kernel
+from skbudget._kernels import KernelFunction, check_finite, compute_gamma
+from skbudget._params import Integer, ModelParamsMixin, RealNumber
+from skbudget._persistence import PersistentModelMixin
 from skbudget._predict_fast import kernel_expansion
 from skbudget._record import OnlineRecord
-from skbudget._stream import ProgressLog, StreamDriver, empty_rows, single_threaded_blas
+from skbudget._stream import ProgressLog, StreamDriver, empty_rows
 
-__all__ = ["BaseOnlineKernelClassifier", "Integer", "RealNumber"]
+__all__ = ["BaseOnlineKernelClassifier"]
 
 # fused prediction works on a dense copy of the support vectors (and, for CSR
 # input, of their transpose): at most this many values, else kernel blocks
@@ -49,8 +53,6 @@ _FUSED_MAX_VALUES = 2 ** 24
 # 'scale' resolved from fewer rows than this, by a call that a stream may
 # continue (partial_fit, warm-start fit), warns
 _SCALE_MIN_ROWS = 100
-# the kernels gamma is a parameter of
-_GAMMA_KERNELS = {"rbf", "poly", "polynomial", "sigmoid", "laplacian", "chi2"}
 # labels checked and collected this many at a time (fit on a long y)
 _LABEL_BLOCK = 1 << 16
 
@@ -116,107 +118,40 @@ def _integral_classes(y):
     return None if classes is None else classes.astype(y.dtype)
 
 
-# scikit-learn's error for class_weight='balanced' in partial_fit (SGDClassifier)
-_BALANCED_PARTIAL_FIT = (
-    "class_weight '{0}' is not supported for "
-    "partial_fit. In order to use 'balanced' weights,"
-    " use compute_class_weight('{0}', "
-    "classes=classes, y=y). "
-    "In place of y you can use a large enough sample "
-    "of the full training set target to properly "
-    "estimate the class frequency distributions. "
-    "Pass the resulting weights as the class_weight "
-    "parameter."
-)
-
-
-def _learner_weights(sample_weight, class_weight, rows, index):
-    """The weights of the examples ``rows`` whose classes are ``index``
-    (positions in ``classes_``): ``sample_weight[rows]`` (None: 1) times
-    the ``class_weight`` (one value per class) of each example's class,
-    the same for every learner."""
-    weights = class_weight[index]
-    if sample_weight is not None:
-        weights = weights * sample_weight[rows]
-    return weights
-
-
-class _NotBool:
-    """An ``Interval`` that rejects bools (``budget=True`` is not 1)."""
-
-    def is_satisfied_by(self, val):
-        return not isinstance(val, (bool, np.bool_)) and super().is_satisfied_by(val)
-
-
-class Integer(_NotBool, Interval):
-    """``Interval(numbers.Integral, left, right, closed=...)`` without bools."""
-
-    def __init__(self, left, right, *, closed):
-        super().__init__(numbers.Integral, left, right, closed=closed)
-
-
-class RealNumber(_NotBool, Interval):
-    """``Interval(numbers.Real, left, right, closed=...)`` without bools."""
-
-    def __init__(self, left, right, *, closed):
-        super().__init__(numbers.Real, left, right, closed=closed)
-
-
-@functools.cache
-def _param_names(cls):
-    """``BaseEstimator._get_param_names`` of estimator class ``cls``, once
-    per class (it reads ``inspect.signature(cls.__init__)`` on every call)."""
-    return tuple(BaseEstimator._get_param_names.__func__(cls))
-
-
-@functools.cache
-def _model_param_names(cls):
-    """The parameters of estimator class ``cls`` built into a model (all
-    but its ``_call_params``)."""
-    return tuple(name for name in _param_names(cls) if name not in cls._call_params)
-
-
-def _same_value(a, b):
-    """Whether a parameter still has the value it had: identity, else equal
-    containers (compared item by item, arrays by value), else ``==``."""
-    if a is b:
-        return True
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same_value(a[k], b[k]) for k in a)
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return type(a) is type(b) and len(a) == len(b) and all(map(_same_value, a, b))
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)
-                and a.shape == b.shape and bool(np.array_equal(a, b)))
-    try:
-        return bool(a == b)
-    except Exception:   # an object whose == is not a truth value
-        return False
-
-
-def _kept_value(value):
-    """A parameter value as recorded when a model starts: containers copied
-    (a dict changed in place is a change), anything else as it is."""
-    if isinstance(value, (dict, list)):
-        try:
-            return copy.deepcopy(value)
-        except Exception:
-            return value
-    return value
-
-
-class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
+class BaseOnlineKernelClassifier(ModelParamsMixin, PersistentModelMixin, ClassifierMixin,
+                                 BaseEstimator):
     """Base class of the online kernel classifiers (not for direct use).
 
-    Multi-class problems are learned one-vs-rest: one binary learner per
-    class, all fed the same examples in the same order; each learner has its
-    own support set (so a budget ``B`` means up to ``n_classes * B`` stored
-    vectors).  Prediction takes the class whose learner gives the largest
-    score.  With two classes there is a single learner.
+    Multi-class problems are learned one-vs-rest by default: one binary
+    learner per class, all fed the same examples in the same order; each
+    learner has its own support set (so a budget ``B`` means up to
+    ``n_classes * B`` stored vectors).  Prediction takes the class whose
+    learner gives the largest score.  With two classes there is a single
+    learner.  A family may learn every class on one shared support set
+    instead (:meth:`_shares_support`).
+
+    An algorithm subclasses this class, adds its parameters
+    (``_parameter_constraints``, ``__init__``) and provides
+    :meth:`_make_learner`; the other hooks have defaults, overridden where
+    the rule needs them:
+
+    - :meth:`_shares_support`: the multi-class mode (default: one-vs-rest);
+    - :meth:`_init_constants`: data-dependent constants of the model;
+    - :meth:`_draws_random_numbers`: whether the rule draws (one generator
+      per one-vs-rest learner then);
+    - :meth:`_needs_distances`: whether the policy reads squared distances;
+    - :meth:`_learner_expansion`: a learner's coefficients and intercept;
+    - :meth:`_example_weights`: the examples' weights (``ExampleWeightsMixin``);
+    - ``_call_params``: the parameters that may change between calls.
+
+    Estimators also extend ``_validate_params``, ``_validate_fit_input``,
+    ``_fit``, ``_update_fitted_attributes`` and ``_raw_scores`` (calling the
+    base's) for checks, warnings, extra fitted attributes and read-outs of
+    their own.
     """
 
     _parameter_constraints: dict = {
-        "kernel": [StrOptions(set(KERNELS)), callable],
+        "kernel": [StrOptions(set(KERNEL_NAMES)), callable],
         "gamma": [StrOptions({"scale", "auto"}), RealNumber(0.0, None, closed="left")],
         "degree": [Integer(0, None, closed="left")],
         "coef0": [RealNumber(None, None, closed="neither")],
@@ -238,17 +173,9 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
     _gram_cache_limit = 4096
     # with verbose, seconds between progress lines within a pass
     _progress_interval = 10.0
-    # one learner for every class on one shared support set (instead of
-    # one-vs-rest): it takes class indices and its expansion has one row of
-    # coefficients per class (skbudget._shared_support)
-    _shared_support = False
     # test instrumentation: keep every round's mistake flag (memory grows
     # with the stream); the oracle tests read them with _mistake_flags()
     _keep_mistake_flags = False
-    # parameters that only steer the calls (or, for some estimators, the
-    # read-out) and may change between calls; every other parameter is built
-    # into the learners when a model starts (see _check_unchanged_params)
-    _call_params = ("max_iter", "n_jobs", "shuffle", "verbose", "warm_start")
 
     @abstractmethod
     def __init__(self, *, kernel, gamma, degree, coef0, kernel_params, max_iter,
@@ -265,20 +192,22 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         self.verbose = verbose
         self.n_jobs = n_jobs
 
-    @classmethod
-    def _get_param_names(cls):
-        """The parameter names, as scikit-learn's ``BaseEstimator`` gives
-        them, read from the signature once per class: ``get_params`` runs on
-        every ``fit`` and ``partial_fit`` (parameter validation), and the
-        signature costs ~30 us each time."""
-        return list(_param_names(cls))
-
     # ------------------------------------------------------------------
     # what an algorithm provides
     # ------------------------------------------------------------------
     @abstractmethod
     def _make_learner(self, rng):
-        """A new binary learner (an ``OnlineLearner`` subclass)."""
+        """A new learner (an ``OnlineLearner`` subclass) drawing from
+        ``rng``: a binary one, or with ``_shared_support`` one for every
+        class."""
+
+    def _shares_support(self, n_classes):
+        """The multi-class mode: whether a model of ``n_classes`` classes
+        learns them all on one shared support set (one learner that takes
+        class indices, ``skbudget._shared_support``) instead of one binary
+        learner per class.  Asked once, when a model starts; the answer is
+        kept as ``_shared_support``."""
+        return False
 
     def _init_constants(self, X):
         """Data-dependent constants, computed from the first training data."""
@@ -297,6 +226,12 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
     def _needs_distances(self):
         """Whether the policy needs squared input-space distances too."""
         return False
+
+    def _example_weights(self, X, y, sample_weight):
+        """The weights of the call's examples as ``StreamDriver.run`` takes
+        them: None (every weight 1) unless the estimator takes weights
+        (:class:`~skbudget._weights.ExampleWeightsMixin`)."""
+        return None
 
     # ------------------------------------------------------------------
     # kernels
@@ -321,12 +256,14 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
                 f"The number of classes has to be greater than one; got {len(classes)} class"
             )
         self.classes_ = classes
-        self._params_at_start = {name: _kept_value(value)
-                                 for name, value in self._captured_params().items()}
+        self._record_params_at_start()
+        self._shared_support = self._shares_support(len(classes))
         self._rng = check_random_state(self.random_state)
         self._gamma = gamma
+        named = named_kernel(self.kernel)
         if (self.gamma == "scale" and streaming and X.shape[0] < _SCALE_MIN_ROWS
-                and self.kernel in _GAMMA_KERNELS and "gamma" not in (self.kernel_params or {})):
+                and named is not None and "gamma" in named.params
+                and "gamma" not in (self.kernel_params or {})):
             warnings.warn(
                 f"gamma='scale' was resolved from the {X.shape[0]} rows of the first call "
                 f"(gamma_={self._gamma:.4g}) and stays fixed for the whole stream; with "
@@ -351,25 +288,6 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         self._record = OnlineRecord(keep_flags=self._keep_mistake_flags)
         self._n_examples_seen = 0
         self.n_iter_ = 0
-
-    def _captured_params(self):
-        """The parameters built into a model when it starts."""
-        return {name: getattr(self, name) for name in _model_param_names(type(self))}
-
-    def _check_unchanged_params(self):
-        """Raise if a parameter built into the model was changed since it
-        started (a continuing call cannot apply it)."""
-        for name, old in self._params_at_start.items():
-            value = getattr(self, name)
-            if not _same_value(old, value):
-                raise ValueError(
-                    f"{type(self).__name__}: the parameter {name!r} was changed from "
-                    f"{old!r} to {value!r} after the model was started; partial_fit and "
-                    f"warm-start fit continue the model, whose learners were built with the "
-                    f"old value. Call fit (warm_start=False) to start a new model with the "
-                    f"new value, or set the parameter back. Only {list(self._call_params)} "
-                    f"may change between calls."
-                )
 
     def _as_storage_format(self, X):
         """A continuing call's X in the format the model stores its support
@@ -435,38 +353,6 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         if len(self.classes_) == 2:
             return _plus_minus_one(y == self.classes_[1])[:, None]
         return _plus_minus_one(y[:, None] == self.classes_[None, :])
-
-    def _example_weights(self, X, y, sample_weight):
-        """The weights of the call's examples, as ``StreamDriver.run``
-        takes them: None without ``sample_weight`` and ``class_weight`` (or
-        when every weight is 1), else a function of (rows, their labels)
-        giving their weights, the same for every learner.
-
-        An example's weight is its ``sample_weight`` times the
-        ``class_weight`` of its class ('balanced': ``n_samples / (n_classes
-        * np.bincount(y))`` of this call's ``y``, as in scikit-learn), and
-        it scales the example's loss in every learner (one-vs-rest too, as
-        ``SVC``'s ``class_weight`` scales ``C`` per class; scikit-learn's
-        ``SGDClassifier`` weighs only the positive examples of each
-        one-vs-rest learner)."""
-        class_weight = getattr(self, "class_weight", None)
-        if sample_weight is None and class_weight is None:
-            return None
-        per_class = np.asarray(compute_class_weight(class_weight, classes=self.classes_, y=y),
-                               dtype=np.float64)
-        if not (np.all(np.isfinite(per_class)) and np.all(per_class >= 0)):
-            raise ValueError(f"class_weight must give every class a finite weight >= 0; got "
-                             f"{dict(zip(self.classes_.tolist(), per_class.tolist()))}")
-        if sample_weight is not None:
-            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64,
-                                                 ensure_non_negative=True)
-            if np.all(sample_weight == 1.0):
-                sample_weight = None
-        if sample_weight is None and np.all(per_class == 1.0):
-            return None
-        classes = self.classes_
-        return lambda rows, y: _learner_weights(sample_weight, per_class, rows,
-                                                np.searchsorted(classes, y))
 
     def _check_labels(self, y):
         """Raise unless every label is in ``classes_`` (sorted: one binary
@@ -629,8 +515,6 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
             return self._partial_fit(X, y, classes, first_call, sample_weight)
 
     def _partial_fit(self, X, y, classes, first_call, sample_weight=None):
-        if isinstance(getattr(self, "class_weight", None), str):   # 'balanced'
-            raise ValueError(_BALANCED_PARTIAL_FIT.format(self.class_weight))
         if not first_call:
             self._check_unchanged_params()
         X, y, _, gamma = self._validate_fit_input(X, y, reset=first_call)
@@ -670,10 +554,11 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         (``skbudget._predict_fast``), in blocks of ``k(X, support_vectors_)``
         otherwise."""
         kernel = self._kernel_function
-        if kernel.is_fast and self.support_vectors_.shape[0] * X.shape[1] <= _FUSED_MAX_VALUES:
+        kind = kernel.compiled_kind
+        if kind is not None and self.support_vectors_.shape[0] * X.shape[1] <= _FUSED_MAX_VALUES:
             with single_threaded_blas():
                 scores = kernel_expansion(X, self.support_vectors_, self.dual_coef_,
-                                          self.intercept_, kernel.kernel, kernel.gamma,
+                                          self.intercept_, kind, kernel.gamma,
                                           kernel.degree, kernel.coef0)
             return check_finite(scores, kernel.kernel)   # as the blocks below are
         out = np.empty((X.shape[0], self.dual_coef_.shape[0]))
@@ -726,118 +611,3 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
-
-    # ------------------------------------------------------------------
-    # persistence (pickle, copy, skops.io)
-    # ------------------------------------------------------------------
-    def __getstate__(self):
-        """The estimator's state in plain containers: the stream driver,
-        the kernel and the online record as dicts, each learner as its
-        ``get_state()`` (arrays, numbers, its random generator) and the
-        name of its class (a string, compared on loading, never imported).
-        So a file of ``skops.io`` names no type of skbudget's but the
-        estimator's own class, and a loaded model continues its stream."""
-        state = dict(super().__getstate__())
-        driver = state.get("_driver")
-        if driver is None:
-            return state
-        plain_driver = _plain_state(driver)
-        plain_driver["learners"] = [
-            {"type": _type_name(learner), "state": learner.get_state()}
-            for learner in driver.learners
-        ]
-        kernel = plain_driver.get("kernel")
-        plain_driver["kernel"] = (None if kernel is state.get("_kernel_function")
-                                  else _plain_state(kernel))
-        state["_driver"] = plain_driver
-        for name, cls in _PLAIN_ATTRIBUTES.items():
-            if isinstance(state.get(name), cls):
-                state[name] = _plain_state(state[name])
-        return state
-
-    def __setstate__(self, state):
-        state = dict(state)
-        plain_driver = state.get("_driver")
-        if not isinstance(plain_driver, dict):     # unfitted, or an in-memory copy
-            super().__setstate__(state)
-            return
-        for name, cls in _PLAIN_ATTRIBUTES.items():
-            if isinstance(state.get(name), dict):
-                state[name] = _rebuilt(cls, state[name])
-        super().__setstate__(state)
-        plain_driver = dict(plain_driver)
-        kernel = plain_driver.get("kernel")
-        plain_driver["kernel"] = (self._kernel_function if kernel is None
-                                  else _rebuilt(KernelFunction, kernel))
-        plain_driver["learners"] = self._rebuilt_learners(plain_driver["learners"])
-        self._driver = _rebuilt(StreamDriver, plain_driver)
-
-    def _rebuilt_learners(self, saved):
-        """Learners made by ``_make_learner`` with the parameters the model
-        was started with, then given their saved states."""
-        current = {name: getattr(self, name) for name in self._params_at_start}
-        self.__dict__.update(self._params_at_start)
-        try:
-            learners = [self._make_learner(None) for _ in saved]
-        finally:
-            self.__dict__.update(current)
-        for learner, entry in zip(learners, saved):
-            if _type_name(learner) != entry["type"]:
-                raise ValueError(
-                    f"{type(self).__name__}: the saved state holds a {entry['type']} learner "
-                    f"where this estimator makes a {_type_name(learner)}; the file is corrupted "
-                    f"or was written by another version of skbudget."
-                )
-            learner.set_state(entry["state"])
-        return learners
-
-
-# estimator attributes that persist as plain dicts of their instance state
-_PLAIN_ATTRIBUTES = {"_kernel_function": KernelFunction, "_record": OnlineRecord}
-
-
-def _type_name(obj):
-    return f"{type(obj).__module__}.{type(obj).__qualname__}"
-
-
-def _plain_state(obj):
-    """A copy of an object's instance state (``__getstate__``) as a dict."""
-    return dict(obj.__getstate__())
-
-
-def _rebuilt(cls, state):
-    """An instance of ``cls`` with the instance state ``state`` (the class
-    is given by the caller, never read from the state), through the
-    class's ``__setstate__`` if it has one."""
-    obj = cls.__new__(cls)
-    if hasattr(obj, "__setstate__"):
-        obj.__setstate__(state)
-    else:
-        obj.__dict__.update(state)
-    return obj
-
-
-class ExampleWeightsMixin:
-    """``sample_weight`` in ``fit`` / ``partial_fit`` and the ``class_weight``
-    parameter, for the estimators whose update rule minimizes a loss the
-    weight can scale (BSGD's step ``eta_t w``, PA-I's cap ``C w``).  The
-    perceptron-style rules take neither (their fit has no
-    ``sample_weight``).  Put it before :class:`BaseOnlineKernelClassifier`
-    among the bases; the estimator adds ``class_weight`` to its
-    ``__init__`` and ``CLASS_WEIGHT_CONSTRAINT`` to its constraints."""
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
-        return self._atomic_fit(X, y, sample_weight)
-
-    fit.__doc__ = fit_doc(weighted=True)
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def partial_fit(self, X, y, classes=None, sample_weight=None):
-        return self._atomic_partial_fit(X, y, classes, sample_weight)
-
-    partial_fit.__doc__ = partial_fit_doc(weighted=True)
-
-
-# the constraint of the class_weight parameter (as SGDClassifier's)
-CLASS_WEIGHT_CONSTRAINT = [StrOptions({"balanced"}), dict, None]

@@ -6,8 +6,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import StrOptions
 
-from skbudget._base import BaseOnlineKernelClassifier, Integer, RealNumber
-from skbudget._base import CLASS_WEIGHT_CONSTRAINT, ExampleWeightsMixin
+from skbudget._base import BaseOnlineKernelClassifier
 from skbudget._bsgd_fast import (
     GOLDEN,
     LOOKUP,
@@ -17,10 +16,12 @@ from skbudget._bsgd_fast import (
     BudgetedSGDLearner,
     MulticlassBSGDLearner,
 )
-from skbudget._budget import _shared_params
 from skbudget._docstrings import attributes_doc, docstring, kernel_doc, stream_doc
 from skbudget._docstrings import class_weight_doc
+from skbudget._kernel_catalogue import named_kernel
+from skbudget._params import Integer, RealNumber, base_params
 from skbudget._stream import STORE_MAX_SPARSE_FEATURES
+from skbudget._weights import CLASS_WEIGHT_CONSTRAINT, ExampleWeightsMixin
 
 __all__ = ["BudgetedSGDClassifier"]
 
@@ -219,7 +220,7 @@ class BudgetedSGDClassifier(ExampleWeightsMixin, BaseOnlineKernelClassifier):
                  kernel="rbf", gamma="scale", degree=3, coef0=0.0, kernel_params=None,
                  max_iter=1, shuffle=True, random_state=None, warm_start=False, verbose=0,
                  n_jobs=None):
-        super().__init__(**_shared_params(locals()))
+        super().__init__(**base_params(locals()))
         self.budget = budget
         self.alpha = alpha
         self.maintenance = maintenance
@@ -227,15 +228,11 @@ class BudgetedSGDClassifier(ExampleWeightsMixin, BaseOnlineKernelClassifier):
         self.class_weight = class_weight
         self.multi_class = multi_class
 
-    @property
-    def _shared_support(self):
-        """One learner for every class (§12): ``'crammer_singer'`` on three
-        or more classes, fixed when the model starts (:meth:`_reset`)."""
-        return self.__dict__.get("_crammer_singer", False)
-
-    def _reset(self, X, classes, gamma, streaming):
-        self._crammer_singer = self.multi_class == "crammer_singer" and len(classes) > 2
-        super()._reset(X, classes, gamma, streaming)
+    def _shares_support(self, n_classes):
+        """``'crammer_singer'`` on three or more classes learns every class on
+        one support set (doc/algorithms.md#bsgd-multi-class); binary
+        problems and ``'ovr'`` have binary learners."""
+        return self.multi_class == "crammer_singer" and n_classes > 2
 
     def _validate_params(self):
         super()._validate_params()
@@ -283,9 +280,6 @@ class BudgetedSGDClassifier(ExampleWeightsMixin, BaseOnlineKernelClassifier):
         self.degradation_ = np.array([lr.degradation for lr in self._learners])
 
 
-# kernels whose values are positive: an expansion with coefficients of one
-# sign has that sign everywhere (callables: unknown, no warning)
-_POSITIVE_KERNELS = ("rbf", "laplacian", "chi2")
 # the warning below points at the caller of fit (through _fit,
 # _atomic_fit, fit and scikit-learn's _fit_context wrapper)
 _WARN_STACKLEVEL = 6
@@ -294,13 +288,15 @@ _WARN_STACKLEVEL = 6
 def _warn_if_classes_dropped(est):
     """Warn when a learner of a one-vs-rest (or binary) model holds no
     support vector of its positive class (binary: of either class) under a
-    kernel whose values are positive (``_POSITIVE_KERNELS``): its score then
+    kernel whose values are positive (the catalogue's ``positive``;
+    callables: unknown, no warning): its score then
     never favours that class.  At a small budget BSGD's maintenance drops
     the rare side first (its vectors are the oldest, and removal's ties go
     to the oldest), e.g. many classes one-vs-rest, or a rare class in a
     binary stream.  (With other kernels a one-signed expansion may still
     score both signs: no warning.)"""
-    if est._shared_support or est.kernel not in _POSITIVE_KERNELS:
+    named = named_kernel(est.kernel)
+    if est._shared_support or named is None or not named.positive:
         return
     offsets = np.concatenate([[0], np.cumsum(est.n_support_)])
     if len(est.classes_) == 2:

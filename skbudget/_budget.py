@@ -8,8 +8,7 @@ which configures one of the compiled policies of ``_budget_fast``.
 
 import numpy as np
 
-from skbudget._base import BaseOnlineKernelClassifier, Integer, RealNumber
-from skbudget._base import CLASS_WEIGHT_CONSTRAINT, ExampleWeightsMixin
+from skbudget._base import BaseOnlineKernelClassifier
 from skbudget._budget_fast import (
     CrammerKandolaSingerLearner,
     ForgetronLearner,
@@ -19,6 +18,8 @@ from skbudget._budget_fast import (
 )
 from skbudget._docstrings import BUDGET_DOC, attributes_doc, docstring, kernel_doc, stream_doc
 from skbudget._docstrings import class_weight_doc
+from skbudget._params import Integer, RealNumber, base_params
+from skbudget._weights import CLASS_WEIGHT_CONSTRAINT, ExampleWeightsMixin
 
 __all__ = [
     "BudgetPerceptron",
@@ -48,16 +49,6 @@ def _example(name, call):
     )
 
 
-_SHARED_PARAMS = ("kernel", "gamma", "degree", "coef0", "kernel_params", "max_iter",
-                  "shuffle", "random_state", "warm_start", "verbose", "n_jobs")
-
-
-def _shared_params(init_locals):
-    """The parameters of ``BaseOnlineKernelClassifier.__init__`` among an
-    estimator's ``__init__`` arguments (``locals()``), unchanged."""
-    return {name: init_locals[name] for name in _SHARED_PARAMS}
-
-
 _BUDGET = {"budget": [Integer(1, None, closed="left")]}
 
 
@@ -70,7 +61,7 @@ class _FixedBudgetClassifier(BaseOnlineKernelClassifier):
     def __init__(self, *, budget=100, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
                  kernel_params=None, max_iter=1, shuffle=True, random_state=None,
                  warm_start=False, verbose=0, n_jobs=None):
-        super().__init__(**_shared_params(locals()))
+        super().__init__(**base_params(locals()))
         self.budget = budget
 
 
@@ -164,7 +155,7 @@ class BudgetPerceptron(BaseOnlineKernelClassifier):
     def __init__(self, *, budget=100, beta=0.0, kernel="rbf", gamma="scale", degree=3,
                  coef0=0.0, kernel_params=None, max_iter=1, shuffle=True, random_state=None,
                  warm_start=False, verbose=0, n_jobs=None):
-        super().__init__(**_shared_params(locals()))
+        super().__init__(**base_params(locals()))
         self.budget = budget
         self.beta = beta
 
@@ -216,7 +207,7 @@ class Forgetron(BaseOnlineKernelClassifier):
     def __init__(self, *, budget=100, self_tuned=True, kernel="rbf", gamma="scale", degree=3,
                  coef0=0.0, kernel_params=None, max_iter=1, shuffle=True, random_state=None,
                  warm_start=False, verbose=0, n_jobs=None):
-        super().__init__(**_shared_params(locals()))
+        super().__init__(**base_params(locals()))
         self.budget = budget
         self.self_tuned = self_tuned
 
@@ -261,7 +252,7 @@ class KernelPassiveAggressive(ExampleWeightsMixin, BaseOnlineKernelClassifier):
     def __init__(self, *, C=1.0, class_weight=None, kernel="rbf", gamma="scale", degree=3,
                  coef0=0.0, kernel_params=None, max_iter=1, shuffle=True, random_state=None,
                  warm_start=False, verbose=0, n_jobs=None):
-        super().__init__(**_shared_params(locals()))
+        super().__init__(**base_params(locals()))
         self.C = C
         self.class_weight = class_weight
 

@@ -52,8 +52,12 @@ from skbudget._vector_loops cimport (
 )
 
 cdef uint64_t MAX_UINT32 = 4294967295
-# names of the KernelKind values (in error messages)
-KERNEL_NAMES = ("linear", "rbf", "poly", "sigmoid")
+
+
+class NonFiniteKernelValues(ValueError):
+    """A kernel value computed in store mode is not finite.  The stream
+    driver, which knows the kernel's name, raises it again with the
+    message of ``skbudget._kernels.non_finite_kernel_error``."""
 
 skb_vector_loops_init()     # the AVX2 loops where the CPU has AVX2
 
@@ -568,8 +572,7 @@ cdef class OnlineLearner:
 
     cdef int raise_nonfinite(self) except -1 nogil:
         with gil:
-            from skbudget._kernels import non_finite_kernel_error
-            raise non_finite_kernel_error(KERNEL_NAMES[self.kernel_kind])
+            raise NonFiniteKernelValues("a kernel value is not finite (inf or NaN)")
 
     cdef bint gather_row(self) noexcept nogil:
         """k_row[c] = k(x_t, x_c) for every support-vector cell (the hottest

@@ -6,8 +6,10 @@
 ``degree``, ``coef0`` and ``kernel_params``.  It computes blocks
 ``k(X, Y)`` as C-contiguous float64 arrays.
 
-The common kernels (``linear``, ``rbf``, ``poly``, ``sigmoid`` without
-``kernel_params``) use scikit-learn's own formulas but skip
+The kernels the engine computes in compiled code (``linear``, ``rbf``,
+``poly``, ``sigmoid`` without ``kernel_params``: those with a
+``compiled_kind`` in ``skbudget._kernel_catalogue``) use scikit-learn's own
+formulas in Python blocks too, but skip
 ``pairwise_kernels``' per-call input validation: the engine validates its
 inputs once per ``fit`` / ``partial_fit`` call, and the per-call validation
 costs more than a whole block of a few hundred rows.  Every other name goes
@@ -26,14 +28,19 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS, pairwise_kernels
+from sklearn.metrics.pairwise import pairwise_kernels
 from sklearn.utils import assert_all_finite
 
 from skbudget._elementwise import flat_moments
+from skbudget._kernel_catalogue import (
+    LINEAR_KIND,
+    POLY_KIND,
+    RBF_KIND,
+    SIGMOID_KIND,
+    named_kernel,
+)
 
-__all__ = ["KERNELS", "KernelFunction", "check_finite", "compute_gamma", "squared_distances"]
-
-KERNELS = sorted(PAIRWISE_KERNEL_FUNCTIONS)
+__all__ = ["KernelFunction", "check_finite", "compute_gamma", "squared_distances"]
 
 
 def compute_gamma(gamma, X, unchecked_for=None):
@@ -210,18 +217,9 @@ def _linear(X, Y, gamma, degree, coef0):
     return dot_t(X, Y)
 
 
-# the common kernels, without pairwise_kernels' input validation
-FAST_KERNELS = {
-    "linear": _linear,
-    "rbf": _rbf,
-    "poly": _poly,
-    "polynomial": _poly,
-    "sigmoid": _sigmoid,
-}
-
-
-# the kernels computed in compiled code (``_kernel_rows.KernelKind``)
-COMPILED_KERNELS = {"linear": 0, "rbf": 1, "poly": 2, "polynomial": 2, "sigmoid": 3}
+# the Python blocks of the kernels computed in compiled code, by their
+# compiled kind, without pairwise_kernels' input validation
+_BLOCK_FORMULAS = {LINEAR_KIND: _linear, RBF_KIND: _rbf, POLY_KIND: _poly, SIGMOID_KIND: _sigmoid}
 
 
 class KernelFunction:
@@ -325,24 +323,21 @@ class KernelFunction:
         return self
 
     @property
-    def is_fast(self):
-        """Whether blocks skip ``pairwise_kernels`` (a common kernel
-        without ``kernel_params``)."""
-        return (not callable(self.kernel) and self.kernel in FAST_KERNELS
-                and not self.kernel_params)
-
-    @property
     def compiled_kind(self):
         """The ``_kernel_rows.KernelKind`` of a kernel the engine computes in
-        compiled code, or None."""
-        return COMPILED_KERNELS[self.kernel] if self.is_fast else None
+        compiled code (a named kernel with a compiled kind, without
+        ``kernel_params``), or None: its blocks then come from
+        ``pairwise_kernels`` or the callable."""
+        named = named_kernel(self.kernel)
+        return None if named is None or self.kernel_params else named.compiled_kind
 
     def __call__(self, X, Y):
         """k(X, Y) as a C-contiguous float64 block."""
         if Y.shape[0] == 0:
             return np.zeros((X.shape[0], 0))
-        if self.is_fast:
-            K = FAST_KERNELS[self.kernel](X, Y, self.gamma, self.degree, self.coef0)
+        kind = self.compiled_kind
+        if kind is not None:
+            K = _BLOCK_FORMULAS[kind](X, Y, self.gamma, self.degree, self.coef0)
         elif self.convention == "matrix":
             K = _as_float_block(self.kernel(X, Y, **(self.kernel_params or {})))
             if K.shape != (X.shape[0], Y.shape[0]):
@@ -364,7 +359,7 @@ class KernelFunction:
         """k(x_i, x_i) for every row: 1 for 'rbf' (its self-distances are
         exactly 0, as in ``k(X, X)``), else from small diagonal blocks (64
         kernel values per row)."""
-        if self.is_fast and self.kernel == "rbf":
+        if self.compiled_kind == RBF_KIND:
             return np.ones(X.shape[0])
         step = 64
         return np.concatenate(

@@ -1,5 +1,5 @@
 """Kernel MIRA on one shared support set, unbounded or with the
-Crammer-Kandola-Singer cache (ALGORITHMS.md §10).
+Crammer-Kandola-Singer cache (doc/algorithms.md#mira).
 
 Unlike every other estimator of skbudget, MIRA is not one-vs-rest: one
 compiled learner (``_mira_fast.MIRALearner``, on the shared-support store of
@@ -10,9 +10,10 @@ carries one coefficient per class.
 
 import numpy as np
 
-from skbudget._base import BaseOnlineKernelClassifier, Integer, RealNumber
+from skbudget._base import BaseOnlineKernelClassifier
 from skbudget._docstrings import attributes_doc, docstring, kernel_doc, stream_doc
 from skbudget._mira_fast import MIRALearner
+from skbudget._params import Integer, RealNumber, base_params
 
 __all__ = ["BudgetMIRA", "KernelMIRA"]
 
@@ -82,7 +83,9 @@ def _mira_doc(summary, own_parameters, name, call, *, see_also, extra_notes=""):
 class _MIRAClassifier(BaseOnlineKernelClassifier):
     """Kernel MIRA on one shared support set (not for direct use)."""
 
-    _shared_support = True
+    def _shares_support(self, n_classes):
+        """Always: MIRA learns every class at once (doc/algorithms.md#mira)."""
+        return True
 
     _parameter_constraints: dict = {
         **BaseOnlineKernelClassifier._parameter_constraints,
@@ -115,11 +118,7 @@ class KernelMIRA(_MIRAClassifier):
     def __init__(self, *, beta=0.01, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
                  kernel_params=None, max_iter=1, shuffle=True, random_state=None,
                  warm_start=False, verbose=0):
-        super().__init__(
-            kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
-            kernel_params=kernel_params, max_iter=max_iter, shuffle=shuffle,
-            random_state=random_state, warm_start=warm_start, verbose=verbose,
-        )
+        super().__init__(**base_params(locals()))
         self.beta = beta
 
     def _make_learner(self, rng):
@@ -163,11 +162,7 @@ class BudgetMIRA(_MIRAClassifier):
     def __init__(self, *, budget=100, beta=0.01, kernel="rbf", gamma="scale", degree=3,
                  coef0=0.0, kernel_params=None, max_iter=1, shuffle=True, random_state=None,
                  warm_start=False, verbose=0):
-        super().__init__(
-            kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
-            kernel_params=kernel_params, max_iter=max_iter, shuffle=shuffle,
-            random_state=random_state, warm_start=warm_start, verbose=verbose,
-        )
+        super().__init__(**base_params(locals()))
         self.budget = budget
         self.beta = beta
 

@@ -3,8 +3,9 @@
 import numpy as np
 from sklearn.utils._param_validation import StrOptions
 
-from skbudget._base import BaseOnlineKernelClassifier, Integer, RealNumber
+from skbudget._base import BaseOnlineKernelClassifier
 from skbudget._docstrings import attributes_doc, docstring, kernel_doc, stream_doc
+from skbudget._params import Integer, RealNumber, base_params
 from skbudget._perceptron_fast import KernelPerceptronLearner
 
 __all__ = ["KernelPerceptron"]
@@ -94,34 +95,11 @@ class KernelPerceptron(BaseOnlineKernelClassifier):
     # the learner keeps every hypothesis: which one predicts may change between calls
     _call_params = BaseOnlineKernelClassifier._call_params + ("hypothesis",)
 
-    def __init__(
-        self,
-        *,
-        kernel="rbf",
-        gamma="scale",
-        degree=3,
-        coef0=0.0,
-        kernel_params=None,
-        eta0=1.0,
-        theta_init=0.0,
-        threshold_step=0.0,
-        tau=0.0,
-        lam=0.0,
-        alpha_bound=None,
-        hypothesis="last",
-        max_iter=10,
-        shuffle=True,
-        random_state=None,
-        warm_start=False,
-        verbose=0,
-        n_jobs=None,
-    ):
-        super().__init__(
-            kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
-            kernel_params=kernel_params, max_iter=max_iter, shuffle=shuffle,
-            random_state=random_state, warm_start=warm_start, verbose=verbose,
-            n_jobs=n_jobs,
-        )
+    def __init__(self, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0, kernel_params=None,
+                 eta0=1.0, theta_init=0.0, threshold_step=0.0, tau=0.0, lam=0.0, alpha_bound=None,
+                 hypothesis="last", max_iter=10, shuffle=True, random_state=None, warm_start=False,
+                 verbose=0, n_jobs=None):
+        super().__init__(**base_params(locals()))
         self.eta0 = eta0
         self.theta_init = theta_init
         self.threshold_step = threshold_step

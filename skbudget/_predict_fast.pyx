@@ -41,6 +41,7 @@ import scipy.sparse as sp
 from scipy.linalg.cython_blas cimport dgemm
 
 from skbudget._engine import fma_kernels_for
+from skbudget._kernel_rows cimport LINEAR_KERNEL, POLY_KERNEL, RBF_KERNEL, SIGMOID_KERNEL
 from skbudget._vector_loops cimport (SKB_FMA_PADDING, skb_affine_arguments, skb_axpy,
                                      skb_fma_block, skb_integer_power, skb_rbf_block_arguments,
                                      skb_row_norms, skb_transpose, skb_vector_loops_init)
@@ -62,17 +63,10 @@ cdef Py_ssize_t FEW_FEATURES = 16
 # a CSR block with at least this fraction of non-zeros is made dense for dgemm
 cdef double DENSE_ENOUGH = 0.05
 
-cdef enum KernelKind:
-    LINEAR = 0
-    RBF = 1
-    POLY = 2
-    SIGMOID = 3
-
-_KINDS = {"linear": LINEAR, "rbf": RBF, "poly": POLY, "polynomial": POLY, "sigmoid": SIGMOID}
 
 
 def kernel_expansion(X, vectors, const double[:, ::1] coef, const double[::1] intercept,
-                     kernel, double gamma, double degree, double coef0):
+                     int kind, double gamma, double degree, double coef0):
     """Scores ``k(X, vectors) @ coef.T + intercept`` of shape
     (n_samples, n_outputs).
 
@@ -85,14 +79,17 @@ def kernel_expansion(X, vectors, const double[:, ::1] coef, const double[::1] in
     coef : ndarray of shape (n_outputs, n_SV)
         The expansion coefficients (``dual_coef_``).
     intercept : ndarray of shape (n_outputs,)
-    kernel : {'linear', 'rbf', 'poly', 'polynomial', 'sigmoid'}
+    kind : int
+        The kernel, a ``_kernel_rows.KernelKind`` (the catalogue's
+        ``compiled_kind`` of 'linear', 'rbf', 'poly' or 'sigmoid').
     gamma, degree, coef0 : float
         The kernel's parameters, as in :class:`sklearn.svm.SVC`.
     """
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], n_sv = vectors.shape[0]
     cdef Py_ssize_t n_out = coef.shape[0]
-    cdef int kind = _KINDS[kernel]
     cdef Py_ssize_t r0, m, c0, t
+    if kind not in (LINEAR_KERNEL, RBF_KERNEL, POLY_KERNEL, SIGMOID_KERNEL):
+        raise ValueError(f"kind {kind} is no compiled kernel (_kernel_rows.KernelKind)")
     if coef.shape[1] != n_sv or intercept.shape[0] != n_out or vectors.shape[1] != d:
         raise ValueError(
             f"inconsistent shapes: X {X.shape}, support vectors {vectors.shape}, "
@@ -105,13 +102,13 @@ def kernel_expansion(X, vectors, const double[:, ::1] coef, const double[::1] in
     sparse_rows = sp.issparse(X)
     V_arr = np.ascontiguousarray(vectors.toarray() if sp.issparse(vectors) else vectors,
                                  dtype=np.float64)
-    if kind == LINEAR:
+    if kind == LINEAR_KERNEL:
         # sum_j c_j <x, s_j> = <x, sum_j c_j s_j>: one weight vector per output
         scores_arr += np.asarray(X @ (np.asarray(coef) @ V_arr).T)
         return scores_arr
     cdef const double[:, ::1] V = V_arr
     # squared norms: only the rbf kernel's argument uses them
-    cdef double[::1] v_norms = (np.einsum("ij,ij->i", V_arr, V_arr) if kind == RBF
+    cdef double[::1] v_norms = (np.einsum("ij,ij->i", V_arr, V_arr) if kind == RBF_KERNEL
                                 else np.zeros(n_sv))
     cdef const double[:, ::1] VT = V_arr[:0]
     cdef const double[::1] data
@@ -126,7 +123,8 @@ def kernel_expansion(X, vectors, const double[:, ::1] coef, const double[::1] in
         sparse_rows and X.nnz < DENSE_ENOUGH * n * d)
     if feature_by_feature:
         VT = np.ascontiguousarray(V_arr.T)
-    cdef int integer_degree = <int>degree if kind == POLY and degree == <int>degree and 0 <= degree <= 64 else -1
+    cdef int integer_degree = (<int>degree if kind == POLY_KERNEL and degree == <int>degree
+                               and 0 <= degree <= 64 else -1)
     # tile shape: t support vectors (at most 1024) by m rows
     cdef bint fma = not feature_by_feature and fma_kernels_for(d)
     cdef Py_ssize_t t_max = min(n_sv, 1024)
@@ -145,9 +143,9 @@ def kernel_expansion(X, vectors, const double[:, ::1] coef, const double[::1] in
             Xb = X[r0:r0 + m].toarray()
         elif not sparse_rows:
             Xb = np.ascontiguousarray(X[r0:r0 + m], dtype=np.float64)
-        if kind == RBF and sparse_rows and feature_by_feature:
+        if kind == RBF_KERNEL and sparse_rows and feature_by_feature:
             _csr_row_norms(data, indptr, r0, m, x_norms)
-        elif kind == RBF:
+        elif kind == RBF_KERNEL:
             skb_row_norms(&Xb[0, 0], m, d, &x_norms[0])     # (training's sums)
         if fma:         # the block's rows transposed, once for every tile
             skb_transpose(&Xb[0, 0], m, d, &Xt[0], m)
@@ -248,10 +246,10 @@ cdef void _kernel_arguments(int kind, double gamma, double coef0, double[::1] ti
                             const double[::1] v_norms, Py_ssize_t c0) noexcept nogil:
     """Inner products -> the argument of the kernel's function, in place
     (the training loop's passes over a chunk's block)."""
-    if kind == RBF:
+    if kind == RBF_KERNEL:
         # as sklearn.metrics.euclidean_distances: (-2 xy + xx) + yy, clipped at 0
         skb_rbf_block_arguments(&tile[0], m, t, &x_norms[0], &v_norms[c0], -gamma)
-    elif kind != LINEAR:
+    elif kind != LINEAR_KERNEL:
         skb_affine_arguments(&tile[0], m * t, gamma, coef0)
 
 
@@ -267,11 +265,11 @@ def _integer_power(double[::1] values, int degree):
 cdef void _kernel_function(int kind, double degree, double[::1] tile):
     """The kernel's function over the tile, with NumPy's vectorized ufuncs."""
     values = np.asarray(tile)
-    if kind == RBF:
+    if kind == RBF_KERNEL:
         np.exp(values, out=values)
-    elif kind == POLY:
+    elif kind == POLY_KERNEL:
         np.power(values, degree, out=values)
-    elif kind == SIGMOID:
+    elif kind == SIGMOID_KERNEL:
         np.tanh(values, out=values)
 
 

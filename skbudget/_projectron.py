@@ -1,8 +1,9 @@
 """Projectron and Projectron++: bounded support sets by projection."""
 
 
-from skbudget._base import BaseOnlineKernelClassifier, Integer, RealNumber
+from skbudget._base import BaseOnlineKernelClassifier
 from skbudget._docstrings import attributes_doc, docstring, kernel_doc, stream_doc
+from skbudget._params import Integer, RealNumber, base_params
 from skbudget._projectron_fast import ProjectronLearner, ProjectronPlusPlusLearner
 
 __all__ = ["Projectron", "ProjectronPlusPlus"]
@@ -95,29 +96,10 @@ class Projectron(BaseOnlineKernelClassifier):
         "budget": [Integer(1, None, closed="left"), None],
     }
 
-    def __init__(
-        self,
-        *,
-        kernel="rbf",
-        gamma="scale",
-        degree=3,
-        coef0=0.0,
-        kernel_params=None,
-        eta=0.1,
-        budget=None,
-        max_iter=1,
-        shuffle=True,
-        random_state=None,
-        warm_start=False,
-        verbose=0,
-        n_jobs=None,
-    ):
-        super().__init__(
-            kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
-            kernel_params=kernel_params, max_iter=max_iter, shuffle=shuffle,
-            random_state=random_state, warm_start=warm_start, verbose=verbose,
-            n_jobs=n_jobs,
-        )
+    def __init__(self, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0, kernel_params=None,
+                 eta=0.1, budget=None, max_iter=1, shuffle=True, random_state=None,
+                 warm_start=False, verbose=0, n_jobs=None):
+        super().__init__(**base_params(locals()))
         self.eta = eta
         self.budget = budget
 

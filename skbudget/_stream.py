@@ -16,24 +16,21 @@ threads, ``n_jobs``).  It runs them in one of two modes (``doc/engine.md``):
   learner still references, ``OnlineLearner.finish_chunk``).
 """
 
+import functools
 import math
-import os
-import queue
 import sys
-import threading
 import time
 
 import numpy as np
-import scipy
 import scipy.sparse as sp
 from joblib import effective_n_jobs
 from sklearn import config_context
-from threadpoolctl import ThreadpoolController  # a dependency of scikit-learn
 
-from skbudget._atomic import run_to_completion
+from skbudget import _threads
+from skbudget._blas import single_threaded_blas
 from skbudget._elementwise import mistake_flags
-from skbudget._engine import csr_parts, gather_block, use_small_gemm_kernels
-from skbudget._kernels import squared_distances
+from skbudget._engine import NonFiniteKernelValues, csr_parts, gather_block
+from skbudget._kernels import non_finite_kernel_error, squared_distances
 
 __all__ = ["ProgressLog", "StreamDriver"]
 
@@ -68,52 +65,6 @@ THREAD_MIN_WORK_NS = 300_000
 # (a Stoptron epoch, the cheapest rule: 0.19 / 0.75 us an example at d = 2,
 # B = 100 / 500; 0.48 / 1.7 us at d = 54; 4.8 / 16 us at d = 784)
 EXAMPLE_NS, SV_NS, SV_FEATURE_NS = 50.0, 1.2, 0.033
-# seconds a waiting caller sleeps between looks at its signals (a Ctrl-C
-# sent with _thread.interrupt_main does not wake a blocked wait)
-WAIT_SLICE = 0.02
-
-# the OpenBLAS cores (``openblas_get_corename``, lower case) with the
-# small-matrix dgemm kernels the chunk GEMM's transposed layout is for
-# (OpenBLAS's kernel/x86_64/dgemm_small_kernel_*_skylakex.c)
-SMALL_GEMM_CORES = frozenset({"skylakex", "cooperlake", "sapphirerapids"})
-
-# the process's threadpoolctl controller, built at import (~3 ms): the
-# chunk layout is chosen from it below, and every store-mode call limits
-# BLAS threads through it
-_BLAS_CONTROLLER = ThreadpoolController()
-
-
-def single_threaded_blas():
-    """Context: BLAS on one thread (the stream loop's blocks are too small
-    for threads to pay off; their wake-up latency dominates, badly so on a
-    busy machine).  Entering costs ~20 us."""
-    return _BLAS_CONTROLLER.limit(limits=1, user_api="blas")
-
-
-def scipy_openblas_core(libraries, scipy_dir):
-    """The core OpenBLAS runs on (lower case) for the BLAS that
-    ``scipy.linalg.cython_blas`` calls, from threadpoolctl's ``info()``
-    (``libraries``): the OpenBLAS inside scipy's directory ``scipy_dir`` or
-    beside it (a wheel's ``scipy.libs``), else the one core every loaded
-    OpenBLAS reports; None when unknown (another BLAS, several cores)."""
-    openblas = [lib for lib in libraries if lib.get("internal_api") == "openblas"]
-    scipy_root = os.path.normcase(os.path.abspath(scipy_dir))
-    own = [lib for lib in openblas
-           if os.path.normcase(os.path.abspath(lib.get("filepath") or "")).startswith(
-               (scipy_root + os.sep, scipy_root + ".libs" + os.sep))]
-    cores = {str(lib.get("architecture") or "").lower() for lib in (own or openblas)}
-    return cores.pop() if len(cores) == 1 and "" not in cores else None
-
-
-def _configure_chunk_gemm():
-    """Tell the engine whether its BLAS has the small-matrix kernels (once,
-    at import: the chunk layout must not change within a process, or a
-    model would depend on what ran before it)."""
-    core = scipy_openblas_core(_BLAS_CONTROLLER.info(), os.path.dirname(scipy.__file__))
-    use_small_gemm_kernels(core in SMALL_GEMM_CORES)
-
-
-_configure_chunk_gemm()
 
 
 def _consecutive(rows):
@@ -284,18 +235,22 @@ class StreamDriver:
         for learner in self.learners:
             learner.start_call(first_id)
         pieces = _Pieces(X, y, targets, order, weights)
-        if self.uses_store and pieces.n <= SHORT_STREAM:
-            # its matrix products are too small for BLAS to use threads
-            return self._run_segments(X, pieces, first_id, record, progress)
-        with single_threaded_blas():
-            if self.uses_store:
+        try:
+            if self.uses_store and pieces.n <= SHORT_STREAM:
+                # its matrix products are too small for BLAS to use threads
                 return self._run_segments(X, pieces, first_id, record, progress)
-            # the kernel is given rows of X (checked finite by the estimator)
-            # and its blocks are checked: scikit-learn's finiteness checks
-            # inside it (pairwise_kernels', or rbf_kernel's in a callable)
-            # are repeated work
-            with config_context(assume_finite=True):
-                return self._run_chunks(X, pieces, first_id, record, gram, progress)
+            with single_threaded_blas():
+                if self.uses_store:
+                    return self._run_segments(X, pieces, first_id, record, progress)
+                # the kernel is given rows of X (checked finite by the
+                # estimator) and its blocks are checked: scikit-learn's
+                # finiteness checks inside it (pairwise_kernels', or
+                # rbf_kernel's in a callable) are repeated work
+                with config_context(assume_finite=True):
+                    return self._run_chunks(X, pieces, first_id, record, gram, progress)
+        except NonFiniteKernelValues:
+            # the compiled loop's error, worded with the kernel's name
+            raise non_finite_kernel_error(self.kernel.kernel) from None
 
     def _run_segments(self, X, pieces, first_id, record, progress):
         """Store mode: one compiled call per learner and segment (learners
@@ -311,9 +266,11 @@ class StreamDriver:
             scores = np.empty((len(learners), len(rows)))
             run = feed.runner(rows)
             if n_threads > 1 and self.threads_pay_off(len(rows), X.shape[1]):
-                HELPERS.run([_Task(run, learners[k], labels[k], ids, scores[k],
-                                   weights) for k in range(len(learners))],
-                            n_threads)
+                # (the process's helper threads, read from their module: a
+                # fork replaces them)
+                _threads.HELPERS.run([functools.partial(run, learners[k], labels[k], ids,
+                                                        scores[k], weights)
+                                      for k in range(len(learners))], n_threads)
             else:
                 for k, learner in enumerate(learners):
                     run(learner, labels[k], ids, scores[k], weights, None)
@@ -515,167 +472,3 @@ class _SegmentFeed:
             learner.watch_stop(stop)
             learner.run_dense(X, index, y, ids, scores, self.chunk, weights)
         return run
-
-
-class _Task:
-    """One learner's compiled call on a segment, ``run(learner, y, ids,
-    scores, weights, stop)`` (:meth:`_SegmentFeed.runner`), as a task of a
-    :class:`_Job`."""
-
-    __slots__ = ("run", "learner", "y", "ids", "scores", "weights")
-
-    def __init__(self, run, learner, y, ids, scores, weights):
-        self.run, self.learner, self.y, self.ids = run, learner, y, ids
-        self.scores, self.weights = scores, weights
-
-    def __call__(self, stop):
-        self.run(self.learner, self.y, self.ids, self.scores, self.weights, stop)
-
-
-class _Job:
-    """One threaded run of a segment: its tasks (callables ``task(stop)``)
-    are taken one at a time, in order, by the calling thread and by the
-    helper threads that come (:class:`_Helpers`).
-
-    ``running`` counts the tasks running in helpers (the caller's own are
-    not counted: when the caller looks, it runs none).  ``stop`` is the
-    byte every learner of the job watches (``OnlineLearner.watch_stop``):
-    :meth:`close` sets it, and a running compiled call then raises at its
-    next poll.  ``done`` is released once, by the helper whose task ends
-    the job while the caller may wait for it.
-    """
-
-    __slots__ = ("tasks", "next", "running", "errors", "stop", "mutex", "done", "released")
-
-    def __init__(self, tasks):
-        self.tasks = tasks
-        self.next = 0
-        self.running = 0
-        self.errors = [None] * len(tasks)
-        self.stop = np.zeros(1, dtype=np.uint8)
-        self.mutex = threading.Lock()
-        self.done = threading.Lock()
-        self.done.acquire()
-        self.released = False
-
-    def work(self, in_caller):
-        """Run the job's tasks until none is left to take.  A task's
-        exception is kept (``errors``; :meth:`_Helpers.run` raises the
-        first in task order, as a serial run would), except that in the
-        caller an exception that is no ``Exception`` (``KeyboardInterrupt``)
-        goes on at once: the job is then closed."""
-        tasks = self.tasks
-        while True:
-            with self.mutex:
-                k = self.next
-                if k >= len(tasks):
-                    return
-                self.next = k + 1
-                if not in_caller:
-                    self.running += 1
-            try:
-                tasks[k](self.stop)
-            except Exception as exc:
-                self.errors[k] = exc
-            except BaseException as exc:
-                if in_caller:
-                    raise
-                self.errors[k] = exc
-            finally:
-                if not in_caller:
-                    with self.mutex:
-                        self.running -= 1
-                        if not self.running and self.next >= len(tasks) and not self.released:
-                            self.released = True
-                            self.done.release()
-
-    def wait(self):
-        """Return once no helper runs a task of the job (the caller has
-        taken the last: none starts any more).  The wait wakes every
-        ``WAIT_SLICE`` seconds, so that a Ctrl-C is seen."""
-        while True:
-            with self.mutex:
-                if not self.running:
-                    return
-            self.done.acquire(timeout=WAIT_SLICE)
-
-    def close(self):
-        """End the job whatever its state: no task starts any more, the
-        running ones are told to stop (their compiled calls raise within a
-        poll interval), and return once none runs.  It may be called again
-        (an interrupted close is repeated, :func:`run_to_completion`)."""
-        with self.mutex:
-            self.next = len(self.tasks)
-            unfinished = self.running
-        if unfinished:
-            self.stop[0] = 1
-        self.wait()
-
-
-def _helper_loop(jobs):
-    """A helper thread: run tasks of the jobs it is handed, forever."""
-    while True:
-        jobs.get().work(in_caller=False)
-
-
-class _Helpers:
-    """The process's helper threads for ``n_jobs``: started on first use
-    (as many as the largest ``n_jobs - 1`` asked for), then kept, idle,
-    for every later call of every estimator (daemon threads, waiting on a
-    queue; a fork starts the child with none, ``os.register_at_fork``).
-
-    :meth:`run` puts a job on the queue once per helper wanted and works on
-    it in the calling thread too: a helper that comes late, or not at all
-    (busy with another caller's job), finds the tasks taken, so the call
-    never waits for a thread that has not started a task.  Whatever
-    interrupts the caller, ``run`` returns or raises only once no task of
-    the job runs any more (:meth:`_Job.close`, run to completion by
-    compiled code): the estimator's rollback never meets a learner still
-    training.
-    """
-
-    def __init__(self):
-        self.jobs = queue.SimpleQueue()
-        self.threads = []
-        self.mutex = threading.Lock()
-        self.n_runs = 0         # threaded runs so far (tests, benchmarks)
-
-    def start_threads(self, n):
-        """Have ``n`` helper threads (start the missing ones)."""
-        with self.mutex:
-            self.threads = [thread for thread in self.threads if thread.is_alive()]
-            while len(self.threads) < n:
-                thread = threading.Thread(target=_helper_loop, args=(self.jobs,),
-                                          name="skbudget-helper", daemon=True)
-                self.threads.append(thread)
-                thread.start()
-
-    def run(self, tasks, n_threads):
-        """Run ``tasks`` on ``n_threads`` threads (the caller's and
-        helpers); raise the first task's exception in task order."""
-        job = _Job(tasks)
-        try:
-            self.n_runs += 1
-            helpers = min(n_threads, len(tasks)) - 1
-            self.start_threads(helpers)
-            for _ in range(helpers):
-                self.jobs.put(job)
-            job.work(in_caller=True)
-            job.wait()
-        finally:
-            run_to_completion(job.close)
-        for error in job.errors:
-            if error is not None:
-                raise error
-
-
-HELPERS = _Helpers()
-
-
-def _new_helpers_after_fork():
-    global HELPERS
-    HELPERS = _Helpers()
-
-
-if hasattr(os, "register_at_fork"):      # (POSIX)
-    os.register_at_fork(after_in_child=_new_helpers_after_fork)

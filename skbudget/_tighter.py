@@ -4,17 +4,16 @@ import numbers
 
 from sklearn.utils._param_validation import StrOptions
 
-from skbudget._base import BaseOnlineKernelClassifier, Integer
+from skbudget._base import BaseOnlineKernelClassifier
 from skbudget._docstrings import attributes_doc, docstring, kernel_doc, stream_doc
+from skbudget._kernel_catalogue import named_kernel
+from skbudget._params import Integer, base_params
 from skbudget._tighter_fast import TighterLearner, TightestLearner
 
 __all__ = ["TighterPerceptron", "TightestPerceptron"]
 
 _VALIDATION_MODES = {"support": 0, "full": 1}
 _RESERVOIR = 2
-# kernels whose largest value marks the Euclidean-nearest vector (not
-# 'laplacian': its largest value marks the L1-nearest one)
-_DISTANCE_KERNELS = {"rbf"}
 
 _BUDGET_DOC = """\
 budget : int, default=100
@@ -48,16 +47,6 @@ class _ValidatedRemovalClassifier(BaseOnlineKernelClassifier):
         **BaseOnlineKernelClassifier._parameter_constraints,
         "budget": [Integer(1, None, closed="left")],
     }
-
-    def _shared_init(self, budget, kernel, gamma, degree, coef0, kernel_params, max_iter,
-                     shuffle, random_state, warm_start, verbose, n_jobs):
-        BaseOnlineKernelClassifier.__init__(
-            self, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
-            kernel_params=kernel_params, max_iter=max_iter, shuffle=shuffle,
-            random_state=random_state, warm_start=warm_start, verbose=verbose,
-            n_jobs=n_jobs,
-        )
-        self.budget = budget
 
 
 class TighterPerceptron(_ValidatedRemovalClassifier):
@@ -126,25 +115,11 @@ class TighterPerceptron(_ValidatedRemovalClassifier):
                        Integer(1, None, closed="left")],
     }
 
-    def __init__(
-        self,
-        *,
-        budget=100,
-        validation="budget",
-        kernel="rbf",
-        gamma="scale",
-        degree=3,
-        coef0=0.0,
-        kernel_params=None,
-        max_iter=1,
-        shuffle=True,
-        random_state=None,
-        warm_start=False,
-        verbose=0,
-        n_jobs=None,
-    ):
-        self._shared_init(budget, kernel, gamma, degree, coef0, kernel_params, max_iter,
-                          shuffle, random_state, warm_start, verbose, n_jobs)
+    def __init__(self, *, budget=100, validation="budget", kernel="rbf", gamma="scale", degree=3,
+                 coef0=0.0, kernel_params=None, max_iter=1, shuffle=True, random_state=None,
+                 warm_start=False, verbose=0, n_jobs=None):
+        super().__init__(**base_params(locals()))
+        self.budget = budget
         self.validation = validation
 
     def _draws_random_numbers(self):
@@ -206,25 +181,11 @@ class TightestPerceptron(_ValidatedRemovalClassifier):
         "prior": [tuple, list],
     }
 
-    def __init__(
-        self,
-        *,
-        budget=100,
-        prior=(1.0, 1.0),
-        kernel="rbf",
-        gamma="scale",
-        degree=3,
-        coef0=0.0,
-        kernel_params=None,
-        max_iter=1,
-        shuffle=True,
-        random_state=None,
-        warm_start=False,
-        verbose=0,
-        n_jobs=None,
-    ):
-        self._shared_init(budget, kernel, gamma, degree, coef0, kernel_params, max_iter,
-                          shuffle, random_state, warm_start, verbose, n_jobs)
+    def __init__(self, *, budget=100, prior=(1.0, 1.0), kernel="rbf", gamma="scale", degree=3,
+                 coef0=0.0, kernel_params=None, max_iter=1, shuffle=True, random_state=None,
+                 warm_start=False, verbose=0, n_jobs=None):
+        super().__init__(**base_params(locals()))
+        self.budget = budget
         self.prior = prior
 
     def _init_constants(self, X):
@@ -238,7 +199,8 @@ class TightestPerceptron(_ValidatedRemovalClassifier):
             )
 
     def _needs_distances(self):
-        return self.kernel not in _DISTANCE_KERNELS
+        named = named_kernel(self.kernel)
+        return named is None or not named.ranks_by_distance
 
     def _make_learner(self, rng):
         a_pos, a_neg = self.prior

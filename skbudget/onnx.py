@@ -66,16 +66,15 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "(to run the converted models): pip install skbudget[onnx]"
     ) from exc
 
-from sklearn.metrics.pairwise import KERNEL_PARAMS
 from sklearn.preprocessing import normalize
 
+from skbudget._kernel_catalogue import CATALOGUE
 from skbudget.model_selection import SequentialSearchCV
 
 __all__ = ["ONNX_KERNELS", "register_converters"]
 
 # the kernels the converter expresses in ONNX operators
-ONNX_KERNELS = ("linear", "rbf", "poly", "polynomial", "sigmoid", "laplacian", "cosine", "chi2",
-                "additive_chi2")
+ONNX_KERNELS = tuple(name for name, kernel in CATALOGUE.items() if kernel.onnx)
 
 
 # ----------------------------------------------------------------------
@@ -102,7 +101,7 @@ def _kernel_parameters(model):
     merged = {"gamma": model.gamma_, "degree": model.degree, "coef0": model.coef0}
     merged.update(model.kernel_params or {})
     params = {}
-    for key in KERNEL_PARAMS[kernel]:
+    for key in sorted(CATALOGUE[kernel].params):
         value = merged[key]
         if key == "gamma" and value is None:   # scikit-learn's default for these kernels
             value = 1.0 / model.n_features_in_

@@ -27,6 +27,7 @@ import numpy as np
 
 import skbudget
 import skbudget._stream
+import skbudget._threads
 
 
 def learner_states(est):
@@ -104,7 +105,7 @@ def main(name, n_calls, period, how):
         clean.partial_fit(X[50 * i:50 * i + 50], y[50 * i:50 * i + 50], classes=classes)
     same = same_model(est, clean)
     print(f"calls {n_calls} interrupted {interrupted} applied {len(applied)} threaded runs "
-          f"{skbudget._stream.HELPERS.n_runs} {'same' if same else 'DIFFERENT'}")
+          f"{skbudget._threads.HELPERS.n_runs} {'same' if same else 'DIFFERENT'}")
     return 0 if same else 1
 
 

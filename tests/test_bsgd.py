@@ -1,4 +1,4 @@
-"""BudgetedSGDClassifier against the plain implementation of ALGORITHMS.md §11,
+"""BudgetedSGDClassifier against the plain implementation of doc/algorithms.md#bsgd,
 and the compiled pieces of its maintenance rules on their own."""
 
 import numpy as np

@@ -1,5 +1,5 @@
 """BudgetedSGDClassifier(multi_class='crammer_singer') against the plain
-implementation of ALGORITHMS.md §12 (tests/oracles/bsgd_multiclass.py),
+implementation of doc/algorithms.md#bsgd-multi-class (tests/oracles/bsgd_multiclass.py),
 update by update, and the properties of the shared-support model."""
 
 import pickle
@@ -30,9 +30,9 @@ def flagged(**params):
 def assert_matches(est, plain, X):
     """Mistakes round by round, updates, steps, maintenance, support
     vectors, coefficient rows, degradation and class scores.  Merged points
-    to 1e-6 relative, as for §11 (the golden-section search stops at a
-    bracket of 1e-6; the engine and the oracle compute kernel values with
-    different formulas)."""
+    to 1e-6 relative, as for the binary rule (doc/algorithms.md#bsgd; the
+    golden-section search stops at a bracket of 1e-6; the engine and the
+    oracle compute kernel values with different formulas)."""
     rtol = 1e-6 if plain.merged_rounds else 1e-9
     assert_array_equal(mistake_flags(est), plain.mistakes)
     assert est.n_mistakes_ == sum(plain.mistakes)
@@ -175,7 +175,7 @@ def test_golden_section_on_rows_matches_plain_search():
         assert_allclose(sqnorm, direct(h), rtol=1e-12)
         assert_allclose(deg, norm_m + norm_n + 2 * kappa * cross - direct(h), atol=1e-12)
         assert deg >= -1e-12 * (norm_m + norm_n)
-    # one class column each: the search is §11's on |alpha_z|
+    # one class column each: the search is the binary rule's on |alpha_z|
     h_rows = _golden_section_rows(0.09, 0.49, 0.21, 0.6)[0]
     assert abs(h_rows - _golden_section_h(0.3, 0.7, 0.6)[0]) <= 1e-6
 

@@ -13,7 +13,7 @@ from skbudget import BudgetPerceptron, Forgetron, KernelPerceptron, RandomBudget
 from skbudget import _elementwise
 from skbudget._engine import (OnlineLearner, _random_below, chunk_length, use_avx512_tiles,
                               use_fma_kernels, use_small_gemm_kernels, vector_loops)
-from skbudget._stream import scipy_openblas_core
+from skbudget._blas import scipy_openblas_core
 
 
 @pytest.mark.parametrize("n", [1, 2, 7, 100, 2**31, 2**32 - 1, 2**32, 3 * 2**40])

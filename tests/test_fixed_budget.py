@@ -1,5 +1,5 @@
 """The fixed-budget family against the plain implementations of
-ALGORITHMS.md §2, §3, §4, §5, §9 (tests/oracles/fixed_budget.py)."""
+doc/algorithms.md#fixed-budget-family (tests/oracles/fixed_budget.py)."""
 
 import numpy as np
 import pytest

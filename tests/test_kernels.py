@@ -1,6 +1,9 @@
-"""The engine's kernel blocks equal sklearn's pairwise_kernels."""
+"""The kernel catalogue, and the engine's kernel blocks equal sklearn's
+pairwise_kernels."""
 
 import pickle
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -8,14 +11,78 @@ import scipy.sparse as sp
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn import get_config
 from sklearn.base import clone
-from sklearn.metrics.pairwise import pairwise_kernels, rbf_kernel
+from sklearn.metrics.pairwise import (
+    KERNEL_PARAMS,
+    PAIRWISE_KERNEL_FUNCTIONS,
+    euclidean_distances,
+    pairwise_kernels,
+    rbf_kernel,
+)
 
 from skbudget import Forgetron, KernelPerceptron
-from skbudget._kernels import FAST_KERNELS, KernelFunction
+from skbudget._kernel_catalogue import CATALOGUE
+from skbudget._kernels import KernelFunction
 from tests.test_common import ESTIMATORS, IDS, small
 
+ROOT = Path(__file__).resolve().parents[1]
+COMPILED = sorted(name for name, kernel in CATALOGUE.items() if kernel.compiled_kind is not None)
 
-@pytest.mark.parametrize("kernel", sorted(FAST_KERNELS))
+
+def test_catalogue_names_scikit_learns_kernels_and_their_parameters():
+    assert sorted(CATALOGUE) == sorted(PAIRWISE_KERNEL_FUNCTIONS)
+    for name, kernel in CATALOGUE.items():
+        assert kernel.name == name
+        assert kernel.params == set(KERNEL_PARAMS[name]), name
+
+
+def test_catalogue_kinds_are_the_compiled_enum():
+    # the KernelKind values of _kernel_rows.pxd, by name: LINEAR_KERNEL
+    # computes 'linear', POLY_KERNEL 'poly' and its alias 'polynomial'
+    enum = (ROOT / "skbudget" / "_kernel_rows.pxd").read_text().split("cdef enum KernelKind:")[1]
+    kinds = {name.lower(): int(value)
+             for name, value in re.findall(r"^\s+(\w+)_KERNEL = (\d+)$", enum.split("\n\n")[0],
+                                           re.MULTILINE)}
+    assert kinds == {name: kernel.compiled_kind for name, kernel in CATALOGUE.items()
+                     if kernel.compiled_kind is not None and name != "polynomial"}
+    assert CATALOGUE["polynomial"].compiled_kind == CATALOGUE["poly"].compiled_kind
+
+
+def test_catalogue_properties_hold_on_data():
+    # positive: every value > 0 (on non-negative rows, which the chi-squared
+    # kernels need); not positive: some value <= 0 on non-negative or on
+    # signed rows; ranks_by_distance: the largest value marks the nearest
+    rng = np.random.RandomState(0)
+    rows = {"non-negative": rng.uniform(0.1, 2.0, (50, 4)), "signed": rng.randn(50, 4)}
+    for name, kernel in CATALOGUE.items():
+        blocks = {}
+        for sign, X in rows.items():
+            if name in ("chi2", "additive_chi2") and sign == "signed":
+                continue
+            blocks[sign] = pairwise_kernels(X[:30], X[30:], metric=name, filter_params=True,
+                                            gamma=0.3, degree=3, coef0=-1.0)
+        assert kernel.positive == all(np.all(K > 0) for K in blocks.values()), name
+        if kernel.ranks_by_distance:
+            X = rows["signed"]
+            assert_array_equal(np.argmax(blocks["signed"], axis=1),
+                               np.argmin(euclidean_distances(X[:30], X[30:]), axis=1))
+
+
+def test_user_guide_kernel_table_is_the_catalogue():
+    lines = (ROOT / "doc" / "user_guide" / "kernels.rst").read_text().split(
+        "Choosing a kernel")[1].splitlines()
+    rules = [i for i, line in enumerate(lines) if re.fullmatch(r"=+( +=+)+", line)][:3]
+    spans = [match.span() for match in re.finditer("=+", lines[rules[0]])]
+    listed = {}
+    for row in lines[rules[1] + 1:rules[2]]:
+        names, _, params, compiled = (row[start:stop] for start, stop in spans[:3]
+                                      + [(spans[3][0], None)])
+        for name in re.findall(r"'(\w+)'", names):
+            listed[name] = (set(re.findall(r"\w+", params)) - {"none"}, compiled.strip() == "yes")
+    assert listed == {name: (set(kernel.params), kernel.compiled_kind is not None)
+                      for name, kernel in CATALOGUE.items()}
+
+
+@pytest.mark.parametrize("kernel", COMPILED)
 @pytest.mark.parametrize("sparse", [False, True])
 def test_fast_kernels_equal_pairwise_kernels(kernel, sparse):
     rng = np.random.RandomState(0)
@@ -43,7 +110,7 @@ def test_rbf_self_values_are_exactly_one():
     assert_allclose(K[:, :2], est._kernel(X[2:], pool))
 
 
-@pytest.mark.parametrize("kernel", sorted(FAST_KERNELS) + ["laplacian"])
+@pytest.mark.parametrize("kernel", COMPILED + ["laplacian"])
 @pytest.mark.parametrize("sparse", [False, True])
 def test_kernel_diagonal_equals_the_diagonal_of_the_blocks(kernel, sparse):
     rng = np.random.RandomState(3)

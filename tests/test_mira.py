@@ -1,5 +1,5 @@
 """KernelMIRA and BudgetMIRA against the plain implementation of
-ALGORITHMS.md §10 (tests/oracles/mira.py), update by update."""
+doc/algorithms.md#mira (tests/oracles/mira.py), update by update."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""KernelPerceptron against the plain implementation of ALGORITHMS.md §1."""
+"""KernelPerceptron against the plain implementation of doc/algorithms.md#kernel-perceptron."""
 
 import numpy as np
 import pytest

@@ -104,3 +104,28 @@ def test_skops_refuses_a_learner_of_another_class(binary_data):
     state["_driver"]["learners"][0]["type"] = "skbudget._budget_fast.StoptronLearner"
     with pytest.raises(ValueError, match="corrupted"):
         Forgetron().__setstate__(state)
+
+
+@pytest.mark.parametrize("Est, params", [
+    ("BudgetedSGDClassifier", dict(multi_class="crammer_singer")),
+    ("BudgetedSGDClassifier", dict(multi_class="ovr")),
+    ("BudgetMIRA", {}),
+])
+def test_state_saved_before_the_base_kept_the_multi_class_mode(Est, params, multiclass_data):
+    # files written before the base kept ``_shared_support`` (BSGD kept
+    # ``_crammer_singer``, MIRA nothing): the mode comes from the driver's state
+    X, y = multiclass_data
+    Est = dict(all_estimators())[Est]
+    est = _small(Est).set_params(**params).partial_fit(X[:60], y[:60], classes=np.unique(y))
+    state = est.__getstate__()
+    shared = state.pop("_shared_support")
+    assert shared == (params.get("multi_class") != "ovr")
+    if "multi_class" in params:
+        state["_crammer_singer"] = shared
+    loaded = Est.__new__(Est)
+    loaded.__setstate__(state)
+    assert loaded._shared_support == shared
+    _assert_identical(loaded, est)
+    for model in (est, loaded):
+        model.partial_fit(X[60:120], y[60:120])
+    _assert_identical(loaded, est)

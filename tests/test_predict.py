@@ -1,4 +1,7 @@
-"""The fused compiled prediction equals the kernel blocks of pairwise_kernels."""
+"""The fused compiled prediction equals the kernel blocks of pairwise_kernels.
+
+It computes each kernel the catalogue gives a compiled kind with that kind:
+a catalogue out of step with the compiled ``KernelKind`` fails here."""
 
 import numpy as np
 import pytest
@@ -6,6 +9,7 @@ import scipy.sparse as sp
 from numpy.testing import assert_allclose
 from sklearn.metrics.pairwise import pairwise_kernels
 
+from skbudget._kernel_catalogue import CATALOGUE, RBF_KIND
 from skbudget._predict_fast import _integer_power, kernel_expansion
 
 PARAMS = {
@@ -24,8 +28,13 @@ def _expected(X, V, coef, intercept, kernel):
 
 def _fused(X, V, coef, intercept, kernel):
     params = {"gamma": 0.0, "degree": 3, "coef0": 0.0, **PARAMS[kernel]}
-    return kernel_expansion(X, V, coef, intercept, kernel, params["gamma"],
-                            params["degree"], params["coef0"])
+    return kernel_expansion(X, V, coef, intercept, CATALOGUE[kernel].compiled_kind,
+                            params["gamma"], params["degree"], params["coef0"])
+
+
+def test_every_compiled_kernel_is_checked():
+    assert sorted(PARAMS) == sorted(name for name, kernel in CATALOGUE.items()
+                                    if kernel.compiled_kind is not None)
 
 
 def _sparsified(A, rng, density):
@@ -57,14 +66,21 @@ def test_fused_expansion_equals_pairwise_kernels(kernel, n_features, rows, vecto
 def test_no_support_vectors_gives_the_intercept():
     X = np.ones((4, 3))
     out = kernel_expansion(X, np.zeros((0, 3)), np.zeros((2, 0)), np.array([1.0, -2.0]),
-                           "rbf", 1.0, 3, 0.0)
+                           RBF_KIND, 1.0, 3, 0.0)
     assert_allclose(out, [[1.0, -2.0]] * 4)
 
 
 def test_inconsistent_shapes_raise():
     with pytest.raises(ValueError, match="inconsistent shapes"):
         kernel_expansion(np.ones((4, 3)), np.ones((5, 3)), np.ones((1, 4)), np.zeros(1),
-                         "rbf", 1.0, 3, 0.0)
+                         RBF_KIND, 1.0, 3, 0.0)
+
+
+@pytest.mark.parametrize("kind", [-1, 4])
+def test_unknown_kind_raises(kind):
+    with pytest.raises(ValueError, match="no compiled kernel"):
+        kernel_expansion(np.ones((4, 3)), np.ones((5, 3)), np.ones((1, 5)), np.zeros(1),
+                         kind, 1.0, 3, 0.0)
 
 
 def test_read_only_inputs():

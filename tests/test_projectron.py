@@ -1,5 +1,5 @@
 """Projectron and Projectron++ against the plain implementation of
-ALGORITHMS.md §6, and the numerical soundness of the incremental factor."""
+doc/algorithms.md#projectron, and the numerical soundness of the incremental factor."""
 
 import numpy as np
 import pytest

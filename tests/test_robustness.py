@@ -34,6 +34,7 @@ from sklearn.utils import check_array
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import skbudget._stream
+import skbudget._threads
 from skbudget import (
     BudgetedSGDClassifier,
     Forgetron,
@@ -219,7 +220,7 @@ def test_interrupt_is_honoured_during_a_long_compiled_segment(n_jobs):
 
 def test_threads_are_reused_and_small_segments_run_serially(multiclass_data, monkeypatch):
     X, y = multiclass_data
-    helpers = skbudget._stream.HELPERS
+    helpers = skbudget._threads.HELPERS
     starts = []
     original_start = threading.Thread.start
     monkeypatch.setattr(threading.Thread, "start",
@@ -247,9 +248,9 @@ def test_threads_are_reused_and_small_segments_run_serially(multiclass_data, mon
 def _threaded_fit(X, y, results):
     """A threaded fit (in a forked child): puts its coefficients and
     whether its segments ran in threads on ``results``."""
-    before = skbudget._stream.HELPERS.n_runs
+    before = skbudget._threads.HELPERS.n_runs
     est = small(Forgetron, budget=20, n_jobs=2).fit(X, y)
-    results.put((est.dual_coef_, skbudget._stream.HELPERS.n_runs > before))
+    results.put((est.dual_coef_, skbudget._threads.HELPERS.n_runs > before))
 
 
 @pytest.mark.skipif(not hasattr(os, "register_at_fork"), reason="POSIX fork")

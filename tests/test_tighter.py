@@ -1,5 +1,5 @@
 """TighterPerceptron and TightestPerceptron against the plain implementations
-of ALGORITHMS.md §7 and §8."""
+of doc/algorithms.md#tighter-perceptron and doc/algorithms.md#tightest-perceptron."""
 
 import numpy as np
 import pytest

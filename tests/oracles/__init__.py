@@ -1,5 +1,5 @@
 """Plain, obviously-correct implementations written straight from
-ALGORITHMS.md: one example at a time, kernel rows from NumPy, no tricks.
+doc/algorithms.md: one example at a time, kernel rows from NumPy, no tricks.
 
 The tests replay streams through them and through the estimators and
 compare update by update; ``benchmarks/bench_speed.py`` times them as the

@@ -1,15 +1,15 @@
-"""ALGORITHMS.md §11: Budgeted SGD (Wang, Crammer & Vucetic), one example at a time.
+"""doc/algorithms.md#bsgd: Budgeted SGD (Wang, Crammer & Vucetic), one example at a time.
 
 Plain NumPy, straight from the text: the support vectors (merged points
 included) are stored as rows, every kernel value is recomputed, and a
-projection solves its system from scratch.  Coefficients are kept as §11
+projection solves its system from scratch.  Coefficients are kept as the rule
 suggests, ``w_i = lambda t alpha_i`` (the shrink by ``1 - 1/t`` leaves them
 unchanged; ``alpha_i = w_i / (lambda t)`` is formed where a rule uses it), so
 coefficients that are equal stay equal: with ``alpha_i`` multiplied by
 ``1 - 1/t`` each round, rounding would decide the ties between them, and
 with them the golden-section search's first comparison when ``alpha_m =
 alpha_n`` (``|alpha_z(h)|`` is then symmetric about h = 1/2).  Ties of the
-arg-mins are decided with the relative tolerance 1e-9 of §11.
+arg-mins are decided with the relative tolerance 1e-9 of the rule.
 """
 
 import math
@@ -28,7 +28,7 @@ def first_minimum(values):
 
 
 def golden_section(g):
-    """§11's golden-section search for the maximum of ``g`` on [0, 1]."""
+    """The rule's golden-section search for the maximum of ``g`` on [0, 1]."""
     a, b = 0.0, 1.0
     r = (math.sqrt(5.0) - 1.0) / 2.0
     while b - a > 1e-6:

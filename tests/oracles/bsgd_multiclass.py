@@ -1,19 +1,20 @@
-"""ALGORITHMS.md §12: multi-class BSGD on one shared support set, one
-example at a time.
+"""doc/algorithms.md#bsgd-multi-class: multi-class BSGD on one shared
+support set, one example at a time.
 
 Plain NumPy, straight from the text: the support vectors (merged points
 included) are rows of a list, each with its coefficient row ``W_i = lambda t
 alpha_i`` (a NumPy vector of length ``k``); every score and kernel value is
 recomputed, a projection solves its system from scratch
-(``span_projection``, as §11's oracle), and the merge search evaluates
-``||W_z(h)||^2`` at each probe.  It is written in the closed form §12 gives
-(``||W_m||^2 A^2 + ||W_n||^2 B^2 + 2 <W_m, W_n> (A B)``, ``A = kappa^{(1 -
-h)^2}``, ``B = kappa^{h^2}``), with ``A B`` as one product: the value of
-``||W_m A + W_n B||^2``, but symmetric to the last bit when the two rows
-swap, so that the search's first comparison is the exact tie §11 describes
-when ``||W_m|| = ||W_n||`` (every never-changed row has ``||W||^2 = 2``).
-Ties of the arg-mins are decided with §11's relative tolerance 1e-9; ties
-of the arg-maxes over classes go to the lowest index, exactly.
+(``span_projection``, as the binary oracle), and the merge search evaluates
+``||W_z(h)||^2`` at each probe.  It is written in the closed form the rule
+gives (``||W_m||^2 A^2 + ||W_n||^2 B^2 + 2 <W_m, W_n> (A B)``, ``A =
+kappa^{(1 - h)^2}``, ``B = kappa^{h^2}``), with ``A B`` as one product: the
+value of ``||W_m A + W_n B||^2``, but symmetric to the last bit when the two
+rows swap, so that the search's first comparison is the exact tie the binary
+rule (doc/algorithms.md#bsgd) describes when ``||W_m|| = ||W_n||`` (every
+never-changed row has ``||W||^2 = 2``).  Ties of the arg-mins are decided
+with the binary rule's relative tolerance 1e-9; ties of the arg-maxes over
+classes go to the lowest index, exactly.
 
 ``PlainMulticlassBSGD(kernel, n_classes, budget, alpha, maintenance)``
 learns from ``partial_fit(X, y)`` with ``y`` the class indices ``0 .. k-1``

@@ -1,4 +1,4 @@
-"""ALGORITHMS.md §2, §3, §4, §5, §9: the fixed-budget family, written
+"""doc/algorithms.md#fixed-budget-family: the fixed-budget family, written
 plainly from the spec, one example at a time with NumPy kernel rows.
 
 Each class takes ``(kernel, **the estimator's parameters)`` with
@@ -86,7 +86,8 @@ class _PlainOnline:
 
 
 class PlainStoptron(_PlainOnline):
-    """§2: perceptron update on a mistake while ``|S| < B``; then frozen."""
+    """doc/algorithms.md#stoptron: perceptron update on a mistake while
+    ``|S| < B``; then frozen."""
 
     def __init__(self, kernel, budget=100):
         super().__init__(kernel)
@@ -98,7 +99,8 @@ class PlainStoptron(_PlainOnline):
 
 
 class PlainRandomBudgetPerceptron(_PlainOnline):
-    """§3: on a mistake with ``|S| = B`` remove position ``randint(B)``."""
+    """doc/algorithms.md#random-budget-perceptron: on a mistake with
+    ``|S| = B`` remove position ``randint(B)``."""
 
     def __init__(self, kernel, budget=100, random_state=None):
         super().__init__(kernel)
@@ -113,7 +115,7 @@ class PlainRandomBudgetPerceptron(_PlainOnline):
 
 
 class PlainBudgetPerceptron(_PlainOnline):
-    """§4: Crammer-Kandola-Singer; fixed cache (Fig. 3) or, with
+    """doc/algorithms.md#budget-perceptron: Crammer-Kandola-Singer; fixed cache (Fig. 3) or, with
     ``budget=None``, the adaptive DistillCache (Fig. 2).  The margins
     ``f(x_j)`` are recomputed from scratch (the plain way)."""
 
@@ -156,7 +158,7 @@ class PlainBudgetPerceptron(_PlainOnline):
 
 
 class PlainForgetron(_PlainOnline):
-    """§5: the self-tuned Forgetron (or, ``self_tuned=False``, remove the
+    """doc/algorithms.md#forgetron: the self-tuned Forgetron (or, ``self_tuned=False``, remove the
     oldest and never shrink).  ``removals`` records, per removal, the
     quantities of the shrink: M, Q before, sigma_r, mu, a, phi, Psi(phi)."""
 
@@ -225,7 +227,8 @@ class PlainForgetron(_PlainOnline):
 
 
 class PlainKernelPassiveAggressive(_PlainOnline):
-    """§9: PA-I, unbounded: on loss > 0 add ``y min(C, loss / k(x, x))``."""
+    """doc/algorithms.md#passive-aggressive: PA-I, unbounded: on loss > 0
+    add ``y min(C, loss / k(x, x))``."""
 
     def __init__(self, kernel, C=1.0):
         super().__init__(kernel)

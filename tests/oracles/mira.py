@@ -1,4 +1,4 @@
-"""ALGORITHMS.md §10: kernel MIRA on one shared support set, with the
+"""doc/algorithms.md#mira: kernel MIRA on one shared support set, with the
 Crammer-Kandola-Singer fixed cache and DistillCache, written plainly from
 the spec: one example at a time, NumPy kernel rows, plain loops, every
 score and leave-one-out margin recomputed from scratch.
@@ -44,7 +44,7 @@ def versus_beta(scores, y, beta):
 
 
 def mira_step(scores, y, A, beta):
-    """The closed form of §10, sorting-based: D_r, theta from the sorted D,
+    """The closed form of the rule, sorting-based: D_r, theta from the sorted D,
     tau_r = min(theta - D_r, 0) + delta_{r,y}."""
     k = len(scores)
     D = [(scores[r] + (beta if r != y else 0.0)) / A + (1.0 if r == y else 0.0)
@@ -59,7 +59,7 @@ def mira_step(scores, y, A, beta):
 
 
 class PlainMIRA:
-    """Kernel MIRA (§10): unbounded, fixed cache (Fig. 3) or DistillCache (Fig. 2)."""
+    """Kernel MIRA: unbounded, fixed cache (Fig. 3) or DistillCache (Fig. 2)."""
 
     def __init__(self, kernel, n_classes, beta=0.01, budget="unbounded"):
         self.kernel = kernel

@@ -1,4 +1,4 @@
-"""ALGORITHMS.md §1: Kernel Perceptron with the Khardon-Wachman variants."""
+"""doc/algorithms.md#kernel-perceptron: Kernel Perceptron with the Khardon-Wachman variants."""
 
 import numpy as np
 

@@ -1,4 +1,4 @@
-"""ALGORITHMS.md §6: Projectron and Projectron++, one example at a time.
+"""doc/algorithms.md#projectron: Projectron and Projectron++, one example at a time.
 
 Plain NumPy: the Gram matrix of the support set is kept (kernel rows against
 the support set only) and every projection solves ``K d = k_t`` from
@@ -11,7 +11,7 @@ SPAN_TOL = 1e-12   # delta² <= SPAN_TOL * k(x_t, x_t): x_t is in the span
 
 
 class PlainProjectron:
-    """Projectron (Orabona, Keshet & Caputo, ALGORITHMS.md §6).
+    """Projectron (Orabona, Keshet & Caputo, doc/algorithms.md#projectron).
 
     ``partial_fit(X, y)`` continues the stream with ``X`` (labels in
     {-1, +1}); ``support_indices`` are stream indices, oldest first, and

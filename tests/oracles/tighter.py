@@ -1,4 +1,5 @@
-"""ALGORITHMS.md §7 (Tighter) and §8 (Tightest), one example at a time.
+"""doc/algorithms.md#tighter-perceptron and
+doc/algorithms.md#tightest-perceptron, one example at a time.
 
 Plain NumPy, straight from the text: every quantity a removal decision
 needs (``f`` on the validation set, the kernel values between support and
@@ -83,7 +84,7 @@ class _PlainBudgetStream:
 
 
 class PlainTighterPerceptron(_PlainBudgetStream):
-    """Tighter Perceptron, §7: 0-1 loss on the validation set."""
+    """Tighter Perceptron: 0-1 loss on the validation set."""
 
     def __init__(self, kernel, budget=100, validation="budget", random_state=None):
         super().__init__(kernel, budget)
@@ -132,7 +133,7 @@ class PlainTighterPerceptron(_PlainBudgetStream):
 
 
 class PlainTightestPerceptron(_PlainBudgetStream):
-    """Tightest Perceptron, §8: soft counts, Beta weights, hinge loss.
+    """Tightest Perceptron: soft counts, Beta weights, hinge loss.
 
     ``nearest_by_kernel``: the nearest support vector is the largest kernel
     value (RBF), else the smallest Euclidean distance.
