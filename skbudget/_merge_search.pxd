@@ -27,7 +27,15 @@ cdef enum:
     UPPER = 4        # the bracket, then α_z (coefficient rows: ‖W_z‖²)
     DEGRADATION = 5
     CROSS = 6        # coefficient rows: ⟨W_m, W_n⟩
-    CANDIDATE_ROWS = 7
+    # coefficient rows by SEARCH_LOOKUP (row_partner): the Newton iterate;
+    # A = κ^{(1−h)²} and B = κ^{h²} at the h found (W_z = A W_m + B W_n);
+    # the grid's best point, its ‖W_z‖² and h
+    NEWTON_H = 7
+    POWER_M = 8
+    POWER_N = 9
+    GRID_BEST = 10
+    GRID_H = 11
+    CANDIDATE_ROWS = 12
 
 
 cdef inline double log_of(double kappa) noexcept nogil:
@@ -40,5 +48,8 @@ cdef inline double log_of(double kappa) noexcept nogil:
 cdef Py_ssize_t coefficient_partner(double a_m, double[:, ::1] cand, Py_ssize_t n,
                                     int search) except -1 nogil
 # one coefficient row per vector (the shared multi-class mode): the partner
-# maximizing ‖W_z(h)‖² by the golden-section search; ``norm_m`` is ‖W_m‖²
-cdef Py_ssize_t row_partner(double norm_m, double[:, ::1] cand, Py_ssize_t n) except -1 nogil
+# maximizing ‖W_z(h)‖² by ``search`` (SEARCH_GOLDEN, or SEARCH_LOOKUP: a
+# grid and safeguarded Newton steps, which also leave A and B in POWER_M
+# and POWER_N); ``norm_m`` is ‖W_m‖²
+cdef Py_ssize_t row_partner(double norm_m, double[:, ::1] cand, Py_ssize_t n,
+                            int search) except -1 nogil
