@@ -27,15 +27,20 @@ cdef enum:
     UPPER = 4        # the bracket, then α_z (coefficient rows: ‖W_z‖²)
     DEGRADATION = 5
     CROSS = 6        # coefficient rows: ⟨W_m, W_n⟩
-    # coefficient rows by SEARCH_LOOKUP (row_partner): the Newton iterate;
-    # A = κ^{(1−h)²} and B = κ^{h²} at the h found (W_z = A W_m + B W_n);
-    # the grid's best point, its ‖W_z‖² and h
-    NEWTON_H = 7
-    POWER_M = 8
-    POWER_N = 9
-    GRID_BEST = 10
-    GRID_H = 11
-    CANDIDATE_ROWS = 12
+    # coefficient rows by SEARCH_LOOKUP (row_partner): A = κ^{(1−h)²} and
+    # B = κ^{h²} at the h found (W_z = A W_m + B W_n; in the returned
+    # column); the grid's best ‖W_z‖² and its h; the Newton steps, over the
+    # candidates that can still win, packed: their column, h, bracket, ln κ
+    POWER_M = 7
+    POWER_N = 8
+    GRID_BEST = 9
+    GRID_H = 10
+    NEWTON_COLUMN = 11
+    NEWTON_H = 12
+    NEWTON_LOW = 13
+    NEWTON_HIGH = 14
+    NEWTON_LOG_KAPPA = 15
+    CANDIDATE_ROWS = 16
 
 
 cdef inline double log_of(double kappa) noexcept nogil:
