@@ -99,9 +99,10 @@ class BudgetedSGDClassifier(ExampleWeightsMixin, BaseOnlineKernelClassifier):
         classes on one support set) the optimum depends on three ratios of
         the pair's coefficient rows and ``kappa``, not on two numbers:
         ``'lookup'`` there takes the best of the grid ``h = j / 8`` (its
-        powers of ``kappa`` from one ``exp``) and refines it by four
-        safeguarded Newton steps (about ten vectorized ``exp`` per pair
-        against about 120); its merges lose at most about 1e-10 of
+        powers of ``kappa`` from one ``exp``) and, for the pairs a bound
+        from the grid does not rule out, refines it by six safeguarded
+        Newton steps (two vectorized ``exp`` each, where the search costs
+        about 120 per pair); its merges lose at most about 1e-10 of
         ``||W_m||^2 + ||W_n||^2`` more than the search's, and never keep a
         point worse than ``z = x_m`` or ``z = x_n``.""",
          """multi_class : {'crammer_singer', 'ovr'}, default='crammer_singer'

@@ -329,8 +329,10 @@ def _golden_section_rows(double norm_m, double norm_n, double cross, double kapp
 # of nine points, the two ends included; then safeguarded Newton steps on
 # g'(h) = 4 s φ(h), s = −ln κ, φ = a A² (1 − h) − b B² h + c A B (1 − 2h),
 # inside the grid point's neighbourhood [h − 1/8, h + 1/8]: the bracket
-# shrinks to the side where φ changes sign, and a step that leaves it, or
-# where g is not concave (φ' >= 0), or a NaN, bisects instead.  Each step
+# shrinks to the side where φ changes sign (at a stationary point that is
+# not a maximum, as h = 1/2 between the two maxima of equal norms, to the
+# side of the smaller h), and a step that leaves it, or where g is not
+# concave (φ' >= 0), or a NaN, bisects instead.  Each step
 # is two NumPy-vectorized exp.  The point found is kept only if its ‖W_z‖²
 # is at least the grid's best (the ends included): never worse than
 # z = x_m or z = x_n.  g may have two or three local maxima for small κ
@@ -351,7 +353,7 @@ def _golden_section_rows(double norm_m, double norm_n, double cross, double kapp
 # ----------------------------------------------------------------------
 cdef enum:
     SHARED_GRID_STEPS = 8       # the grid h = j / 8
-    SHARED_NEWTON_STEPS = 4
+    SHARED_NEWTON_STEPS = 6
 # ln κ for κ = 0 (−inf) is replaced by this in the Newton steps: every
 # power is then 0 where it should be and 1 at an exponent of 0, never
 # 0 · inf (NaN), and 4 s stays finite
@@ -466,15 +468,16 @@ cdef Py_ssize_t newton_row_partner(double norm_m, double[:, ::1] cand,
             bb = b * power_n[s] * power_n[s]
             ab = c * (power_m[s] * power_n[s])
             phi = aa * (1.0 - x) - bb * x + ab * (1.0 - 2.0 * x)
-            if phi == 0.0:
-                continue                # a stationary point (or g flat): stay
-            if phi > 0.0:
-                low[s] = x              # g rises: the maximum is to the right
-            elif phi < 0.0:
-                high[s] = x
             slope = (aa * (4.0 * -log_k[s] * (1.0 - x) * (1.0 - x) - 1.0)
                      + bb * (4.0 * -log_k[s] * x * x - 1.0)
                      + ab * (2.0 * -log_k[s] * (1.0 - 2.0 * x) * (1.0 - 2.0 * x) - 2.0))
+            if phi == 0.0 and slope < 0.0:
+                continue                # a maximum: stay
+            if phi > 0.0:
+                low[s] = x              # g rises: the maximum is to the right
+            else:                       # falls, or a minimum (the two rows' equal
+                high[s] = x             # norms' h = 1/2): to the smaller h, as
+                                        # golden section's first tie
             newton = x - phi / slope
             if slope < 0.0 and low[s] <= newton <= high[s]:
                 h[s] = newton

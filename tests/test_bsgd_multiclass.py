@@ -229,6 +229,7 @@ def test_the_shared_lookup_search_never_loses_to_golden_section():
     for call in range(40):
         a = 2.0 * rng.exponential()
         b = a * (1.0 + rng.exponential(2.0, size=250))
+        b[200:] = a                                     # equal norms: h = 1/2 is a minimum
         rho = rng.uniform(-1.0, 1.0, size=250)
         rho[:50] = np.sign(rho[:50])                    # parallel rows
         c = rho * np.sqrt(a * b)
@@ -266,9 +267,13 @@ def test_the_shared_lookup_search_at_its_edges():
     h, sqnorm, deg = _newton_rows(0.0, [2.0], [0.0], [0.3])
     assert_array_equal(h, [0.0]) and deg[0] == 0.0
     # equal norms, far apart: symmetric and bimodal, the smaller h (z near
-    # x_n, as golden section's tie)
+    # x_n, as golden section's tie); nearer, the two maxima are next to the
+    # grid's best point h = 1/2, a minimum between them: the smaller one
     h, _, _ = _newton_rows(2.0, [2.0], [0.0], [1e-3])
     assert h[0] < 0.1
+    h, _, deg = _newton_rows(2.0, [2.0], [1.0], [0.2221])
+    golden = _golden_section_rows(2.0, 2.0, 1.0, 0.2221)
+    assert abs(h[0] - golden[0]) < 1e-4 and deg[0] <= golden[2] + 1e-12
     # a NaN or infinite input is never compared: an error
     for bad in ([np.nan], [np.inf]):
         with pytest.raises(ValueError, match="degradation"):
