@@ -24,10 +24,11 @@ agree to a relative 1e-9 (``_numbers.tie_tolerance``).
 (a new one is ``e_y − e_r``, ``r`` the runner-up class), the Crammer–Singer
 hinge, and the same three rules on the rows.  The two learners share the
 span factor and its projection (:func:`span_append`, :func:`span_project`)
-and the merge search (``_merge_search``): with rows, the golden-section
-search maximizes ``‖W_z(h)‖²``, which depends on a pair only through
-``‖W_m‖²``, ``‖W_n‖²``, ``⟨W_m, W_n⟩`` and ``κ`` (O(1) per probe after an
-O(k) set-up; ``‖W_i‖²`` is kept per vector).
+and the merge search (``_merge_search``) with its partner scan
+(:func:`partner_kernels`): with rows, the search (golden section, or a grid
+and Newton steps for ``LOOKUP``) maximizes ``‖W_z(h)‖²``, which depends on
+a pair only through ``‖W_m‖²``, ``‖W_n‖²``, ``⟨W_m, W_n⟩`` and ``κ`` (O(1)
+per probe after an O(k) set-up; ``‖W_i‖²`` is kept per vector).
 """
 
 import numpy as np
