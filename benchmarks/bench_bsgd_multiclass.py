@@ -36,6 +36,18 @@ alternated repeats (the machine is shared), on the natural stream
 maintenance steps) and on a stream where every round adds a vector and
 maintains the budget (``alpha=10``: equal work in both).
 
+And the shared merge's ``merge_search`` (``--only search``; not with
+``--quick``): shared merging's one-pass fit time against shared removal's
+on the same stream with the same parameters, each merge search (10-class
+20-D blobs, ``cluster_std=6``, 20 000 rows, ``gamma='scale'``,
+``alpha=1e-4``, B = 100; mnist5k, all 5 000 rows in one fixed random
+order, ``gamma=0.04``, ``alpha=3e-4``, B = 100 and 500), 5 alternated
+rounds, the ratio round by round (median); the test accuracy of
+``'lookup'`` against ``'golden'`` (mean of 3 orders) on mnist5k, the
+digits and a 26-class set at B = 100 and 500; and the study of the
+grid-and-Newton search against the golden-section search on 100 000
+random ``(||W_m||^2, ||W_n||^2, <W_m, W_n>, kappa)``.
+
 Usage::
 
     python benchmarks/bench_bsgd_multiclass.py --quick   # digits, blobs, B in {50, 100}; < 2 min
@@ -58,12 +70,13 @@ from _common import (  # noqa: E402  (before NumPy)
 use_one_blas_thread()
 
 import numpy as np  # noqa: E402
-from sklearn.datasets import load_digits, make_blobs  # noqa: E402
+from sklearn.datasets import load_digits, make_blobs, make_classification  # noqa: E402
 from sklearn.exceptions import ConvergenceWarning  # noqa: E402
 from sklearn.kernel_approximation import Nystroem  # noqa: E402
 from sklearn.linear_model import SGDClassifier  # noqa: E402
 from sklearn.model_selection import train_test_split  # noqa: E402
 from sklearn.pipeline import make_pipeline  # noqa: E402
+from sklearn.preprocessing import StandardScaler  # noqa: E402
 from sklearn.svm import SVC, LinearSVC  # noqa: E402
 
 from skbudget import BudgetedSGDClassifier, BudgetMIRA  # noqa: E402
@@ -245,6 +258,142 @@ def round_cost(budgets, repeats):
     return out
 
 
+def merge_cost_streams():
+    """The streams of :func:`merge_cost`: ``(name, X, y, budget, params)``."""
+    X, y = make_blobs(20000, centers=10, n_features=20, cluster_std=6.0, random_state=0)
+    data = np.loadtxt(DATA / "mnist5k" / "mnist_5k.csv.gz", delimiter=",")
+    order = np.random.RandomState(0).permutation(len(data))
+    Xm, ym = data[order, :-1] / 255.0, data[order, -1].astype(int)
+    mnist = dict(gamma=0.04, alpha=3e-4)     # the tables' choice for shared merging
+    return [("blobs10 (20-D)", X, y, 100, dict(gamma="scale", alpha=1e-4)),
+            ("mnist5k", Xm, ym, 100, mnist), ("mnist5k", Xm, ym, 500, mnist)]
+
+
+def merge_cost(repeats):
+    """Shared merging's one-pass fit time against shared removal's, same
+    stream and parameters, with each merge search; rounds alternate the
+    three fits, and the ratio is taken round by round (median quoted)."""
+    out = {}
+    for name, X, y, budget, params in merge_cost_streams():
+        def make(maintenance, search="lookup"):
+            return lambda: BudgetedSGDClassifier(
+                budget=budget, maintenance=maintenance, merge_search=search, shuffle=False,
+                **params).fit(X, y)
+        fits = {"removal": make("removal"), "merging, golden": make("merging", "golden"),
+                "merging, lookup": make("merging", "lookup")}
+        times = {key: [] for key in fits}
+        for _ in range(repeats):
+            for key, fit in fits.items():
+                start = time.perf_counter()
+                fit()
+                times[key].append(time.perf_counter() - start)
+        merges = int(fits["merging, lookup"]().n_maintenance_[0])
+        key = f"{name}, B={budget}"
+        out[key] = {"us_per_row": {k: 1e6 * float(np.median(v)) / len(y)
+                                   for k, v in times.items()},
+                    "merges": merges, "rows": len(y),
+                    "ratio_to_removal": {k: float(np.median(np.array(times[k])
+                                                            / np.array(times["removal"])))
+                                         for k in fits if k != "removal"}}
+        r = out[key]["ratio_to_removal"]
+        print(f"  merge cost {key:<24} removal {out[key]['us_per_row']['removal']:6.1f} us/row, "
+              f"golden {r['merging, golden']:5.2f}x, lookup {r['merging, lookup']:5.2f}x "
+              f"({merges} merges)", flush=True)
+    return out
+
+
+def letters26():
+    """A 26-class set in 16-D (the shape of UCI 'letter', which is not among
+    the shared data sets): ``make_classification``, 8 000 / 2 000."""
+    X, y = make_classification(10000, n_features=16, n_informative=12, n_redundant=2,
+                               n_classes=26, n_clusters_per_class=1, class_sep=2.0,
+                               flip_y=0.02, random_state=0)
+    X = StandardScaler().fit_transform(X)
+    return train_test_split(X, y, stratify=y, random_state=0, train_size=8000,
+                            test_size=2000)
+
+
+# the data sets and parameters of lookup_accuracy: mnist5k's and the
+# digits' as chosen for shared merging in the tables; the 26-class set's
+# the best of gamma in {0.025, 0.05, 0.1, 0.2} x alpha in {1e-4, 1e-3} on a
+# 75 / 25 hold-out split of its training set (B = 100, two orders)
+SEARCH_SETS = {"mnist": dict(gamma=0.04, alpha=3e-4), "digits": dict(gamma=0.4, alpha=1e-3),
+               "letters26": dict(gamma=0.2, alpha=1e-4)}
+
+
+def lookup_accuracy(orders):
+    """Test accuracy of shared merging with merge_search='lookup' against
+    'golden', mean over ``orders`` random orders, B = 100 and 500."""
+    out = {}
+    for name, params in SEARCH_SETS.items():
+        X_tr, X_te, y_tr, y_te = letters26() if name == "letters26" else load(name)
+        for budget in (100, 500):
+            accuracy = {}
+            for search in ("golden", "lookup"):
+                accuracy[search] = [100 * BudgetedSGDClassifier(
+                    budget=budget, merge_search=search, random_state=rep, **params).fit(
+                        X_tr, y_tr).score(X_te, y_te) for rep in range(orders)]
+            key = f"{name}, B={budget}"
+            out[key] = {k: {"accuracy": v, "mean": float(np.mean(v))}
+                        for k, v in accuracy.items()}
+            out[key]["lookup - golden"] = out[key]["lookup"]["mean"] - out[key]["golden"]["mean"]
+            print(f"  lookup accuracy {key:<20} golden {out[key]['golden']['mean']:.2f} "
+                  f"lookup {out[key]['lookup']['mean']:.2f} "
+                  f"(difference {out[key]['lookup - golden']:+.2f})", flush=True)
+    return out
+
+
+def search_study(n=100000):
+    """The shared merge's search by grid and Newton steps against the golden-section search of doc/algorithms.md#bsgd-multi-class's
+    golden-section search on ``n`` random ``(a, b, c, kappa)``: the worst
+    excess degradation (in units of ``a + b``, and relative where the
+    search's degradation exceeds 1e-6 (a + b)), how often it is lower, and
+    the time per candidate of each (candidates in calls of 500)."""
+    from skbudget._merge_search import _golden_section_rows, _newton_rows
+    rng = np.random.default_rng(5)
+    a = 2.0 * rng.exponential(size=n)
+    b = a * (1.0 + rng.exponential(2.0, size=n))           # a <= b: m is the smaller row
+    b = np.where(rng.uniform(size=n) < 0.2, a, b)           # equal norms (new rows: 2)
+    rho = rng.uniform(-1.0, 1.0, size=n)
+    rho = np.where(rng.uniform(size=n) < 0.2, np.sign(rho), rho)
+    c = rho * np.sqrt(a * b)
+    kappa = np.where(rng.uniform(size=n) < 0.5, rng.uniform(size=n), rng.uniform(size=n) ** 6)
+    kappa = np.where(rng.uniform(size=n) < 0.05, 1.0 - 10.0 ** -rng.uniform(1, 12, size=n),
+                     kappa)
+    kappa = np.where(rng.uniform(size=n) < 0.01, 0.0, kappa)
+    start = time.perf_counter()
+    golden = np.array([_golden_section_rows(*args)[2] for args in zip(a, b, c, kappa)])
+    golden_seconds = time.perf_counter() - start
+    newton = np.empty(n)
+    start = time.perf_counter()
+    for i in range(n):          # one candidate per call, as the golden search above
+        newton[i] = _newton_rows(a[i], b[i:i + 1], c[i:i + 1], kappa[i:i + 1])[2][0]
+    newton_seconds = time.perf_counter() - start
+    batch = np.full(500, 2.0)
+    cross = rng.choice([-2.0, -1.0, 0.0, 1.0, 2.0], size=500)
+    kappas = rng.uniform(size=500) ** 2
+    timings = []
+    for _ in range(5):
+        start = time.perf_counter()
+        for _ in range(200):
+            _newton_rows(2.0, batch, cross, kappas)
+        timings.append((time.perf_counter() - start) / (200 * 500))
+    excess = newton - golden
+    large = golden > 1e-6 * (a + b)
+    out = {"pairs": n,
+           "worst excess / (a + b)": float(np.max(excess / (a + b))),
+           "worst relative excess (degradation > 1e-6 (a + b))":
+               float(np.max(excess[large] / golden[large])),
+           "share lower than golden (by > 1e-9 (a + b))":
+               float(np.mean(excess < -1e-9 * (a + b))),
+           "golden us per call of one": 1e6 * golden_seconds / n,
+           "newton us per call of one": 1e6 * newton_seconds / n,
+           "newton ns per candidate, calls of 500": 1e9 * float(np.median(timings))}
+    for key, value in out.items():
+        print(f"  search study: {key}: {value:.3g}", flush=True)
+    return out
+
+
 def targets(results):
     out = {}
     for name, entry in results["datasets"].items():
@@ -317,7 +466,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true",
                         help="digits only, B in {50, 100}, 2 orders, round cost at B = 100")
-    parser.add_argument("--only", choices=("tables", "blobs", "cost", "plots"), default=None,
+    parser.add_argument("--only", choices=("tables", "blobs", "cost", "search", "plots"),
+                        default=None,
                         help="run one part (the others are kept from the JSON); 'plots' "
                              "redraws the figures from the JSON")
     args = parser.parse_args(argv)
@@ -347,6 +497,10 @@ def main(argv=None):
     if args.only in (None, "cost"):
         results["round_cost"] = round_cost((100,) if args.quick else (100, 500),
                                            2 if args.quick else 3)
+    if args.only in (None, "search") and not args.quick:
+        results["merge_cost"] = merge_cost(5)
+        results["lookup_accuracy"] = lookup_accuracy(3)
+        results["search_study"] = search_study()
     results["targets"] = targets(results)
     for key, value in results["targets"].items():
         print(f"  target {key}: {value}")

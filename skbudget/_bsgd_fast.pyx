@@ -25,10 +25,11 @@ agree to a relative 1e-9 (``_numbers.tie_tolerance``).
 (a new one is ``e_y − e_r``, ``r`` the runner-up class), the Crammer–Singer
 hinge, and the same three rules on the rows.  The two learners share the
 span factor and its projection (:func:`span_append`, :func:`span_project`)
-and the merge search (``_merge_search``): with rows, the golden-section
-search maximizes ``‖W_z(h)‖²``, which depends on a pair only through
-``‖W_m‖²``, ``‖W_n‖²``, ``⟨W_m, W_n⟩`` and ``κ`` (O(1) per probe after an
-O(k) set-up; ``‖W_i‖²`` is kept per vector).
+and the merge search (``_merge_search``) with its partner scan
+(:func:`partner_kernels`): with rows, the search (golden section, or a grid
+and Newton steps for ``LOOKUP``) maximizes ``‖W_z(h)‖²``, which depends on
+a pair only through ``‖W_m‖²``, ``‖W_n‖²``, ``⟨W_m, W_n⟩`` and ``κ`` (O(1)
+per probe after an O(k) set-up; ``‖W_i‖²`` is kept per vector).
 """
 
 import numpy as np
@@ -41,12 +42,16 @@ from skbudget._engine import _resized, size_problem
 from skbudget._elementwise cimport exp_inplace, log_inplace
 from skbudget._kernel_rows cimport dense_dot, squared_distance
 from skbudget._merge_search cimport (A_N, CANDIDATE_ROWS, CROSS, DEGRADATION, KAPPA,
-                                      LOG_KAPPA, LOWER, SEARCH_GOLDEN, SEARCH_LOOKUP, UPPER,
-                                      coefficient_partner, log_of, row_partner)
+                                      LOG_KAPPA, LOWER, POWER_M, POWER_N, SEARCH_GOLDEN,
+                                      SEARCH_LOOKUP, UPPER, coefficient_partner, log_of,
+                                      row_partner)
 from skbudget._numbers cimport is_finite, is_nan, raise_not_finite, tied_or_below
 from skbudget._shared_support cimport SharedSupportLearner
 from skbudget._span_factor cimport span_append, span_project
 from skbudget._span_factor import _factor_room
+from skbudget._vector_loops cimport skb_dot16, skb_vector_loops_init
+
+skb_vector_loops_init()     # the AVX2 loops where the CPU has AVX2
 
 # the merge search: the golden-section rule, or its table h*(m, κ)
 GOLDEN, LOOKUP = SEARCH_GOLDEN, SEARCH_LOOKUP
@@ -226,19 +231,14 @@ cdef class BudgetedSGDLearner(OnlineLearner):
         both removed, ``(z, α_z)`` appended with ``z = h x_m + (1 − h)
         x_n``.  No partner: remove ``m``.
 
-        ``GOLDEN`` computes each ``κ`` from the two stored rows
-        (:meth:`kernel_between_slots`) and ``ln κ`` from it.  ``LOOKUP``
-        reads ``κ`` from the round's kernel row when ``x_m`` is the current
-        example (the usual case once the older vectors are merged ones:
-        merged coefficients are never smaller than their parts, so the new
-        vector is the smallest), its ``ln κ`` by NumPy's vectorized ``log``;
-        otherwise ``ln κ`` is the kernel's argument ``−γ ‖x_m − x_n‖²`` and
-        ``κ`` its vectorized ``exp``."""
+        The kernel values: :func:`partner_kernels` (with ``LOOKUP`` read
+        from the round's kernel row when ``x_m`` is the current example,
+        the usual case once the older vectors are merged ones: merged
+        coefficients are never smaller than their parts, so the new vector
+        is the smallest)."""
         cdef Py_ssize_t m = self.smallest_coefficient(), i, c, k = 0, n = -1, j
-        cdef Py_ssize_t cm = self.order[m], sm = self.slot[cm], d = self.n_features
+        cdef Py_ssize_t cm = self.order[m], d = self.n_features
         cdef double a_m = self.alpha[cm] * self.scale, h, sign_m = self.alpha[cm]
-        cdef double minus_gamma = -self.kernel_gamma
-        cdef bint lookup = self.merge_search == SEARCH_LOOKUP, from_row = False
         cdef const double* x_m
         cdef const double* x_n
         if not self.uses_store or self.candidates.shape[1] < self.n_sv \
@@ -246,43 +246,21 @@ cdef class BudgetedSGDLearner(OnlineLearner):
             with gil:
                 self.candidates, self.partner_pos, self.merged = _merge_scratch(self, d)
         cdef double[:, ::1] cand = self.candidates
-        cdef double* a_n = &cand[A_N, 0]
-        cdef double* kappa = &cand[KAPPA, 0]
-        cdef double* log_kappa = &cand[LOG_KAPPA, 0]
         cdef Py_ssize_t* partner = &self.partner_pos[0]
         cdef const Py_ssize_t* order = &self.order[0]
         cdef const double* alpha = &self.alpha[0]
-        cdef const double* k_row
         x_m = self.vector_of(cm)
-        if lookup and sm == self.cur_slot:
-            self.ensure_row()
-            from_row = True
-        k_row = &self.k_row[0]
         for i in range(self.n_sv):
             c = order[i]
             if i == m or alpha[c] * sign_m <= 0.0:
                 continue
             partner[k] = i
-            a_n[k] = alpha[c] * self.scale
-            if from_row:
-                kappa[k] = k_row[c]
-            elif lookup:
-                log_kappa[k] = minus_gamma * squared_distance(
-                    dense_dot(x_m, self.vector_of(c), d), self.store_sq[sm],
-                    self.store_sq[self.slot[c]])
-            else:
-                kappa[k] = self.kernel_between_slots(sm, self.slot[c])
-                log_kappa[k] = log_of(kappa[k])
+            cand[A_N, k] = alpha[c] * self.scale
             k += 1
         if k == 0:
             self.degradation += a_m * a_m * self.kself[cm]
             return self.remove_at(m)
-        if from_row:
-            memcpy(log_kappa, kappa, k * sizeof(double))
-            log_inplace(log_kappa, k)
-        elif lookup:
-            memcpy(kappa, log_kappa, k * sizeof(double))
-            exp_inplace(kappa, k)
+        partner_kernels(self, cm, partner, k, cand, self.merge_search == SEARCH_LOOKUP)
         j = coefficient_partner(a_m, cand, k, self.merge_search)
         n = partner[j]
         h = cand[LOWER, j]
@@ -327,13 +305,15 @@ cdef class MulticlassBSGDLearner(SharedSupportLearner):
     ----------
     n_classes : int
         ``k`` (at least 2; the estimator uses it for 3 or more).
-    budget, lam, maintenance :
-        As :class:`BudgetedSGDLearner`'s.
+    budget, lam, maintenance, merge_search :
+        As :class:`BudgetedSGDLearner`'s (``LOOKUP``: ``h`` by a grid and
+        safeguarded Newton steps, ``_merge_search.row_partner``).
     """
 
     cdef public Py_ssize_t budget
     cdef public double lam
     cdef public int maintenance
+    cdef public int merge_search
     cdef public long long n_steps          # t: rounds seen, every epoch and call
     cdef public long long n_maintenance    # budget maintenance steps made
     cdef public double degradation         # sum of ‖Δ‖² over them (true coefficients)
@@ -349,17 +329,18 @@ cdef class MulticlassBSGDLearner(SharedSupportLearner):
     cdef double[::1] merged
 
     _state_names = SharedSupportLearner._state_names + (
-        "budget", "lam", "maintenance", "n_steps", "n_maintenance", "degradation",
+        "budget", "lam", "maintenance", "merge_search", "n_steps", "n_maintenance", "degradation",
         "row_sqnorm", "new_row", "chol", "span_gap")
 
     def __init__(self, Py_ssize_t n_classes=3, Py_ssize_t budget=1, double lam=1e-4,
-                 int maintenance=RULE_REMOVAL):
+                 int maintenance=RULE_REMOVAL, int merge_search=SEARCH_GOLDEN):
         self.row_sqnorm = np.zeros(0)      # (grown with the cells)
         SharedSupportLearner.__init__(self, n_classes, capacity=budget + 2,
                                       track_gram=maintenance == RULE_PROJECTION)
         self.budget = budget
         self.lam = lam
         self.maintenance = maintenance
+        self.merge_search = merge_search
         self.n_steps = 0
         self.n_maintenance = 0
         self.degradation = 0.0
@@ -376,7 +357,16 @@ cdef class MulticlassBSGDLearner(SharedSupportLearner):
         self.row_sqnorm = _resized(self.row_sqnorm, new_capacity)
         return 0
 
+    def set_state(self, state):
+        # a file saved before the shared merge had a search of its own for
+        # 'lookup' has no merge_search: that learner ran the golden section
+        if "merge_search" not in state:
+            state = {**state, "merge_search": SEARCH_GOLDEN}
+        SharedSupportLearner.set_state(self, state)
+
     def check_policy_state(self, Py_ssize_t pool_size):
+        if self.merge_search not in (SEARCH_GOLDEN, SEARCH_LOOKUP):
+            return f"merge_search={self.merge_search} out of range"
         return (SharedSupportLearner.check_policy_state(self, pool_size)
                 or _rule_problem(self.budget, self.lam, self.maintenance, self.track_gram,
                                  self.chol, self.span_gap, self.n_sv)
@@ -463,13 +453,16 @@ cdef class MulticlassBSGDLearner(SharedSupportLearner):
 
     cdef int merge_smallest(self) except -1 nogil:
         """Merging (RBF): ``m = argmin ‖W_i‖²``; every other support vector
-        ``n`` is a candidate partner: ``κ = k(x_m, x_n)`` (one kernel value)
-        and ``⟨W_m, W_n⟩`` (O(k)), then the search (``_merge_search.row_partner``);
-        the least degradation is merged: both removed, ``(z, W_z)``
-        appended."""
+        ``n`` is a candidate partner: ``⟨W_m, W_n⟩`` (O(k)) and ``κ = k(x_m,
+        x_n)`` (:func:`partner_kernels`: with ``LOOKUP`` from the round's
+        kernel row when ``x_m`` is the current example), then the search:
+        golden section (``GOLDEN``) or the grid and Newton steps
+        (``LOOKUP``), ``_merge_search.row_partner``; the least
+        degradation is merged: both removed, ``(z, W_z)`` appended."""
         cdef Py_ssize_t k = self.n_outputs, d = self.n_features, i, c, n_cand = 0, j, n, r
         cdef Py_ssize_t m = oldest_minimum(&self.row_sqnorm[0], NULL, &self.order[0], self.n_sv)
         cdef Py_ssize_t cm = self.order[m], cell, label_m = self.label[cm]
+        cdef bint lookup = self.merge_search == SEARCH_LOOKUP
         cdef double h, A, B, log_kappa
         cdef const double* x_m
         cdef const double* x_n
@@ -487,15 +480,18 @@ cdef class MulticlassBSGDLearner(SharedSupportLearner):
             self.partner_pos[n_cand] = i
             cand[A_N, n_cand] = self.row_sqnorm[c]
             cand[CROSS, n_cand] = dense_dot(w_m, &self.tau[c, 0], k)
-            cand[KAPPA, n_cand] = self.kernel_between_slots(self.slot[cm], self.slot[c])
-            cand[LOG_KAPPA, n_cand] = log_of(cand[KAPPA, n_cand])
             n_cand += 1
-        j = row_partner(self.row_sqnorm[cm], cand, n_cand)
+        partner_kernels(self, cm, &self.partner_pos[0], n_cand, cand, lookup)
+        j = row_partner(self.row_sqnorm[cm], cand, n_cand, self.merge_search)
+        if lookup:
+            A = cand[POWER_M, j]
+            B = cand[POWER_N, j]
+        else:
+            log_kappa = cand[LOG_KAPPA, j]
+            A = exp((1.0 - cand[LOWER, j]) * (1.0 - cand[LOWER, j]) * log_kappa)
+            B = exp(cand[LOWER, j] * cand[LOWER, j] * log_kappa)
         n = self.partner_pos[j]
         h = cand[LOWER, j]
-        log_kappa = cand[LOG_KAPPA, j]
-        A = exp((1.0 - h) * (1.0 - h) * log_kappa)
-        B = exp(h * h * log_kappa)
         x_m = self.vector_of(cm)
         x_n = self.vector_of(self.order[n])
         w_n = &self.tau[self.order[n], 0]
@@ -511,6 +507,45 @@ cdef class MulticlassBSGDLearner(SharedSupportLearner):
         cell = self.append_point(z, label_m, w_z)
         self.row_sqnorm[cell] = dense_dot(w_z, w_z, k)
         return 0
+
+
+cdef int partner_kernels(OnlineLearner lr, Py_ssize_t cm, const Py_ssize_t* partner,
+                         Py_ssize_t k, double[:, ::1] cand, bint lookup) except -1 nogil:
+    """``κ = k(x_m, x_n)`` and ``ln κ`` (rows ``KAPPA``, ``LOG_KAPPA`` of
+    ``cand``) for ``x_m`` in cell ``cm`` and the support vectors at the
+    ``k`` positions ``partner`` of ``lr`` (RBF, feature store).  For the
+    golden-section search (``lookup`` false) each ``κ`` from the two stored
+    rows (:meth:`kernel_between_slots`) and ``ln κ`` by libm's ``log``.
+    For ``lookup``, what the round already computed: when ``x_m`` is the
+    current example its kernel row (``ensure_row``), ``ln κ`` by NumPy's
+    vectorized ``log``; otherwise ``ln κ`` is the kernel's argument ``−γ
+    ‖x_m − x_n‖²`` from one inner product (``skb_dot16``: sixteen partial
+    sums, AVX2 where the CPU has it) and the stored squared norms, and
+    ``κ`` its vectorized ``exp``."""
+    cdef Py_ssize_t i, c, sm = lr.slot[cm], d = lr.n_features
+    cdef bint from_row = lookup and sm == lr.cur_slot
+    cdef double* kappa = &cand[KAPPA, 0]
+    cdef double* log_kappa = &cand[LOG_KAPPA, 0]
+    cdef const double* x_m = lr.vector_of(cm)
+    if from_row:
+        lr.ensure_row()
+    for i in range(k):
+        c = lr.order[partner[i]]
+        if from_row:
+            kappa[i] = lr.k_row[c]
+        elif lookup:
+            log_kappa[i] = -lr.kernel_gamma * squared_distance(
+                skb_dot16(x_m, lr.vector_of(c), d), lr.store_sq[sm], lr.store_sq[lr.slot[c]])
+        else:
+            kappa[i] = lr.kernel_between_slots(sm, lr.slot[c])
+            log_kappa[i] = log_of(kappa[i])
+    if from_row:
+        memcpy(log_kappa, kappa, k * sizeof(double))
+        log_inplace(log_kappa, k)
+    elif lookup:
+        memcpy(kappa, log_kappa, k * sizeof(double))
+        exp_inplace(kappa, k)
+    return 0
 
 
 cdef int pegasos_shrink(OnlineLearner lr, long long t, double lam) except -1 nogil:

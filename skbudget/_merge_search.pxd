@@ -27,7 +27,20 @@ cdef enum:
     UPPER = 4        # the bracket, then α_z (coefficient rows: ‖W_z‖²)
     DEGRADATION = 5
     CROSS = 6        # coefficient rows: ⟨W_m, W_n⟩
-    CANDIDATE_ROWS = 7
+    # coefficient rows by SEARCH_LOOKUP (row_partner): A = κ^{(1−h)²} and
+    # B = κ^{h²} at the h found (W_z = A W_m + B W_n; in the returned
+    # column); the grid's best ‖W_z‖² and its h; the Newton steps, over the
+    # candidates that can still win, packed: their column, h, bracket, ln κ
+    POWER_M = 7
+    POWER_N = 8
+    GRID_BEST = 9
+    GRID_H = 10
+    NEWTON_COLUMN = 11
+    NEWTON_H = 12
+    NEWTON_LOW = 13
+    NEWTON_HIGH = 14
+    NEWTON_LOG_KAPPA = 15
+    CANDIDATE_ROWS = 16
 
 
 cdef inline double log_of(double kappa) noexcept nogil:
@@ -40,5 +53,8 @@ cdef inline double log_of(double kappa) noexcept nogil:
 cdef Py_ssize_t coefficient_partner(double a_m, double[:, ::1] cand, Py_ssize_t n,
                                     int search) except -1 nogil
 # one coefficient row per vector (the shared multi-class mode): the partner
-# maximizing ‖W_z(h)‖² by the golden-section search; ``norm_m`` is ‖W_m‖²
-cdef Py_ssize_t row_partner(double norm_m, double[:, ::1] cand, Py_ssize_t n) except -1 nogil
+# maximizing ‖W_z(h)‖² by ``search`` (SEARCH_GOLDEN, or SEARCH_LOOKUP: a
+# grid and safeguarded Newton steps, which also leave A and B in POWER_M
+# and POWER_N); ``norm_m`` is ‖W_m‖²
+cdef Py_ssize_t row_partner(double norm_m, double[:, ::1] cand, Py_ssize_t n,
+                            int search) except -1 nogil

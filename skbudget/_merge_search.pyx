@@ -13,7 +13,8 @@ objectives:
   table ``h*(m, κ)`` (Glasmachers & Qaadan): :func:`coefficient_partner`;
 * one coefficient row per vector (the shared multi-class mode): ``‖W_z(h)‖²``
   with ``W_z = κ^{(1−h)²} W_m + κ^{h²} W_n``, which depends on a pair only
-  through ``‖W_m‖²``, ``‖W_n‖²``, ``⟨W_m, W_n⟩`` and ``κ`` (O(1) per probe):
+  through ``‖W_m‖²``, ``‖W_n‖²``, ``⟨W_m, W_n⟩`` and ``κ`` (O(1) per probe),
+  by the golden-section search or by a grid and safeguarded Newton steps:
   :func:`row_partner`.
 
 The caller fills the candidates table (``_merge_search.pxd``); the search
@@ -21,7 +22,7 @@ fills in ``h``, the merged value and the degradation of every candidate.
 """
 
 import numpy as np
-from libc.math cimport exp, fabs, sqrt
+from libc.math cimport exp, fabs, sqrt, INFINITY
 
 from skbudget._elementwise cimport exp_inplace
 from skbudget._numbers cimport oldest_least
@@ -159,11 +160,16 @@ cdef Py_ssize_t coefficient_partner(double a_m, double[:, ::1] cand, Py_ssize_t 
     return best_partner(a_m, cand, n, False)
 
 
-cdef Py_ssize_t row_partner(double norm_m, double[:, ::1] cand, Py_ssize_t n) except -1 nogil:
+cdef Py_ssize_t row_partner(double norm_m, double[:, ::1] cand, Py_ssize_t n,
+                            int search) except -1 nogil:
     """The merge of one coefficient row (``norm_m = ‖W_m‖²``) with the best
     of ``n`` candidate partners (rows ``A_N = ‖W_n‖²``, ``KAPPA``,
     ``LOG_KAPPA`` and ``CROSS = ⟨W_m, W_n⟩`` filled): ``h`` maximizes
-    ``‖W_z(h)‖²`` by the golden-section search (:func:`best_partner`)."""
+    ``‖W_z(h)‖²`` by the golden-section search (``SEARCH_GOLDEN``,
+    :func:`best_partner`) or by a grid and safeguarded Newton steps
+    (``SEARCH_LOOKUP``, :func:`newton_row_partner`)."""
+    if search == SEARCH_LOOKUP:
+        return newton_row_partner(norm_m, cand, n)
     return best_partner(norm_m, cand, n, True)
 
 
@@ -309,5 +315,203 @@ def _golden_section_rows(double norm_m, double norm_n, double cross, double kapp
     cand = np.zeros((CANDIDATE_ROWS, 1))
     cand[A_N, 0], cand[CROSS, 0], cand[KAPPA, 0] = norm_n, cross, kappa
     cand[LOG_KAPPA, 0] = log_of(kappa)
-    row_partner(norm_m, cand, 1)     # (a non-finite degradation raises)
+    row_partner(norm_m, cand, 1, SEARCH_GOLDEN)     # (a non-finite degradation raises)
     return cand[LOWER, 0], cand[UPPER, 0], cand[DEGRADATION, 0]
+
+
+# ----------------------------------------------------------------------
+# the shared merge's search without a golden section ('lookup'; doc/algorithms.md#bsgd-multi-class).
+# ‖W_z(h)‖² = a A² + b B² + 2 c A B (a = ‖W_m‖², b = ‖W_n‖², c = ⟨W_m, W_n⟩,
+# A = κ^{(1−h)²}, B = κ^{h²}) depends on three ratios and κ: no table of
+# two numbers holds its maximizer.  It is found in two stages, every
+# candidate in lockstep: a grid h = j / 8 (j = 0 .. 8), where every power
+# is an integer power of q = κ^{1/64} (one vectorized exp), picks the best
+# of nine points, the two ends included; then safeguarded Newton steps on
+# g'(h) = 4 s φ(h), s = −ln κ, φ = a A² (1 − h) − b B² h + c A B (1 − 2h),
+# inside the grid point's neighbourhood [h − 1/8, h + 1/8]: the bracket
+# shrinks to the side where φ changes sign (at a stationary point that is
+# not a maximum, as h = 1/2 between the two maxima of equal norms, to the
+# side of the smaller h), and a step that leaves it, or where g is not
+# concave (φ' >= 0), or a NaN, bisects instead.  Each step
+# is two NumPy-vectorized exp.  The point found is kept only if its ‖W_z‖²
+# is at least the grid's best (the ends included): never worse than
+# z = x_m or z = x_n.  g may have two or three local maxima for small κ
+# (near h = 0, 1/2, 1): the grid finds the best basin where golden section
+# keeps the one its first comparisons lead to, so the degradation is
+# mostly the search's and sometimes less.
+#
+# Only the candidates that can still win take the Newton steps.  On a
+# grid cell [h_j, h_{j+1}] A² rises, B² falls and A B is unimodal with its
+# peak at h = 1/2, so a A²(h_{j+1}) + b B²(h_j) + 2 c (A B at the cell's
+# end nearer 1/2 for c >= 0, farther for c < 0) bounds g there (a, b >= 0):
+# the largest over the cells bounds g's maximum, from the grid's own
+# powers.  A candidate whose degradation is then bounded below by more
+# than the least degradation at a grid point (plus a margin for rounding
+# and the tie tolerance) cannot be the least after its steps either: it
+# keeps its grid point.  The partner chosen is the one every candidate's
+# steps would choose.
+# ----------------------------------------------------------------------
+cdef enum:
+    SHARED_GRID_STEPS = 8       # the grid h = j / 8
+    SHARED_NEWTON_STEPS = 6
+# ln κ for κ = 0 (−inf) is replaced by this in the Newton steps: every
+# power is then 0 where it should be and 1 at an exponent of 0, never
+# 0 · inf (NaN), and 4 s stays finite
+cdef double LOG_KAPPA_FLOOR = -1e300
+# a candidate keeps its grid point when its degradation's lower bound
+# exceeds the least grid degradation by more than this share of that and
+# of a + b (rounding in the grid's powers is ~1e-15; ties are 1e-9)
+cdef double PRUNE_MARGIN = 1e-8
+
+
+cdef inline double shared_grid(double a, double b, double c, double q, double* best,
+                               double* best_h) noexcept nogil:
+    """The best of ``‖W_z(j / 8)‖²``, ``j = 0 .. 8`` (ties: the smallest
+    ``h``; NaN never wins, so ``h = 0`` then), into ``best`` and ``best_h``,
+    from ``q = κ^{1/64}``: ``A² = q^{2 (8 − j)²}``, ``B² = q^{2 j²}``, ``A B
+    = q^{(8 − j)² + j²}``, the powers ``q^{j²}`` by two products per ``j``.
+    Returns an upper bound of ``‖W_z(h)‖²`` over [0, 1] (see above)."""
+    cdef double odd = q, q2 = q * q, v, peak, bound = -INFINITY
+    cdef double powers[SHARED_GRID_STEPS + 1]      # q^{j²}
+    cdef int j, inner, outer
+    powers[0] = 1.0
+    for j in range(SHARED_GRID_STEPS):
+        powers[j + 1] = powers[j] * odd            # odd: q^{2 j + 1}
+        odd = odd * q2
+    best[0] = -INFINITY
+    best_h[0] = 0.0
+    for j in range(SHARED_GRID_STEPS + 1):
+        v = (a * (powers[SHARED_GRID_STEPS - j] * powers[SHARED_GRID_STEPS - j])
+             + b * (powers[j] * powers[j])
+             + 2.0 * c * (powers[j] * powers[SHARED_GRID_STEPS - j]))
+        if v > best[0] or j == 0:
+            best[0] = v
+            best_h[0] = j / <double> SHARED_GRID_STEPS
+    for j in range(SHARED_GRID_STEPS):             # the cell [j / 8, (j + 1) / 8]
+        inner = j + 1 if 2 * (j + 1) <= SHARED_GRID_STEPS else j    # the end nearer 1/2
+        outer = 2 * j + 1 - inner
+        peak = powers[inner] * powers[SHARED_GRID_STEPS - inner] if c >= 0.0 \
+            else powers[outer] * powers[SHARED_GRID_STEPS - outer]
+        v = (a * (powers[SHARED_GRID_STEPS - j - 1] * powers[SHARED_GRID_STEPS - j - 1])
+             + b * (powers[j] * powers[j]) + 2.0 * c * peak)
+        if v > bound:
+            bound = v
+    return bound
+
+
+cdef inline void merge_powers(const double* h, const double* log_kappa, double* power_m,
+                              double* power_n, Py_ssize_t n) noexcept nogil:
+    """``power_m = κ^{(1−h)²}``, ``power_n = κ^{h²}`` for ``n`` candidates,
+    as ``exp(e ln κ)`` by NumPy's vectorized ``exp`` (``ln κ`` floored at
+    ``LOG_KAPPA_FLOOR``)."""
+    cdef Py_ssize_t i
+    cdef double log_k
+    for i in range(n):
+        log_k = max(log_kappa[i], LOG_KAPPA_FLOOR)
+        power_m[i] = (1.0 - h[i]) * (1.0 - h[i]) * log_k
+        power_n[i] = h[i] * h[i] * log_k
+    exp_inplace(power_m, n)
+    exp_inplace(power_n, n)
+
+
+cdef Py_ssize_t newton_row_partner(double norm_m, double[:, ::1] cand,
+                                   Py_ssize_t n) except -1 nogil:
+    """:func:`best_partner` for coefficient rows without the golden-section
+    search (``merge_search='lookup'``): ``h`` by the grid and, for the
+    candidates that can still win, the safeguarded Newton steps above (into
+    ``LOWER``), ``‖W_z‖²`` (``UPPER``) and the degradation
+    (``DEGRADATION``) computed exactly at that ``h``; ``A`` and ``B`` at it
+    in ``POWER_M`` and ``POWER_N`` of the returned column.  Returns the
+    column of the least degradation (ties: the first); a non-finite one
+    raises."""
+    cdef Py_ssize_t i, k = 0, s, step
+    cdef const double* norm_n = &cand[A_N, 0]
+    cdef const double* cross = &cand[CROSS, 0]
+    cdef const double* log_kappa = &cand[LOG_KAPPA, 0]
+    cdef double* power_m = &cand[POWER_M, 0]
+    cdef double* power_n = &cand[POWER_N, 0]
+    cdef double* column = &cand[NEWTON_COLUMN, 0]
+    cdef double* h = &cand[NEWTON_H, 0]
+    cdef double* low = &cand[NEWTON_LOW, 0]
+    cdef double* high = &cand[NEWTON_HIGH, 0]
+    cdef double* log_k = &cand[NEWTON_LOG_KAPPA, 0]
+    cdef double a = norm_m, b, c, x, lost, aa, bb, ab, phi, slope, newton, least = INFINITY
+    for i in range(n):
+        power_m[i] = log_kappa[i] / (8 * SHARED_GRID_STEPS)
+    exp_inplace(power_m, n)         # κ^{1/64} (0 for κ = 0)
+    for i in range(n):
+        lost = a + norm_n[i] + 2.0 * cand[KAPPA, i] * cross[i]
+        x = shared_grid(a, norm_n[i], cross[i], power_m[i], &cand[GRID_BEST, i],
+                        &cand[GRID_H, i])
+        cand[LOWER, i] = cand[GRID_H, i]
+        cand[UPPER, i] = cand[GRID_BEST, i]
+        cand[DEGRADATION, i] = lost - cand[GRID_BEST, i]
+        power_n[i] = lost - x               # (a lower bound of the degradation)
+        if cand[DEGRADATION, i] < least:
+            least = cand[DEGRADATION, i]
+    for i in range(n):                      # the candidates that can still win, packed
+        if not power_n[i] > least + PRUNE_MARGIN * (fabs(least) + a + norm_n[i]):
+            column[k] = i
+            h[k] = cand[GRID_H, i]
+            low[k] = max(h[k] - 1.0 / SHARED_GRID_STEPS, 0.0)
+            high[k] = min(h[k] + 1.0 / SHARED_GRID_STEPS, 1.0)
+            log_k[k] = max(log_kappa[i], LOG_KAPPA_FLOOR)
+            k += 1
+    for step in range(SHARED_NEWTON_STEPS):
+        merge_powers(h, log_k, power_m, power_n, k)
+        for s in range(k):
+            i = <Py_ssize_t> column[s]
+            b = norm_n[i]
+            c = cross[i]
+            x = h[s]
+            aa = a * power_m[s] * power_m[s]
+            bb = b * power_n[s] * power_n[s]
+            ab = c * (power_m[s] * power_n[s])
+            phi = aa * (1.0 - x) - bb * x + ab * (1.0 - 2.0 * x)
+            slope = (aa * (4.0 * -log_k[s] * (1.0 - x) * (1.0 - x) - 1.0)
+                     + bb * (4.0 * -log_k[s] * x * x - 1.0)
+                     + ab * (2.0 * -log_k[s] * (1.0 - 2.0 * x) * (1.0 - 2.0 * x) - 2.0))
+            if phi == 0.0 and slope < 0.0:
+                continue                # a maximum: stay
+            if phi > 0.0:
+                low[s] = x              # g rises: the maximum is to the right
+            else:                       # falls, or a minimum (the two rows' equal
+                high[s] = x             # norms' h = 1/2): to the smaller h, as
+                                        # golden section's first tie
+            newton = x - phi / slope
+            if slope < 0.0 and low[s] <= newton <= high[s]:
+                h[s] = newton
+            else:                       # not concave, outside, or NaN: bisect
+                h[s] = (low[s] + high[s]) / 2.0
+    merge_powers(h, log_k, power_m, power_n, k)
+    for s in range(k - 1, -1, -1):      # (columns >= s: the packed values not yet read stay)
+        i = <Py_ssize_t> column[s]
+        x = a * power_m[s] * power_m[s] + norm_n[i] * power_n[s] * power_n[s] \
+            + 2.0 * cross[i] * (power_m[s] * power_n[s])
+        if x >= cand[GRID_BEST, i]:     # else (rare) the grid's point is kept
+            cand[LOWER, i] = h[s]
+            power_m[i] = power_m[s]
+            power_n[i] = power_n[s]
+        else:
+            merge_powers(&cand[GRID_H, i], &log_kappa[i], &power_m[i], &power_n[i], 1)
+            x = a * power_m[i] * power_m[i] + norm_n[i] * power_n[i] * power_n[i] \
+                + 2.0 * cross[i] * (power_m[i] * power_n[i])
+        cand[UPPER, i] = x
+        cand[DEGRADATION, i] = a + norm_n[i] + 2.0 * cand[KAPPA, i] * cross[i] - x
+    return oldest_least(&cand[DEGRADATION, 0], n, b"A merge's degradation")
+
+
+def _newton_rows(double norm_m, norm_n, cross, kappa):
+    """Python access to :func:`newton_row_partner` (for tests and the
+    benchmark's study): for arrays of ``‖W_n‖²``, ``⟨W_m, W_n⟩`` and ``κ``
+    (one candidate each), ``(h, ‖W_z‖², degradation)`` arrays (a candidate
+    that cannot win keeps its grid point); a non-finite degradation
+    raises."""
+    b = np.atleast_1d(np.asarray(norm_n, dtype=np.float64))
+    cand = np.zeros((CANDIDATE_ROWS, b.shape[0]))
+    cand[A_N], cand[CROSS], cand[KAPPA] = b, cross, kappa
+    with np.errstate(divide="ignore"):
+        cand[LOG_KAPPA] = np.log(cand[KAPPA])
+    if b.shape[0]:
+        newton_row_partner(norm_m, cand, b.shape[0])
+    return cand[LOWER].copy(), cand[UPPER].copy(), cand[DEGRADATION].copy()

@@ -12,7 +12,7 @@ from sklearn.datasets import make_blobs, make_classification
 
 from skbudget import BudgetedSGDClassifier
 from skbudget._bsgd_fast import MulticlassBSGDLearner
-from skbudget._merge_search import _golden_section_h, _golden_section_rows
+from skbudget._merge_search import _golden_section_h, _golden_section_rows, _newton_rows
 from tests.oracles import keeping_flags, mistake_flags
 from tests.oracles.bsgd import golden_section
 from tests.oracles.bsgd_multiclass import PlainMulticlassBSGD
@@ -23,8 +23,9 @@ RULES = ["removal", "projection", "merging"]
 
 def flagged(**params):
     """A shared-support BudgetedSGDClassifier that keeps every round's
-    mistake flag."""
-    return keeping_flags(BudgetedSGDClassifier(multi_class="crammer_singer", **params))
+    mistake flag, merging by §12's golden-section search (the oracle's)."""
+    return keeping_flags(BudgetedSGDClassifier(multi_class="crammer_singer",
+                                               merge_search="golden", **params))
 
 
 def assert_matches(est, plain, X):
@@ -216,19 +217,90 @@ def test_ovr_is_one_binary_model_per_class():
         assert_array_equal(ovr.dual_coef_[c, block], binary.dual_coef_[0])
 
 
-def test_the_shared_model_merges_by_the_exact_search_under_either_merge_search():
-    # merge_search='lookup' has no table for rows: the shared set runs the
-    # exact search either way (the oracle tests use the default, 'lookup');
-    # one-vs-rest's binary learners read the table
-    _, X, y, gamma = STREAMS[0]
+def test_the_shared_lookup_search_never_loses_to_golden_section():
+    # random (||W_m||^2, ||W_n||^2, <W_m, W_n>, kappa): for each candidate
+    # alone, the grid and Newton steps find h with a degradation at most
+    # 1e-9 (a + b) above the golden-section search's (often below it: for
+    # small kappa the objective has several local maxima and the grid
+    # finds the best); 250 candidates at once (those that cannot win keep
+    # their grid point), the least degradation is as small; never a point
+    # worse than z = x_m or z = x_n
+    rng = np.random.RandomState(8)
+    for call in range(40):
+        a = 2.0 * rng.exponential()
+        b = a * (1.0 + rng.exponential(2.0, size=250))
+        b[200:] = a                                     # equal norms: h = 1/2 is a minimum
+        rho = rng.uniform(-1.0, 1.0, size=250)
+        rho[:50] = np.sign(rho[:50])                    # parallel rows
+        c = rho * np.sqrt(a * b)
+        kappa = rng.uniform(size=250) ** rng.choice([1, 6], size=250)
+        kappa[50:60] = 1.0 - 10.0 ** -rng.uniform(1, 12, size=10)
+        kappa[60:65] = 0.0
+        h, sqnorm, deg = _newton_rows(a, b, c, kappa)
+        golden = np.array([_golden_section_rows(a, *args)[2] for args in zip(b, c, kappa)])
+        alone = np.array([_newton_rows(a, *args)[2][0] for args in zip(b[:, None],
+                                                                        c[:, None],
+                                                                        kappa[:, None])])
+        assert np.all((0.0 <= h) & (h <= 1.0))
+        assert np.all(alone - golden <= 1e-9 * (a + b))
+        assert deg.min() <= golden.min() + 1e-9 * (a + b[np.argmin(golden)])
+        assert deg[np.argmin(deg)] == alone[np.argmin(deg)]
+        assert np.all(deg >= alone - 1e-12 * (a + b))
+        ends = np.maximum(a * kappa ** 2 + b, a + b * kappa ** 2) + 2.0 * c * kappa
+        assert np.all(sqnorm >= ends - 1e-12 * (a + b))
+
+
+def test_the_shared_lookup_search_at_its_edges():
+    # kappa = 1 (the same point twice): nothing is lost, whatever h; next
+    # to it, h is the limit of the maximizer, (a + c) / (a + b + 2c)
+    h, sqnorm, deg = _newton_rows(1.0, [3.0], [0.5], [1.0])
+    assert 0.0 <= h[0] <= 1.0
+    assert_allclose(sqnorm, [5.0], rtol=1e-15) and abs(deg[0]) < 1e-15
+    h, _, _ = _newton_rows(1.0, [3.0], [0.5], [1.0 - 1e-9])
+    assert abs(h[0] - 1.5 / 5.0) < 1e-6
+    # kappa = 0: z is x_n (h = 0) or x_m (h = 1), the larger row kept
+    h, sqnorm, deg = _newton_rows(1.0, [3.0, 0.5], [0.0, 0.0], [0.0, 0.0])
+    assert_array_equal(h, [0.0, 1.0])
+    assert_array_equal(sqnorm, [3.0, 1.0])
+    assert_array_equal(deg, [1.0, 0.5])
+    # a zero row W_m: z = x_n, no loss
+    h, sqnorm, deg = _newton_rows(0.0, [2.0], [0.0], [0.3])
+    assert_array_equal(h, [0.0]) and deg[0] == 0.0
+    # equal norms, far apart: symmetric and bimodal, the smaller h (z near
+    # x_n, as golden section's tie); nearer, the two maxima are next to the
+    # grid's best point h = 1/2, a minimum between them: the smaller one
+    h, _, _ = _newton_rows(2.0, [2.0], [0.0], [1e-3])
+    assert h[0] < 0.1
+    h, _, deg = _newton_rows(2.0, [2.0], [1.0], [0.2221])
+    golden = _golden_section_rows(2.0, 2.0, 1.0, 0.2221)
+    assert abs(h[0] - golden[0]) < 1e-4 and deg[0] <= golden[2] + 1e-12
+    # a NaN or infinite input is never compared: an error
+    for bad in ([np.nan], [np.inf]):
+        with pytest.raises(ValueError, match="degradation"):
+            _newton_rows(1.0, bad, [0.0], [0.5])
+    with pytest.raises(ValueError, match="degradation"):
+        _newton_rows(1.0, [1.0], [0.0], [np.nan])
+
+
+def test_the_shared_model_by_lookup_learns_as_golden_section():
+    # merge_search='lookup' on the shared set: h by the grid and Newton
+    # steps instead of golden section: another model, as good; one-vs-rest's
+    # binary learners read the table
+    _, X, y, gamma = STREAMS[1]
     fitted = {(mc, search): BudgetedSGDClassifier(
         budget=8, alpha=1e-2, gamma=gamma, multi_class=mc, merge_search=search,
         random_state=0).fit(X, y)
         for mc in ("crammer_singer", "ovr") for search in ("golden", "lookup")}
-    shared = fitted["crammer_singer", "golden"], fitted["crammer_singer", "lookup"]
-    assert shared[0].n_maintenance_[0] > 50
-    for attr in ("support_vectors_", "dual_coef_", "degradation_"):
-        assert_array_equal(getattr(shared[0], attr), getattr(shared[1], attr))
+    golden, lookup = fitted["crammer_singer", "golden"], fitted["crammer_singer", "lookup"]
+    assert golden.n_maintenance_[0] > 50 and lookup.n_maintenance_[0] > 50
+    assert not np.array_equal(golden.support_vectors_, lookup.support_vectors_)
+    assert lookup.support_vectors_.shape == (8, 5)
+    assert abs(golden.score(X, y) - lookup.score(X, y)) <= 0.05
+    per_step = [m.degradation_[0] / m.n_maintenance_[0] for m in (golden, lookup)]
+    assert per_step[1] <= 1.1 * per_step[0]
+    K = np.exp(-gamma * ((X[:, None] - lookup.support_vectors_) ** 2).sum(-1))
+    assert_allclose(lookup.decision_function(X), K @ lookup.dual_coef_.T, rtol=1e-9,
+                    atol=1e-12)
     assert not np.array_equal(fitted["ovr", "golden"].support_vectors_,
                               fitted["ovr", "lookup"].support_vectors_)
 
@@ -254,10 +326,12 @@ def test_fitted_attributes_of_the_shared_model():
     assert est.score(X, y) > 0.7
 
 
-@pytest.mark.parametrize("rule", RULES)
-def test_budget_determinism_pickling_and_chunks(rule):
+@pytest.mark.parametrize("rule, search", [("removal", "lookup"), ("projection", "lookup"),
+                                          ("merging", "golden"), ("merging", "lookup")])
+def test_budget_determinism_pickling_and_chunks(rule, search):
     _, X, y, gamma = STREAMS[1]
-    params = dict(budget=12, alpha=1e-3, gamma=gamma, maintenance=rule, random_state=3)
+    params = dict(budget=12, alpha=1e-3, gamma=gamma, maintenance=rule, merge_search=search,
+                  random_state=3)
     fitted = BudgetedSGDClassifier(shuffle=False, **params).fit(X, y)
     again = BudgetedSGDClassifier(shuffle=False, **params).fit(X, y)
     assert_array_equal(fitted.support_vectors_, again.support_vectors_)
