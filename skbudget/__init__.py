@@ -13,6 +13,7 @@ from skbudget._budget import (
     Stoptron,
 )
 from skbudget._mira import BudgetMIRA, KernelMIRA
+from skbudget._ogd import KernelOGDClassifier, NystromOGDClassifier
 from skbudget._perceptron import KernelPerceptron
 from skbudget._projectron import Projectron, ProjectronPlusPlus
 from skbudget._tighter import TighterPerceptron, TightestPerceptron
@@ -26,8 +27,10 @@ __all__ = [
     "BudgetPerceptron",
     "Forgetron",
     "KernelMIRA",
+    "KernelOGDClassifier",
     "KernelPassiveAggressive",
     "KernelPerceptron",
+    "NystromOGDClassifier",
     "RandomBudgetPerceptron",
     "Stoptron",
     "Projectron",

@@ -48,6 +48,8 @@ VARIANTS = {
     "Projectron": [dict(eta=0.1), dict(budget=None)],
     "ProjectronPlusPlus": [dict(eta=0.1), dict(budget=None)],
     "BudgetMIRA": [{}, dict(beta=0.5)],
+    "KernelOGDClassifier": [{}, dict(budget=None, alpha=0.1)],
+    "NystromOGDClassifier": [{}, dict(n_components=7)],
 }
 
 

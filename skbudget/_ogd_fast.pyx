@@ -1,0 +1,199 @@
+# cython: language_level=3, cdivision=True
+"""Kernel online gradient descent and the Nystrom learner built on it
+(doc/algorithms.md, "Kernel OGD and NORMA" and "NOGD").
+
+===================  ==================================================
+KernelOGDLearner     every round: scores, decays every coefficient by
+                     ``1 - eta lambda`` (the engine's global scale, O(1)),
+                     adds ``(x_t, eta y_t)`` when ``y_t f(x_t) < 1`` and,
+                     with a budget, drops the oldest (NORMA's truncation)
+NystromOGDLearner    stage 1: KernelOGDLearner with ``lambda = 0`` until
+                     ``|S| = B``; at the first update with a full budget,
+                     the Nystrom feature map of ``S`` and the stage-1 model
+                     carried over into it; then hinge OGD on the features
+===================  ==================================================
+"""
+
+import numpy as np
+from libc.math cimport sqrt
+
+from skbudget._budget_fast cimport MistakeDrivenLearner
+from skbudget._numbers cimport is_finite, raise_not_finite
+from skbudget._vector_loops cimport skb_axpy, skb_dot16, skb_vector_loops_init
+
+skb_vector_loops_init()     # the AVX2 loops where the CPU has AVX2
+
+# eigenvalues of K_SS at most this fraction of the largest are dropped (NOGD)
+cdef double EIGEN_RTOL = 1e-12
+
+
+cdef class KernelOGDLearner(MistakeDrivenLearner):
+    """Kernel OGD on the hinge loss, and NORMA with a budget.
+
+    Each round: ``score = f(x_t)``; every coefficient ``*= 1 - eta lam``
+    (O(1): the engine's global scale); if ``y score < 1``, add
+    ``(x_t, eta y)``; with ``budget = B`` and then ``|S| = B + 1``, remove
+    the oldest (a replacement of position 0).  ``n_updates`` counts the
+    insertions.
+
+    Parameters
+    ----------
+    budget : int
+        ``B``; ``-1`` for none (plain kernel OGD, unbounded).
+    eta : float
+        The constant step ``eta > 0``.
+    lam : float
+        The regularization ``lambda >= 0``, with ``eta lambda <= 1``.
+    """
+
+    cdef public double eta, lam
+
+    _state_names = MistakeDrivenLearner._state_names + ("eta", "lam")
+
+    def __init__(self, Py_ssize_t budget=-1, double eta=0.5, double lam=0.0,
+                 bint track_gram=False):
+        MistakeDrivenLearner.__init__(self, budget, 0.0, None, track_gram=track_gram)
+        self.eta = eta
+        self.lam = lam
+
+    def check_policy_state(self, Py_ssize_t pool_size):
+        problem = MistakeDrivenLearner.check_policy_state(self, pool_size)
+        if problem is None and not (self.eta > 0.0 and is_finite(self.eta)):
+            problem = f"eta={self.eta} is not a finite number > 0"
+        if problem is None and not (0.0 <= self.eta * self.lam <= 1.0):
+            problem = f"eta * lam = {self.eta * self.lam} is outside [0, 1]"
+        return problem
+
+    cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300 nogil:
+        cdef double score = self.dot_row()
+        if not is_finite(score):
+            raise_not_finite(b"The score f(x)")
+        if self.lam > 0.0:
+            self.rescale(1.0 - self.eta * self.lam)
+        if y * score < 1.0:
+            if self.n_sv == self.budget:
+                self.full_budget(y)
+            else:
+                self.append_current(self.eta * y)
+                self.n_updates += 1
+        return score
+
+    cdef int full_budget(self, double y) except -1 nogil:
+        """An update with ``|S| = B``: NORMA's truncation, the example added
+        and the oldest support vector removed (in one replacement)."""
+        self.replace_at(0, self.eta * y)
+        self.n_updates += 1
+        return 0
+
+
+cdef class NystromOGDLearner(KernelOGDLearner):
+    """NOGD: kernel OGD until the budget is full, then hinge OGD on the
+    Nystrom features of the support set.
+
+    Stage 1 is :class:`KernelOGDLearner` with ``lam = 0`` (the Gram matrix
+    of ``S`` kept, ``track_gram``).  At the first round with
+    ``y f(x_t) < 1`` and ``|S| = B`` (:meth:`full_budget`): ``K_SS = V Lam
+    V^T``, the ``n_components`` largest eigenpairs kept (eigenvalues
+    ``<= 1e-12 lam_max`` dropped), ``M = Lam^{-1/2} V^T`` (``comp`` rows,
+    one column per support vector oldest first), ``w = Lam^{1/2} V^T
+    alpha`` (the stage-1 model carried over).  Then, this round and every
+    later one (:meth:`feature_round`): ``z = M k(x_t, S)``, ``score = w.z``,
+    and ``w += eta y z`` when ``y score < 1`` (counted in ``n_updates``).
+    ``S`` never changes again; the score the round returns is the model's
+    before the round (stage 1's ``f(x_t)`` on the switching round).
+    """
+
+    cdef public Py_ssize_t n_components
+    cdef public bint switched
+    cdef public double[:, ::1] M        # (comp, B): the feature map over S, oldest first
+    cdef public double[::1] w           # (comp,): the linear model
+    cdef double[::1] k_s                # scratch: k(x_t, S), oldest first
+    cdef double[::1] z                  # scratch: z(x_t)
+
+    _state_names = KernelOGDLearner._state_names + ("n_components", "switched", "M", "w")
+
+    def __init__(self, Py_ssize_t budget=1, Py_ssize_t n_components=1, double eta=0.5):
+        KernelOGDLearner.__init__(self, budget, eta, 0.0, track_gram=True)
+        self.n_components = n_components
+        self.switched = False
+        self.M = np.zeros((0, budget))
+        self.w = np.zeros(0)
+        self.k_s = np.zeros(0)
+        self.z = np.zeros(0)
+
+    def check_policy_state(self, Py_ssize_t pool_size):
+        problem = KernelOGDLearner.check_policy_state(self, pool_size)
+        if problem is not None:
+            return problem
+        if self.budget < 1 or not 1 <= self.n_components <= self.budget:
+            return (f"budget={self.budget}, n_components={self.n_components}: not "
+                    f"1 <= n_components <= budget")
+        if self.lam != 0.0 or not self.track_gram:
+            return "stage 1 is kernel OGD with lam = 0 and the Gram matrix kept"
+        if self.n_sv > self.budget:
+            return f"{self.n_sv} support vectors for a budget of {self.budget}"
+        if self.M.shape[0] != self.w.shape[0] or self.w.shape[0] > self.n_components:
+            return (f"a feature map of {self.M.shape[0]} rows and a model of "
+                    f"{self.w.shape[0]} values for {self.n_components} components")
+        if self.switched and (self.n_sv != self.budget or self.M.shape[1] != self.budget):
+            return (f"stage 2 with {self.n_sv} support vectors and a feature map of "
+                    f"{self.M.shape[1]} columns for a budget of {self.budget}")
+        if not (np.isfinite(self.M).all() and np.isfinite(self.w).all()):
+            return "the feature map or the model holds a value that is not finite"
+        return None
+
+    cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300 nogil:
+        if self.switched:
+            return self.feature_round(y)
+        return KernelOGDLearner.process_example(self, y, example_id)
+
+    cdef int full_budget(self, double y) except -1 nogil:
+        with gil:
+            self.start_stage_two()
+        self.feature_round(y)
+        return 0
+
+    def start_stage_two(self):
+        """The feature map of ``S`` and the stage-1 model in it (see the
+        class docstring)."""
+        alpha = self.coefficients()
+        values, vectors = np.linalg.eigh(self.gram_matrix())   # ascending
+        top = values[::-1][:self.n_components]
+        vectors = vectors[:, ::-1][:, :self.n_components]
+        keep = top > EIGEN_RTOL * top[0]
+        top, vectors = top[keep], vectors[:, keep]
+        root = np.sqrt(top)
+        self.M = np.ascontiguousarray(vectors.T / root[:, None])
+        self.w = root * (vectors.T @ alpha)
+        self.switched = True
+
+    cdef double feature_round(self, double y) except? -1.5e300 nogil:
+        """One round of stage 2: ``z = M k(x_t, S)``, score ``w.z``, and
+        ``w += eta y z`` when ``y w.z < 1``; returns the score."""
+        cdef Py_ssize_t i, j, comp = self.w.shape[0], n = self.n_sv
+        cdef double score
+        if self.k_s.shape[0] < n or self.z.shape[0] < comp + 1:
+            with gil:
+                self.k_s = np.zeros(n)
+                self.z = np.zeros(comp + 1)
+        self.ensure_row()
+        for i in range(n):
+            self.k_s[i] = self.k_row[self.order[i]]
+        for j in range(comp):
+            self.z[j] = skb_dot16(&self.M[j, 0], &self.k_s[0], n)
+        score = skb_dot16(&self.w[0], &self.z[0], comp) if comp else 0.0
+        if not is_finite(score):
+            raise_not_finite(b"The score w.z(x)")
+        if y * score < 1.0:
+            if comp:
+                skb_axpy(&self.w[0], self.eta * y, &self.z[0], comp)
+            self.n_updates += 1
+        return score
+
+    def expansion(self):
+        """The coefficients over ``S`` (oldest first) of the current model:
+        ``alpha`` in stage 1, ``M^T w`` in stage 2 (``w.z(x) = (M^T w).k(x,
+        S)``: the kernel expansion that predicts exactly as the features)."""
+        if not self.switched:
+            return self.coefficients()
+        return np.asarray(self.M).T @ np.asarray(self.w)
