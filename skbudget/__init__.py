@@ -12,6 +12,7 @@ from skbudget._budget import (
     RandomBudgetPerceptron,
     Stoptron,
 )
+from skbudget._fourier import FourierOGDClassifier
 from skbudget._mira import BudgetMIRA, KernelMIRA
 from skbudget._ogd import KernelOGDClassifier, NystromOGDClassifier
 from skbudget._perceptron import KernelPerceptron
@@ -26,6 +27,7 @@ __all__ = [
     "BudgetedSGDClassifier",
     "BudgetPerceptron",
     "Forgetron",
+    "FourierOGDClassifier",
     "KernelMIRA",
     "KernelOGDClassifier",
     "KernelPassiveAggressive",

@@ -11,7 +11,13 @@ NystromOGDLearner    stage 1: KernelOGDLearner with ``lambda = 0`` until
                      ``|S| = B``; at the first update with a full budget,
                      the Nystrom feature map of ``S`` and the stage-1 model
                      carried over into it; then hinge OGD on the features
+LinearHingeLearner   hinge OGD on a block of features per call, ``z(x)``
+                     computed by the caller (FOGD's random Fourier
+                     features, doc/algorithms.md "FOGD")
 ===================  ==================================================
+
+The two feature learners share one step, :func:`hinge_step`: score
+``w.z``, and ``w += eta y z`` when ``y w.z < 1``.
 """
 
 import numpy as np
@@ -25,6 +31,22 @@ skb_vector_loops_init()     # the AVX2 loops where the CPU has AVX2
 
 # eigenvalues of K_SS at most this fraction of the largest are dropped (NOGD)
 cdef double EIGEN_RTOL = 1e-12
+
+
+cdef inline double hinge_step(double* w, const double* z, Py_ssize_t n, double y, double eta,
+                              long long* n_updates) except? -1.5e300 nogil:
+    """One round of linear hinge OGD on the features ``z[0:n]``: returns the
+    score ``w.z`` (before the update) and, when ``y w.z < 1``, adds
+    ``eta y z`` to ``w`` and counts the update.  A score that is not finite
+    raises (no NaN compared silently)."""
+    cdef double score = skb_dot16(w, z, n) if n else 0.0
+    if not is_finite(score):
+        raise_not_finite(b"The score w.z(x)")
+    if y * score < 1.0:
+        if n:
+            skb_axpy(w, eta * y, z, n)
+        n_updates[0] += 1
+    return score
 
 
 cdef class KernelOGDLearner(MistakeDrivenLearner):
@@ -171,7 +193,7 @@ cdef class NystromOGDLearner(KernelOGDLearner):
         """One round of stage 2: ``z = M k(x_t, S)``, score ``w.z``, and
         ``w += eta y z`` when ``y w.z < 1``; returns the score."""
         cdef Py_ssize_t i, j, comp = self.w.shape[0], n = self.n_sv
-        cdef double score
+        cdef double* w = NULL
         if self.k_s.shape[0] < n or self.z.shape[0] < comp + 1:
             with gil:
                 self.k_s = np.zeros(n)
@@ -181,14 +203,9 @@ cdef class NystromOGDLearner(KernelOGDLearner):
             self.k_s[i] = self.k_row[self.order[i]]
         for j in range(comp):
             self.z[j] = skb_dot16(&self.M[j, 0], &self.k_s[0], n)
-        score = skb_dot16(&self.w[0], &self.z[0], comp) if comp else 0.0
-        if not is_finite(score):
-            raise_not_finite(b"The score w.z(x)")
-        if y * score < 1.0:
-            if comp:
-                skb_axpy(&self.w[0], self.eta * y, &self.z[0], comp)
-            self.n_updates += 1
-        return score
+        if comp:
+            w = &self.w[0]
+        return hinge_step(w, &self.z[0], comp, y, self.eta, &self.n_updates)
 
     def expansion(self):
         """The coefficients over ``S`` (oldest first) of the current model:
@@ -197,3 +214,97 @@ cdef class NystromOGDLearner(KernelOGDLearner):
         if not self.switched:
             return self.coefficients()
         return np.asarray(self.M).T @ np.asarray(self.w)
+
+
+cdef class LinearHingeLearner:
+    """Linear hinge OGD on features the caller computes a block at a time
+    (FOGD: one learner per one-vs-rest class, every learner fed the same
+    block).  :meth:`run_block` runs :func:`hinge_step` over the block's
+    rows in order, without the GIL.  Its state (``w``, ``eta``,
+    ``n_updates``) is saved and restored as the engine's learners' is
+    (``get_state`` / ``set_state``, pickling); it draws no random numbers.
+
+    Parameters
+    ----------
+    n_features : int
+        The length of ``z(x)``.
+    eta : float
+        The constant step.
+    """
+
+    cdef public double[::1] w
+    cdef public double eta
+    cdef public long long n_updates
+    cdef public object rng, rng_at_call_start
+    cdef bint initialized               # False when made by __new__ (skops.io)
+
+    _state_names = ("w", "eta", "n_updates")
+
+    def __init__(self, Py_ssize_t n_features=0, double eta=0.5):
+        self.initialized = True
+        self.w = np.zeros(n_features)
+        self.eta = eta
+        self.n_updates = 0
+        self.rng = self.rng_at_call_start = None
+
+    @property
+    def n_sv(self):
+        """No support vectors: the model is ``w``."""
+        return 0
+
+    def begin_call(self):
+        """(Nothing to snapshot: no random draws.)"""
+
+    def start_call(self, Py_ssize_t first_id):
+        """(No tables keyed by example.)"""
+
+    def check_state(self):
+        """A description of what is inconsistent in the state, or None."""
+        if not (self.eta > 0.0 and is_finite(self.eta)):
+            return f"eta={self.eta} is not a finite number > 0"
+        if self.n_updates < 0:
+            return f"n_updates={self.n_updates} is negative"
+        if not np.isfinite(self.w).all():
+            return "w holds a value that is not finite"
+        return None
+
+    def run_block(self, const double[:, ::1] Z, const double[::1] y, double[::1] scores):
+        """Rounds over the rows of ``Z`` (labels ``y``, +-1): each row's
+        score before its update goes to ``scores``."""
+        cdef Py_ssize_t t, n = Z.shape[1], c = Z.shape[0]
+        cdef double* w = NULL
+        problem = self.check_state()
+        if problem is None and (n == 0 or n != self.w.shape[0]):
+            problem = f"a block of {n} features for a model of {self.w.shape[0]}"
+        if problem is None and not (y.shape[0] == c and scores.shape[0] == c):
+            problem = f"{c} rows, {y.shape[0]} labels and {scores.shape[0]} scores"
+        if problem is not None:
+            raise ValueError(f"LinearHingeLearner: inconsistent state: {problem}")
+        if c == 0:
+            return
+        if n:
+            w = &self.w[0]
+        with nogil:
+            for t in range(c):
+                scores[t] = hinge_step(w, &Z[t, 0], n, y[t], self.eta, &self.n_updates)
+
+    def get_state(self):
+        """Everything needed to rebuild the learner (``w`` copied)."""
+        return {"w": np.array(self.w, copy=True), "eta": self.eta,
+                "n_updates": self.n_updates}
+
+    def set_state(self, state):
+        self.w = np.array(state["w"], dtype=np.float64, copy=True)
+        self.eta = state["eta"]
+        self.n_updates = state["n_updates"]
+
+    def __reduce__(self):
+        return (type(self), (), self.get_state())
+
+    def __getstate__(self):
+        return self.get_state()
+
+    def __setstate__(self, state):
+        if not self.initialized:        # made by __new__, not __init__
+            type(self).__init__(self)
+        self.set_state(state)

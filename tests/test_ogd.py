@@ -1,16 +1,19 @@
-"""Kernel OGD / NORMA and NOGD against the plain implementations of
+"""Kernel OGD / NORMA, NOGD and FOGD against the plain implementations of
 ALGORITHMS.md §15 and §16 (tests/oracles/ogd.py)."""
 
 import pickle
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.datasets import make_moons
 
-from skbudget import KernelOGDClassifier, NystromOGDClassifier
+import skbudget._fourier
+from skbudget import FourierOGDClassifier, KernelOGDClassifier, NystromOGDClassifier
+from skbudget._fourier import fourier_features
 from tests.oracles import keeping_flags, mistake_flags
-from tests.oracles.ogd import PlainKernelOGD, PlainNystromOGD
+from tests.oracles.ogd import PlainFourierOGD, PlainKernelOGD, PlainNystromOGD
 from tests.test_fixed_budget import STREAM_IDS, STREAMS, assert_matches
 
 # the streams whose support sets hold duplicate points: K_SS then has equal
@@ -103,24 +106,12 @@ def _nogd_cases():
 
 
 def assert_nogd_matches(est, plain, X, y, stream=False):
-    """Same mistakes and updates; the same model (its kernel expansion
-    ``M^T w`` and its scores: the eigenvectors carry the rounding of two
-    differently summed Gram matrices, amplified by ``Lam^{-1/2}``)."""
-    est._chunk_size = 37
-    keeping_flags(est)
-    if stream:
-        est.partial_fit(X, y, classes=[-1, 1])
-    else:
-        est.fit(X, y)
-    plain.partial_fit(X, y)
-    assert_array_equal(mistake_flags(est), plain.mistakes)
-    assert est.n_updates_ == plain.n_updates
-    assert_array_equal(est.support_vectors_, X[plain.support_])
+    """Same mistakes, updates and landmarks; the same model (its kernel
+    expansion ``M^T w`` and its scores, to 1e-7: the eigenvectors carry the
+    rounding of two differently summed Gram matrices, amplified by
+    ``Lam^{-1/2}``); the same ``w`` up to the signs of the eigenvectors."""
+    assert_matches(est, plain, X, y, stream, rtol=1e-7, atol=1e-7)
     scale = 1.0 + np.abs(plain.coef_).max()
-    assert_allclose(est.dual_coef_[0], plain.coef_, rtol=1e-7, atol=1e-8 * scale)
-    Z = np.vstack([X[::7], X[::5] + 0.05])
-    assert_allclose(est.decision_function(Z), plain.decision_function(Z), rtol=1e-7,
-                    atol=1e-8 * scale)
     assert est.in_feature_space_[0] == (plain.M is not None)
     if plain.M is not None:
         kept = plain.M.shape[0]
@@ -219,3 +210,111 @@ def test_nystrom_ogd_landmarks_are_per_class():
     assert est.n_support_.tolist() == [8, 8, 8]
     assert est.in_feature_space_.all()
     assert est.coef_.shape == (3, 2)
+
+
+# ---------------------------------------------------------------------------
+# FOGD (§16)
+# ---------------------------------------------------------------------------
+def _moons(n=300, seed=1):
+    X, y = make_moons(n, noise=0.3, random_state=seed)
+    return X, 2 * y - 1
+
+
+@pytest.mark.parametrize("n_components, eta0, seed", [(1, 0.5, 0), (7, 2.0, 1), (60, 0.5, 2)])
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_fourier_ogd_matches_plain(n_components, eta0, seed, sparse):
+    X, y = _moons()
+    X[::9, 1] = 0.0                         # stored zeros and missing entries for CSR
+    est = keeping_flags(FourierOGDClassifier(n_components=n_components, eta0=eta0, gamma=2.0,
+                                             shuffle=False, random_state=seed))
+    est._chunk_size = 37
+    est.fit(sp.csr_matrix(X) if sparse else X, y)
+    # U: the model's first draw from random_state, as §16 writes it
+    U = np.sqrt(2 * 2.0) * np.random.RandomState(seed).standard_normal((2, n_components))
+    assert_array_equal(est.random_weights_, U)
+    plain = PlainFourierOGD(U, eta0=eta0).partial_fit(X, y)
+    assert_array_equal(mistake_flags(est), plain.mistakes)
+    assert est.n_updates_ == plain.n_updates
+    assert_allclose(est.coef_[0], plain.w, rtol=1e-9, atol=1e-12)
+    assert_array_equal(est.intercept_, [0.0])
+    assert_allclose(est.decision_function(X), plain.decision_function(X), rtol=1e-9,
+                    atol=1e-12)
+
+
+def test_fourier_ogd_partial_fit_matches_plain_and_shares_u_across_classes():
+    X, y = _moons()
+    est = FourierOGDClassifier(n_components=30, gamma=1.0, random_state=4)
+    for piece in np.array_split(np.arange(len(y)), [1, 2, 50, 51, 200]):
+        est.partial_fit(X[piece], y[piece], classes=[-1, 1])
+    plain = PlainFourierOGD(est.random_weights_).partial_fit(X, y)
+    assert_allclose(est.coef_[0], plain.w, rtol=1e-9, atol=1e-12)
+    # one U for every class: the same draw whatever the number of classes
+    y3 = (y > 0).astype(int) + (X[:, 0] > 1.2)
+    multi = FourierOGDClassifier(n_components=30, gamma=1.0, random_state=4).fit(X, y3)
+    assert_array_equal(multi.random_weights_, est.random_weights_)
+    assert multi.coef_.shape == (3, 60)
+
+
+def test_fourier_features_approximate_the_rbf_kernel():
+    # z(x).z(x') is an unbiased estimate of k(x, x') with variance O(1/D)
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(40, 5)) * 0.5
+    K = np.exp(-0.3 * ((X[:, None] - X[None]) ** 2).sum(-1))
+    errors = []
+    for D in (100, 1600):
+        est = FourierOGDClassifier(n_components=D, gamma=0.3, random_state=1).fit(
+            X, rng.randint(2, size=40))
+        Z = fourier_features(X, est.random_weights_)
+        assert Z.shape == (40, 2 * D)
+        assert_allclose(np.einsum("ij,ij->i", Z, Z), 1.0, rtol=1e-12)   # cos^2 + sin^2
+        errors.append(np.abs(Z @ Z.T - K).mean())
+    assert errors[1] < 0.05 and errors[1] < errors[0] / 2.5     # ~ 1 / sqrt(D)
+
+
+def test_fourier_ogd_failure_mid_call_changes_nothing(monkeypatch):
+    X, y = _moons()
+    y3 = (y > 0).astype(int) + (X[:, 0] > 1.2)
+    est = FourierOGDClassifier(n_components=20, gamma=1.0, random_state=0)
+    est._chunk_size = 10
+    est.partial_fit(X[:100], y3[:100], classes=[0, 1, 2])
+    before = pickle.dumps(est)
+    calls = {"left": 5}
+
+    def failing(X, U):
+        calls["left"] -= 1
+        if calls["left"] < 0:
+            raise KeyboardInterrupt
+        return fourier_features(X, U)
+
+    monkeypatch.setattr(skbudget._fourier, "fourier_features", failing)
+    with pytest.raises(KeyboardInterrupt):
+        est.partial_fit(X[100:], y3[100:])
+    assert pickle.dumps(est) == before
+    monkeypatch.undo()
+    est.partial_fit(X[100:], y3[100:])
+    clean = pickle.loads(before).partial_fit(X[100:], y3[100:])
+    assert_array_equal(est.coef_, clean.coef_)
+
+
+def test_fourier_ogd_refuses_what_it_cannot_compute():
+    X, y = _moons(60)
+    with pytest.raises(ValueError, match="n_components"):
+        FourierOGDClassifier(n_components=0).fit(X, y)
+    with pytest.raises(ValueError, match="eta0"):
+        FourierOGDClassifier(eta0=-1.0).fit(X, y)
+    with pytest.raises(TypeError):
+        FourierOGDClassifier(kernel="linear")
+    est = FourierOGDClassifier(n_components=5, gamma=1.0).fit(X, y)
+    before = pickle.dumps(est)
+    with pytest.raises(ValueError, match="projection x U.*not a finite number"):
+        est.partial_fit(np.full((3, 2), 1e308), y[:3])
+    assert pickle.dumps(est) == before
+    # a loaded model is checked before it drives a loop
+    state = est.__getstate__()
+    state["_driver"] = dict(state["_driver"], U=np.full((2, 5), np.nan))
+    with pytest.raises(ValueError, match="random weights are not a finite"):
+        pickle.loads(pickle.dumps(est)).__setstate__(state)
+    learner = est._learners[0]
+    learner.set_state(dict(learner.get_state(), w=np.zeros(3)))
+    with pytest.raises(ValueError, match="inconsistent state"):
+        est.partial_fit(X, y)

@@ -1,5 +1,6 @@
-"""ALGORITHMS.md §15 and §16 (NOGD): kernel OGD / NORMA and Nystrom OGD,
-written plainly from the spec, one example at a time with NumPy kernel rows.
+"""ALGORITHMS.md §15 and §16: kernel OGD / NORMA, Nystrom OGD (NOGD) and
+Fourier OGD (FOGD), written plainly from the spec, one example at a time
+with NumPy kernel rows (FOGD: NumPy features).
 
 Each class takes ``(kernel, **the estimator's parameters)`` with
 ``kernel(A, B) -> ndarray`` and learns from ``partial_fit(X, y)``, ``y`` in
@@ -7,57 +8,31 @@ Each class takes ``(kernel, **the estimator's parameters)`` with
 ``y f(x) <= 0`` for the model before the round), ``scores``, ``n_updates``,
 and exposes the final support set as ``support_`` (stream indices, oldest
 first) and ``coef_`` (the coefficients over it, oldest first) and
-``decision_function``.
+``decision_function``; FOGD has ``w`` instead of a support set.
 """
 
 import math
 
 import numpy as np
 
+from tests.oracles.fixed_budget import _PlainOnline
 
-class PlainKernelOGD:
+
+class PlainKernelOGD(_PlainOnline):
     """§15: every round ``alpha <- (1 - eta lam) alpha``; if ``y f(x) < 1``
     append ``(x, eta y)``; with a budget, at ``|S| = B + 1`` drop the oldest.
     ``f(x)`` is the model's score before the round."""
 
     def __init__(self, kernel, budget=None, eta0=0.5, alpha=0.0):
-        self.kernel = kernel
+        super().__init__(kernel)
         self.budget, self.eta, self.lam = budget, eta0, alpha
-        self.support_, self.vectors, self.coef = [], [], []
-        self.mistakes, self.scores = [], []
-        self.n_updates = 0
-        self.n_seen = 0
-
-    @property
-    def coef_(self):
-        return np.array(self.coef, dtype=float)
-
-    def decision_function(self, X):
-        if not self.vectors:
-            return np.zeros(len(X))
-        return self.kernel(np.asarray(X, dtype=float), np.array(self.vectors)) @ self.coef_
-
-    def _score(self, x):
-        return float(self.decision_function(x[None, :])[0])
 
     def _round(self, x, y, score):
         self.coef = [(1 - self.eta * self.lam) * a for a in self.coef]
         if y * score < 1:
-            self.support_.append(self.n_seen)
-            self.vectors.append(x)
-            self.coef.append(self.eta * y)
-            self.n_updates += 1
+            self._add(x, self.eta * y)
             if self.budget is not None and len(self.coef) == self.budget + 1:
-                del self.support_[0], self.vectors[0], self.coef[0]
-
-    def partial_fit(self, X, y):
-        for x, label in zip(np.asarray(X, dtype=float), y):
-            score = self._score(x)
-            self.scores.append(score)
-            self.mistakes.append(label * score <= 0)
-            self._round(x, float(label), score)
-            self.n_seen += 1
-        return self
+                self._remove(0)
 
 
 class PlainNystromOGD(PlainKernelOGD):
@@ -77,10 +52,10 @@ class PlainNystromOGD(PlainKernelOGD):
     def _features(self, X):
         return self.kernel(np.asarray(X, dtype=float), np.array(self.vectors)) @ self.M.T
 
-    def decision_function(self, X):
+    def decision_function(self, Z):
         if self.M is None:
-            return super().decision_function(X)
-        return self._features(X) @ self.w
+            return super().decision_function(Z)
+        return self._features(Z) @ self.w
 
     @property
     def coef_(self):
@@ -110,3 +85,34 @@ class PlainNystromOGD(PlainKernelOGD):
             self._feature_step(x, y)
         else:
             super()._round(x, y, score)
+
+
+class PlainFourierOGD:
+    """§16, FOGD: ``U = sqrt(2 gamma) rng.standard_normal((n_features, D))``
+    drawn at the first fit, ``z(x) = [cos(xU), sin(xU)] / sqrt(D)``; each
+    round ``w += eta y z`` when ``y w.z < 1``.  ``U`` is given (the
+    estimator's draw is checked apart, from its ``random_state``)."""
+
+    def __init__(self, U, eta0=0.5):
+        self.U, self.eta = np.asarray(U, dtype=float), eta0
+        self.w = np.zeros(2 * self.U.shape[1])
+        self.mistakes, self.scores = [], []
+        self.n_updates = 0
+
+    def features(self, X):
+        P = np.asarray(X, dtype=float) @ self.U
+        return np.hstack([np.cos(P), np.sin(P)]) / np.sqrt(self.U.shape[1])
+
+    def decision_function(self, X):
+        return self.features(X) @ self.w
+
+    def partial_fit(self, X, y):
+        for x, label in zip(np.asarray(X, dtype=float), y):
+            z = self.features(x[None, :])[0]
+            score = float(z @ self.w)
+            self.scores.append(score)
+            self.mistakes.append(label * score <= 0)
+            if label * score < 1:
+                self.w = self.w + self.eta * label * z
+                self.n_updates += 1
+        return self
