@@ -15,7 +15,7 @@ from skbudget._base import BaseOnlineKernelClassifier, Integer, RealNumber
 from skbudget._budget import _example
 from skbudget._docstrings import attributes_doc, docstring, stream_doc
 from skbudget._elementwise import mistake_flags
-from skbudget._ogd_fast import LinearHingeLearner
+from skbudget._ogd_fast import LinearHingeLearner, fourier_block
 from skbudget._stream import _Pieces, single_threaded_blas
 
 __all__ = ["FourierOGDClassifier"]
@@ -37,11 +37,8 @@ def fourier_features(X, U):
             "weights is not a finite number (NaN or infinity): X holds values too large "
             "for the kernel width gamma_. Rescale X (e.g. StandardScaler)."
         )
-    D = U.shape[1]
-    Z = np.empty((P.shape[0], 2 * D))
-    np.cos(P, out=Z[:, :D])
-    np.sin(P, out=Z[:, D:])
-    Z /= np.sqrt(D)
+    Z = np.empty((P.shape[0], 2 * U.shape[1]))
+    fourier_block(np.ascontiguousarray(P), Z, 1.0 / np.sqrt(U.shape[1]))
     return Z
 
 

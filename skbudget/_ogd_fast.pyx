@@ -23,6 +23,11 @@ The two feature learners share one step, :func:`hinge_step`: score
 import numpy as np
 from libc.math cimport sqrt
 
+cdef extern from "math.h" nogil:
+    # glibc's (and the BSDs') cosine and sine of one argument in one call
+    # (Python.h defines _GNU_SOURCE, which declares it)
+    void sincos(double x, double* sin_x, double* cos_x)
+
 from skbudget._budget_fast cimport MistakeDrivenLearner
 from skbudget._numbers cimport is_finite, raise_not_finite
 from skbudget._vector_loops cimport skb_axpy, skb_dot16, skb_vector_loops_init
@@ -308,3 +313,21 @@ cdef class LinearHingeLearner:
         if not self.initialized:        # made by __new__, not __init__
             type(self).__init__(self)
         self.set_state(state)
+
+
+def fourier_block(const double[:, ::1] P, double[:, ::1] Z, double factor):
+    """``Z = [cos(P), sin(P)] * factor``, row by row (``Z`` of shape
+    ``(n, 2 m)`` for ``P`` of shape ``(n, m)``): one ``sincos`` call per
+    value, without the GIL (NumPy's ``cos`` and ``sin`` evaluate each
+    argument twice and, into the halves of ``Z``, write strided rows)."""
+    cdef Py_ssize_t i, j, n = P.shape[0], m = P.shape[1]
+    cdef double s, c
+    if Z.shape[0] != n or Z.shape[1] != 2 * m:
+        raise ValueError(f"fourier_block: a block of shape {(Z.shape[0], Z.shape[1])} for "
+                         f"projections of shape {(n, m)}")
+    with nogil:
+        for i in range(n):
+            for j in range(m):
+                sincos(P[i, j], &s, &c)
+                Z[i, j] = c * factor
+                Z[i, m + j] = s * factor
