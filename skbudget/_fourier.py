@@ -176,9 +176,9 @@ class FourierOGDClassifier(BaseOnlineKernelClassifier):
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during fit, when X has string column names.""",
-        see_also="""sklearn.kernel_approximation.RBFSampler : random Fourier features as a
+        see_also="""sklearn.kernel_approximation.RBFSampler : Random Fourier features as a
         transformer (then e.g. ``SGDClassifier(loss='hinge')``).
-    NystromOGDClassifier : the Nystrom approximation of the same paper.""",
+    NystromOGDClassifier : The Nystrom approximation of the same paper.""",
         references="""J. Lu, S. C. H. Hoi, J. Wang, P. Zhao and Z.-Y. Liu, "Large Scale
     Online Kernel Learning", Journal of Machine Learning Research 17(47),
     1-43, 2016.

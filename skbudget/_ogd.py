@@ -113,8 +113,9 @@ class NystromOGDClassifier(BaseOnlineKernelClassifier):
         ``k <= budget``, the dimension of the Nystrom features; ``None``:
         ``ceil(0.2 * budget)``, the paper's choice.""",
          _ETA0_DOC + """  The same step in both stages."""],
-        attributes="""coef_ : ndarray of shape (n_learners, n_components_)
-        The linear model ``w`` of each learner on its features (zeros
+        attributes="""coef_ : ndarray of shape (n_learners, k)
+        The linear model ``w`` of each learner on its ``k`` features
+        (``k`` = ``n_components_``; zeros
         beyond the components it kept; a row of zeros for a learner still
         in stage 1, whose model is ``dual_coef_``).
     n_components_ : int

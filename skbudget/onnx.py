@@ -21,7 +21,10 @@ The graph is the model's kernel expansion in standard ONNX operators
 (``MatMul``, ``ReduceSum``, ``Exp``, ``Tanh``, ``Pow``, ``Abs``, ``ArgMax``,
 ``Gather``...): ``scores = k(X, support_vectors_) @ dual_coef_.T +
 intercept_``, with the kernel and its parameters of the fitted model (the
-resolved ``gamma_`` when ``gamma='scale'`` or ``'auto'``).  A binary
+resolved ``gamma_`` when ``gamma='scale'`` or ``'auto'``).
+:class:`~skbudget.FourierOGDClassifier`, a linear model on random
+features, exports ``[cos(X U), sin(X U)] / sqrt(D) @ coef_.T + intercept_``
+(``U`` = ``random_weights_``; ``Cos``, ``Sin``, ``Concat``).  A binary
 problem's label is ``classes_[1]`` where the score is ``> 0``; a
 multi-class one's is the arg-max (ties: the lowest class index, as
 :func:`numpy.argmax`).  ``KernelPerceptron(hypothesis='voted')`` exports
