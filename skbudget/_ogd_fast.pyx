@@ -1,6 +1,7 @@
 # cython: language_level=3, cdivision=True
-"""Kernel online gradient descent and the Nystrom learner built on it
-(doc/algorithms.md, "Kernel OGD and NORMA" and "NOGD").
+"""Kernel online gradient descent, the Nystrom learner built on it, and
+the linear learner of the Fourier features (doc/algorithms.md, "Kernel OGD /
+NORMA, NOGD and FOGD").
 
 ===================  ==================================================
 KernelOGDLearner     every round: scores, decays every coefficient by
@@ -13,7 +14,7 @@ NystromOGDLearner    stage 1: KernelOGDLearner with ``lambda = 0`` until
                      carried over into it; then hinge OGD on the features
 LinearHingeLearner   hinge OGD on a block of features per call, ``z(x)``
                      computed by the caller (FOGD's random Fourier
-                     features, doc/algorithms.md "FOGD")
+                     features)
 ===================  ==================================================
 
 The two feature learners share one step, :func:`hinge_step`: score
