@@ -12,7 +12,9 @@ from skbudget._budget import (
     RandomBudgetPerceptron,
     Stoptron,
 )
+from skbudget._fourier import FourierOGDClassifier
 from skbudget._mira import BudgetMIRA, KernelMIRA
+from skbudget._ogd import KernelOGDClassifier, NystromOGDClassifier
 from skbudget._perceptron import KernelPerceptron
 from skbudget._projectron import Projectron, ProjectronPlusPlus
 from skbudget._tighter import TighterPerceptron, TightestPerceptron
@@ -25,9 +27,12 @@ __all__ = [
     "BudgetedSGDClassifier",
     "BudgetPerceptron",
     "Forgetron",
+    "FourierOGDClassifier",
     "KernelMIRA",
+    "KernelOGDClassifier",
     "KernelPassiveAggressive",
     "KernelPerceptron",
+    "NystromOGDClassifier",
     "RandomBudgetPerceptron",
     "Stoptron",
     "Projectron",

@@ -282,12 +282,21 @@ class BaseOnlineKernelClassifier(ModelParamsMixin, PersistentModelMixin, Classif
         else:  # one generator per learner: draws never depend on chunking
             seeds = self._rng.randint(np.iinfo(np.int32).max, size=n_learners)
             rngs = [np.random.RandomState(seed) for seed in seeds]
-        self._driver = StreamDriver([self._make_learner(rng) for rng in rngs], empty_rows(X),
-                                    self._kernel_function, self._needs_distances(),
-                                    self._chunk_size, self.n_jobs, self._shared_support)
+        self._driver = self._make_driver([self._make_learner(rng) for rng in rngs], X)
         self._record = OnlineRecord(keep_flags=self._keep_mistake_flags)
         self._n_examples_seen = 0
         self.n_iter_ = 0
+
+    # the class of the model's driver (what ``_make_driver`` makes; a loaded
+    # model's driver is rebuilt as one)
+    _driver_class = StreamDriver
+
+    def _make_driver(self, learners, X):
+        """The driver that feeds the stream to ``learners`` (the model
+        starts on ``X``): the engine's :class:`StreamDriver`."""
+        return StreamDriver(learners, empty_rows(X), self._kernel_function,
+                            self._needs_distances(), self._chunk_size, self.n_jobs,
+                            self._shared_support)
 
     def _as_storage_format(self, X):
         """A continuing call's X in the format the model stores its support

@@ -11,7 +11,6 @@ estimator's own class, and a loaded model continues its stream.
 
 from skbudget._kernels import KernelFunction
 from skbudget._record import OnlineRecord
-from skbudget._stream import StreamDriver
 
 __all__ = ["PersistentModelMixin"]
 
@@ -83,7 +82,7 @@ class PersistentModelMixin:
         plain_driver["kernel"] = (self._kernel_function if kernel is None
                                   else _rebuilt(KernelFunction, kernel))
         plain_driver["learners"] = self._rebuilt_learners(plain_driver["learners"])
-        self._driver = _rebuilt(StreamDriver, plain_driver)
+        self._driver = _rebuilt(self._driver_class, plain_driver)
 
     def _rebuilt_learners(self, saved):
         """Learners made by ``_make_learner`` with the parameters the model

@@ -21,7 +21,10 @@ The graph is the model's kernel expansion in standard ONNX operators
 (``MatMul``, ``ReduceSum``, ``Exp``, ``Tanh``, ``Pow``, ``Abs``, ``ArgMax``,
 ``Gather``...): ``scores = k(X, support_vectors_) @ dual_coef_.T +
 intercept_``, with the kernel and its parameters of the fitted model (the
-resolved ``gamma_`` when ``gamma='scale'`` or ``'auto'``).  A binary
+resolved ``gamma_`` when ``gamma='scale'`` or ``'auto'``).
+:class:`~skbudget.FourierOGDClassifier`, a linear model on random
+features, exports ``[cos(X U), sin(X U)] / sqrt(D) @ coef_.T + intercept_``
+(``U`` = ``random_weights_``; ``Cos``, ``Sin``, ``Concat``).  A binary
 problem's label is ``classes_[1]`` where the score is ``> 0``; a
 multi-class one's is the arg-max (ties: the lowest class index, as
 :func:`numpy.argmax`).  ``KernelPerceptron(hypothesis='voted')`` exports
@@ -116,9 +119,12 @@ def _kernel_parameters(model):
 
 def _expansion(model):
     """The kernel expansion ``decision_function`` computes, as ``(A, a)``:
-    ``scores = k(X, support_vectors_) @ A + a``, one column of ``A`` per
-    score; coefficients in float64."""
-    dual_coef = np.asarray(model.dual_coef_, dtype=np.float64)
+    ``scores = k(X, support_vectors_) @ A + a`` (FourierOGDClassifier:
+    ``z(X) @ A + a``), one column of ``A`` per score; coefficients in
+    float64."""
+    # (FourierOGDClassifier: coef_ over its random features, the same layout)
+    dual_coef = np.asarray(model.dual_coef_ if hasattr(model, "dual_coef_") else model.coef_,
+                           dtype=np.float64)
     intercept = np.asarray(model.intercept_, dtype=np.float64)
     n_classes = len(model.classes_)
     n_rows = dual_coef.shape[0]
@@ -243,6 +249,12 @@ class _Graph:
         axes = self.constant("axes", [axis], TensorProto.INT64, np.int64)
         return self.node("ReduceSum", [x, axes], keepdims=1)
 
+    def fourier_features(self, X, U):
+        """FourierOGDClassifier's ``[cos(XU), sin(XU)] / sqrt(D)``, ``(n, 2 D)``."""
+        P = self.node("MatMul", [X, self.constant("random_weights", U)])
+        Z = self.node("Concat", [self.node("Cos", [P]), self.node("Sin", [P])], axis=1)
+        return self.node("Div", [Z, self.constant("sqrt_D", [np.sqrt(U.shape[1])])])
+
     def kernel(self, X, support_vectors, kernel, params):
         """The (n, n_support) block ``k(X, support_vectors)``."""
         if kernel == "cosine":   # scikit-learn's normalize: norms below 10 eps count as 1
@@ -294,6 +306,25 @@ class _Graph:
         return self.node("Pow", [argument, self.constant("degree", [params["degree"]])])
 
 
+def _kernel_block(graph, X, model, voted):
+    """``(K, A, a)``: the kernel block of the rows ``X`` against the
+    support vectors and the expansion over it, ``scores = K @ A + a``
+    (the linear kernel collapsed to ``X @ (dual_coef_ @ support_vectors_).T``
+    as predict computes it)."""
+    kernel, params = _kernel_parameters(model)
+    support_vectors = model.support_vectors_
+    if hasattr(support_vectors, "toarray"):
+        support_vectors = support_vectors.toarray()
+    support_vectors = np.asarray(support_vectors, dtype=np.float64)
+    A, a = _expansion(model)
+    if support_vectors.shape[0] == 0:   # no support vector: one with coefficient 0
+        support_vectors = np.zeros((1, model.n_features_in_))
+        A = np.zeros((1, A.shape[1]))
+    if kernel == "linear" and not voted:
+        return X, support_vectors.T @ A, a
+    return graph.kernel(X, support_vectors, kernel, params), A, a
+
+
 def _converter(scope, operator, container):
     model = operator.raw_operator
     X = operator.inputs[0].full_name
@@ -303,20 +334,11 @@ def _converter(scope, operator, container):
     graph = _Graph(scope, container, TensorProto.DOUBLE if precision == "double" else input_type)
     if graph.proto_type != input_type:
         X = graph.node("Cast", [X], to=graph.proto_type)
-    kernel, params = _kernel_parameters(model)
-    support_vectors = model.support_vectors_
-    if hasattr(support_vectors, "toarray"):
-        support_vectors = support_vectors.toarray()
-    support_vectors = np.asarray(support_vectors, dtype=np.float64)
     voted = getattr(model, "hypothesis", None) == "voted"
-    A, a = _expansion(model)
-    if support_vectors.shape[0] == 0:   # no support vector: one with coefficient 0
-        support_vectors = np.zeros((1, model.n_features_in_))
-        A = np.zeros((1, A.shape[1]))
-    if kernel == "linear" and not voted:    # as predict: X @ (dual_coef_ @ support_vectors_).T
-        K, A = X, support_vectors.T @ A
+    if hasattr(model, "random_weights_"):   # FourierOGDClassifier
+        K, (A, a) = graph.fourier_features(X, model.random_weights_), _expansion(model)
     else:
-        K = graph.kernel(X, support_vectors, kernel, params)
+        K, A, a = _kernel_block(graph, X, model, voted)
     # the expansion is summed in double (with precision='float' too: a
     # float32 sum of many kernel values times coefficients of both signs
     # loses more than the values' own rounding), the label read from it

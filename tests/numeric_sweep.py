@@ -9,7 +9,8 @@ ones (``degree``) to 0 ... 10**300, with the kernels the parameter acts on;
 the model is fitted on a tiny binary and three-class problem, then asked
 for scores.  Every case must end in a clear error (``ValueError``, which
 scikit-learn's parameter errors are, or ``FloatingPointError``) or a finite
-model: finite ``dual_coef_`` and ``decision_function``.  Besides,
+model: finite ``dual_coef_`` (``coef_`` for FourierOGDClassifier) and
+``decision_function``.  Besides,
 BSGD's learner is given a ``lam`` below the validated range through its
 state (the arithmetic overflows during the merge, the projection, the
 removal) and trained: that must be a ``ValueError`` too.
@@ -48,7 +49,8 @@ def outcome(make, X, y):
     """'ok', 'error' or a description of what went wrong."""
     try:
         est = make().fit(X, y)
-        if not (np.isfinite(est.dual_coef_).all()
+        coef = est.dual_coef_ if hasattr(est, "dual_coef_") else est.coef_
+        if not (np.isfinite(coef).all()
                 and np.isfinite(est.decision_function(X)).all()):
             return "non-finite model"
         return "ok"
@@ -70,15 +72,22 @@ def cases(Est):
         # seeded order has reproduced since
         base["random_state"] = 0
     rules = ["merging", "projection", "removal"] if "maintenance" in params else [None]
+    if "kernel" not in params:       # FourierOGDClassifier: the RBF kernel only
+        for value in VALUES:
+            yield dict(base, gamma=value), "gamma"
+        for value in INTEGERS + [-1]:
+            yield dict(base, n_components=value), "n_components"
     for kernel, names in (("rbf", ["gamma"]), ("poly", ["gamma", "coef0"]),
                           ("sigmoid", ["gamma", "coef0"])):
+        if "kernel" not in params:
+            break
         fixed = dict(base, kernel=kernel)
         if "maintenance" in params and kernel != "rbf":
             fixed["maintenance"] = "projection"
         for name in names:
             for value in VALUES:
                 yield dict(fixed, **{name: value}), name
-    for value in INTEGERS + [-1]:
+    for value in INTEGERS + [-1] if "degree" in params else []:
         fixed = dict(base, kernel="poly", degree=value)
         if "maintenance" in params:
             fixed["maintenance"] = "projection"

@@ -22,7 +22,7 @@ from sklearn.metrics.pairwise import (
 from skbudget import Forgetron, KernelPerceptron
 from skbudget._kernel_catalogue import CATALOGUE
 from skbudget._kernels import KernelFunction
-from tests.test_common import ESTIMATORS, IDS, small
+from tests.test_common import KERNEL_ESTIMATORS, KERNEL_IDS, small
 
 ROOT = Path(__file__).resolve().parents[1]
 COMPILED = sorted(name for name, kernel in CATALOGUE.items() if kernel.compiled_kind is not None)
@@ -170,7 +170,7 @@ def _models_agree(a, b):
     assert a.n_mistakes_ == b.n_mistakes_
 
 
-@pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
+@pytest.mark.parametrize("Est", KERNEL_ESTIMATORS, ids=KERNEL_IDS)
 def test_svc_matrix_callable_works_as_written(Est, multiclass_data):
     # the user guide's example, exactly as for SVC: two blocks in, the matrix out
     X, y = multiclass_data

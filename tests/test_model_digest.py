@@ -48,6 +48,9 @@ VARIANTS = {
     "Projectron": [dict(eta=0.1), dict(budget=None)],
     "ProjectronPlusPlus": [dict(eta=0.1), dict(budget=None)],
     "BudgetMIRA": [{}, dict(beta=0.5)],
+    "KernelOGDClassifier": [{}, dict(budget=None, alpha=0.1)],
+    "NystromOGDClassifier": [{}, dict(n_components=7)],
+    "FourierOGDClassifier": [{}, dict(n_components=20, eta0=0.1)],
 }
 
 
@@ -83,6 +86,8 @@ def _configurations():
             for kernel in KERNELS:
                 if variant.get("maintenance") == "merging" and kernel != "rbf":
                     continue                # BSGD merges RBF expansions only
+                if "kernel" not in Est().get_params() and kernel != "rbf":
+                    continue                # FourierOGDClassifier: RBF only
                 for task in ("binary", "3class"):
                     for data in ("dense", "csr"):
                         yield f"{name}-v{v}-{kernel}-{task}-{data}", name, variant, kernel, task, data
@@ -94,6 +99,8 @@ CONFIGURATIONS = list(_configurations())
 def _estimator(name, variant, kernel):
     Est = dict(all_estimators())[name]
     params = dict(KERNELS[kernel], random_state=0, max_iter=2)
+    if "kernel" not in Est().get_params():
+        del params["kernel"]
     if "budget" in Est().get_params():
         params["budget"] = 7
     params.update(variant)
@@ -108,12 +115,15 @@ def _digest(name, variant, kernel, task, data):
         est.fit(X, y)
         est.partial_fit(X_more, y_more)
         scores = est.decision_function(X_test)
-    support = est.support_vectors_
-    if sp.issparse(support):
-        support = support.toarray()
+    if hasattr(est, "support_vectors_"):
+        support = est.support_vectors_
+        if sp.issparse(support):
+            support = support.toarray()
+        arrays = (support, est.dual_coef_, est.intercept_, est.n_support_)
+    else:                       # FourierOGDClassifier: a linear model on random features
+        arrays = (est.random_weights_, est.coef_, est.intercept_)
     hasher = hashlib.sha256()
-    for value in (support, est.dual_coef_, est.intercept_, est.n_support_,
-                  est.mistake_curve_, est.n_updates_, scores):
+    for value in arrays + (est.mistake_curve_, est.n_updates_, scores):
         value = np.ascontiguousarray(np.asarray(value))
         hasher.update(f"{value.dtype.str}{value.shape}".encode())
         hasher.update(value.tobytes())

@@ -20,6 +20,9 @@ IDS = [Est.__name__ for Est in ESTIMATORS]
 
 
 def _model_arrays(est):
+    if not hasattr(est, "support_vectors_"):    # a linear model on random features
+        return [est.random_weights_, est.coef_, est.intercept_, est.mistake_curve_,
+                np.array([est.n_updates_, est.n_mistakes_])]
     return [est.support_vectors_, est.dual_coef_, est.intercept_, est.n_support_,
             est.mistake_curve_, np.array([est.n_updates_, est.n_mistakes_])]
 

@@ -54,6 +54,8 @@ for name, Estimator in all_estimators():
         for rule in ("merging", "projection", "removal"):
             panels += [(name, clone(base).set_params(budget=b, maintenance=rule),
                         f"{rule}, B = {b}") for b in BUDGETS]
+    elif "kernel" not in base.get_params():    # FourierOGDClassifier: random features
+        panels.append((name, base.set_params(n_components=200), "D = 200 features"))
     elif "budget" in base.get_params():
         panels += [(name, clone(base).set_params(budget=b), f"B = {b}") for b in BUDGETS]
     else:
@@ -69,7 +71,7 @@ for ax, (name, clf, label) in zip(axes.ravel(), panels):
     clf.fit(X, y)
     ax.contourf(xx, yy, clf.decision_function(grid).reshape(xx.shape) > 0,
                 levels=[-0.5, 0.5, 1.5], colors=["#f4c7a1", "#a9c8e8"])
-    sv = clf.support_vectors_
+    sv = getattr(clf, "support_vectors_", np.empty((0, 2)))   # (FOGD stores none)
     ax.scatter(sv[:, 0], sv[:, 1], s=4, c="k")
     ax.set_title(f"{name}\n{label}: {sv.shape[0]} SVs, "
                  f"{clf.score(X_test, y_test):.0%}", fontsize=9)

@@ -58,9 +58,10 @@ for color, (name, Estimator) in zip(colors, estimators):
         clf.set_params(budget=100)
     rounds, rates = online_error(clf)
     style = "-" if "budget" in clf.get_params() else "--"
-    ax.plot(rounds, rates, style, color=color,
-            label=f"{name} ({int(clf.n_support_.sum())} SVs)")
-    print(f"{name:<26} online error {rates[-1]:.3f}, {int(clf.n_support_.sum())} SVs")
+    stored = (f"{int(clf.n_support_.sum())} SVs" if hasattr(clf, "n_support_")
+              else f"{clf.n_components} random features")      # FourierOGDClassifier
+    ax.plot(rounds, rates, style, color=color, label=f"{name} ({stored})")
+    print(f"{name:<26} online error {rates[-1]:.3f}, {stored}")
 ax.axhline(0.1, color="grey", lw=0.8)
 ax.set_xlabel("rounds (examples seen)")
 ax.set_ylabel("cumulative mistakes / rounds")

@@ -1,0 +1,254 @@
+"""FOGD: linear hinge OGD on random Fourier features of the RBF kernel.
+
+The model is no kernel expansion: its features ``z(x) = [cos(xU),
+sin(xU)] / sqrt(D)`` do not depend on the model, so a chunk's features are
+one matrix product (BLAS) and two vectorized ufuncs, shared by every
+one-vs-rest learner, and each learner runs the compiled per-example loop
+of ``_ogd_fast.LinearHingeLearner`` over the block (the step NOGD's second
+stage runs too).  :class:`FourierDriver` takes the place of the engine's
+``StreamDriver`` for the estimator base.
+"""
+
+import numpy as np
+
+from skbudget._base import BaseOnlineKernelClassifier
+from skbudget._blas import single_threaded_blas
+from skbudget._budget import _example
+from skbudget._docstrings import attributes_doc, docstring, stream_doc
+from skbudget._elementwise import mistake_flags
+from skbudget._ogd_fast import LinearHingeLearner, fourier_block
+from skbudget._params import Integer, RealNumber
+from skbudget._stream import _Pieces
+
+__all__ = ["FourierOGDClassifier"]
+
+# rows per chunk: about this many feature values (cos and sin) per block
+_BLOCK_VALUES = 1 << 17
+
+
+def fourier_features(X, U):
+    """``z(x) = [cos(xU), sin(xU)] / sqrt(D)`` for every row of ``X``
+    (dense or CSR), ``U`` of shape ``(n_features, D)``: C-contiguous,
+    ``(n_rows, 2 D)``.  A projection ``xU`` that is not finite (a row of
+    values near the floating-point limit) is a ValueError."""
+    with np.errstate(over="ignore", invalid="ignore"):    # (refused below)
+        P = X @ U
+    if not np.isfinite(P).all():
+        raise ValueError(
+            "FourierOGDClassifier: a projection x U of a row of X onto the random "
+            "weights is not a finite number (NaN or infinity): X holds values too large "
+            "for the kernel width gamma_. Rescale X (e.g. StandardScaler)."
+        )
+    Z = np.empty((P.shape[0], 2 * U.shape[1]))
+    fourier_block(np.ascontiguousarray(P), Z, 1.0 / np.sqrt(U.shape[1]))
+    return Z
+
+
+class FourierDriver:
+    """The learners of one FOGD model and the random weights ``U`` they
+    share; :meth:`run` has the signature of ``StreamDriver.run``.
+
+    Parameters
+    ----------
+    learners : list of LinearHingeLearner
+        One per column of the signed targets.
+    U : ndarray of shape (n_features, n_components)
+        The random weights.
+    kernel : KernelFunction
+        The RBF kernel the features approximate (kept with the model).
+    chunk_size : int or None
+        Rows per block of features (None: about 2^17 feature values per
+        block).  Results never depend on it.
+    """
+
+    def __init__(self, learners, U, kernel, chunk_size=None):
+        self.learners = learners
+        self.U = U
+        self.kernel = kernel
+        self.chunk_size = chunk_size
+        self.n_jobs = None
+        # the estimator base's rollback saves and restores the engine
+        # driver's pools of stored rows: this driver stores no rows
+        self.pools, self.pool_ids = [], []
+
+    def __setstate__(self, state):
+        U = state.get("U")
+        if not (isinstance(U, np.ndarray) and U.dtype == np.float64 and U.ndim == 2
+                and U.shape[1] >= 1 and np.isfinite(U).all()):
+            raise ValueError("FourierOGDClassifier: the saved random weights are not a finite "
+                             "float64 matrix; the file is corrupted.")
+        for learner in state.get("learners", []):
+            if learner.w.shape[0] != 2 * U.shape[1]:
+                raise ValueError(
+                    f"FourierOGDClassifier: a saved model of {learner.w.shape[0]} "
+                    f"coefficients for {U.shape[1]} random weights; the file is corrupted."
+                )
+        self.__dict__.update(state)
+
+    def features(self, X):
+        """``z(X)`` (see :func:`fourier_features`)."""
+        return fourier_features(X, self.U)
+
+    def run(self, X, y, targets, order, first_id, record, gram=None, progress=None,
+            weights=None):
+        """Feed the examples ``X[order]`` (stream order when None) through
+        every learner, a block of features at a time; returns ``record``
+        extended by the rounds' mistakes (the other arguments as
+        ``StreamDriver.run``'s; this learner takes no weights and no Gram
+        matrix)."""
+        pieces = _Pieces(X, y, targets, order)
+        step = self.chunk_size or int(np.clip(_BLOCK_VALUES // (2 * self.U.shape[1]), 16, 2048))
+        with single_threaded_blas():
+            for start in range(0, pieces.n, step):
+                rows, labels = pieces.rows_and_labels(start, start + step)
+                block = X[start:start + len(rows)] if order is None else X[rows]
+                Z = self.features(block)
+                scores = np.empty((len(self.learners), len(rows)))
+                for k, learner in enumerate(self.learners):
+                    learner.run_block(Z, labels[k], scores[k])
+                flags = mistake_flags(labels, scores)
+                record = record.extended(flags)
+                if progress is not None:
+                    progress(start + len(rows), flags, self)
+        return record
+
+
+class FourierOGDClassifier(BaseOnlineKernelClassifier):
+    __doc__ = docstring(
+        """Fourier online gradient descent (FOGD): linear hinge OGD on random
+    Fourier features of the RBF kernel.
+
+    At the first fit, ``n_components = D`` random directions are drawn from
+    ``random_state``, ``U = sqrt(2 gamma) N(0, 1)^(n_features x D)``, and
+    each example is mapped to ``z(x) = [cos(xU), sin(xU)] / sqrt(D)``
+    (``2 D`` values, ``z(x).z(x') ~ exp(-gamma ||x - x'||^2)``).  Each
+    round: if ``y w.z(x) < 1`` (strictly), ``w += eta y z(x)``.  The
+    memory is ``n_components`` per feature plus ``2 D`` per class, however
+    long the stream: the budget is the feature dimension.  No bias; the
+    RBF kernel only.
+
+    The features do not depend on the model, so a block of examples is
+    mapped at once (a matrix product and vectorized ``cos`` / ``sin``),
+    shared by every one-vs-rest learner, then each learner runs its
+    compiled per-example loop over the block.  The authors' MATLAB code and
+    the C++ LIBOKL/KOL toolbox leave out the ``1 / sqrt(D)``, so their step
+    is this one's divided by ``D``; KOL's cosine also has the wrong sign on
+    half the circle, and it seeds from the clock.""",
+        ["""n_components : int, default=400
+        ``D``, the number of random directions (the features are ``2 D``
+        values: a cosine and a sine each).""",
+         """gamma : {'scale', 'auto'} or float, default='scale'
+        The width of the RBF kernel ``exp(-gamma ||x - y||^2)`` the
+        features approximate, resolved as in :class:`sklearn.svm.SVC` from
+        the data of the call that starts the model and kept as ``gamma_``;
+        for streaming, pass a number ('scale' from fewer than 100 rows
+        warns).  The papers' ``exp(-||x - y||^2 / (2 sigma^2))`` is
+        ``gamma = 1 / (2 sigma^2)``.""",
+         """eta0 : float, default=0.5
+        The constant step ``eta``.""",
+         stream_doc(random_note=" and of the random weights ``U`` (drawn when the model "
+                               "starts)", one_vs_rest=False)],
+        """classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    coef_ : ndarray of shape (n_learners, 2 * n_components)
+        The linear model ``w`` of each one-vs-rest learner (one row for two
+        classes) on the features ``[cos(xU), sin(xU)] / sqrt(D)``.
+    intercept_ : ndarray of shape (n_learners,)
+        Always 0: the model has no bias.
+    random_weights_ : ndarray of shape (n_features, n_components)
+        ``U``, shared by every learner (as
+        :class:`sklearn.kernel_approximation.RBFSampler`'s, which uses
+        ``cos(xU + b)`` with a random offset instead of the sine).
+    n_mistakes_ : int
+        Training rounds with ``y w.z(x) <= 0`` (multi-class: the true
+        class's score not strictly the largest), over every pass and call.
+    n_updates_ : int
+        Updates of ``w``, summed over the learners.
+    n_rounds_ : int
+        Training rounds (examples processed) over every pass and call.
+    mistake_curve_ : ndarray of shape (n_points, 2)
+        The learning curve at bounded resolution: rows ``(t, mistakes up to
+        and including round t)`` (at most 257 rows however long the
+        stream).
+    gamma_ : float
+        The kernel width used.
+    n_iter_ : int
+        Passes run by the last :meth:`fit`.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during fit, when X has string column names.""",
+        see_also="""sklearn.kernel_approximation.RBFSampler : Random Fourier features as a
+        transformer (then e.g. ``SGDClassifier(loss='hinge')``).
+    NystromOGDClassifier : The Nystrom approximation of the same paper.""",
+        references="""J. Lu, S. C. H. Hoi, J. Wang, P. Zhao and Z.-Y. Liu, "Large Scale
+    Online Kernel Learning", Journal of Machine Learning Research 17(47),
+    1-43, 2016.
+
+    A. Rahimi and B. Recht, "Random Features for Large-Scale Kernel
+    Machines", NIPS 2007.""",
+        examples=_example("FourierOGDClassifier",
+                          "FourierOGDClassifier(n_components=200, gamma=2.0, random_state=0)"),
+    )
+
+    _parameter_constraints: dict = {
+        name: constraint
+        for name, constraint in BaseOnlineKernelClassifier._parameter_constraints.items()
+        if name not in ("kernel", "degree", "coef0", "kernel_params", "n_jobs")
+    } | {
+        "n_components": [Integer(1, None, closed="left")],
+        "eta0": [RealNumber(0.0, None, closed="neither")],
+    }
+
+    # the kernel is fixed (the base reads these as parameters)
+    kernel, degree, coef0, kernel_params, n_jobs = "rbf", 3, 0.0, None, None
+    # the features need no Gram matrix of the training data
+    _gram_cache_limit = 0
+    _driver_class = FourierDriver
+
+    def __init__(self, *, n_components=400, gamma="scale", eta0=0.5, max_iter=1, shuffle=True,
+                 random_state=None, warm_start=False, verbose=0):
+        self.n_components = n_components
+        self.gamma = gamma
+        self.eta0 = eta0
+        self.max_iter = max_iter
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.warm_start = warm_start
+        self.verbose = verbose
+
+    def _make_learner(self, rng):
+        return LinearHingeLearner(n_features=2 * self.n_components, eta=self.eta0)
+
+    def _init_constants(self, X):
+        # the model's first draw from random_state (before anything else
+        # draws: the same U for any number of classes)
+        self._new_weights = np.sqrt(2.0 * self._gamma) * self._rng.standard_normal(
+            (X.shape[1], self.n_components))
+
+    def _make_driver(self, learners, X):
+        U = self.__dict__.pop("_new_weights")
+        return FourierDriver(learners, U, self._kernel_function, self._chunk_size)
+
+    def _update_fitted_attributes(self):
+        coef = np.array([np.asarray(learner.w) for learner in self._learners])
+        if not np.isfinite(coef).all():    # (inside the call's rollback)
+            raise ValueError(
+                f"{type(self).__name__}: the model's coefficients are not finite numbers; "
+                f"the model is left as it was."
+            )
+        self.coef_ = coef
+        self.intercept_ = np.zeros(len(coef))
+        self.random_weights_ = self._driver.U
+        self.n_mistakes_ = self._record.n_mistakes
+        self.n_rounds_ = self._record.n_rounds
+        self.n_updates_ = int(sum(learner.n_updates for learner in self._learners))
+
+    def _raw_scores(self, X):
+        out = np.empty((X.shape[0], self.coef_.shape[0]))
+        step = self._predict_chunk_size
+        with single_threaded_blas():
+            for start in range(0, X.shape[0], step):
+                rows = slice(start, start + step)
+                out[rows] = self._driver.features(X[rows]) @ self.coef_.T
+        return out

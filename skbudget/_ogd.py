@@ -1,0 +1,181 @@
+"""Kernel online gradient descent: kernel OGD / NORMA, and NOGD, kernel
+OGD whose budget turns into a Nystrom feature space.
+
+Each estimator is a thin wrapper: its parameters and ``_make_learner``,
+which configures one of the compiled policies of ``_ogd_fast``.
+"""
+
+import math
+
+import numpy as np
+
+from skbudget._base import BaseOnlineKernelClassifier
+from skbudget._budget import _docstring, _example
+from skbudget._docstrings import BUDGET_DOC
+from skbudget._ogd_fast import KernelOGDLearner, NystromOGDLearner
+from skbudget._params import Integer, RealNumber, base_params
+
+__all__ = ["KernelOGDClassifier", "NystromOGDClassifier"]
+
+_ETA0_DOC = """eta0 : float, default=0.5
+        The constant step ``eta``: an update adds the example with
+        coefficient ``eta y``."""
+
+_SHARED_CONSTRAINTS = {
+    **BaseOnlineKernelClassifier._parameter_constraints,
+    "eta0": [RealNumber(0.0, None, closed="neither")],
+}
+
+
+class KernelOGDClassifier(BaseOnlineKernelClassifier):
+    __doc__ = _docstring(
+        """Kernel online gradient descent on the hinge loss, and NORMA.
+
+    Online gradient descent in the kernel's feature space on
+    ``lambda/2 ||f||^2 + max(0, 1 - y f(x))`` with a constant step
+    ``eta``: every round, with ``f(x_t)`` the score of the model before the
+    round, every coefficient is multiplied by ``1 - eta lambda`` (O(1), a
+    global scale factor), and if ``y_t f(x_t) < 1`` (strictly) the example
+    is added with coefficient ``eta y_t``.  With ``budget=None`` (the
+    default) the support set is not bounded: plain kernel OGD, the
+    baseline of the budget papers.  With a ``budget`` ``B``, once an
+    insertion makes ``|S| = B + 1`` the oldest support vector is removed:
+    NORMA's truncation (what the C++ LIBOKL/KOL toolbox ships as "OGD" and
+    as "BOGD").  No bias.""",
+        ["""budget : int or None, default=None
+        ``None``: unbounded (kernel OGD).  An int ``B``: keep the ``B``
+        newest support vectors (per one-vs-rest learner: with
+        ``n_classes > 2`` up to ``n_classes * B`` vectors are stored).""",
+         _ETA0_DOC,
+         """alpha : float, default=0.0
+        The regularization ``lambda`` (the decay ``1 - eta0 alpha`` per
+        round; ``eta0 * alpha`` must be at most 1).  0: no decay, plain
+        kernel OGD."""],
+        references="""J. Kivinen, A. J. Smola and R. C. Williamson, "Online Learning with
+    Kernels", IEEE Transactions on Signal Processing 52(8), 2165-2176,
+    2004.""",
+        example=_example("KernelOGDClassifier",
+                         "KernelOGDClassifier(budget=50, gamma=2.0, random_state=0)"),
+    )
+
+    _parameter_constraints: dict = {
+        **_SHARED_CONSTRAINTS,
+        "budget": [Integer(1, None, closed="left"), None],
+        "alpha": [RealNumber(0.0, None, closed="left")],
+    }
+
+    def __init__(self, *, budget=None, eta0=0.5, alpha=0.0, kernel="rbf", gamma="scale",
+                 degree=3, coef0=0.0, kernel_params=None, max_iter=1, shuffle=True,
+                 random_state=None, warm_start=False, verbose=0, n_jobs=None):
+        super().__init__(**base_params(locals()))
+        self.budget = budget
+        self.eta0 = eta0
+        self.alpha = alpha
+
+    def _init_constants(self, X):
+        if not self.eta0 * self.alpha <= 1.0:
+            raise ValueError(
+                f"{type(self).__name__}: eta0 * alpha must be at most 1 (the decay "
+                f"1 - eta0 * alpha of every coefficient per round is then in [0, 1]); got "
+                f"eta0={self.eta0!r}, alpha={self.alpha!r}."
+            )
+
+    def _make_learner(self, rng):
+        budget = -1 if self.budget is None else self.budget
+        return KernelOGDLearner(budget=budget, eta=self.eta0, lam=self.alpha)
+
+
+class NystromOGDClassifier(BaseOnlineKernelClassifier):
+    __doc__ = _docstring(
+        """Nystrom online gradient descent (NOGD): kernel OGD, then a linear
+    learner on the Nystrom features of its budget.
+
+    Stage 1 is kernel OGD (:class:`KernelOGDClassifier` with ``alpha=0``):
+    the example is added with coefficient ``eta y`` when ``y f(x) < 1``,
+    until ``budget`` support vectors ``S`` are stored.  At the first round
+    with ``y f(x) < 1`` and ``|S| = B``, the Gram matrix ``K_SS`` is
+    eigendecomposed, its ``n_components`` largest eigenpairs ``(Lam, V)``
+    kept (eigenvalues at most ``1e-12`` times the largest dropped), and
+    the features become ``z(x) = Lam^{-1/2} V^T k(x, S)``; the stage-1
+    model is carried over, ``w = Lam^{1/2} V^T alpha``.  From that round
+    on, hinge OGD on the features: ``w += eta y z(x)`` when
+    ``y w.z(x) < 1``.  ``S`` never changes after stage 1; a round costs
+    ``O(B (d + n_components))``.
+
+    The model predicts as a kernel expansion over the landmarks:
+    ``w.z(x) = (V Lam^{-1/2} w).k(x, S)``, so ``support_vectors_`` are the
+    landmarks and ``dual_coef_`` the coefficients ``V Lam^{-1/2} w`` (stage
+    1's ``alpha`` for a learner still in stage 1).  Unlike the C++
+    LIBOKL/KOL toolbox, the stage-1 model is carried over (as the authors'
+    MATLAB ``NysGD.m``) and the eigenpairs are the largest ones.""",
+        [BUDGET_DOC + """  Stage 1 stores
+        up to ``B`` support vectors; they become the landmarks.""",
+         """n_components : int or None, default=None
+        ``k <= budget``, the dimension of the Nystrom features; ``None``:
+        ``ceil(0.2 * budget)``, the paper's choice.""",
+         _ETA0_DOC + """  The same step in both stages."""],
+        attributes="""coef_ : ndarray of shape (n_learners, k)
+        The linear model ``w`` of each learner on its ``k`` features
+        (``k`` = ``n_components_``; zeros
+        beyond the components it kept; a row of zeros for a learner still
+        in stage 1, whose model is ``dual_coef_``).
+    n_components_ : int
+        The number of components ``k`` asked for (``n_components``, or
+        ``ceil(0.2 * budget)``).
+    n_components_kept_ : ndarray of shape (n_learners,)
+        Components each learner kept (fewer than ``n_components_`` where
+        ``K_SS`` has eigenvalues at most ``1e-12`` times its largest, e.g.
+        duplicate landmarks); 0 for a learner still in stage 1.
+    in_feature_space_ : ndarray of shape (n_learners,)
+        Whether each learner has passed to stage 2.""",
+        references="""J. Lu, S. C. H. Hoi, J. Wang, P. Zhao and Z.-Y. Liu, "Large Scale
+    Online Kernel Learning", Journal of Machine Learning Research 17(47),
+    1-43, 2016.""",
+        example=_example("NystromOGDClassifier",
+                         "NystromOGDClassifier(budget=50, gamma=2.0, random_state=0)"),
+    )
+
+    _parameter_constraints: dict = {
+        **_SHARED_CONSTRAINTS,
+        "budget": [Integer(1, None, closed="left")],
+        "n_components": [Integer(1, None, closed="left"), None],
+    }
+
+    def __init__(self, *, budget=100, n_components=None, eta0=0.5, kernel="rbf",
+                 gamma="scale", degree=3, coef0=0.0, kernel_params=None, max_iter=1,
+                 shuffle=True, random_state=None, warm_start=False, verbose=0, n_jobs=None):
+        super().__init__(**base_params(locals()))
+        self.budget = budget
+        self.n_components = n_components
+        self.eta0 = eta0
+
+    def _components(self):
+        if self.n_components is None:
+            return math.ceil(0.2 * self.budget)
+        return self.n_components
+
+    def _init_constants(self, X):
+        if self._components() > self.budget:
+            raise ValueError(
+                f"{type(self).__name__}: n_components={self.n_components} must be at most "
+                f"budget={self.budget} (the features are the eigenvectors of the Gram "
+                f"matrix of the budget's support vectors)."
+            )
+
+    def _make_learner(self, rng):
+        return NystromOGDLearner(budget=self.budget, n_components=self._components(),
+                                 eta=self.eta0)
+
+    def _learner_expansion(self, learner):
+        return learner.expansion(), learner.intercept
+
+    def _update_fitted_attributes(self):
+        super()._update_fitted_attributes()
+        k = self._components()
+        self.n_components_ = k
+        self.coef_ = np.zeros((len(self._learners), k))
+        for row, learner in zip(self.coef_, self._learners):
+            row[:len(learner.w)] = learner.w
+        self.n_components_kept_ = np.array([len(learner.w) for learner in self._learners],
+                                           dtype=np.int64)
+        self.in_feature_space_ = np.array([bool(learner.switched) for learner in self._learners])

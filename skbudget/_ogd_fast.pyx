@@ -1,0 +1,391 @@
+# cython: language_level=3, cdivision=True
+"""Kernel online gradient descent, the Nystrom learner built on it, and
+the linear learner of the Fourier features (doc/algorithms.md, "Kernel OGD /
+NORMA, NOGD and FOGD").
+
+===================  ==================================================
+KernelOGDLearner     every round: scores, decays every coefficient by
+                     ``1 - eta lambda`` (the engine's global scale, O(1)),
+                     adds ``(x_t, eta y_t)`` when ``y_t f(x_t) < 1`` and,
+                     with a budget, drops the oldest (NORMA's truncation)
+NystromOGDLearner    stage 1: KernelOGDLearner with ``lambda = 0`` until
+                     ``|S| = B``; at the first update with a full budget,
+                     the Nystrom feature map of ``S`` and the stage-1 model
+                     carried over into it; then hinge OGD on the features
+LinearHingeLearner   hinge OGD on a block of features per call, ``z(x)``
+                     computed by the caller (FOGD's random Fourier
+                     features)
+===================  ==================================================
+
+The two feature learners share one step, :func:`hinge_step`: score
+``w.z``, and ``w += eta y z`` when ``y w.z < 1``.
+"""
+
+import numpy as np
+from libc.math cimport sqrt
+from scipy.linalg.cython_blas cimport dgemm
+
+cdef extern from "math.h" nogil:
+    # glibc's (and the BSDs') cosine and sine of one argument in one call
+    # (Python.h defines _GNU_SOURCE, which declares it)
+    void sincos(double x, double* sin_x, double* cos_x)
+
+from skbudget._budget_fast cimport MistakeDrivenLearner
+from skbudget._numbers cimport is_finite, raise_not_finite
+from skbudget._vector_loops cimport skb_axpy, skb_dot16, skb_vector_loops_init
+
+skb_vector_loops_init()     # the AVX2 loops where the CPU has AVX2
+
+# eigenvalues of K_SS at most this fraction of the largest are dropped (NOGD)
+cdef double EIGEN_RTOL = 1e-12
+
+
+cdef inline double hinge_step(double* w, const double* z, Py_ssize_t n, double y, double eta,
+                              long long* n_updates) except? -1.5e300 nogil:
+    """One round of linear hinge OGD on the features ``z[0:n]``: returns the
+    score ``w.z`` (before the update) and, when ``y w.z < 1``, adds
+    ``eta y z`` to ``w`` and counts the update.  A score that is not finite
+    raises (no NaN compared silently)."""
+    cdef double score = skb_dot16(w, z, n) if n else 0.0
+    if not is_finite(score):
+        raise_not_finite(b"The score w.z(x)")
+    if y * score < 1.0:
+        if n:
+            skb_axpy(w, eta * y, z, n)
+        n_updates[0] += 1
+    return score
+
+
+cdef class KernelOGDLearner(MistakeDrivenLearner):
+    """Kernel OGD on the hinge loss, and NORMA with a budget.
+
+    Each round: ``score = f(x_t)``; every coefficient ``*= 1 - eta lam``
+    (O(1): the engine's global scale); if ``y score < 1``, add
+    ``(x_t, eta y)``; with ``budget = B`` and then ``|S| = B + 1``, remove
+    the oldest (a replacement of position 0).  ``n_updates`` counts the
+    insertions.
+
+    Parameters
+    ----------
+    budget : int
+        ``B``; ``-1`` for none (plain kernel OGD, unbounded).
+    eta : float
+        The constant step ``eta > 0``.
+    lam : float
+        The regularization ``lambda >= 0``, with ``eta lambda <= 1``.
+    """
+
+    cdef public double eta, lam
+
+    _state_names = MistakeDrivenLearner._state_names + ("eta", "lam")
+
+    def __init__(self, Py_ssize_t budget=-1, double eta=0.5, double lam=0.0,
+                 bint track_gram=False):
+        MistakeDrivenLearner.__init__(self, budget, 0.0, None, track_gram=track_gram)
+        self.eta = eta
+        self.lam = lam
+
+    def check_policy_state(self, Py_ssize_t pool_size):
+        problem = MistakeDrivenLearner.check_policy_state(self, pool_size)
+        if problem is None and not (self.eta > 0.0 and is_finite(self.eta)):
+            problem = f"eta={self.eta} is not a finite number > 0"
+        if problem is None and not (0.0 <= self.eta * self.lam <= 1.0):
+            problem = f"eta * lam = {self.eta * self.lam} is outside [0, 1]"
+        return problem
+
+    cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300 nogil:
+        cdef double score = self.dot_row()
+        if not is_finite(score):
+            raise_not_finite(b"The score f(x)")
+        if self.lam > 0.0:
+            self.rescale(1.0 - self.eta * self.lam)
+        if y * score < 1.0:
+            if self.n_sv == self.budget:
+                self.full_budget(y)
+            else:
+                self.append_current(self.eta * y)
+                self.n_updates += 1
+        return score
+
+    cdef int full_budget(self, double y) except -1 nogil:
+        """An update with ``|S| = B``: NORMA's truncation, the example added
+        and the oldest support vector removed (in one replacement)."""
+        self.replace_at(0, self.eta * y)
+        self.n_updates += 1
+        return 0
+
+
+cdef class NystromOGDLearner(KernelOGDLearner):
+    """NOGD: kernel OGD until the budget is full, then hinge OGD on the
+    Nystrom features of the support set.
+
+    Stage 1 is :class:`KernelOGDLearner` with ``lam = 0`` (the Gram matrix
+    of ``S`` kept, ``track_gram``).  At the first round with
+    ``y f(x_t) < 1`` and ``|S| = B`` (:meth:`full_budget`): ``K_SS = V Lam
+    V^T``, the ``n_components`` largest eigenpairs kept (eigenvalues
+    ``<= 1e-12 lam_max`` dropped), ``M = Lam^{-1/2} V^T`` (``comp`` rows,
+    one column per support vector oldest first), ``w = Lam^{1/2} V^T
+    alpha`` (the stage-1 model carried over).  Then, this round and every
+    later one (:meth:`feature_round`): ``z = M k(x_t, S)``, ``score = w.z``,
+    and ``w += eta y z`` when ``y score < 1`` (counted in ``n_updates``).
+    ``S`` never changes again; the score the round returns is the model's
+    before the round (stage 1's ``f(x_t)`` on the switching round).
+    """
+
+    cdef public Py_ssize_t n_components
+    cdef public bint switched
+    cdef public double[:, ::1] M        # (comp, B): the feature map over S, oldest first
+    cdef public double[::1] w           # (comp,): the linear model
+    cdef double[::1] k_s                # scratch: k(x_t, S), oldest first
+    cdef double[::1] z                  # scratch: z(x_t)
+    # the current chunk's features, one row per example (stage 2): computed
+    # by one GEMM at the chunk's first example for its first block_rows rows
+    cdef double[:, ::1] k_block         # k(chunk, S), oldest first
+    cdef double[:, ::1] z_block         # z(chunk)
+    cdef Py_ssize_t block_rows
+
+    _state_names = KernelOGDLearner._state_names + ("n_components", "switched", "M", "w")
+
+    def __init__(self, Py_ssize_t budget=1, Py_ssize_t n_components=1, double eta=0.5):
+        KernelOGDLearner.__init__(self, budget, eta, 0.0, track_gram=True)
+        self.n_components = n_components
+        self.switched = False
+        self.M = np.zeros((0, budget))
+        self.w = np.zeros(0)
+        self.k_s = np.zeros(0)
+        self.z = np.zeros(0)
+        self.k_block = np.zeros((0, 1))
+        self.z_block = np.zeros((0, 1))
+        self.block_rows = 0
+
+    def check_policy_state(self, Py_ssize_t pool_size):
+        problem = KernelOGDLearner.check_policy_state(self, pool_size)
+        if problem is not None:
+            return problem
+        if self.budget < 1 or not 1 <= self.n_components <= self.budget:
+            return (f"budget={self.budget}, n_components={self.n_components}: not "
+                    f"1 <= n_components <= budget")
+        if self.lam != 0.0 or not self.track_gram:
+            return "stage 1 is kernel OGD with lam = 0 and the Gram matrix kept"
+        if self.n_sv > self.budget:
+            return f"{self.n_sv} support vectors for a budget of {self.budget}"
+        if self.M.shape[0] != self.w.shape[0] or self.w.shape[0] > self.n_components:
+            return (f"a feature map of {self.M.shape[0]} rows and a model of "
+                    f"{self.w.shape[0]} values for {self.n_components} components")
+        if self.switched and (self.n_sv != self.budget or self.M.shape[1] != self.budget):
+            return (f"stage 2 with {self.n_sv} support vectors and a feature map of "
+                    f"{self.M.shape[1]} columns for a budget of {self.budget}")
+        if not (np.isfinite(self.M).all() and np.isfinite(self.w).all()):
+            return "the feature map or the model holds a value that is not finite"
+        return None
+
+    cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300 nogil:
+        if self.switched:
+            return self.feature_round(y)
+        return KernelOGDLearner.process_example(self, y, example_id)
+
+    cdef int full_budget(self, double y) except -1 nogil:
+        with gil:
+            self.start_stage_two()
+        self.feature_round(y)
+        return 0
+
+    def start_stage_two(self):
+        """The feature map of ``S`` and the stage-1 model in it (see the
+        class docstring)."""
+        alpha = self.coefficients()
+        values, vectors = np.linalg.eigh(self.gram_matrix())   # ascending
+        top = values[::-1][:self.n_components]
+        vectors = vectors[:, ::-1][:, :self.n_components]
+        keep = top > EIGEN_RTOL * top[0]
+        top, vectors = top[keep], vectors[:, keep]
+        root = np.sqrt(top)
+        self.M = np.ascontiguousarray(vectors.T / root[:, None])
+        self.w = root * (vectors.T @ alpha)
+        self.switched = True
+        self.block_rows = 0         # (this chunk's rows are done one by one)
+
+    cdef double feature_round(self, double y) except? -1.5e300 nogil:
+        """One round of stage 2: ``z = M k(x_t, S)``, score ``w.z``, and
+        ``w += eta y z`` when ``y w.z < 1``; returns the score.
+
+        At a chunk's first example the features of the whole chunk are
+        computed at once where the engine holds its kernel block (dense
+        input in store mode, block mode): ``Z = K_chunk,S M^T``, one GEMM
+        that reads ``M`` once per chunk instead of once per example (at
+        B = 500, k = 100, ``M`` is 400 kB).  Otherwise (the chunk of the
+        switch, wide CSR input) ``z`` is formed for the example alone."""
+        cdef Py_ssize_t i, j, comp = self.w.shape[0], n = self.n_sv
+        cdef double* w = NULL
+        cdef const double* z
+        if self.t == 0:
+            self.block_rows = 0
+            if comp and (self.chunk_blocks or not self.uses_store):
+                self.chunk_features()
+        if self.t < self.block_rows:
+            z = &self.z_block[self.t, 0]
+        else:
+            if self.k_s.shape[0] < n or self.z.shape[0] < comp + 1:
+                with gil:
+                    self.k_s = np.zeros(n)
+                    self.z = np.zeros(comp + 1)
+            self.ensure_row()
+            for i in range(n):
+                self.k_s[i] = self.k_row[self.order[i]]
+            for j in range(comp):
+                self.z[j] = skb_dot16(&self.M[j, 0], &self.k_s[0], n)
+            z = &self.z[0]
+        if comp:
+            w = &self.w[0]
+        return hinge_step(w, z, comp, y, self.eta, &self.n_updates)
+
+    cdef int chunk_features(self) except -1 nogil:
+        """``z_block = k(chunk, S) M^T`` for every example of the current
+        chunk (its rows of the engine's kernel block, gathered oldest
+        first), ``block_rows`` = the chunk's length.  Stage 2 stores
+        nothing, so every row's values are in the block."""
+        cdef Py_ssize_t r, i, t = self.t, n = self.n_sv, comp = self.w.shape[0]
+        cdef Py_ssize_t c = self.chunk_len if self.uses_store else self.K_chunk.shape[0]
+        cdef int gm = <int>comp, gn, gk = <int>n
+        cdef double one = 1.0, zero = 0.0
+        if c <= 0:
+            return 0
+        if self.k_block.shape[0] < c or self.k_block.shape[1] != n \
+                or self.z_block.shape[1] != comp:
+            with gil:
+                self.k_block = np.zeros((c, n))
+                self.z_block = np.zeros((c, comp))
+        for r in range(c):
+            self.t = r
+            if not self.gather_row():
+                raise_not_finite(b"A kernel value")
+            for i in range(n):
+                self.k_block[r, i] = self.k_row[self.order[i]]
+        self.t = t
+        self.row_ready = False       # (k_row holds the chunk's last row)
+        gn = <int>c
+        # row-major z_block (c x comp) = column-major (comp x c) = M . k_block^T
+        dgemm("T", "N", &gm, &gn, &gk, &one, &self.M[0, 0], &gk, &self.k_block[0, 0], &gk,
+              &zero, &self.z_block[0, 0], &gm)
+        self.block_rows = c
+        return 0
+
+    def expansion(self):
+        """The coefficients over ``S`` (oldest first) of the current model:
+        ``alpha`` in stage 1, ``M^T w`` in stage 2 (``w.z(x) = (M^T w).k(x,
+        S)``: the kernel expansion that predicts exactly as the features)."""
+        if not self.switched:
+            return self.coefficients()
+        return np.asarray(self.M).T @ np.asarray(self.w)
+
+
+cdef class LinearHingeLearner:
+    """Linear hinge OGD on features the caller computes a block at a time
+    (FOGD: one learner per one-vs-rest class, every learner fed the same
+    block).  :meth:`run_block` runs :func:`hinge_step` over the block's
+    rows in order, without the GIL.  Its state (``w``, ``eta``,
+    ``n_updates``) is saved and restored as the engine's learners' is
+    (``get_state`` / ``set_state``, pickling); it draws no random numbers.
+
+    Parameters
+    ----------
+    n_features : int
+        The length of ``z(x)``.
+    eta : float
+        The constant step.
+    """
+
+    cdef public double[::1] w
+    cdef public double eta
+    cdef public long long n_updates
+    cdef public object rng, rng_at_call_start
+    cdef bint initialized               # False when made by __new__ (skops.io)
+
+    _state_names = ("w", "eta", "n_updates")
+
+    def __init__(self, Py_ssize_t n_features=0, double eta=0.5):
+        self.initialized = True
+        self.w = np.zeros(n_features)
+        self.eta = eta
+        self.n_updates = 0
+        self.rng = self.rng_at_call_start = None
+
+    @property
+    def n_sv(self):
+        """No support vectors: the model is ``w``."""
+        return 0
+
+    def begin_call(self):
+        """(Nothing to snapshot: no random draws.)"""
+
+    def start_call(self, Py_ssize_t first_id):
+        """(No tables keyed by example.)"""
+
+    def check_state(self):
+        """A description of what is inconsistent in the state, or None."""
+        if not (self.eta > 0.0 and is_finite(self.eta)):
+            return f"eta={self.eta} is not a finite number > 0"
+        if self.n_updates < 0:
+            return f"n_updates={self.n_updates} is negative"
+        if not np.isfinite(self.w).all():
+            return "w holds a value that is not finite"
+        return None
+
+    def run_block(self, const double[:, ::1] Z, const double[::1] y, double[::1] scores):
+        """Rounds over the rows of ``Z`` (labels ``y``, +-1): each row's
+        score before its update goes to ``scores``."""
+        cdef Py_ssize_t t, n = Z.shape[1], c = Z.shape[0]
+        cdef double* w = NULL
+        problem = self.check_state()
+        if problem is None and (n == 0 or n != self.w.shape[0]):
+            problem = f"a block of {n} features for a model of {self.w.shape[0]}"
+        if problem is None and not (y.shape[0] == c and scores.shape[0] == c):
+            problem = f"{c} rows, {y.shape[0]} labels and {scores.shape[0]} scores"
+        if problem is not None:
+            raise ValueError(f"LinearHingeLearner: inconsistent state: {problem}")
+        if c == 0:
+            return
+        if n:
+            w = &self.w[0]
+        with nogil:
+            for t in range(c):
+                scores[t] = hinge_step(w, &Z[t, 0], n, y[t], self.eta, &self.n_updates)
+
+    def get_state(self):
+        """Everything needed to rebuild the learner (``w`` copied)."""
+        return {"w": np.array(self.w, copy=True), "eta": self.eta,
+                "n_updates": self.n_updates}
+
+    def set_state(self, state):
+        self.w = np.array(state["w"], dtype=np.float64, copy=True)
+        self.eta = state["eta"]
+        self.n_updates = state["n_updates"]
+
+    def __reduce__(self):
+        return (type(self), (), self.get_state())
+
+    def __getstate__(self):
+        return self.get_state()
+
+    def __setstate__(self, state):
+        if not self.initialized:        # made by __new__, not __init__
+            type(self).__init__(self)
+        self.set_state(state)
+
+
+def fourier_block(const double[:, ::1] P, double[:, ::1] Z, double factor):
+    """``Z = [cos(P), sin(P)] * factor``, row by row (``Z`` of shape
+    ``(n, 2 m)`` for ``P`` of shape ``(n, m)``): one ``sincos`` call per
+    value, without the GIL (NumPy's ``cos`` and ``sin`` evaluate each
+    argument twice and, into the halves of ``Z``, write strided rows)."""
+    cdef Py_ssize_t i, j, n = P.shape[0], m = P.shape[1]
+    cdef double s, c
+    if Z.shape[0] != n or Z.shape[1] != 2 * m:
+        raise ValueError(f"fourier_block: a block of shape {(Z.shape[0], Z.shape[1])} for "
+                         f"projections of shape {(n, m)}")
+    with nogil:
+        for i in range(n):
+            for j in range(m):
+                sincos(P[i, j], &s, &c)
+                Z[i, j] = c * factor
+                Z[i, m + j] = s * factor
