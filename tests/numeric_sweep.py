@@ -69,7 +69,9 @@ def cases(Est):
         # build report a non-finite Forgetron (poly, gamma=1e30) that no
         # seeded order has reproduced since
         base["random_state"] = 0
-    rules = ["merging", "projection", "removal"] if "maintenance" in params else [None]
+    rules = [None]
+    if "maintenance" in params:     # every rule the estimator offers
+        rules = sorted(Est._parameter_constraints["maintenance"][0].options)
     for kernel, names in (("rbf", ["gamma"]), ("poly", ["gamma", "coef0"]),
                           ("sigmoid", ["gamma", "coef0"])):
         fixed = dict(base, kernel=kernel)
