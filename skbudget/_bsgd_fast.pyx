@@ -17,14 +17,14 @@ is ``1/(λ t)``: the shrink only changes the scale (O(1)), never the stored
 has ``w_i = ±1`` exactly (``±w`` for an example of weight ``w``: its step
 is ``η_t w``), so the ties §11 calls "the rule, not the exception" stay
 exact.  Values compared for a tie count as tied when they
-agree to a relative ``TIE_TOL``.
+agree to a relative 1e-9 (``_numbers.tie_tolerance``).
 
 :class:`MulticlassBSGDLearner` is §12: one support set for every class
 (``_shared_support``), each vector with a coefficient row ``W_i = λ t α_i``
 (a new one is ``e_y − e_r``, ``r`` the runner-up class), the Crammer–Singer
 hinge, and the same three rules on the rows.  The two learners share the
 span factor and its projection (:func:`span_append`, :func:`span_project`)
-and the merge search (:func:`best_partner`): with rows, the golden-section
+and the merge search (``_merge_search``): with rows, the golden-section
 search maximizes ``‖W_z(h)‖²``, which depends on a pair only through
 ``‖W_m‖²``, ``‖W_n‖²``, ``⟨W_m, W_n⟩`` and ``κ`` (O(1) per probe after an
 O(k) set-up; ``‖W_i‖²`` is kept per vector).
@@ -32,34 +32,25 @@ O(k) set-up; ``‖W_i‖²`` is kept per vector).
 
 import numpy as np
 from libc.float cimport DBL_MIN
-from libc.math cimport exp, fabs, isfinite, log, sqrt, INFINITY
+from libc.math cimport exp, fabs, isfinite, sqrt, INFINITY
 from libc.string cimport memcpy
 
 from skbudget._engine cimport OnlineLearner
 from skbudget._engine import _resized, size_problem
 from skbudget._elementwise cimport exp_inplace, log_inplace
 from skbudget._kernel_rows cimport dense_dot, squared_distance
-from skbudget._numbers cimport is_finite, is_nan, raise_not_finite
+from skbudget._merge_search cimport (A_N, CANDIDATE_ROWS, CROSS, DEGRADATION, KAPPA,
+                                      LOG_KAPPA, LOWER, SEARCH_GOLDEN, SEARCH_LOOKUP, UPPER,
+                                      coefficient_partner, log_of, row_partner)
+from skbudget._numbers cimport is_finite, is_nan, raise_not_finite, tied_or_below
 from skbudget._shared_support cimport SharedSupportLearner
 
-# relative tolerance under which two compared values count as tied
-cdef double TIE_TOL = 1e-9
 # a vector whose squared distance to the span of the earlier ones is at most
 # SPAN_TOL k(x, x) lies in that span (the projection gives it no share)
 cdef double SPAN_TOL = 1e-8
-# golden-section search: stop when the bracket is this short
-cdef double GOLDEN_TOL = 1e-6
 
 # the merge search (§11): the golden-section rule, or its table h*(m, κ)
-cdef enum:
-    SEARCH_GOLDEN = 0
-    SEARCH_LOOKUP = 1
 GOLDEN, LOOKUP = SEARCH_GOLDEN, SEARCH_LOOKUP
-# the table's grid: nodes i / LOOKUP_STEPS, i = 0 .. LOOKUP_STEPS for κ and
-# up to LOOKUP_STEPS / 2 for m (the share of the smaller coefficient, <= 1/2)
-cdef enum:
-    LOOKUP_STEPS = 400
-    LOOKUP_ROWS = LOOKUP_STEPS // 2 + 1
 
 # the maintenance rules (compiled constants; the Python names below)
 cdef enum:
@@ -67,50 +58,6 @@ cdef enum:
     RULE_PROJECTION = 1
     RULE_MERGING = 2
 REMOVAL, PROJECTION, MERGING = RULE_REMOVAL, RULE_PROJECTION, RULE_MERGING
-
-# rows of the learners' candidates table, one column per merge partner
-cdef enum:
-    A_N = 0          # its coefficient α_n (multi-class: ‖W_n‖²)
-    KAPPA = 1        # k(x_m, x_n)
-    LOG_KAPPA = 2
-    LOWER = 3        # the search's bracket, then h
-    UPPER = 4        # the bracket, then alpha_z (multi-class: ‖W_z‖²)
-    DEGRADATION = 5
-    CROSS = 6        # multi-class: ⟨W_m, W_n⟩
-    CANDIDATE_ROWS = 7
-
-
-cdef inline bint _tied_or_below(double v, double best) noexcept nogil:
-    """``v`` is the minimum ``best`` up to a relative ``TIE_TOL``."""
-    return v <= best + TIE_TOL * fabs(best)
-
-
-cdef Py_ssize_t first_least(const double* values, Py_ssize_t n,
-                            const char* what) except -1 nogil:
-    """The position of the least of ``values[0:n]`` (``n >= 1``), the first
-    of those within ``TIE_TOL`` of it (ties: the oldest, for values in
-    position order).  A NaN or infinite value is an overflow of the model:
-    ``ValueError`` naming ``what`` (every position has an answer or the
-    call raises; no comparison sees a NaN)."""
-    cdef Py_ssize_t i
-    cdef double best = INFINITY
-    for i in range(n):
-        if not is_finite(values[i]):
-            raise_not_finite(what)
-        if values[i] < best:
-            best = values[i]
-    for i in range(n):
-        if _tied_or_below(values[i], best):
-            return i
-    return 0        # (not reached: the least is within the tolerance of itself)
-
-
-def _first_least(values):
-    """Python access to :func:`first_least` (for tests)."""
-    cdef double[::1] v = np.ascontiguousarray(values, dtype=np.float64)
-    if v.shape[0] == 0:
-        raise ValueError("no values")
-    return first_least(&v[0], v.shape[0], b"a test value")
 
 
 cdef class BudgetedSGDLearner(OnlineLearner):
@@ -126,7 +73,7 @@ cdef class BudgetedSGDLearner(OnlineLearner):
         ``REMOVAL``, ``PROJECTION`` or ``MERGING``.
     merge_search : int
         ``GOLDEN`` (§11's golden-section search per candidate) or ``LOOKUP``
-        (``h`` read from the table of :func:`_lookup_table`).
+        (``h`` read from the table of ``_merge_search._lookup_table``).
     """
 
     cdef public Py_ssize_t budget
@@ -217,7 +164,7 @@ cdef class BudgetedSGDLearner(OnlineLearner):
                 best = v
         for i in range(self.n_sv):
             c = self.order[i]
-            if _tied_or_below(self.alpha[c] * self.alpha[c] * self.kself[c], best):
+            if tied_or_below(self.alpha[c] * self.alpha[c] * self.kself[c], best, 0.0):
                 return i
         return 0
 
@@ -267,7 +214,7 @@ cdef class BudgetedSGDLearner(OnlineLearner):
                 raise_not_finite(b"A support vector's coefficient")
             best = min(best, fabs(self.alpha[self.order[i]]))
         for i in range(self.n_sv):
-            if _tied_or_below(fabs(self.alpha[self.order[i]]), best):
+            if tied_or_below(fabs(self.alpha[self.order[i]]), best, 0.0):
                 return i
         return 0
 
@@ -275,7 +222,7 @@ cdef class BudgetedSGDLearner(OnlineLearner):
         """Merging (RBF): ``m = argmin |α_i|``; every other support vector
         ``n`` of the same sign is a candidate partner: ``κ = k(x_m, x_n)``,
         ``h`` by the golden-section search (``GOLDEN``) or read from the
-        table (``LOOKUP``, :func:`lookup_partner`), its degradation ``α_m²
+        table (``LOOKUP``, ``_merge_search.lookup_partner``), its degradation ``α_m²
         + α_n² + 2 α_m α_n κ − α_z²``; the least (ties: oldest) is merged:
         both removed, ``(z, α_z)`` appended with ``z = h x_m + (1 − h)
         x_n``.  No partner: remove ``m``.
@@ -296,11 +243,9 @@ cdef class BudgetedSGDLearner(OnlineLearner):
         cdef const double* x_m
         cdef const double* x_n
         if not self.uses_store or self.candidates.shape[1] < self.n_sv \
-                or self.merged.shape[0] < d or (lookup and LOOKUP_H == NULL):
+                or self.merged.shape[0] < d:
             with gil:
                 self.candidates, self.partner_pos, self.merged = _merge_scratch(self, d)
-                if lookup:
-                    _lookup_table()
         cdef double[:, ::1] cand = self.candidates
         cdef double* a_n = &cand[A_N, 0]
         cdef double* kappa = &cand[KAPPA, 0]
@@ -339,10 +284,7 @@ cdef class BudgetedSGDLearner(OnlineLearner):
         elif lookup:
             memcpy(kappa, log_kappa, k * sizeof(double))
             exp_inplace(kappa, k)
-        if lookup:
-            j = lookup_partner(a_m, cand, k)
-        else:
-            j = best_partner(a_m, cand, k, False)
+        j = coefficient_partner(a_m, cand, k, self.merge_search)
         n = partner[j]
         h = cand[LOWER, j]
         x_n = self.vector_of(order[n])
@@ -401,7 +343,7 @@ cdef class MulticlassBSGDLearner(SharedSupportLearner):
     cdef public double[:, ::1] chol
     cdef public double[::1] span_gap
     cdef double[::1] rhs
-    # merging: the candidate partners (rows: see best_partner); z, then W_z
+    # merging: the candidate partners (rows: see _merge_search.pxd); z, then W_z
     cdef double[:, ::1] candidates
     cdef Py_ssize_t[::1] partner_pos
     cdef double[::1] merged
@@ -522,7 +464,7 @@ cdef class MulticlassBSGDLearner(SharedSupportLearner):
     cdef int merge_smallest(self) except -1 nogil:
         """Merging (RBF): ``m = argmin ‖W_i‖²``; every other support vector
         ``n`` is a candidate partner: ``κ = k(x_m, x_n)`` (one kernel value)
-        and ``⟨W_m, W_n⟩`` (O(k)), then the search (:func:`best_partner`);
+        and ``⟨W_m, W_n⟩`` (O(k)), then the search (``_merge_search.row_partner``);
         the least degradation is merged: both removed, ``(z, W_z)``
         appended."""
         cdef Py_ssize_t k = self.n_outputs, d = self.n_features, i, c, n_cand = 0, j, n, r
@@ -548,7 +490,7 @@ cdef class MulticlassBSGDLearner(SharedSupportLearner):
             cand[KAPPA, n_cand] = self.kernel_between_slots(self.slot[cm], self.slot[c])
             cand[LOG_KAPPA, n_cand] = log_of(cand[KAPPA, n_cand])
             n_cand += 1
-        j = best_partner(self.row_sqnorm[cm], cand, n_cand, True)
+        j = row_partner(self.row_sqnorm[cm], cand, n_cand)
         n = self.partner_pos[j]
         h = cand[LOWER, j]
         log_kappa = cand[LOG_KAPPA, j]
@@ -586,7 +528,7 @@ cdef int pegasos_shrink(OnlineLearner lr, long long t, double lam) except -1 nog
 cdef Py_ssize_t oldest_minimum(const double* value, const double* weight, const Py_ssize_t* order,
                                Py_ssize_t n) except -1 nogil:
     """The oldest of the ``n`` positions whose ``value[order[i]]`` (times
-    ``weight[order[i]]`` unless NULL) is the minimum up to ``TIE_TOL``; a
+    ``weight[order[i]]`` unless NULL) is the minimum up to the tie tolerance; a
     NaN raises."""
     cdef Py_ssize_t i
     cdef double best = INFINITY, v
@@ -596,7 +538,8 @@ cdef Py_ssize_t oldest_minimum(const double* value, const double* weight, const 
             raise_not_finite(b"A support vector's ||W_i||^2 k_ii")
         best = min(best, v)
     for i in range(n):
-        if _tied_or_below(value[order[i]] * (1.0 if weight == NULL else weight[order[i]]), best):
+        if tied_or_below(value[order[i]] * (1.0 if weight == NULL else weight[order[i]]), best,
+                         0.0):
             return i
     return 0
 
@@ -850,238 +793,6 @@ def _span_solve(L, b):
     return x, norm2
 
 
-# ----------------------------------------------------------------------
-# merging (RBF): z = h x_m + (1 − h) x_n, α_z = α_m κ^{(1−h)²} + α_n κ^{h²}.
-# κ^e is computed as exp(e ln κ) (ln κ once per candidate pair): one exp
-# instead of one pow per term, the same function to a few ulps.
-# ----------------------------------------------------------------------
-cdef inline double merged_coefficient(double a_m, double a_n, double log_kappa,
-                                      double h) noexcept nogil:
-    return a_m * exp((1.0 - h) * (1.0 - h) * log_kappa) + a_n * exp(h * h * log_kappa)
-
-
-cdef inline double log_of(double kappa) noexcept nogil:
-    """ln κ (−inf for κ = 0: the merged coefficient is then 0 inside (0, 1))."""
-    return log(kappa) if kappa > 0.0 else -INFINITY
-
-
-cdef inline double merged_sqnorm(double norm_m, double norm_n, double cross, double log_kappa,
-                                 double h) noexcept nogil:
-    """``‖W_z(h)‖² = ‖W_m‖² A² + ‖W_n‖² B² + 2 ⟨W_m, W_n⟩ A B`` with
-    ``A = κ^{(1−h)²}``, ``B = κ^{h²}`` (§12).  ``A B`` is one product, so
-    that swapping the two rows (``A`` and ``B``) gives the same bits: with
-    ``‖W_m‖² = ‖W_n‖²`` the search's first comparison is then an exact tie,
-    as §11's is with ``α_m = α_n``."""
-    cdef double A = exp((1.0 - h) * (1.0 - h) * log_kappa), B = exp(h * h * log_kappa)
-    return norm_m * A * A + norm_n * B * B + 2.0 * cross * (A * B)
-
-
-cdef inline double merge_objective(double first, double second, const double* cross,
-                                   Py_ssize_t i, double log_kappa, double h) noexcept nogil:
-    """What the merge search maximizes for partner ``i``: ``|α_z(h)|``
-    (§11: ``first = α_m``, ``second = α_n``; ``cross`` NULL) or
-    ``‖W_z(h)‖²`` (§12: ``first = ‖W_m‖²``, ``second = ‖W_n‖²``,
-    ``cross[i] = ⟨W_m, W_n⟩``)."""
-    if cross == NULL:
-        return fabs(merged_coefficient(first, second, log_kappa, h))
-    return merged_sqnorm(first, second, cross[i], log_kappa, h)
-
-
-cdef void golden_section_search(double a_m, const double* a_n, const double* cross,
-                                const double* log_kappa, double* lower, double* upper,
-                                Py_ssize_t n) noexcept nogil:
-    """For each of ``n`` partners, the ``h`` in [0, 1] that maximizes
-    ``|α_z(h)|`` (with ``cross``: ``‖W_z(h)‖²``, :func:`merge_objective`;
-    into ``lower``), by the golden-section search of §11
-    exactly: bracket ``[a, b] = [0, 1]``; each pass probes
-    ``c = b − r (b − a)``, ``d = a + r (b − a)`` (recomputed, not reused);
-    keep ``[a, d]`` if ``g(c) ≥ g(d)``, else ``[c, b]``; stop at
-    ``b − a ≤ 1e-6``; ``h = (a + b) / 2``.  The ``n`` searches run in
-    lockstep, one pass of each per sweep: their chains are independent, so
-    the processor overlaps their ``exp`` calls.  (With ``α_m = α_n`` the
-    first comparison is an exact tie, ``g(1 − r) = g(r)`` term for term: it
-    keeps ``[0, r]``.)"""
-    cdef double r = (sqrt(5.0) - 1.0) / 2.0, a, b, c, d
-    cdef Py_ssize_t i
-    cdef bint searching = True
-    for i in range(n):
-        lower[i] = 0.0
-        upper[i] = 1.0
-    while searching:
-        searching = False
-        for i in range(n):
-            a = lower[i]
-            b = upper[i]
-            if b - a > GOLDEN_TOL:
-                searching = True
-                c = b - r * (b - a)
-                d = a + r * (b - a)
-                if merge_objective(a_m, a_n[i], cross, i, log_kappa[i], c) >= \
-                        merge_objective(a_m, a_n[i], cross, i, log_kappa[i], d):
-                    upper[i] = d
-                else:
-                    lower[i] = c
-    for i in range(n):
-        lower[i] = (lower[i] + upper[i]) / 2.0
-
-
-cdef inline double merge_degradation(double a_m, double a_n, double kappa,
-                                     double a_z) noexcept nogil:
-    """‖α_m φ(x_m) + α_n φ(x_n) − α_z φ(z)‖² for the optimal ``α_z``."""
-    return a_m * a_m + a_n * a_n + 2.0 * a_m * a_n * kappa - a_z * a_z
-
-
-cdef Py_ssize_t best_partner(double first, double[:, ::1] cand, Py_ssize_t n,
-                             bint rows) except -1 nogil:
-    """The merge search over ``n`` candidate partners, the columns of
-    ``cand`` (rows ``A_N``, ``KAPPA``, ``LOG_KAPPA`` and, for coefficient
-    ``rows`` (§12), ``CROSS`` filled; ``first`` is ``α_m``, or ``‖W_m‖²``):
-    ``h`` by the golden-section search (into ``LOWER``), the merged
-    coefficient ``α_z`` or squared norm ``‖W_z‖²`` (into ``UPPER``) and the
-    degradation (``DEGRADATION``).  Returns the column of the least
-    degradation (ties: the first; partners are in position order, so the
-    oldest); a non-finite degradation (coefficients whose squares
-    overflow) raises (:func:`first_least`)."""
-    cdef Py_ssize_t i
-    cdef double v
-    golden_section_search(first, &cand[A_N, 0], &cand[CROSS, 0] if rows else NULL,
-                          &cand[LOG_KAPPA, 0], &cand[LOWER, 0], &cand[UPPER, 0], n)
-    for i in range(n):   # h is in LOWER now
-        if rows:
-            v = merged_sqnorm(first, cand[A_N, i], cand[CROSS, i], cand[LOG_KAPPA, i],
-                              cand[LOWER, i])
-            cand[DEGRADATION, i] = first + cand[A_N, i] + 2.0 * cand[KAPPA, i] * cand[CROSS, i] - v
-        else:
-            v = merged_coefficient(first, cand[A_N, i], cand[LOG_KAPPA, i], cand[LOWER, i])
-            cand[DEGRADATION, i] = merge_degradation(first, cand[A_N, i], cand[KAPPA, i], v)
-        cand[UPPER, i] = v
-    return first_least(&cand[DEGRADATION, 0], n, b"A merge's degradation")
-
-
-# ----------------------------------------------------------------------
-# the merge search by table (Glasmachers & Qaadan 2018).  For a pair of the
-# same sign, |α_z(h)| = (α_m + α_n) |m κ^{(1−h)²} + (1 − m) κ^{h²}| with
-# m = α_m / (α_m + α_n): the best h depends on (m, κ) only.  The table
-# holds §11's golden-section h for the pair (m, 1 − m) at κ on the nodes
-# (i / 400, j / 400) of Glasmachers & Qaadan's 401 x 401 grid over [0, 1]²
-# with m <= 1/2 (201 x 401 values): α_m is the smallest coefficient, so
-# its share m is at most 1/2 (up to the tie tolerance; larger m are read
-# as 1/2).  Computed once per process on first use; between nodes h is
-# interpolated bilinearly, and α_z and the degradation are computed
-# exactly at that h.  At κ = 1 (the same point twice) every h is a
-# maximum, α_z = α_m + α_n, and the search's h is only where its ties lead
-# it (next to 0); that column holds the limit of the maximum as κ → 1
-# instead, h = m, so that interpolation next to it is right.  (At κ = 0
-# every h inside (0, 1) is a maximum too, α_z = 0; there the ties lead next
-# to 0, the limit for m < 1/2, and the search's value is kept: it is not 0,
-# so that κ^{h²} = exp(h² ln κ) stays 0, not NaN.)
-# ----------------------------------------------------------------------
-cdef const double* LOOKUP_H = NULL      # the table, rows m, columns κ
-_LOOKUP_ARRAY = None                    # (keeps it alive)
-
-
-def _lookup_table():
-    """The table ``h*(m, κ)``, 201 x 401 values (rows ``m = i / 400``, ``i
-    = 0 .. 200``; columns ``κ = j / 400``, ``j = 0 .. 400``): §11's
-    golden-section search for ``(α_m, α_n) = (m, 1 − m)`` at each node,
-    computed on the first call (about 80 000 searches, run in lockstep per
-    row: about 0.05 s) and kept for the process.  The column ``κ = 1``,
-    where every ``h`` is a maximum, holds the limit of the maximum as ``κ
-    → 1``, ``h = m``."""
-    global LOOKUP_H, _LOOKUP_ARRAY
-    if _LOOKUP_ARRAY is not None:
-        return _LOOKUP_ARRAY
-    cdef Py_ssize_t i, j, n = LOOKUP_STEPS + 1
-    table = np.empty((LOOKUP_ROWS, n))
-    a_n_arr = np.empty(n)
-    log_kappa_arr = np.empty(n)
-    upper_arr = np.empty(n)
-    cdef double[:, ::1] tv = table
-    cdef double[::1] a_n = a_n_arr, log_kappa = log_kappa_arr, upper = upper_arr
-    cdef double m
-    for j in range(n):
-        log_kappa[j] = log_of(j / <double> LOOKUP_STEPS)
-    # (with the GIL held throughout: learners of other threads that meet
-    # their first merge wait for this table instead of building their own)
-    for i in range(LOOKUP_ROWS):
-        m = i / <double> LOOKUP_STEPS
-        for j in range(n):
-            a_n[j] = 1.0 - m
-        golden_section_search(m, &a_n[0], NULL, &log_kappa[0], &tv[i, 0], &upper[0], n)
-        tv[i, LOOKUP_STEPS] = m
-    table.setflags(write=False)
-    _LOOKUP_ARRAY = table
-    LOOKUP_H = &tv[0, 0]
-    return table
-
-
-cdef inline double lookup_h(double m, double kappa) noexcept nogil:
-    """``h*(m, κ)`` interpolated bilinearly from the table (``m`` clipped
-    to [0, 1/2], ``κ`` to [0, 1], NaN to 0; at a node, the node's value)."""
-    cdef double x = m * LOOKUP_STEPS, y = kappa * LOOKUP_STEPS, fx, fy
-    cdef Py_ssize_t i, j
-    cdef const double* row
-    if not x > 0.0:
-        x = 0.0
-    elif x > LOOKUP_ROWS - 1:
-        x = LOOKUP_ROWS - 1
-    if not y > 0.0:
-        y = 0.0
-    elif y > LOOKUP_STEPS:
-        y = LOOKUP_STEPS
-    i = min(<Py_ssize_t> x, LOOKUP_ROWS - 2)
-    j = min(<Py_ssize_t> y, LOOKUP_STEPS - 1)
-    fx = x - i
-    fy = y - j
-    row = LOOKUP_H + i * (LOOKUP_STEPS + 1) + j
-    return ((1.0 - fx) * ((1.0 - fy) * row[0] + fy * row[1])
-            + fx * ((1.0 - fy) * row[LOOKUP_STEPS + 1] + fy * row[LOOKUP_STEPS + 2]))
-
-
-cdef Py_ssize_t lookup_partner(double a_m, double[:, ::1] cand, Py_ssize_t n) except -1 nogil:
-    """:func:`best_partner` for coefficients with ``h`` from the table
-    (:func:`lookup_h` at ``m = α_m / (α_m + α_n)``, ``κ``) instead of a
-    search; ``α_z = α_m κ^{(1−h)²} + α_n κ^{h²}`` and the degradation
-    exactly at that ``h`` (the powers as ``exp(e ln κ)`` by NumPy's
-    vectorized ``exp``, over every candidate at once)."""
-    cdef Py_ssize_t i
-    cdef double h, v
-    cdef const double* a_n = &cand[A_N, 0]
-    cdef const double* kappa = &cand[KAPPA, 0]
-    cdef const double* log_kappa = &cand[LOG_KAPPA, 0]
-    cdef double* lower = &cand[LOWER, 0]
-    cdef double* power_m = &cand[UPPER, 0]
-    cdef double* power_n = &cand[DEGRADATION, 0]
-    for i in range(n):
-        h = lookup_h(a_m / (a_m + a_n[i]), kappa[i])
-        lower[i] = h
-        power_m[i] = (1.0 - h) * (1.0 - h) * log_kappa[i]
-        power_n[i] = h * h * log_kappa[i]
-    exp_inplace(power_m, n)
-    exp_inplace(power_n, n)
-    for i in range(n):
-        v = a_m * power_m[i] + a_n[i] * power_n[i]
-        power_m[i] = v                  # α_z into UPPER
-        power_n[i] = merge_degradation(a_m, a_n[i], kappa[i], v)
-    return first_least(&cand[DEGRADATION, 0], n, b"A merge's degradation")
-
-
-def _lookup_h(double m, double kappa):
-    """Python access to the table's interpolated ``h*(m, κ)`` (for tests)."""
-    _lookup_table()
-    return lookup_h(m, kappa)
-
-
-def _lookup_merge(double a_m, double a_n, double kappa):
-    """Python access to the merge of two coefficients of one sign by the
-    table (for tests): ``(h, α_z, degradation)``."""
-    _lookup_table()
-    cand = np.zeros((CANDIDATE_ROWS, 1))
-    cand[A_N, 0], cand[KAPPA, 0], cand[LOG_KAPPA, 0] = a_n, kappa, log_of(kappa)
-    lookup_partner(a_m, cand, 1)
-    return cand[LOWER, 0], cand[UPPER, 0], cand[DEGRADATION, 0]
-
-
 def _merge_scratch(OnlineLearner learner, Py_ssize_t n_values):
     """The merge's scratch arrays, sized for ``learner``'s capacity: the
     candidates table, their positions, and ``n_values`` doubles (the merged
@@ -1094,21 +805,3 @@ def _merge_scratch(OnlineLearner learner, Py_ssize_t n_values):
             np.zeros(learner.capacity, dtype=np.intp), np.zeros(n_values))
 
 
-def _golden_section_h(double a_m, double a_n, double kappa):
-    """Python access to the merge of two coefficients (for tests):
-    ``(h, α_z, degradation)``."""
-    cdef double log_kappa = log_of(kappa), h, upper
-    golden_section_search(a_m, &a_n, NULL, &log_kappa, &h, &upper, 1)
-    cdef double a_z = merged_coefficient(a_m, a_n, log_kappa, h)
-    return h, a_z, merge_degradation(a_m, a_n, kappa, a_z)
-
-
-def _golden_section_rows(double norm_m, double norm_n, double cross, double kappa):
-    """Python access to the merge of two coefficient rows (for tests), from
-    ``‖W_m‖²``, ``‖W_n‖²``, ``⟨W_m, W_n⟩`` and ``κ``: ``(h, ‖W_z‖²,
-    degradation)``."""
-    cand = np.zeros((CANDIDATE_ROWS, 1))
-    cand[A_N, 0], cand[CROSS, 0], cand[KAPPA, 0] = norm_n, cross, kappa
-    cand[LOG_KAPPA, 0] = log_of(kappa)
-    best_partner(norm_m, cand, 1, True)     # (a non-finite degradation raises)
-    return cand[LOWER, 0], cand[UPPER, 0], cand[DEGRADATION, 0]

@@ -11,7 +11,8 @@ from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.datasets import make_blobs, make_classification
 
 from skbudget import BudgetedSGDClassifier
-from skbudget._bsgd_fast import MulticlassBSGDLearner, _golden_section_h, _golden_section_rows
+from skbudget._bsgd_fast import MulticlassBSGDLearner
+from skbudget._merge_search import _golden_section_h, _golden_section_rows
 from tests.oracles import keeping_flags, mistake_flags
 from tests.oracles.bsgd import golden_section
 from tests.oracles.bsgd_multiclass import PlainMulticlassBSGD

@@ -18,7 +18,7 @@ from skbudget import (
     KernelPerceptron,
     SequentialSearchCV,
 )
-from skbudget._bsgd_fast import _first_least
+from skbudget._merge_search import _first_least
 from skbudget._predict_fast import canonical_csr
 from skbudget.discovery import all_estimators
 

@@ -1,0 +1,44 @@
+# cython: language_level=3
+"""Declarations of BSGD's merge search (see ``_merge_search.pyx``).
+
+A policy that merges two support vectors ``x_m`` and ``x_n`` of an RBF
+expansion into ``z = h x_m + (1 − h) x_n`` fills one column of a
+*candidates table* per partner ``n`` (the rows below: ``A_N``, ``KAPPA``,
+``LOG_KAPPA``, and ``CROSS`` for coefficient rows), then asks for the best
+partner: the search writes ``h`` (``LOWER``), the merged coefficient or
+squared row norm (``UPPER``) and the degradation (``DEGRADATION``) of every
+column and returns the column of the least degradation (ties: the first).
+"""
+
+from libc.math cimport log, INFINITY
+
+# the merge search of a coefficient: the golden-section rule, or its table
+# h*(m, κ) (doc/algorithms.md#budgeted-sgd-wang-crammer--vucetic)
+cdef enum:
+    SEARCH_GOLDEN = 0
+    SEARCH_LOOKUP = 1
+
+# rows of the candidates table, one column per merge partner
+cdef enum:
+    A_N = 0          # its coefficient α_n (coefficient rows: ‖W_n‖²)
+    KAPPA = 1        # k(x_m, x_n)
+    LOG_KAPPA = 2
+    LOWER = 3        # the search's bracket, then h
+    UPPER = 4        # the bracket, then α_z (coefficient rows: ‖W_z‖²)
+    DEGRADATION = 5
+    CROSS = 6        # coefficient rows: ⟨W_m, W_n⟩
+    CANDIDATE_ROWS = 7
+
+
+cdef inline double log_of(double kappa) noexcept nogil:
+    """ln κ (−inf for κ = 0: the merged coefficient is then 0 inside (0, 1))."""
+    return log(kappa) if kappa > 0.0 else -INFINITY
+
+
+# one coefficient per vector (binary BSGD): the partner maximizing |α_z(h)|,
+# by ``search`` (SEARCH_GOLDEN or SEARCH_LOOKUP); ``a_m`` is α_m
+cdef Py_ssize_t coefficient_partner(double a_m, double[:, ::1] cand, Py_ssize_t n,
+                                    int search) except -1 nogil
+# one coefficient row per vector (the shared multi-class mode): the partner
+# maximizing ‖W_z(h)‖² by the golden-section search; ``norm_m`` is ‖W_m‖²
+cdef Py_ssize_t row_partner(double norm_m, double[:, ::1] cand, Py_ssize_t n) except -1 nogil

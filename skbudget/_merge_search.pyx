@@ -1,0 +1,313 @@
+# cython: language_level=3, cdivision=True
+"""BSGD's merge search (doc/algorithms.md#budgeted-sgd-wang-crammer--vucetic,
+doc/algorithms.md#multi-class-bsgd-on-one-shared-support-set).
+
+Merging two support vectors of an RBF expansion, ``x_m`` and a partner
+``x_n`` with ``κ = k(x_m, x_n)``, into ``z = h x_m + (1 − h) x_n``: ``h``
+maximizes the merged coefficient's size, and the partner of the least
+degradation ``‖α_m φ(x_m) + α_n φ(x_n) − α_z φ(z)‖²`` is chosen.  Two
+objectives:
+
+* one coefficient per vector (binary BSGD): ``|α_z(h)|``, ``α_z = α_m
+  κ^{(1−h)²} + α_n κ^{h²}``, by the golden-section search or read from its
+  table ``h*(m, κ)`` (Glasmachers & Qaadan): :func:`coefficient_partner`;
+* one coefficient row per vector (the shared multi-class mode): ``‖W_z(h)‖²``
+  with ``W_z = κ^{(1−h)²} W_m + κ^{h²} W_n``, which depends on a pair only
+  through ``‖W_m‖²``, ``‖W_n‖²``, ``⟨W_m, W_n⟩`` and ``κ`` (O(1) per probe):
+  :func:`row_partner`.
+
+The caller fills the candidates table (``_merge_search.pxd``); the search
+fills in ``h``, the merged value and the degradation of every candidate.
+"""
+
+import numpy as np
+from libc.math cimport exp, fabs, sqrt
+
+from skbudget._elementwise cimport exp_inplace
+from skbudget._numbers cimport oldest_least
+
+# golden-section search: stop when the bracket is this short
+cdef double GOLDEN_TOL = 1e-6
+# the table's grid: nodes i / LOOKUP_STEPS, i = 0 .. LOOKUP_STEPS for κ and
+# up to LOOKUP_STEPS / 2 for m (the share of the smaller coefficient, <= 1/2)
+cdef enum:
+    LOOKUP_STEPS = 400
+    LOOKUP_ROWS = LOOKUP_STEPS // 2 + 1
+
+
+def _first_least(values):
+    """Python access to ``_numbers.oldest_least`` (for tests)."""
+    cdef double[::1] v = np.ascontiguousarray(values, dtype=np.float64)
+    if v.shape[0] == 0:
+        raise ValueError("no values")
+    return oldest_least(&v[0], v.shape[0], b"a test value")
+
+
+# ----------------------------------------------------------------------
+# merging (RBF): z = h x_m + (1 − h) x_n, α_z = α_m κ^{(1−h)²} + α_n κ^{h²}.
+# κ^e is computed as exp(e ln κ) (ln κ once per candidate pair): one exp
+# instead of one pow per term, the same function to a few ulps.
+# ----------------------------------------------------------------------
+cdef inline double merged_coefficient(double a_m, double a_n, double log_kappa,
+                                      double h) noexcept nogil:
+    return a_m * exp((1.0 - h) * (1.0 - h) * log_kappa) + a_n * exp(h * h * log_kappa)
+
+
+cdef inline double merged_sqnorm(double norm_m, double norm_n, double cross, double log_kappa,
+                                 double h) noexcept nogil:
+    """``‖W_z(h)‖² = ‖W_m‖² A² + ‖W_n‖² B² + 2 ⟨W_m, W_n⟩ A B`` with
+    ``A = κ^{(1−h)²}``, ``B = κ^{h²}`` (§12).  ``A B`` is one product, so
+    that swapping the two rows (``A`` and ``B``) gives the same bits: with
+    ``‖W_m‖² = ‖W_n‖²`` the search's first comparison is then an exact tie,
+    as §11's is with ``α_m = α_n``."""
+    cdef double A = exp((1.0 - h) * (1.0 - h) * log_kappa), B = exp(h * h * log_kappa)
+    return norm_m * A * A + norm_n * B * B + 2.0 * cross * (A * B)
+
+
+cdef inline double merge_objective(double first, double second, const double* cross,
+                                   Py_ssize_t i, double log_kappa, double h) noexcept nogil:
+    """What the merge search maximizes for partner ``i``: ``|α_z(h)|``
+    (§11: ``first = α_m``, ``second = α_n``; ``cross`` NULL) or
+    ``‖W_z(h)‖²`` (§12: ``first = ‖W_m‖²``, ``second = ‖W_n‖²``,
+    ``cross[i] = ⟨W_m, W_n⟩``)."""
+    if cross == NULL:
+        return fabs(merged_coefficient(first, second, log_kappa, h))
+    return merged_sqnorm(first, second, cross[i], log_kappa, h)
+
+
+cdef void golden_section_search(double a_m, const double* a_n, const double* cross,
+                                const double* log_kappa, double* lower, double* upper,
+                                Py_ssize_t n) noexcept nogil:
+    """For each of ``n`` partners, the ``h`` in [0, 1] that maximizes
+    ``|α_z(h)|`` (with ``cross``: ``‖W_z(h)‖²``, :func:`merge_objective`;
+    into ``lower``), by the golden-section search of §11
+    exactly: bracket ``[a, b] = [0, 1]``; each pass probes
+    ``c = b − r (b − a)``, ``d = a + r (b − a)`` (recomputed, not reused);
+    keep ``[a, d]`` if ``g(c) ≥ g(d)``, else ``[c, b]``; stop at
+    ``b − a ≤ 1e-6``; ``h = (a + b) / 2``.  The ``n`` searches run in
+    lockstep, one pass of each per sweep: their chains are independent, so
+    the processor overlaps their ``exp`` calls.  (With ``α_m = α_n`` the
+    first comparison is an exact tie, ``g(1 − r) = g(r)`` term for term: it
+    keeps ``[0, r]``.)"""
+    cdef double r = (sqrt(5.0) - 1.0) / 2.0, a, b, c, d
+    cdef Py_ssize_t i
+    cdef bint searching = True
+    for i in range(n):
+        lower[i] = 0.0
+        upper[i] = 1.0
+    while searching:
+        searching = False
+        for i in range(n):
+            a = lower[i]
+            b = upper[i]
+            if b - a > GOLDEN_TOL:
+                searching = True
+                c = b - r * (b - a)
+                d = a + r * (b - a)
+                if merge_objective(a_m, a_n[i], cross, i, log_kappa[i], c) >= \
+                        merge_objective(a_m, a_n[i], cross, i, log_kappa[i], d):
+                    upper[i] = d
+                else:
+                    lower[i] = c
+    for i in range(n):
+        lower[i] = (lower[i] + upper[i]) / 2.0
+
+
+cdef inline double merge_degradation(double a_m, double a_n, double kappa,
+                                     double a_z) noexcept nogil:
+    """‖α_m φ(x_m) + α_n φ(x_n) − α_z φ(z)‖² for the optimal ``α_z``."""
+    return a_m * a_m + a_n * a_n + 2.0 * a_m * a_n * kappa - a_z * a_z
+
+
+cdef Py_ssize_t best_partner(double first, double[:, ::1] cand, Py_ssize_t n,
+                             bint rows) except -1 nogil:
+    """The merge search over ``n`` candidate partners, the columns of
+    ``cand`` (rows ``A_N``, ``KAPPA``, ``LOG_KAPPA`` and, for coefficient
+    ``rows`` (§12), ``CROSS`` filled; ``first`` is ``α_m``, or ``‖W_m‖²``):
+    ``h`` by the golden-section search (into ``LOWER``), the merged
+    coefficient ``α_z`` or squared norm ``‖W_z‖²`` (into ``UPPER``) and the
+    degradation (``DEGRADATION``).  Returns the column of the least
+    degradation (ties: the first; partners are in position order, so the
+    oldest); a non-finite degradation (coefficients whose squares
+    overflow) raises (``_numbers.oldest_least``)."""
+    cdef Py_ssize_t i
+    cdef double v
+    golden_section_search(first, &cand[A_N, 0], &cand[CROSS, 0] if rows else NULL,
+                          &cand[LOG_KAPPA, 0], &cand[LOWER, 0], &cand[UPPER, 0], n)
+    for i in range(n):   # h is in LOWER now
+        if rows:
+            v = merged_sqnorm(first, cand[A_N, i], cand[CROSS, i], cand[LOG_KAPPA, i],
+                              cand[LOWER, i])
+            cand[DEGRADATION, i] = first + cand[A_N, i] + 2.0 * cand[KAPPA, i] * cand[CROSS, i] - v
+        else:
+            v = merged_coefficient(first, cand[A_N, i], cand[LOG_KAPPA, i], cand[LOWER, i])
+            cand[DEGRADATION, i] = merge_degradation(first, cand[A_N, i], cand[KAPPA, i], v)
+        cand[UPPER, i] = v
+    return oldest_least(&cand[DEGRADATION, 0], n, b"A merge's degradation")
+
+
+cdef Py_ssize_t coefficient_partner(double a_m, double[:, ::1] cand, Py_ssize_t n,
+                                    int search) except -1 nogil:
+    """The merge of one coefficient ``a_m`` (``α_m``) with the best of ``n``
+    candidate partners (columns of ``cand``, rows ``A_N``, ``KAPPA`` and
+    ``LOG_KAPPA`` filled): ``h`` by the golden-section search
+    (``SEARCH_GOLDEN``) or from its table (``SEARCH_LOOKUP``,
+    :func:`lookup_partner`); returns the column of the least degradation
+    (:func:`best_partner`)."""
+    if search == SEARCH_LOOKUP:
+        return lookup_partner(a_m, cand, n)
+    return best_partner(a_m, cand, n, False)
+
+
+cdef Py_ssize_t row_partner(double norm_m, double[:, ::1] cand, Py_ssize_t n) except -1 nogil:
+    """The merge of one coefficient row (``norm_m = ‖W_m‖²``) with the best
+    of ``n`` candidate partners (rows ``A_N = ‖W_n‖²``, ``KAPPA``,
+    ``LOG_KAPPA`` and ``CROSS = ⟨W_m, W_n⟩`` filled): ``h`` maximizes
+    ``‖W_z(h)‖²`` by the golden-section search (:func:`best_partner`)."""
+    return best_partner(norm_m, cand, n, True)
+
+
+# ----------------------------------------------------------------------
+# the merge search by table (Glasmachers & Qaadan 2018).  For a pair of the
+# same sign, |α_z(h)| = (α_m + α_n) |m κ^{(1−h)²} + (1 − m) κ^{h²}| with
+# m = α_m / (α_m + α_n): the best h depends on (m, κ) only.  The table
+# holds §11's golden-section h for the pair (m, 1 − m) at κ on the nodes
+# (i / 400, j / 400) of Glasmachers & Qaadan's 401 x 401 grid over [0, 1]²
+# with m <= 1/2 (201 x 401 values): α_m is the smallest coefficient, so
+# its share m is at most 1/2 (up to the tie tolerance; larger m are read
+# as 1/2).  Computed once per process on first use; between nodes h is
+# interpolated bilinearly, and α_z and the degradation are computed
+# exactly at that h.  At κ = 1 (the same point twice) every h is a
+# maximum, α_z = α_m + α_n, and the search's h is only where its ties lead
+# it (next to 0); that column holds the limit of the maximum as κ → 1
+# instead, h = m, so that interpolation next to it is right.  (At κ = 0
+# every h inside (0, 1) is a maximum too, α_z = 0; there the ties lead next
+# to 0, the limit for m < 1/2, and the search's value is kept: it is not 0,
+# so that κ^{h²} = exp(h² ln κ) stays 0, not NaN.)
+# ----------------------------------------------------------------------
+cdef const double* LOOKUP_H = NULL      # the table, rows m, columns κ
+_LOOKUP_ARRAY = None                    # (keeps it alive)
+
+
+def _lookup_table():
+    """The table ``h*(m, κ)``, 201 x 401 values (rows ``m = i / 400``, ``i
+    = 0 .. 200``; columns ``κ = j / 400``, ``j = 0 .. 400``): §11's
+    golden-section search for ``(α_m, α_n) = (m, 1 − m)`` at each node,
+    computed on the first call (about 80 000 searches, run in lockstep per
+    row: about 0.05 s) and kept for the process.  The column ``κ = 1``,
+    where every ``h`` is a maximum, holds the limit of the maximum as ``κ
+    → 1``, ``h = m``."""
+    global LOOKUP_H, _LOOKUP_ARRAY
+    if _LOOKUP_ARRAY is not None:
+        return _LOOKUP_ARRAY
+    cdef Py_ssize_t i, j, n = LOOKUP_STEPS + 1
+    table = np.empty((LOOKUP_ROWS, n))
+    a_n_arr = np.empty(n)
+    log_kappa_arr = np.empty(n)
+    upper_arr = np.empty(n)
+    cdef double[:, ::1] tv = table
+    cdef double[::1] a_n = a_n_arr, log_kappa = log_kappa_arr, upper = upper_arr
+    cdef double m
+    for j in range(n):
+        log_kappa[j] = log_of(j / <double> LOOKUP_STEPS)
+    # (with the GIL held throughout: learners of other threads that meet
+    # their first merge wait for this table instead of building their own)
+    for i in range(LOOKUP_ROWS):
+        m = i / <double> LOOKUP_STEPS
+        for j in range(n):
+            a_n[j] = 1.0 - m
+        golden_section_search(m, &a_n[0], NULL, &log_kappa[0], &tv[i, 0], &upper[0], n)
+        tv[i, LOOKUP_STEPS] = m
+    table.setflags(write=False)
+    _LOOKUP_ARRAY = table
+    LOOKUP_H = &tv[0, 0]
+    return table
+
+
+cdef inline double lookup_h(double m, double kappa) noexcept nogil:
+    """``h*(m, κ)`` interpolated bilinearly from the table (``m`` clipped
+    to [0, 1/2], ``κ`` to [0, 1], NaN to 0; at a node, the node's value)."""
+    cdef double x = m * LOOKUP_STEPS, y = kappa * LOOKUP_STEPS, fx, fy
+    cdef Py_ssize_t i, j
+    cdef const double* row
+    if not x > 0.0:
+        x = 0.0
+    elif x > LOOKUP_ROWS - 1:
+        x = LOOKUP_ROWS - 1
+    if not y > 0.0:
+        y = 0.0
+    elif y > LOOKUP_STEPS:
+        y = LOOKUP_STEPS
+    i = min(<Py_ssize_t> x, LOOKUP_ROWS - 2)
+    j = min(<Py_ssize_t> y, LOOKUP_STEPS - 1)
+    fx = x - i
+    fy = y - j
+    row = LOOKUP_H + i * (LOOKUP_STEPS + 1) + j
+    return ((1.0 - fx) * ((1.0 - fy) * row[0] + fy * row[1])
+            + fx * ((1.0 - fy) * row[LOOKUP_STEPS + 1] + fy * row[LOOKUP_STEPS + 2]))
+
+
+cdef Py_ssize_t lookup_partner(double a_m, double[:, ::1] cand, Py_ssize_t n) except -1 nogil:
+    """:func:`best_partner` for coefficients with ``h`` from the table
+    (:func:`lookup_h` at ``m = α_m / (α_m + α_n)``, ``κ``) instead of a
+    search; ``α_z = α_m κ^{(1−h)²} + α_n κ^{h²}`` and the degradation
+    exactly at that ``h`` (the powers as ``exp(e ln κ)`` by NumPy's
+    vectorized ``exp``, over every candidate at once)."""
+    cdef Py_ssize_t i
+    cdef double h, v
+    cdef const double* a_n = &cand[A_N, 0]
+    cdef const double* kappa = &cand[KAPPA, 0]
+    cdef const double* log_kappa = &cand[LOG_KAPPA, 0]
+    cdef double* lower = &cand[LOWER, 0]
+    cdef double* power_m = &cand[UPPER, 0]
+    cdef double* power_n = &cand[DEGRADATION, 0]
+    if LOOKUP_H == NULL:
+        with gil:   # the first merge by table in this process
+            _lookup_table()
+    for i in range(n):
+        h = lookup_h(a_m / (a_m + a_n[i]), kappa[i])
+        lower[i] = h
+        power_m[i] = (1.0 - h) * (1.0 - h) * log_kappa[i]
+        power_n[i] = h * h * log_kappa[i]
+    exp_inplace(power_m, n)
+    exp_inplace(power_n, n)
+    for i in range(n):
+        v = a_m * power_m[i] + a_n[i] * power_n[i]
+        power_m[i] = v                  # α_z into UPPER
+        power_n[i] = merge_degradation(a_m, a_n[i], kappa[i], v)
+    return oldest_least(&cand[DEGRADATION, 0], n, b"A merge's degradation")
+
+
+def _lookup_h(double m, double kappa):
+    """Python access to the table's interpolated ``h*(m, κ)`` (for tests)."""
+    _lookup_table()
+    return lookup_h(m, kappa)
+
+
+def _lookup_merge(double a_m, double a_n, double kappa):
+    """Python access to the merge of two coefficients of one sign by the
+    table (for tests): ``(h, α_z, degradation)``."""
+    cand = np.zeros((CANDIDATE_ROWS, 1))
+    cand[A_N, 0], cand[KAPPA, 0], cand[LOG_KAPPA, 0] = a_n, kappa, log_of(kappa)
+    lookup_partner(a_m, cand, 1)
+    return cand[LOWER, 0], cand[UPPER, 0], cand[DEGRADATION, 0]
+
+
+def _golden_section_h(double a_m, double a_n, double kappa):
+    """Python access to the merge of two coefficients (for tests):
+    ``(h, α_z, degradation)``."""
+    cdef double log_kappa = log_of(kappa), h, upper
+    golden_section_search(a_m, &a_n, NULL, &log_kappa, &h, &upper, 1)
+    cdef double a_z = merged_coefficient(a_m, a_n, log_kappa, h)
+    return h, a_z, merge_degradation(a_m, a_n, kappa, a_z)
+
+
+def _golden_section_rows(double norm_m, double norm_n, double cross, double kappa):
+    """Python access to the merge of two coefficient rows (for tests), from
+    ``‖W_m‖²``, ``‖W_n‖²``, ``⟨W_m, W_n⟩`` and ``κ``: ``(h, ‖W_z‖²,
+    degradation)``."""
+    cand = np.zeros((CANDIDATE_ROWS, 1))
+    cand[A_N, 0], cand[CROSS, 0], cand[KAPPA, 0] = norm_n, cross, kappa
+    cand[LOG_KAPPA, 0] = log_of(kappa)
+    row_partner(norm_m, cand, 1)     # (a non-finite degradation raises)
+    return cand[LOWER, 0], cand[UPPER, 0], cand[DEGRADATION, 0]
