@@ -36,7 +36,7 @@ support vector.
 
 Every removal score is a squared distance: a value below 0 (rounding, or a
 kernel that is not positive semi-definite) counts as 0.  Scores agreeing to
-a relative ``TIE_TOL`` are tied, and ties go to the oldest.
+a relative 1e-9 are tied (``_numbers.oldest_least``), and ties go to the oldest.
 """
 
 import numpy as np
@@ -45,35 +45,20 @@ from libc.math cimport fabs, INFINITY
 from skbudget._engine cimport OnlineLearner
 from skbudget._engine import _resized, size_problem, square_problem
 from skbudget._kernel_rows cimport dense_dot
-from skbudget._numbers cimport is_finite, raise_not_finite
+from skbudget._numbers cimport is_finite, oldest_least, raise_not_finite
 
-# relative tolerance under which two removal scores count as tied
-cdef double TIE_TOL = 1e-9
 # K_V is singular (BPA-NN's 2 x 2 determinant, BPA-P's delta^2) at or below
 # SPAN_TOL times the product of its diagonal (the contract's 1e-12)
 cdef double SPAN_TOL = 1e-12
+
+# what a non-finite removal score is called in the error
+cdef const char* REMOVAL_SCORE = b"A removal score of the budgeted Passive-Aggressive"
 
 cdef enum:
     RULE_SIMPLE = 0
     RULE_NEAREST = 1
     RULE_PROJECTION = 2
 SIMPLE, NEAREST, PROJECTION = RULE_SIMPLE, RULE_NEAREST, RULE_PROJECTION
-
-
-cdef Py_ssize_t oldest_least(const double* values, Py_ssize_t n) except -1 nogil:
-    """The first position of ``values[0:n]`` within a relative ``TIE_TOL``
-    of their least (ties: the oldest); a NaN or infinite value raises."""
-    cdef Py_ssize_t i
-    cdef double best = INFINITY
-    for i in range(n):
-        if not is_finite(values[i]):
-            raise_not_finite(b"A removal score of the budgeted Passive-Aggressive")
-        if values[i] < best:
-            best = values[i]
-    for i in range(n):
-        if values[i] <= best + TIE_TOL * fabs(best):
-            return i
-    return 0
 
 
 cdef class BudgetedPALearner(OnlineLearner):
@@ -238,7 +223,7 @@ cdef class BudgetedPALearner(OnlineLearner):
             s = self.removal_score(c, &share_t, &share_n, &partner)
             a = self.alpha[c] * self.scale
             values[i] = a * a * (s if s > 0.0 else 0.0)
-        r = oldest_least(values, self.n_sv)
+        r = oldest_least(values, self.n_sv, REMOVAL_SCORE)
         c = self.order[r]
         a = self.alpha[c] * self.scale
         self.removal_score(c, &share_t, &share_n, &partner)
@@ -386,7 +371,7 @@ cdef class BudgetedPALearner(OnlineLearner):
             s = 1.0 / g_rr if g_rr > 0.0 else 0.0
             a_r = self.alpha[c] * self.scale
             values[i] = a_r * a_r * s
-        r = oldest_least(values, self.n_sv)
+        r = oldest_least(values, self.n_sv, REMOVAL_SCORE)
         c = self.order[r]
         a_r = self.alpha[c] * self.scale
         d_r = d[c]

@@ -900,11 +900,9 @@ cdef class OnlineLearner:
         self.scale = 1.0
         return 1
 
-    cdef long long random_below(self, long long n) except -1 nogil:
-        """``rng.randint(n)`` for ``n >= 1``: the same draw from the same
-        generator (NumPy's legacy masked rejection sampling on the bit
-        generator's 32- or 64-bit output), without a Python call."""
-        cdef uint64_t top = <uint64_t>(n - 1), mask = top, value
+    cdef int start_draw(self) except -1 nogil:
+        """Before a draw: the generator's bit generator at hand, and its
+        state saved at the call's first draw (see :meth:`begin_call`)."""
         if self.bitgen == NULL:
             with gil:
                 self.bitgen = <bitgen_t*>PyCapsule_GetPointer(
@@ -914,6 +912,22 @@ cdef class OnlineLearner:
             with gil:
                 self.rng_at_call_start = self.rng.get_state()
                 self.rng_saved = True
+        return 0
+
+    cdef double random_uniform(self) except -1.0 nogil:
+        """``rng.random_sample()`` (``rng.random()``), a double in [0, 1):
+        the same draw from the same generator (its bit generator's next
+        double, as ``RandomState.random_sample`` takes it), without a
+        Python call."""
+        self.start_draw()
+        return self.bitgen.next_double(self.bitgen.state)
+
+    cdef long long random_below(self, long long n) except -1 nogil:
+        """``rng.randint(n)`` for ``n >= 1``: the same draw from the same
+        generator (NumPy's legacy masked rejection sampling on the bit
+        generator's 32- or 64-bit output), without a Python call."""
+        cdef uint64_t top = <uint64_t>(n - 1), mask = top, value
+        self.start_draw()
         if top == 0:
             return 0
         mask |= mask >> 1
@@ -1835,3 +1849,8 @@ def csr_parts(const double[:, ::1] rows):
 def _random_below(OnlineLearner learner, long long n):
     """Python access to :meth:`OnlineLearner.random_below` (for tests)."""
     return learner.random_below(n)
+
+
+def _random_uniform(OnlineLearner learner):
+    """Python access to :meth:`OnlineLearner.random_uniform` (for tests)."""
+    return learner.random_uniform()

@@ -32,7 +32,8 @@ POWERS = [1e-300, 1e-200, 1e-100, 1e-30, 1e-10, 1e10, 1e30, 1e100, 1e200, 1e300]
 VALUES = POWERS + [-v for v in POWERS]
 INTEGERS = [0, 1, 2, 3, 10, 1000, 10 ** 6, 10 ** 18, 10 ** 300]
 # each estimator's own numeric parameters (the kernel's are swept for all)
-OWN = ("alpha", "beta", "eta", "C", "eta0", "theta_init", "threshold_step", "tau", "lam")
+OWN = ("alpha", "beta", "eta", "C", "eta0", "theta_init", "threshold_step", "tau", "lam",
+       "coef_bound")
 CLEAR = (ValueError, FloatingPointError)
 
 bad = []
@@ -69,9 +70,11 @@ def cases(Est):
         # build report a non-finite Forgetron (poly, gamma=1e30) that no
         # seeded order has reproduced since
         base["random_state"] = 0
-    rules = [None]
-    if "maintenance" in params:     # every rule the estimator offers
-        rules = sorted(Est._parameter_constraints["maintenance"][0].options)
+    rules = [{}]
+    for option in ("maintenance", "sampling"):  # every rule the estimator offers
+        if option in params:
+            rules = [{option: rule}
+                     for rule in sorted(Est._parameter_constraints[option][0].options)]
     for kernel, names in (("rbf", ["gamma"]), ("poly", ["gamma", "coef0"]),
                           ("sigmoid", ["gamma", "coef0"])):
         fixed = dict(base, kernel=kernel)
@@ -88,7 +91,7 @@ def cases(Est):
     for name in OWN:
         if name in params:
             for rule in rules:
-                fixed = dict(base) if rule is None else dict(base, maintenance=rule)
+                fixed = dict(base, **rule)
                 for value in VALUES:
                     yield dict(fixed, **{name: value}), name
 
