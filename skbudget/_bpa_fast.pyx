@@ -29,7 +29,7 @@ support vector.
   ``G_rr = A_rr + d_r^2 / delta^2``, so ``s_r = 1 / G_rr`` for every ``r``
   in O(B) once ``d`` is known, and the removal of ``r`` from ``U`` is the
   rank-one downdate ``G - g g^T / G_rr`` (``g`` = column ``r`` of ``G``).
-  Three O(B^2) passes a round: ``d``, and two rank-one updates of ``A``.
+  Two O(B^2) passes a round: ``d``, and one rank-two update of ``A``.
   When ``x_t`` lies in span ``S`` (``delta^2 <= 1e-12 k_tt``) nothing is
   removed or added: the step is projected onto ``S``
   (``alpha += tau y d``), so ``K_S`` stays invertible.
@@ -307,20 +307,27 @@ cdef class BudgetedPALearner(OnlineLearner):
             A[cell * cap + c] = 0.0
             A[c * cap + cell] = 0.0
 
-    cdef void rank_one(self, const double* e, double factor) noexcept nogil:
-        """inverse += factor e e^T over every cell (zero entries of ``e``
-        leave their rows and columns alone)."""
+    cdef void rank_two(self, const double* e, double f, const double* g,
+                       double h) noexcept nogil:
+        """inverse += f e e^T + h g g^T over every cell, one pass (zero
+        entries of ``e`` and ``g`` leave their rows and columns alone;
+        ``g = NULL``: the first term alone)."""
         cdef Py_ssize_t i, j, cap = self.capacity
         cdef double* A = &self.inverse[0, 0]
         cdef double* row
-        cdef double f
+        cdef double fe, hg
         for i in range(cap):
-            f = factor * e[i]
-            if f == 0.0:
+            fe = f * e[i]
+            hg = h * g[i] if g != NULL else 0.0
+            if fe == 0.0 and hg == 0.0:
                 continue
             row = &A[i * cap]
-            for j in range(cap):
-                row[j] += f * e[j]
+            if hg == 0.0:
+                for j in range(cap):
+                    row[j] += fe * e[j]
+            else:
+                for j in range(cap):
+                    row[j] += fe * e[j] + hg * g[j]
 
     cdef double span_distance(self) except? -1.0 nogil:
         """``d = K_S^{-1} k_t`` into ``d_vec`` (by cell; the round's kernel
@@ -363,7 +370,7 @@ cdef class BudgetedPALearner(OnlineLearner):
         if self.n_sv < self.budget:
             cell = self.append_current(step)
             d[cell] = -1.0       # the border [d; -1] [d; -1]^T / delta^2
-            self.rank_one(d, 1.0 / delta2)
+            self.rank_two(d, 1.0 / delta2, NULL, 0.0)
             return 0
         for i in range(self.n_sv):      # s_r = 1 / G_rr
             c = self.order[i]
@@ -393,8 +400,7 @@ cdef class BudgetedPALearner(OnlineLearner):
         cell = self.append_current(-a_r * g_t / g_rr + step)
         d[cell] = -1.0
         g[cell] = g_t
-        self.rank_one(d, 1.0 / delta2)
-        self.rank_one(g, -1.0 / g_rr)
+        self.rank_two(d, 1.0 / delta2, g, -1.0 / g_rr)
         return 0
 
     # ------------------------------------------------------------------
