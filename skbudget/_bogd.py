@@ -62,8 +62,8 @@ class BoundedOGDClassifier(BaseOnlineKernelClassifier):
          kernel_doc(), stream_doc(random_note=" and of the removals")],
         attributes_doc(n_updates="Rounds with ``y f(x) <= 1`` (each adds a support vector), summed\n"
                                  "        over the learners."),
-        see_also="""RandomBudgetPerceptron : the perceptron with uniformly random removal.
-    BudgetedSGDClassifier : budgeted SGD for the kernel SVM (a decreasing
+        see_also="""RandomBudgetPerceptron : The perceptron with uniformly random removal.
+    BudgetedSGDClassifier : Budgeted SGD for the kernel SVM (a decreasing
         step, deterministic budget maintenance).""",
         references="""P. Zhao, J. Wang, P. Wu, R. Jin and S. C. H. Hoi, "Fast Bounded
     Online Gradient Descent Algorithms for Scalable Kernel-Based Online

@@ -57,8 +57,8 @@ class BudgetedPassiveAggressive(BaseOnlineKernelClassifier):
          kernel_doc(), stream_doc()],
         attributes_doc(n_updates="Rounds with a positive hinge loss (each takes a step), summed\n"
                                  "        over the learners."),
-        see_also="""KernelPassiveAggressive : the unbounded PA-I.
-    BudgetedSGDClassifier : budgeted SGD for the kernel SVM, with removal,
+        see_also="""KernelPassiveAggressive : The unbounded PA-I.
+    BudgetedSGDClassifier : Budgeted SGD for the kernel SVM, with removal,
         projection or merging.""",
         references="""Z. Wang and S. Vucetic, "Online Passive-Aggressive Algorithms on a
     Budget", Proceedings of the 13th International Conference on Artificial
