@@ -1,6 +1,6 @@
 # cython: language_level=3, cdivision=True
-"""Bounded Online Gradient Descent: BOGD and BOGD++ (doc/algorithms.md,
-"Bounded Online Gradient Descent").
+"""Bounded Online Gradient Descent: BOGD and BOGD++
+(doc/algorithms.md#bounded-online-gradient-descent-zhao-wang-wu-jin--hoi).
 
 Zhao, Wang, Wu, Jin & Hoi, "Fast bounded online gradient descent
 algorithms for scalable kernel-based online learning", ICML 2012.  Kernel

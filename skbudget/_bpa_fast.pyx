@@ -1,6 +1,6 @@
 # cython: language_level=3, cdivision=True
-"""Budgeted Passive-Aggressive: BPA-S, BPA-NN and BPA-P (doc/algorithms.md,
-"Budgeted Passive-Aggressive").
+"""Budgeted Passive-Aggressive: BPA-S, BPA-NN and BPA-P
+(doc/algorithms.md#budgeted-passive-aggressive-wang--vucetic).
 
 Wang & Vucetic, "Online Passive-Aggressive Algorithms on a Budget",
 AISTATS 2010.  PA-I (step ``tau = min(C, loss / k(x_t, x_t))`` on a hinge
@@ -155,6 +155,8 @@ cdef class BudgetedPALearner(OnlineLearner):
                 n = self.nearest[c]
                 if (n == -1) != (self.n_sv == 1) or (n != -1 and (n == c or n not in support)):
                     return f"the nearest neighbour {n} of cell {c} is no other support vector"
+                if n != -1 and not is_finite(self.nearest_dist[c]):
+                    return f"the distance to the nearest neighbour of cell {c} is not finite"
         if problem is None and self.values.shape[0] < self.capacity:
             self.make_scratch()     # (a state set with a larger capacity)
         return problem

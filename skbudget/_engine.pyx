@@ -887,12 +887,16 @@ cdef class OnlineLearner:
         """Multiply every coefficient by ``factor`` > 0 in O(1).  Returns 1
         if the global scale was folded into the stored coefficients (they,
         and the margins, were multiplied by the scale, which is now 1: a
-        policy keeping sums in the coefficients' units does the same), else 0."""
+        policy keeping sums in the coefficients' units does the same), else 0.
+        The scale is folded in when it leaves [1e-100, 1e100]: a rule that
+        only shrinks (Forgetron) would underflow it, one that also grows it
+        (BOGD's unbiased rescaling) overflow it, while the coefficients
+        themselves stay in range."""
         cdef Py_ssize_t i, c
         self.scale *= factor
-        if self.scale >= 1e-100:
+        if 1e-100 <= self.scale <= 1e100:
             return 0
-        for i in range(self.n_sv):      # fold the scale in before it underflows
+        for i in range(self.n_sv):      # fold the scale in before it under- or overflows
             c = self.order[i]
             self.set_alpha(c, self.alpha[c] * self.scale)
             if self.track_margins:

@@ -1,6 +1,6 @@
-"""Bounded Online Gradient Descent, BOGD and BOGD++ (doc/algorithms.md,
-"Bounded Online Gradient Descent"; Zhao et al. 2012), written plainly from
-the rule: every coefficient multiplied in a Python loop, the probabilities
+"""Bounded Online Gradient Descent, BOGD and BOGD++ (Zhao et al. 2012;
+doc/algorithms.md#bounded-online-gradient-descent-zhao-wang-wu-jin--hoi),
+written plainly from the rule: every coefficient multiplied in a Python loop, the probabilities
 of BOGD++ with NumPy, the removal drawn from a ``RandomState`` as the rule
 names it (``randint(B)``, ``random_sample()``), so that the estimator,
 drawing from a generator in the same state, makes the same removals.

@@ -1,6 +1,6 @@
-"""The Budgeted Passive-Aggressive (doc/algorithms.md, "Budgeted
-Passive-Aggressive"; Wang & Vucetic 2010), written plainly from the rule:
-for every candidate ``r`` its set ``V_r`` and a linear solve with
+"""The Budgeted Passive-Aggressive (Wang & Vucetic 2010;
+doc/algorithms.md#budgeted-passive-aggressive-wang--vucetic), written
+plainly from the rule: for every candidate ``r`` its set ``V_r`` and a linear solve with
 ``K_V``, no incremental bookkeeping.
 
 ``PlainBudgetedPassiveAggressive(kernel, budget, C, maintenance)`` learns
