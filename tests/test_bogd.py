@@ -14,6 +14,7 @@ from skbudget._bogd_fast import BoundedOGDLearner
 from skbudget.datasets import make_noisy_gaussians
 from tests.oracles import keeping_flags, mistake_flags
 from tests.oracles.bogd import PlainBoundedOGDClassifier
+from tests.test_bpa import assert_chunks_equal_one_pass
 from tests.test_fixed_budget import STREAMS, _kernel
 
 SAMPLINGS = ["uniform", "coefficient"]
@@ -123,14 +124,8 @@ def test_random_state_determines_the_model(sampling):
 
 @pytest.mark.parametrize("sampling", SAMPLINGS)
 def test_chunks_equal_one_pass(sampling):
-    X, y = make_noisy_gaussians(300, random_state=1)
-    kw = dict(budget=10, sampling=sampling, gamma=1.0, shuffle=False, random_state=3)
-    one = BoundedOGDClassifier(**kw).fit(X, y)
-    chunked = BoundedOGDClassifier(**kw)
-    for start in range(0, 300, 37):
-        chunked.partial_fit(X[start:start + 37], y[start:start + 37], classes=[-1, 1])
-    assert_array_equal(chunked.support_vectors_, one.support_vectors_)
-    assert_allclose(chunked.dual_coef_, one.dual_coef_, rtol=1e-12, atol=1e-14)
+    assert_chunks_equal_one_pass(lambda: BoundedOGDClassifier(
+        budget=10, sampling=sampling, gamma=1.0, shuffle=False, random_state=3))
 
 
 @settings(max_examples=15, deadline=None)

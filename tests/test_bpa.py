@@ -150,17 +150,24 @@ def test_below_the_budget_it_is_pa_one(maintenance):
     assert bpa._learners[0].n_removals == 0
 
 
-@pytest.mark.parametrize("maintenance", RULES)
-def test_chunks_equal_one_pass(maintenance):
+def assert_chunks_equal_one_pass(make):
+    """``partial_fit`` over chunks of 37 rows is one ``fit`` pass (no
+    shuffle), for the estimator ``make()`` builds (every rule: the common
+    test covers the defaults)."""
     X, y = make_noisy_gaussians(300, random_state=1)
-    kw = dict(budget=10, maintenance=maintenance, gamma=1.0, shuffle=False)
-    one = BudgetedPassiveAggressive(**kw).fit(X, y)
-    chunked = BudgetedPassiveAggressive(**kw)
+    one = make().fit(X, y)
+    chunked = make()
     for start in range(0, 300, 37):
         chunked.partial_fit(X[start:start + 37], y[start:start + 37], classes=[-1, 1])
     assert_array_equal(chunked.support_vectors_, one.support_vectors_)
     assert_allclose(chunked.dual_coef_, one.dual_coef_, rtol=1e-12, atol=1e-14)
     assert chunked.n_mistakes_ == one.n_mistakes_
+
+
+@pytest.mark.parametrize("maintenance", RULES)
+def test_chunks_equal_one_pass(maintenance):
+    assert_chunks_equal_one_pass(lambda: BudgetedPassiveAggressive(
+        budget=10, maintenance=maintenance, gamma=1.0, shuffle=False))
 
 
 def test_zero_self_kernel_takes_step_C_and_spans_nothing():
