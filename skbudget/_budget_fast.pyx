@@ -1,5 +1,5 @@
 # cython: language_level=3, cdivision=True
-"""The fixed-budget family (ALGORITHMS.md §2, §3, §4, §5, §9).
+"""The fixed-budget family (doc/algorithms.md#fixed-budget-family).
 
 Every algorithm here is a perceptron-style learner: when a round asks for
 an update, it makes room (picks a support vector to replace, or none),
@@ -8,21 +8,21 @@ adds ``(x_t, alpha_t)`` as the newest support vector and tidies up.
 what differs:
 
 ===========================  ==========================================
-StoptronLearner              no room once ``|S| = B``: stop adding (§2)
-RandomBudgetLearner          room: remove position ``rng.randint(B)`` (§3)
+StoptronLearner              no room once ``|S| = B``: stop adding
+RandomBudgetLearner          room: remove position ``rng.randint(B)``
 CrammerKandolaSingerLearner  room: remove the largest leave-one-out
                              margin; adaptive cache: DistillCache after
-                             the insertion (§4)
+                             the insertion
 ForgetronLearner             after the insertion: shrink by phi, drop the
-                             oldest (§5)
+                             oldest
 PassiveAggressiveLearner     update on hinge loss, step
-                             ``min(C, loss / k_tt)`` (§9)
+                             ``min(C, loss / k_tt)``
 ===========================  ==========================================
 
 Ties between support vectors go to the oldest.  Values compared for a tie
 come from incrementally maintained margins, so two mathematically equal
 values may differ in the last bits; they count as tied when they agree to
-``TIE_TOL`` (relative), see
+a relative 1e-9 (``_numbers.tie_tolerance``), see
 :meth:`CrammerKandolaSingerLearner.best_removal`.
 """
 
@@ -31,15 +31,13 @@ from libc.math cimport fabs, sqrt, INFINITY
 
 from skbudget._engine cimport OnlineLearner
 from skbudget._engine import size_problem
-from skbudget._numbers cimport is_finite, raise_not_finite
+from skbudget._numbers cimport is_finite, raise_not_finite, tie_tolerance
 from skbudget._vector_loops cimport (skb_axpy, skb_first_at_least, skb_largest,
                                        skb_last_position, skb_leave_one_out_margins,
                                        skb_replace_in_margins, skb_vector_loops_init)
 
 skb_vector_loops_init()     # the AVX2 loops where the CPU has AVX2
 
-# relative tolerance under which two leave-one-out margins count as tied
-cdef double TIE_TOL = 1e-9
 # the Forgetron's damage allowance per mistake (Dekel et al., Lemma 2)
 cdef double FORGETRON_RATE = 15.0 / 32.0
 
@@ -47,10 +45,6 @@ cdef double FORGETRON_RATE = 15.0 / 32.0
 cdef enum:
     NO_ROOM = -2        # no update this round
     APPEND = -1         # add without removing
-
-
-cdef inline double _tolerance(double v) noexcept nogil:
-    return TIE_TOL * (1.0 + fabs(v))
 
 
 cdef class MistakeDrivenLearner(OnlineLearner):
@@ -120,14 +114,14 @@ cdef inline double _sign_of(double coefficient) noexcept nogil:
 
 
 cdef class StoptronLearner(MistakeDrivenLearner):
-    """§2: the kernel perceptron that stops adding once ``|S| = B``."""
+    """The Stoptron: the kernel perceptron that stops adding once ``|S| = B``."""
 
     cdef Py_ssize_t make_room(self, double y, double score) except -3 nogil:
         return APPEND if self.n_sv < self.budget else NO_ROOM
 
 
 cdef class RandomBudgetLearner(MistakeDrivenLearner):
-    """§3: on a mistake with ``|S| = B``, remove a uniformly random support
+    """The Random Budget Perceptron: on a mistake with ``|S| = B``, remove a uniformly random support
     vector, position ``rng.randint(B)`` oldest first (the ``RandomState``
     spelling of ``Generator.integers(B)``), then append the new example."""
 
@@ -138,7 +132,7 @@ cdef class RandomBudgetLearner(MistakeDrivenLearner):
 
 
 cdef class CrammerKandolaSingerLearner(MistakeDrivenLearner):
-    """§4: the Budget Perceptron of Crammer, Kandola & Singer.
+    """The Budget Perceptron of Crammer, Kandola & Singer.
 
     Fixed cache (``budget >= 1``, Fig. 3): on an update with ``|S| = B``,
     first remove the support vector with the largest leave-one-out margin
@@ -199,7 +193,7 @@ cdef class CrammerKandolaSingerLearner(MistakeDrivenLearner):
         for i in range(n_candidates, self.n_sv):     # the newer ones are no candidates
             loo[order[i]] = -INFINITY
         top = skb_largest(loo, self.capacity)
-        threshold = top - _tolerance(top)
+        threshold = top - tie_tolerance(top, 1.0)
         best[0] = top
         first = skb_first_at_least(loo, self.capacity, threshold, &n_within, &n_nan)
         if n_nan or top == INFINITY:
@@ -262,14 +256,14 @@ cdef class CrammerKandolaSingerLearner(MistakeDrivenLearner):
             return 0
         while self.n_sv > 1:
             pos = self.best_removal(self.n_sv - 1, &value)
-            if value < self.beta - _tolerance(self.beta):
+            if value < self.beta - tie_tolerance(self.beta, 1.0):
                 break
             self.remove_at(pos)
         return 0
 
 
 cdef class ForgetronLearner(MistakeDrivenLearner):
-    """§5: the self-tuned Forgetron of Dekel, Shalev-Shwartz & Singer.
+    """The self-tuned Forgetron of Dekel, Shalev-Shwartz & Singer.
 
     On a mistake: ``M += 1``; add ``(x_t, sigma = 1)``; if ``|S| = B + 1``:
     with ``r`` the oldest support vector and ``mu = y_r f'(x_r)`` (the model
@@ -393,7 +387,7 @@ def _forgetron_phi(double sigma, double mu, double room):
 
 
 cdef class PassiveAggressiveLearner(MistakeDrivenLearner):
-    """§9: kernel PA-I (unbounded).  On ``loss = 1 - y f(x) > 0``, add
+    """Kernel PA-I (unbounded).  On ``loss = 1 - y f(x) > 0``, add
     ``(x_t, y min(C, loss / k(x_t, x_t)))`` (``y C`` when ``k(x_t, x_t) = 0``);
     with an example weight ``w`` the cap is ``C w`` (no update when ``w = 0``)."""
 

@@ -56,10 +56,10 @@ cdef inline double merged_coefficient(double a_m, double a_n, double log_kappa,
 cdef inline double merged_sqnorm(double norm_m, double norm_n, double cross, double log_kappa,
                                  double h) noexcept nogil:
     """``‖W_z(h)‖² = ‖W_m‖² A² + ‖W_n‖² B² + 2 ⟨W_m, W_n⟩ A B`` with
-    ``A = κ^{(1−h)²}``, ``B = κ^{h²}`` (§12).  ``A B`` is one product, so
+    ``A = κ^{(1−h)²}``, ``B = κ^{h²}`` (the multi-class rule).  ``A B`` is one product, so
     that swapping the two rows (``A`` and ``B``) gives the same bits: with
     ``‖W_m‖² = ‖W_n‖²`` the search's first comparison is then an exact tie,
-    as §11's is with ``α_m = α_n``."""
+    as the binary rule's is with ``α_m = α_n``."""
     cdef double A = exp((1.0 - h) * (1.0 - h) * log_kappa), B = exp(h * h * log_kappa)
     return norm_m * A * A + norm_n * B * B + 2.0 * cross * (A * B)
 
@@ -67,8 +67,8 @@ cdef inline double merged_sqnorm(double norm_m, double norm_n, double cross, dou
 cdef inline double merge_objective(double first, double second, const double* cross,
                                    Py_ssize_t i, double log_kappa, double h) noexcept nogil:
     """What the merge search maximizes for partner ``i``: ``|α_z(h)|``
-    (§11: ``first = α_m``, ``second = α_n``; ``cross`` NULL) or
-    ``‖W_z(h)‖²`` (§12: ``first = ‖W_m‖²``, ``second = ‖W_n‖²``,
+    (the binary rule: ``first = α_m``, ``second = α_n``; ``cross`` NULL) or
+    ``‖W_z(h)‖²`` (the multi-class rule: ``first = ‖W_m‖²``, ``second = ‖W_n‖²``,
     ``cross[i] = ⟨W_m, W_n⟩``)."""
     if cross == NULL:
         return fabs(merged_coefficient(first, second, log_kappa, h))
@@ -80,7 +80,7 @@ cdef void golden_section_search(double a_m, const double* a_n, const double* cro
                                 Py_ssize_t n) noexcept nogil:
     """For each of ``n`` partners, the ``h`` in [0, 1] that maximizes
     ``|α_z(h)|`` (with ``cross``: ``‖W_z(h)‖²``, :func:`merge_objective`;
-    into ``lower``), by the golden-section search of §11
+    into ``lower``), by the golden-section search of the binary rule
     exactly: bracket ``[a, b] = [0, 1]``; each pass probes
     ``c = b − r (b − a)``, ``d = a + r (b − a)`` (recomputed, not reused);
     keep ``[a, d]`` if ``g(c) ≥ g(d)``, else ``[c, b]``; stop at
@@ -123,7 +123,7 @@ cdef Py_ssize_t best_partner(double first, double[:, ::1] cand, Py_ssize_t n,
                              bint rows) except -1 nogil:
     """The merge search over ``n`` candidate partners, the columns of
     ``cand`` (rows ``A_N``, ``KAPPA``, ``LOG_KAPPA`` and, for coefficient
-    ``rows`` (§12), ``CROSS`` filled; ``first`` is ``α_m``, or ``‖W_m‖²``):
+    ``rows`` (the multi-class rule), ``CROSS`` filled; ``first`` is ``α_m``, or ``‖W_m‖²``):
     ``h`` by the golden-section search (into ``LOWER``), the merged
     coefficient ``α_z`` or squared norm ``‖W_z‖²`` (into ``UPPER``) and the
     degradation (``DEGRADATION``).  Returns the column of the least
@@ -171,7 +171,7 @@ cdef Py_ssize_t row_partner(double norm_m, double[:, ::1] cand, Py_ssize_t n) ex
 # the merge search by table (Glasmachers & Qaadan 2018).  For a pair of the
 # same sign, |α_z(h)| = (α_m + α_n) |m κ^{(1−h)²} + (1 − m) κ^{h²}| with
 # m = α_m / (α_m + α_n): the best h depends on (m, κ) only.  The table
-# holds §11's golden-section h for the pair (m, 1 − m) at κ on the nodes
+# holds the binary rule's golden-section h for the pair (m, 1 − m) at κ on the nodes
 # (i / 400, j / 400) of Glasmachers & Qaadan's 401 x 401 grid over [0, 1]²
 # with m <= 1/2 (201 x 401 values): α_m is the smallest coefficient, so
 # its share m is at most 1/2 (up to the tie tolerance; larger m are read
@@ -191,7 +191,7 @@ _LOOKUP_ARRAY = None                    # (keeps it alive)
 
 def _lookup_table():
     """The table ``h*(m, κ)``, 201 x 401 values (rows ``m = i / 400``, ``i
-    = 0 .. 200``; columns ``κ = j / 400``, ``j = 0 .. 400``): §11's
+    = 0 .. 200``; columns ``κ = j / 400``, ``j = 0 .. 400``): the binary rule's
     golden-section search for ``(α_m, α_n) = (m, 1 − m)`` at each node,
     computed on the first call (about 80 000 searches, run in lockstep per
     row: about 0.05 s) and kept for the process.  The column ``κ = 1``,

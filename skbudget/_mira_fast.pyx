@@ -1,5 +1,6 @@
 # cython: language_level=3, cdivision=True
-"""Kernel MIRA and its Crammer-Kandola-Singer caches (ALGORITHMS.md §10).
+"""Kernel MIRA and its Crammer-Kandola-Singer caches
+(doc/algorithms.md#kernel-mira-and-the-crammerkandolasinger-cache-on-one-shared-support-set).
 
 MIRA (Crammer & Singer, JMLR 2003) learns all ``k`` classes at once on one
 support set (``_shared_support``).  Round ``t`` with class ``y``: scores
@@ -24,8 +25,8 @@ import numpy as np
 from libc.math cimport fabs, INFINITY
 
 from skbudget._engine import size_problem
-from skbudget._numbers cimport is_finite, raise_not_finite
-from skbudget._shared_support cimport SharedSupportLearner, tie_tolerance
+from skbudget._numbers cimport is_finite, raise_not_finite, tie_tolerance
+from skbudget._shared_support cimport SharedSupportLearner
 
 
 cdef class MIRALearner(SharedSupportLearner):

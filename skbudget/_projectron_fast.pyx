@@ -1,11 +1,12 @@
 # cython: language_level=3, cdivision=True
-"""Projectron and Projectron++ (ALGORITHMS.md §6).
+"""Projectron and Projectron++ (doc/algorithms.md#projectron-and-projectron).
 
 Orabona, Keshet & Caputo.  The support set only grows (nothing is ever
 removed), so the support vector at position ``i`` (oldest first) is cell
 ``i``.  Instead of ``K⁻¹`` the policy keeps the lower Cholesky factor ``L``
 of the support-set Gram matrix, ``K = L Lᵀ``, in packed row storage (row
-``i`` holds ``L[i, 0..i]`` and starts at ``i (i + 1) / 2``).  For a round
+``i`` holds ``L[i, 0..i]`` and starts at ``i (i + 1) / 2``; the triangular
+solves are the span factor's, ``_span_factor``).  For a round
 that needs the projection of ``k(x_t, ·)`` onto the span of ``S``:
 
 * ``c = L⁻¹ k_t`` (forward substitution, O(|S|²)); then
@@ -36,8 +37,8 @@ import numpy as np
 from libc.math cimport sqrt
 
 from skbudget._engine cimport OnlineLearner
-from skbudget._kernel_rows cimport dense_dot
 from skbudget._numbers cimport is_finite, raise_not_finite
+from skbudget._span_factor cimport PACKED, back_substitution, forward_substitution
 from skbudget._engine import _resized, size_problem
 
 # δ² ≤ SPAN_TOL · k(x_t, x_t) counts as "exactly in the span" (‖δ‖ = 0)
@@ -54,7 +55,7 @@ cdef class ProjectronLearner(OnlineLearner):
     cdef public long long n_projections     # mistake rounds solved by projection
     cdef public long long n_margin_updates  # Projectron++ only
     cdef public double[::1] chol            # packed rows of L
-    cdef public double[::1] work            # scratch by position: k_t, then α
+    cdef public double[::1] work            # scratch by position: α
     cdef public double[::1] c               # L⁻¹ k_t
     cdef public double[::1] w               # Lᵀ α, by position (the master copy of f)
     cdef double pk2                         # ‖P k_t‖² of the last projection
@@ -94,30 +95,20 @@ cdef class ProjectronLearner(OnlineLearner):
     cdef void forward(self) noexcept nogil:
         """c = L⁻¹ k_t; sets ``pk2 = ‖c‖²`` and ``delta2 = δ²`` (0 when the
         example is in the span up to rounding: δ² ≤ 1e-12 k(x_t, x_t))."""
-        cdef Py_ssize_t i, n = self.n_sv, row
-        cdef double s, pk2 = 0.0
-        for i in range(n):
-            self.work[i] = self.k_row[self.order[i]]
-        for i in range(n):
-            row = i * (i + 1) // 2
-            s = (self.work[i] - dense_dot(&self.chol[row], &self.c[0], i)) / self.chol[row + i]
-            self.c[i] = s
-            pk2 += s * s
-        self.pk2 = pk2
-        self.delta2 = self.k_tt - pk2
+        cdef Py_ssize_t i, n = self.n_sv
+        self.pk2 = 0.0
+        if n > 0:       # (an empty factor has no first entry)
+            for i in range(n):
+                self.c[i] = self.k_row[self.order[i]]
+            self.pk2 = forward_substitution(&self.chol[0], PACKED, n, &self.c[0])
+        self.delta2 = self.k_tt - self.pk2
         if self.delta2 <= SPAN_TOL * self.k_tt:
             self.delta2 = 0.0
 
     cdef void solve_upper(self, double[::1] x) noexcept nogil:
-        """x = L⁻ᵀ x in place (back substitution, row-oriented on the packed
-        rows of L)."""
-        cdef Py_ssize_t i, n = self.n_sv, row
-        cdef double xi
-        for i in range(n - 1, -1, -1):
-            row = i * (i + 1) // 2
-            xi = x[i] / self.chol[row + i]
-            x[i] = xi
-            _axpy(-xi, &self.chol[row], &x[0], i)
+        """x = L⁻ᵀ x in place (back substitution on the packed rows of L)."""
+        if self.n_sv > 0:
+            back_substitution(&self.chol[0], PACKED, self.n_sv, &x[0])
 
     cdef int move_along_projection(self, double step) except -1 nogil:
         """f += step · P k(x_t, ·), i.e. α += step · K⁻¹ k_t (after
@@ -217,7 +208,8 @@ cdef class ProjectronPlusPlusLearner(ProjectronLearner):
 
     cdef int margin_update(self, double y, double loss) except -1 nogil:
         """τ = min{ℓ/‖Pk‖², 2(ℓ − ‖δ‖/η)/‖Pk‖², 1}, α_i += y τ d_i, when
-        ‖Pk‖² > 0 and ℓ ≥ ‖δ‖/η (the journal form, ALGORITHMS.md §6)."""
+        ‖Pk‖² > 0 and ℓ ≥ ‖δ‖/η (the journal form,
+        doc/algorithms.md#projectron-and-projectron)."""
         cdef double ratio, tau
         self.ensure_row()
         self.forward()
@@ -251,9 +243,3 @@ cdef inline int check_projection(double pk2, double delta2) except -1 nogil:
         raise_not_finite(b"The projection's squared norm")
     return 0
 
-
-cdef inline void _axpy(double a, const double* x, double* y, Py_ssize_t n) noexcept nogil:
-    """y[j] += a x[j]."""
-    cdef Py_ssize_t j
-    for j in range(n):
-        y[j] += a * x[j]

@@ -1,17 +1,7 @@
 # cython: language_level=3
 """Declarations of the shared-support store (see ``_shared_support.pyx``)."""
 
-from libc.math cimport fabs
-
 from skbudget._engine cimport OnlineLearner
-
-
-cdef inline double tie_tolerance(double v, double unit=1.0) noexcept nogil:
-    """Two values that agree to a relative 1e-9 count as tied (ALGORITHMS.md
-    §10, the rule of §4's fixed-budget policies); ``unit``: the scale of the
-    values (a policy's :meth:`SharedSupportLearner.tie_unit`), under which
-    the tolerance does not shrink with ``|v|``."""
-    return 1e-9 * (unit + fabs(v))
 
 
 cdef class SharedSupportLearner(OnlineLearner):

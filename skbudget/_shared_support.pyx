@@ -1,12 +1,14 @@
 # cython: language_level=3, cdivision=True
 """One support set for every class: the store of the shared-support learners.
 
-A multi-class learner such as MIRA (ALGORITHMS.md §10) keeps one support
-set for all ``k`` classes: each support pattern ``x_c`` carries a class
+A multi-class learner such as MIRA
+(doc/algorithms.md#kernel-mira-and-the-crammerkandolasinger-cache-on-one-shared-support-set)
+keeps one support set for all ``k`` classes: each support pattern ``x_c`` carries a class
 label ``label[c]`` and a coefficient vector ``tau[c, :]`` of length ``k``,
 and the class scores are ``s_r(x) = scale * sum_c tau[c, r] k(x_c, x)``, with the
 engine's global ``scale`` (1 unless a policy moves it: multi-class BSGD's
-shrink is a change of scale, §12).  The budget counts patterns (one stored
+shrink is a change of scale,
+doc/algorithms.md#multi-class-bsgd-on-one-shared-support-set).  The budget counts patterns (one stored
 vector each), whatever ``k``.
 
 :class:`SharedSupportLearner` extends the engine's store (cells, ``order``,
@@ -31,7 +33,7 @@ import numpy as np
 from libc.math cimport INFINITY
 
 from skbudget._engine cimport OnlineLearner
-from skbudget._numbers cimport is_nan, raise_not_finite
+from skbudget._numbers cimport is_nan, raise_not_finite, tie_tolerance
 from skbudget._engine import _resized, size_problem
 
 

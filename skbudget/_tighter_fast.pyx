@@ -1,5 +1,6 @@
 # cython: language_level=3, cdivision=True
-"""Tighter and Tightest Perceptrons (ALGORITHMS.md §7 and §8).
+"""Tighter and Tightest Perceptrons
+(doc/algorithms.md#tighter-and-tightest-perceptrons).
 
 Both share one skeleton, :class:`ValidatedRemovalLearner`: on a mistake
 (``y f(x_t) <= 0``) add ``(x_t, alpha = y_t)``; when the support set then
@@ -65,7 +66,7 @@ cdef class ValidatedRemovalLearner(OnlineLearner):
                 # number (never below best: every loss NaN removes the oldest):
                 # Tightest's weights w+ are NaN where a kernel with negative
                 # values (linear, sigmoid) drove a soft count below the Beta
-                # prior's domain; §8 gives them no value
+                # prior's domain; the rule gives them no value
                 for pos in range(self.n_sv):
                     loss = self.removal_loss(self.order[pos])
                     if loss < best:
@@ -96,7 +97,7 @@ cdef class ValidatedRemovalLearner(OnlineLearner):
 
 
 # ---------------------------------------------------------------------------
-# Tighter (§7)
+# Tighter
 # ---------------------------------------------------------------------------
 cdef enum:
     VALIDATE_SUPPORT = 0
@@ -321,7 +322,7 @@ cdef class TighterLearner(ValidatedRemovalLearner):
 
 
 # ---------------------------------------------------------------------------
-# Tightest (§8)
+# Tightest
 # ---------------------------------------------------------------------------
 cdef class TightestLearner(ValidatedRemovalLearner):
     """Tightest Perceptron: soft neighbourhood counts, Beta-posterior

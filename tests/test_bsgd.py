@@ -9,8 +9,8 @@ from scipy.spatial.distance import cdist
 from sklearn.datasets import make_classification
 
 from skbudget import BudgetedSGDClassifier
-from skbudget._bsgd_fast import _span_factor, _span_factor_delete, _span_solve
 from skbudget._merge_search import _golden_section_h, _lookup_h, _lookup_merge, _lookup_table
+from skbudget._span_factor import _span_factor, _span_factor_delete, _span_solve
 from skbudget.datasets import make_checkerboard, make_noisy_gaussians
 from tests.oracles import keeping_flags, mistake_flags
 from tests.oracles.bsgd import (
