@@ -128,7 +128,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="8 000 rows, 1 order, 2 rounds")
     parser.add_argument("--orders", type=int, default=3)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--cost-rows", type=int, default=12000)
     args = parser.parse_args()
     X, y, Xt, yt = load(args.quick)
