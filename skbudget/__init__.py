@@ -4,6 +4,8 @@ Online kernel classifiers whose support set stays bounded however long the
 stream runs, each exactly as published, on one compiled engine.
 """
 
+from skbudget._bogd import BoundedOGDClassifier
+from skbudget._bpa import BudgetedPassiveAggressive
 from skbudget._bsgd import BudgetedSGDClassifier
 from skbudget._budget import (
     BudgetPerceptron,
@@ -23,7 +25,9 @@ from skbudget.model_selection import SequentialSearchCV
 __version__ = "0.1.0"
 
 __all__ = [
+    "BoundedOGDClassifier",
     "BudgetMIRA",
+    "BudgetedPassiveAggressive",
     "BudgetedSGDClassifier",
     "BudgetPerceptron",
     "Forgetron",

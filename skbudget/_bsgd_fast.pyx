@@ -1,7 +1,7 @@
 # cython: language_level=3, cdivision=True
-"""Budgeted SGD for kernel SVMs (doc/algorithms.md#budgeted-sgd-wang-crammer--vucetic), and its
+"""Budgeted SGD for kernel SVMs (doc/algorithms.md#bsgd), and its
 multi-class form on one shared support set
-(doc/algorithms.md#multi-class-bsgd-on-one-shared-support-set).
+(doc/algorithms.md#bsgd-multi-class).
 
 Wang, Crammer & Vucetic, "Breaking the curse of kernelization: budgeted
 stochastic gradient descent for large-scale SVM training", JMLR 13, 2012.
@@ -276,7 +276,7 @@ cdef class BudgetedSGDLearner(OnlineLearner):
 
 cdef class MulticlassBSGDLearner(SharedSupportLearner):
     """BSGD on ``k`` classes with one shared support set
-    (doc/algorithms.md#multi-class-bsgd-on-one-shared-support-set).
+    (doc/algorithms.md#bsgd-multi-class).
 
     Round ``t`` with class ``y``: class scores ``f_c`` before the step,
     runner-up ``r = argmax_{c != y} f_c`` (ties: the lowest index); the

@@ -167,6 +167,8 @@ cdef class OnlineLearner:
     cdef void add_gram_row(self, Py_ssize_t cell, double a) noexcept nogil
     cdef int rescale(self, double factor) except -1 nogil
     cdef long long random_below(self, long long n) except -1 nogil
+    cdef double random_uniform(self) except -1.0 nogil
+    cdef int start_draw(self) except -1 nogil
     cdef Py_ssize_t example_position(self, Py_ssize_t example_id) except -1 nogil
 
     # ---- engine internals ----------------------------------------------------

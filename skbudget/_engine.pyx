@@ -890,12 +890,16 @@ cdef class OnlineLearner:
         """Multiply every coefficient by ``factor`` > 0 in O(1).  Returns 1
         if the global scale was folded into the stored coefficients (they,
         and the margins, were multiplied by the scale, which is now 1: a
-        policy keeping sums in the coefficients' units does the same), else 0."""
+        policy keeping sums in the coefficients' units does the same), else 0.
+        The scale is folded in when it leaves [1e-100, 1e100]: a rule that
+        only shrinks (Forgetron) would underflow it, one that also grows it
+        (BOGD's unbiased rescaling) overflow it, while the coefficients
+        themselves stay in range."""
         cdef Py_ssize_t i, c
         self.scale *= factor
-        if self.scale >= 1e-100:
+        if 1e-100 <= self.scale <= 1e100:
             return 0
-        for i in range(self.n_sv):      # fold the scale in before it underflows
+        for i in range(self.n_sv):      # fold the scale in before it under- or overflows
             c = self.order[i]
             self.set_alpha(c, self.alpha[c] * self.scale)
             if self.track_margins:
@@ -903,11 +907,9 @@ cdef class OnlineLearner:
         self.scale = 1.0
         return 1
 
-    cdef long long random_below(self, long long n) except -1 nogil:
-        """``rng.randint(n)`` for ``n >= 1``: the same draw from the same
-        generator (NumPy's legacy masked rejection sampling on the bit
-        generator's 32- or 64-bit output), without a Python call."""
-        cdef uint64_t top = <uint64_t>(n - 1), mask = top, value
+    cdef int start_draw(self) except -1 nogil:
+        """Before a draw: the generator's bit generator at hand, and its
+        state saved at the call's first draw (see :meth:`begin_call`)."""
         if self.bitgen == NULL:
             with gil:
                 self.bitgen = <bitgen_t*>PyCapsule_GetPointer(
@@ -917,6 +919,22 @@ cdef class OnlineLearner:
             with gil:
                 self.rng_at_call_start = self.rng.get_state()
                 self.rng_saved = True
+        return 0
+
+    cdef double random_uniform(self) except -1.0 nogil:
+        """``rng.random_sample()`` (``rng.random()``), a double in [0, 1):
+        the same draw from the same generator (its bit generator's next
+        double, as ``RandomState.random_sample`` takes it), without a
+        Python call."""
+        self.start_draw()
+        return self.bitgen.next_double(self.bitgen.state)
+
+    cdef long long random_below(self, long long n) except -1 nogil:
+        """``rng.randint(n)`` for ``n >= 1``: the same draw from the same
+        generator (NumPy's legacy masked rejection sampling on the bit
+        generator's 32- or 64-bit output), without a Python call."""
+        cdef uint64_t top = <uint64_t>(n - 1), mask = top, value
+        self.start_draw()
         if top == 0:
             return 0
         mask |= mask >> 1
@@ -1838,3 +1856,8 @@ def csr_parts(const double[:, ::1] rows):
 def _random_below(OnlineLearner learner, long long n):
     """Python access to :meth:`OnlineLearner.random_below` (for tests)."""
     return learner.random_below(n)
+
+
+def _random_uniform(OnlineLearner learner):
+    """Python access to :meth:`OnlineLearner.random_uniform` (for tests)."""
+    return learner.random_uniform()

@@ -13,7 +13,7 @@ column and returns the column of the least degradation (ties: the first).
 from libc.math cimport log, INFINITY
 
 # the merge search of a coefficient: the golden-section rule, or its table
-# h*(m, κ) (doc/algorithms.md#budgeted-sgd-wang-crammer--vucetic)
+# h*(m, κ) (doc/algorithms.md#bsgd)
 cdef enum:
     SEARCH_GOLDEN = 0
     SEARCH_LOOKUP = 1

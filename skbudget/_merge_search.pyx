@@ -1,6 +1,6 @@
 # cython: language_level=3, cdivision=True
-"""BSGD's merge search (doc/algorithms.md#budgeted-sgd-wang-crammer--vucetic,
-doc/algorithms.md#multi-class-bsgd-on-one-shared-support-set).
+"""BSGD's merge search (doc/algorithms.md#bsgd,
+doc/algorithms.md#bsgd-multi-class).
 
 Merging two support vectors of an RBF expansion, ``x_m`` and a partner
 ``x_n`` with ``κ = k(x_m, x_n)``, into ``z = h x_m + (1 − h) x_n``: ``h``

@@ -1,6 +1,6 @@
 # cython: language_level=3, cdivision=True
 """Kernel MIRA and its Crammer-Kandola-Singer caches
-(doc/algorithms.md#kernel-mira-and-the-crammerkandolasinger-cache-on-one-shared-support-set).
+(doc/algorithms.md#mira).
 
 MIRA (Crammer & Singer, JMLR 2003) learns all ``k`` classes at once on one
 support set (``_shared_support``).  Round ``t`` with class ``y``: scores

@@ -1,6 +1,6 @@
 # cython: language_level=3, cdivision=True
 """Kernel Perceptron with the Khardon-Wachman variants
-(doc/algorithms.md#kernel-perceptron-khardonwachman).
+(doc/algorithms.md#kernel-perceptron).
 
 Khardon & Wachman, Fig. 2, in dual form.  ``m_j`` (the paper's alpha_j) is
 the number of updates made on training example ``j``; the support vector of

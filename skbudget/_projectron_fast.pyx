@@ -1,5 +1,5 @@
 # cython: language_level=3, cdivision=True
-"""Projectron and Projectron++ (doc/algorithms.md#projectron-and-projectron).
+"""Projectron and Projectron++ (doc/algorithms.md#projectron).
 
 Orabona, Keshet & Caputo.  The support set only grows (nothing is ever
 removed), so the support vector at position ``i`` (oldest first) is cell
@@ -209,7 +209,7 @@ cdef class ProjectronPlusPlusLearner(ProjectronLearner):
     cdef int margin_update(self, double y, double loss) except -1 nogil:
         """τ = min{ℓ/‖Pk‖², 2(ℓ − ‖δ‖/η)/‖Pk‖², 1}, α_i += y τ d_i, when
         ‖Pk‖² > 0 and ℓ ≥ ‖δ‖/η (the journal form,
-        doc/algorithms.md#projectron-and-projectron)."""
+        doc/algorithms.md#projectron)."""
         cdef double ratio, tau
         self.ensure_row()
         self.forward()

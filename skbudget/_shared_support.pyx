@@ -2,13 +2,13 @@
 """One support set for every class: the store of the shared-support learners.
 
 A multi-class learner such as MIRA
-(doc/algorithms.md#kernel-mira-and-the-crammerkandolasinger-cache-on-one-shared-support-set)
+(doc/algorithms.md#mira)
 keeps one support set for all ``k`` classes: each support pattern ``x_c`` carries a class
 label ``label[c]`` and a coefficient vector ``tau[c, :]`` of length ``k``,
 and the class scores are ``s_r(x) = scale * sum_c tau[c, r] k(x_c, x)``, with the
 engine's global ``scale`` (1 unless a policy moves it: multi-class BSGD's
 shrink is a change of scale,
-doc/algorithms.md#multi-class-bsgd-on-one-shared-support-set).  The budget counts patterns (one stored
+doc/algorithms.md#bsgd-multi-class).  The budget counts patterns (one stored
 vector each), whatever ``k``.
 
 :class:`SharedSupportLearner` extends the engine's store (cells, ``order``,

@@ -1,7 +1,7 @@
 # cython: language_level=3, cdivision=True
 """The span factor: one incremental Cholesky factor of a support set's Gram
-matrix (doc/algorithms.md#budgeted-sgd-wang-crammer--vucetic,
-doc/algorithms.md#projectron-and-projectron).
+matrix (doc/algorithms.md#bsgd,
+doc/algorithms.md#projectron).
 
 ``K = L Lᵀ`` by position (row ``i`` = support vector ``i``, oldest first),
 in one of two layouts: full rows ``ld`` apart, or packed rows (``ld =

@@ -1,6 +1,6 @@
 # cython: language_level=3, cdivision=True
 """Tighter and Tightest Perceptrons
-(doc/algorithms.md#tighter-and-tightest-perceptrons).
+(doc/algorithms.md#tighter-perceptron).
 
 Both share one skeleton, :class:`ValidatedRemovalLearner`: on a mistake
 (``y f(x_t) <= 0``) add ``(x_t, alpha = y_t)``; when the support set then

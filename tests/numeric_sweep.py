@@ -33,7 +33,8 @@ POWERS = [1e-300, 1e-200, 1e-100, 1e-30, 1e-10, 1e10, 1e30, 1e100, 1e200, 1e300]
 VALUES = POWERS + [-v for v in POWERS]
 INTEGERS = [0, 1, 2, 3, 10, 1000, 10 ** 6, 10 ** 18, 10 ** 300]
 # each estimator's own numeric parameters (the kernel's are swept for all)
-OWN = ("alpha", "beta", "eta", "C", "eta0", "theta_init", "threshold_step", "tau", "lam")
+OWN = ("alpha", "beta", "eta", "C", "eta0", "theta_init", "threshold_step", "tau", "lam",
+       "coef_bound")
 CLEAR = (ValueError, FloatingPointError)
 
 bad = []
@@ -71,7 +72,11 @@ def cases(Est):
         # build report a non-finite Forgetron (poly, gamma=1e30) that no
         # seeded order has reproduced since
         base["random_state"] = 0
-    rules = ["merging", "projection", "removal"] if "maintenance" in params else [None]
+    rules = [{}]
+    for option in ("maintenance", "sampling"):  # every rule the estimator offers
+        if option in params:
+            rules = [{option: rule}
+                     for rule in sorted(Est._parameter_constraints[option][0].options)]
     if "kernel" not in params:       # FourierOGDClassifier: the RBF kernel only
         for value in VALUES:
             yield dict(base, gamma=value), "gamma"
@@ -95,7 +100,7 @@ def cases(Est):
     for name in OWN:
         if name in params:
             for rule in rules:
-                fixed = dict(base) if rule is None else dict(base, maintenance=rule)
+                fixed = dict(base, **rule)
                 for value in VALUES:
                     yield dict(fixed, **{name: value}), name
 

@@ -175,6 +175,7 @@ def test_budget_never_exceeded(Est, seed, budget, n_classes):
     rng = np.random.RandomState(seed)
     X = rng.normal(size=(40, 2))
     y = rng.randint(n_classes, size=40)
+    budget = max(budget, Est._parameter_constraints["budget"][0].left)  # BOGD: B >= 2
     est = Est(budget=budget, gamma=1.0, random_state=seed)
     classes = np.arange(n_classes)
     for i in range(len(y)):

@@ -43,6 +43,9 @@ VARIANTS = {
                                                       "averaged")]
                         + [dict(alpha_bound=2, lam=0.1, tau=0.5)],
     "Forgetron": [dict(self_tuned=True), dict(self_tuned=False)],
+    "BoundedOGDClassifier": [dict(sampling=s) for s in ("uniform", "coefficient")],
+    "BudgetedPassiveAggressive": [dict(maintenance=m) for m in ("simple", "nearest",
+                                                                 "projection")],
     "TighterPerceptron": [dict(validation=v) for v in ("budget", "support", "full")],
     "TightestPerceptron": [{}, dict(prior=(2.0, 0.5))],
     "Projectron": [dict(eta=0.1), dict(budget=None)],

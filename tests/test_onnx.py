@@ -54,7 +54,7 @@ def _model(Est, kernel, **params):
         est.set_params(kernel=kernel)
     if "budget" in names:
         est.set_params(budget=20)
-    if "maintenance" in names:
+    if "merge_search" in names:                         # BudgetedSGDClassifier
         est.set_params(alpha=0.01)
         if kernel != "rbf":
             est.set_params(maintenance="projection")   # merging needs kernel='rbf'

@@ -1,0 +1,93 @@
+"""BudgetedPassiveAggressive: PA-I on a budget (BPA-S, BPA-NN, BPA-P)."""
+
+from sklearn.utils._param_validation import StrOptions
+
+from skbudget._base import BaseOnlineKernelClassifier
+from skbudget._bpa_fast import NEAREST, PROJECTION, SIMPLE, BudgetedPALearner
+from skbudget._budget import _example
+from skbudget._docstrings import BUDGET_DOC, attributes_doc, docstring, kernel_doc, stream_doc
+from skbudget._params import Integer, RealNumber, base_params
+
+__all__ = ["BudgetedPassiveAggressive"]
+
+_MAINTENANCE = {"simple": SIMPLE, "nearest": NEAREST, "projection": PROJECTION}
+
+
+class BudgetedPassiveAggressive(BaseOnlineKernelClassifier):
+    __doc__ = docstring(
+        """Budgeted Passive-Aggressive (BPA): kernel PA-I on a fixed budget.
+
+    On a round with hinge loss ``l = max(0, 1 - y f(x)) > 0`` (the score
+    before the step) the PA-I step is ``tau = min(C, l / k(x, x))`` (``C``
+    when ``k(x, x) <= 0``).  While fewer than ``budget`` support vectors
+    are stored, ``x`` is added with coefficient ``tau y``.  Once the budget
+    is full, the PA problem is solved *with* a removal: one support vector
+    ``r`` is removed and a small set ``V`` holding ``x`` absorbs it, its
+    coefficient projected onto span ``V`` (``alpha_r K_V^{-1} k_{V,r}`` is
+    added to the coefficients of ``V``).  The vector removed is the one
+    that loses least, ``argmin_r alpha_r^2 s_r`` with ``s_r`` the squared
+    feature-space distance of ``x_r`` from span ``V`` (ties: the oldest);
+    ``x`` is appended as the newest support vector, so the support set
+    stays at ``budget``.  Whatever ``r`` is, the margin after the step is
+    ``y f(x) + tau k(x, x)``, as for the unbounded PA-I.  No bias.
+
+    ``maintenance`` chooses ``V``:
+
+    - ``'simple'`` (BPA-S): ``V = {x}``; O(B) a round.
+    - ``'nearest'`` (BPA-NN): ``V = {x, n(r)}``, ``n(r)`` the support
+      vector nearest to ``x_r`` in feature space (``{x}`` when the 2 x 2
+      Gram matrix is numerically singular); O(B) a round with the support
+      set's Gram matrix (O(B^2) memory) and each vector's nearest
+      neighbour kept up to date.
+    - ``'projection'`` (BPA-P): ``V`` = every other support vector and
+      ``x``; O(B^2) a round and memory, the inverse Gram matrix of the
+      support set kept up to date.  When ``x`` lies in the span of the
+      support set (squared distance at most ``1e-12 k(x, x)``) nothing is
+      removed or added: the step is projected onto the support set.
+
+    The paper's experiments: BPA-NN is nearly as accurate as BPA-P at a
+    fraction of its cost, and both are markedly better than BPA-S and the
+    perceptron budget rules on noisy data.""",
+        [BUDGET_DOC,
+         """C : float, default=1.0
+        Aggressiveness: the largest step ``tau`` a round may take (PA-I).""",
+         """maintenance : {'simple', 'nearest', 'projection'}, default='simple'
+        The set ``V`` that absorbs the removed support vector: ``x`` alone
+        (BPA-S), ``x`` and the removed vector's nearest neighbour (BPA-NN),
+        or ``x`` and every other support vector (BPA-P).""",
+         kernel_doc(), stream_doc()],
+        attributes_doc(n_updates="Rounds with a positive hinge loss (each takes a step), summed\n"
+                                 "        over the learners."),
+        see_also="""KernelPassiveAggressive : The unbounded PA-I.
+    BudgetedSGDClassifier : Budgeted SGD for the kernel SVM, with removal,
+        projection or merging.""",
+        references="""Z. Wang and S. Vucetic, "Online Passive-Aggressive Algorithms on a
+    Budget", Proceedings of the 13th International Conference on Artificial
+    Intelligence and Statistics (AISTATS), JMLR W&CP 9, 908-915, 2010.
+
+    K. Crammer, O. Dekel, J. Keshet, S. Shalev-Shwartz and Y. Singer,
+    "Online Passive-Aggressive Algorithms", Journal of Machine Learning
+    Research 7, 551-585, 2006.""",
+        examples=_example("BudgetedPassiveAggressive",
+                          "BudgetedPassiveAggressive(budget=50, maintenance='nearest', "
+                          "random_state=0)"),
+    )
+
+    _parameter_constraints: dict = {
+        **BaseOnlineKernelClassifier._parameter_constraints,
+        "budget": [Integer(1, None, closed="left")],
+        "C": [RealNumber(0.0, None, closed="neither")],
+        "maintenance": [StrOptions(set(_MAINTENANCE))],
+    }
+
+    def __init__(self, *, budget=100, C=1.0, maintenance="simple", kernel="rbf", gamma="scale",
+                 degree=3, coef0=0.0, kernel_params=None, max_iter=1, shuffle=True,
+                 random_state=None, warm_start=False, verbose=0, n_jobs=None):
+        super().__init__(**base_params(locals()))
+        self.budget = budget
+        self.C = C
+        self.maintenance = maintenance
+
+    def _make_learner(self, rng):
+        return BudgetedPALearner(budget=self.budget, C=float(self.C),
+                                 maintenance=_MAINTENANCE[self.maintenance])

@@ -1,0 +1,422 @@
+# cython: language_level=3, cdivision=True
+"""Budgeted Passive-Aggressive: BPA-S, BPA-NN and BPA-P
+(doc/algorithms.md#bpa).
+
+Wang & Vucetic, "Online Passive-Aggressive Algorithms on a Budget",
+AISTATS 2010.  PA-I (step ``tau = min(C, loss / k(x_t, x_t))`` on a hinge
+loss) whose budget is kept by solving the PA problem with the removal:
+when ``|S| = B``, the support vector ``r`` is removed whose coefficient,
+projected onto the span of a small set ``V`` holding ``x_t``, loses the
+least, ``argmin_r alpha_r^2 s_r`` with the removal score
+``s_r = k_rr - k_{V,r}^T K_V^{-1} k_{V,r}`` (the squared distance of
+``phi(x_r)`` from span ``V``); the projection ``alpha_r K_V^{-1} k_{V,r}``
+is added to the coefficients of ``V`` and ``x_t`` is appended as the newest
+support vector.
+
+* simple (BPA-S): ``V = {t}``; O(B) a round from the round's kernel row.
+* nearest (BPA-NN): ``V = {t, n(r)}``, ``n(r)`` the support vector nearest
+  to ``x_r`` in feature space.  The engine keeps the support set's Gram
+  matrix (``track_gram``) and the policy each vector's nearest neighbour
+  and its squared distance (``nearest``, ``nearest_dist``): an insertion
+  compares the new vector with every neighbour (O(B)), a removal
+  recomputes the neighbours of the vectors it was nearest to (O(B) each),
+  so a round is O(B).
+* projection (BPA-P): ``V = S + {t} - {r}``.  The policy keeps ``A =
+  K_S^{-1}``, the inverse Gram matrix of the support set by cell (zero in
+  the rows and columns of free cells, so every pass runs over whole rows,
+  contiguously).  With ``d = A k_t`` and ``delta^2 = k_tt - k_t^T d``, the
+  inverse ``G`` of the Gram matrix of ``U = S + {t}`` is ``A`` bordered:
+  ``G_rr = A_rr + d_r^2 / delta^2``, so ``s_r = 1 / G_rr`` for every ``r``
+  in O(B) once ``d`` is known, and the removal of ``r`` from ``U`` is the
+  rank-one downdate ``G - g g^T / G_rr`` (``g`` = column ``r`` of ``G``).
+  Two O(B^2) passes a round: ``d``, and one rank-two update of ``A``.
+  When ``x_t`` lies in span ``S`` (``delta^2 <= 1e-12 k_tt``) nothing is
+  removed or added: the step is projected onto ``S``
+  (``alpha += tau y d``), so ``K_S`` stays invertible.
+
+Every removal score is a squared distance: a value below 0 (rounding, or a
+kernel that is not positive semi-definite) counts as 0.  Scores agreeing to
+a relative 1e-9 are tied (``_numbers.oldest_least``), and ties go to the oldest.
+"""
+
+import numpy as np
+from libc.math cimport fabs, INFINITY
+
+from skbudget._engine cimport OnlineLearner
+from skbudget._engine import _resized, size_problem, square_problem
+from skbudget._kernel_rows cimport dense_dot
+from skbudget._numbers cimport is_finite, oldest_least, raise_not_finite
+
+# K_V is singular (BPA-NN's 2 x 2 determinant, BPA-P's delta^2) at or below
+# SPAN_TOL times the product of its diagonal (the contract's 1e-12)
+cdef double SPAN_TOL = 1e-12
+
+# what a non-finite removal score is called in the error
+cdef const char* REMOVAL_SCORE = b"A removal score of the budgeted Passive-Aggressive"
+
+cdef enum:
+    RULE_SIMPLE = 0
+    RULE_NEAREST = 1
+    RULE_PROJECTION = 2
+SIMPLE, NEAREST, PROJECTION = RULE_SIMPLE, RULE_NEAREST, RULE_PROJECTION
+
+
+cdef class BudgetedPALearner(OnlineLearner):
+    """One binary BPA learner.
+
+    Parameters
+    ----------
+    budget : int
+        ``B >= 1``.
+    C : float
+        The PA-I cap ``C > 0``.
+    maintenance : int
+        ``SIMPLE``, ``NEAREST`` or ``PROJECTION``.
+    """
+
+    cdef public Py_ssize_t budget
+    cdef public double C
+    cdef public int maintenance
+    cdef public long long n_removals       # rounds that removed a support vector
+    cdef public long long n_projections    # BPA-P rounds whose step was projected onto S
+    # BPA-NN: each support cell's nearest other support vector (a cell, -1
+    # when it is alone) and their squared feature-space distance
+    cdef public Py_ssize_t[::1] nearest
+    cdef public double[::1] nearest_dist
+    # BPA-P: K_S^{-1} by cell (zero rows and columns for free cells)
+    cdef public double[:, ::1] inverse
+    # scratch (not state): removal scores by position; by cell: the round's
+    # kernel row (0 for free cells), d = K_S^{-1} k_t, the update vectors
+    cdef double[::1] values
+    cdef double[::1] k_vec
+    cdef double[::1] d_vec
+    cdef double[::1] g_vec
+
+    _state_names = OnlineLearner._state_names + (
+        "budget", "C", "maintenance", "n_removals", "n_projections", "nearest",
+        "nearest_dist", "inverse")
+
+    def __cinit__(self, *args, **kwargs):
+        # before the engine's __init__ grows them
+        self.nearest = np.zeros(0, dtype=np.intp)
+        self.nearest_dist = np.zeros(0)
+        self.inverse = np.zeros((0, 0))
+
+    def __init__(self, Py_ssize_t budget=1, double C=1.0, int maintenance=RULE_SIMPLE):
+        self.maintenance = maintenance     # (before the engine's __init__ calls grow)
+        OnlineLearner.__init__(self, capacity=budget + 1,
+                               track_gram=maintenance == RULE_NEAREST)
+        self.budget = budget
+        self.C = C
+        self.n_removals = 0
+        self.n_projections = 0
+
+    cdef int grow(self, Py_ssize_t new_capacity) except -1:
+        cdef Py_ssize_t old = self.nearest.shape[0]
+        OnlineLearner.grow(self, new_capacity)
+        nearest = np.full(new_capacity, -1, dtype=np.intp)
+        nearest[:old] = self.nearest
+        self.nearest = nearest
+        self.nearest_dist = _resized(self.nearest_dist, new_capacity)
+        if self.maintenance == RULE_PROJECTION:
+            inverse = np.zeros((new_capacity, new_capacity))
+            old = self.inverse.shape[0]
+            inverse[:old, :old] = self.inverse
+            self.inverse = inverse
+        self.make_scratch()
+        return 0
+
+    cdef int make_scratch(self) except -1:
+        self.values = np.zeros(self.capacity)
+        self.k_vec = np.zeros(self.capacity)
+        self.d_vec = np.zeros(self.capacity)
+        self.g_vec = np.zeros(self.capacity)
+        return 0
+
+    def check_policy_state(self, Py_ssize_t pool_size):
+        cdef Py_ssize_t i, c, n
+        if not (1 <= self.budget < self.capacity and self.n_sv <= self.budget):
+            return (f"budget={self.budget} is not in [1, capacity={self.capacity}) or below "
+                    f"n_sv={self.n_sv}")
+        if not (self.C > 0 and is_finite(self.C)):
+            return f"C={self.C} is not a positive number"
+        if self.maintenance not in (RULE_SIMPLE, RULE_NEAREST, RULE_PROJECTION):
+            return f"maintenance={self.maintenance} is no rule"
+        if self.maintenance == RULE_NEAREST and not self.track_gram:
+            return "BPA-NN without the Gram matrix"
+        problem = size_problem({"nearest": self.nearest, "nearest_dist": self.nearest_dist},
+                               self.capacity)
+        if problem is None and self.maintenance == RULE_PROJECTION:
+            problem = square_problem("the inverse Gram matrix", self.inverse, self.capacity)
+        if problem is None and self.maintenance == RULE_NEAREST:
+            support = set(np.asarray(self.order)[:self.n_sv].tolist())
+            for i in range(self.n_sv):
+                c = self.order[i]
+                n = self.nearest[c]
+                if (n == -1) != (self.n_sv == 1) or (n != -1 and (n == c or n not in support)):
+                    return f"the nearest neighbour {n} of cell {c} is no other support vector"
+                if n != -1 and not is_finite(self.nearest_dist[c]):
+                    return f"the distance to the nearest neighbour of cell {c} is not finite"
+        if problem is None and self.values.shape[0] < self.capacity:
+            self.make_scratch()     # (a state set with a larger capacity)
+        return problem
+
+    # ------------------------------------------------------------------
+    # the round
+    # ------------------------------------------------------------------
+    cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300 nogil:
+        cdef double score = self.dot_row(), loss, tau
+        if not is_finite(score):
+            raise_not_finite(b"The score of the budgeted Passive-Aggressive")
+        loss = 1.0 - y * score
+        if loss <= 0.0:
+            return score
+        # PA-I's step; C when k(x_t, x_t) <= 0 (x_t is then no direction)
+        tau = self.C
+        if self.k_tt > 0.0 and loss / self.k_tt < self.C:
+            tau = loss / self.k_tt
+        if self.maintenance == RULE_PROJECTION:
+            self.projection_round(y * tau)
+        elif self.n_sv < self.budget:
+            self.insert(y * tau)
+        else:
+            self.remove_and_insert(y * tau)
+        self.n_updates += 1
+        return score
+
+    cdef int insert(self, double coef) except -1 nogil:
+        """Append x_t (BPA-S and BPA-NN)."""
+        cdef Py_ssize_t cell = self.append_current(coef)
+        if self.maintenance == RULE_NEAREST:
+            self.meet_newest(cell)
+        return 0
+
+    cdef double removal_score(self, Py_ssize_t c, double* share_t, double* share_n,
+                              Py_ssize_t* partner) noexcept nogil:
+        """BPA-S and BPA-NN: ``s_c`` for the support vector in cell ``c``
+        and ``K_V^{-1} k_{V,c}``: its share for x_t and for ``partner``
+        (``n(c)``; -1 when ``V = {t}``).  Needs the round's kernel row."""
+        cdef double ktt = self.k_tt, ktr = self.k_row[c], knr, ktn, knn, det
+        cdef Py_ssize_t n = self.nearest[c] if self.maintenance == RULE_NEAREST else -1
+        partner[0] = -1
+        share_n[0] = 0.0
+        share_t[0] = ktr / ktt if ktt > 0.0 else 0.0       # V = {t}
+        if n >= 0:
+            knn = self.kself[n]
+            ktn = self.k_row[n]
+            knr = self.gram[n, c]
+            det = ktt * knn - ktn * ktn
+            if det > 0.0 and det > SPAN_TOL * ktt * knn:    # else V = {t}
+                share_t[0] = (knn * ktr - ktn * knr) / det
+                share_n[0] = (ktt * knr - ktn * ktr) / det
+                partner[0] = n
+                return self.kself[c] - (ktr * share_t[0] + knr * share_n[0])
+        return self.kself[c] - ktr * share_t[0]
+
+    cdef int remove_and_insert(self, double step) except -1 nogil:
+        """|S| = B, BPA-S or BPA-NN: remove the best ``r``, let ``V`` absorb
+        it, append x_t."""
+        cdef Py_ssize_t i, c, r, partner
+        cdef double a, s, share_t, share_n
+        cdef double* values = &self.values[0]
+        self.ensure_row()
+        for i in range(self.n_sv):
+            c = self.order[i]
+            s = self.removal_score(c, &share_t, &share_n, &partner)
+            a = self.alpha[c] * self.scale
+            values[i] = a * a * (s if s > 0.0 else 0.0)
+        r = oldest_least(values, self.n_sv, REMOVAL_SCORE)
+        c = self.order[r]
+        a = self.alpha[c] * self.scale
+        self.removal_score(c, &share_t, &share_n, &partner)
+        if partner >= 0:
+            self.add_to_coef(partner, a * share_n)
+        self.remove_at(r)
+        self.n_removals += 1
+        c = self.append_current(a * share_t + step)
+        if self.maintenance == RULE_NEAREST:
+            self.meet_newest(c)
+        return 0
+
+    # ------------------------------------------------------------------
+    # BPA-NN: the nearest neighbours
+    # ------------------------------------------------------------------
+    cdef inline double distance(self, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
+        """||phi(x_a) - phi(x_b)||^2 from the Gram matrix."""
+        return self.kself[a] + self.kself[b] - 2.0 * self.gram[a, b]
+
+    cdef int find_nearest(self, Py_ssize_t c) except -1 nogil:
+        """nearest[c] = the support vector nearest to c (ties: oldest)."""
+        cdef Py_ssize_t i, j, best = -1
+        cdef double v, best_dist = INFINITY
+        for i in range(self.n_sv):
+            j = self.order[i]
+            if j == c:
+                continue
+            v = self.distance(c, j)
+            if not is_finite(v):
+                raise_not_finite(b"A feature-space distance between support vectors")
+            if best < 0 or v < best_dist:
+                best = j
+                best_dist = v
+        self.nearest[c] = best
+        self.nearest_dist[c] = best_dist
+        return 0
+
+    cdef int on_remove(self, Py_ssize_t cell) except -1 nogil:
+        """The cells whose nearest neighbour ``cell`` was are marked (-2)
+        for :meth:`meet_newest` to recompute."""
+        cdef Py_ssize_t i, c
+        if self.maintenance == RULE_NEAREST:
+            for i in range(self.n_sv):
+                c = self.order[i]
+                if self.nearest[c] == cell:
+                    self.nearest[c] = -2
+            self.nearest[cell] = -1
+        elif self.maintenance == RULE_PROJECTION:
+            self.clear_inverse(cell)
+        return 0
+
+    cdef int meet_newest(self, Py_ssize_t cell) except -1 nogil:
+        """After ``cell`` was appended (and perhaps a vector removed): every
+        other vector compares its neighbour with the newest (strictly
+        closer wins: the newest is never the oldest of a tie), the marked
+        ones search again, and the newest finds its own."""
+        cdef Py_ssize_t i, c
+        cdef double v
+        for i in range(self.n_sv - 1):
+            c = self.order[i]
+            if self.nearest[c] == -2 or self.nearest[c] == -1:
+                self.find_nearest(c)
+            else:
+                v = self.distance(c, cell)
+                if not is_finite(v):
+                    raise_not_finite(b"A feature-space distance between support vectors")
+                if v < self.nearest_dist[c]:
+                    self.nearest[c] = cell
+                    self.nearest_dist[c] = v
+        self.find_nearest(cell)
+        return 0
+
+    # ------------------------------------------------------------------
+    # BPA-P: the inverse Gram matrix
+    # ------------------------------------------------------------------
+    cdef void clear_inverse(self, Py_ssize_t cell) noexcept nogil:
+        """Row and column ``cell`` of the inverse to 0 (a free cell)."""
+        cdef Py_ssize_t c, cap = self.capacity
+        cdef double* A = &self.inverse[0, 0]
+        for c in range(cap):
+            A[cell * cap + c] = 0.0
+            A[c * cap + cell] = 0.0
+
+    cdef void rank_two(self, const double* e, double f, const double* g,
+                       double h) noexcept nogil:
+        """inverse += f e e^T + h g g^T over every cell, one pass (zero
+        entries of ``e`` and ``g`` leave their rows and columns alone;
+        ``g = NULL``: the first term alone)."""
+        cdef Py_ssize_t i, j, cap = self.capacity
+        cdef double* A = &self.inverse[0, 0]
+        cdef double* row
+        cdef double fe, hg
+        for i in range(cap):
+            fe = f * e[i]
+            hg = h * g[i] if g != NULL else 0.0
+            if fe == 0.0 and hg == 0.0:
+                continue
+            row = &A[i * cap]
+            if hg == 0.0:
+                for j in range(cap):
+                    row[j] += fe * e[j]
+            else:
+                for j in range(cap):
+                    row[j] += fe * e[j] + hg * g[j]
+
+    cdef double span_distance(self) except? -1.0 nogil:
+        """``d = K_S^{-1} k_t`` into ``d_vec`` (by cell; the round's kernel
+        row into ``k_vec``); returns ``delta^2 = k_tt - k_t^T d``, 0 when
+        x_t lies in span S (``delta^2 <= SPAN_TOL k_tt``)."""
+        cdef Py_ssize_t i, c, cap = self.capacity
+        cdef double* k_vec = &self.k_vec[0]
+        cdef double* d = &self.d_vec[0]
+        cdef double delta2
+        self.ensure_row()
+        for c in range(cap):
+            k_vec[c] = 0.0
+        for i in range(self.n_sv):
+            c = self.order[i]
+            k_vec[c] = self.k_row[c]
+        for c in range(cap):
+            d[c] = dense_dot(&self.inverse[c, 0], k_vec, cap)
+        delta2 = self.k_tt - dense_dot(k_vec, d, cap)
+        if not is_finite(delta2):
+            raise_not_finite(b"The distance of x_t from the span of the support set")
+        if delta2 <= SPAN_TOL * self.k_tt or delta2 <= 0.0:
+            return 0.0
+        return delta2
+
+    cdef int projection_round(self, double step) except -1 nogil:
+        """BPA-P: project the step onto S, append x_t, or remove the best
+        ``r`` from ``U = S + {t}`` and let the rest absorb it."""
+        cdef Py_ssize_t i, c, r, cell, cap = self.capacity
+        cdef double delta2 = self.span_distance(), g_rr, a_r, d_r, g_t, s
+        cdef double* d = &self.d_vec[0]
+        cdef double* g = &self.g_vec[0]
+        cdef double* values = &self.values[0]
+        if delta2 == 0.0:
+            for i in range(self.n_sv):
+                c = self.order[i]
+                if d[c] != 0.0:
+                    self.add_to_coef(c, step * d[c])
+            self.n_projections += 1
+            return 0
+        if self.n_sv < self.budget:
+            cell = self.append_current(step)
+            d[cell] = -1.0       # the border [d; -1] [d; -1]^T / delta^2
+            self.rank_two(d, 1.0 / delta2, NULL, 0.0)
+            return 0
+        for i in range(self.n_sv):      # s_r = 1 / G_rr
+            c = self.order[i]
+            g_rr = self.inverse[c, c] + d[c] * d[c] / delta2
+            s = 1.0 / g_rr if g_rr > 0.0 else 0.0
+            a_r = self.alpha[c] * self.scale
+            values[i] = a_r * a_r * s
+        r = oldest_least(values, self.n_sv, REMOVAL_SCORE)
+        c = self.order[r]
+        a_r = self.alpha[c] * self.scale
+        d_r = d[c]
+        g_rr = self.inverse[c, c] + d_r * d_r / delta2
+        if not (g_rr > 0.0 and is_finite(g_rr)):
+            raise_not_finite(b"The inverse Gram matrix of the budgeted Passive-Aggressive")
+        # g = column r of G over U - {r}: A[:, r] + d d_r / delta^2 on S, and
+        # -d_r / delta^2 for x_t (in the cell x_t takes below)
+        for i in range(cap):
+            g[i] = self.inverse[i, c] + d[i] * d_r / delta2
+        g[c] = 0.0
+        d[c] = 0.0
+        for i in range(self.n_sv):
+            if i != r:
+                self.add_to_coef(self.order[i], -a_r * g[self.order[i]] / g_rr)
+        g_t = -d_r / delta2
+        self.remove_at(r)               # (clears row and column c of A)
+        self.n_removals += 1
+        cell = self.append_current(-a_r * g_t / g_rr + step)
+        d[cell] = -1.0
+        g[cell] = g_t
+        self.rank_two(d, 1.0 / delta2, g, -1.0 / g_rr)
+        return 0
+
+    # ------------------------------------------------------------------
+    # read-out (for tests)
+    # ------------------------------------------------------------------
+    def inverse_gram(self):
+        """``K_S^{-1}`` (BPA-P), oldest first."""
+        cells = self.support_order()
+        return np.asarray(self.inverse)[np.ix_(cells, cells)].copy()
+
+    def nearest_positions(self):
+        """The position of each support vector's nearest neighbour (BPA-NN),
+        oldest first; -1 for a vector alone."""
+        cells = self.support_order()
+        where = {int(c): i for i, c in enumerate(cells)}
+        return np.array([where.get(int(n), -1) for n in np.asarray(self.nearest)[cells]],
+                        dtype=np.intp)

@@ -1,0 +1,196 @@
+"""BudgetedPassiveAggressive against the plain implementation of its rule
+(tests/oracles/bpa.py), update by update, and its invariants."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from numpy.testing import assert_allclose, assert_array_equal
+from sklearn.datasets import make_moons
+
+from skbudget import BudgetedPassiveAggressive, KernelPassiveAggressive
+from skbudget.datasets import make_noisy_gaussians
+from tests.oracles.bpa import PlainBudgetedPassiveAggressive
+from tests.test_fixed_budget import STREAMS, _kernel, assert_matches
+
+RULES = ["simple", "nearest", "projection"]
+# rbf-duplicates is left out of the update-by-update comparison: its
+# repeated points make margins of exactly 1 after a step and scores of
+# exactly 0, which two summation orders round to either side of the update
+# and mistake thresholds (test_duplicates_keep_the_invariants covers it)
+EXACT_STREAMS = [s for s in STREAMS if s[0] != "rbf-duplicates"]
+DUPLICATES = next(s for s in STREAMS if s[0] == "rbf-duplicates")
+
+
+@pytest.mark.parametrize("stream", EXACT_STREAMS, ids=[s[0] for s in EXACT_STREAMS])
+@pytest.mark.parametrize("maintenance", RULES)
+@pytest.mark.parametrize("budget, C", [(1, 1.0), (4, 0.0625), (12, 1.0)])
+def test_matches_plain(stream, maintenance, budget, C):
+    _, X, y, kw, kernel = stream
+    est, plain = assert_matches(
+        BudgetedPassiveAggressive(budget=budget, C=C, maintenance=maintenance, shuffle=False,
+                                  **kw),
+        PlainBudgetedPassiveAggressive(kernel, budget=budget, C=C, maintenance=maintenance),
+        X, y)
+    learner = est._learners[0]
+    assert learner.n_removals == len(plain.removed)
+    assert learner.n_projections == plain.n_projections
+    assert est.n_support_[0] <= budget
+
+
+def test_the_streams_remove_project_and_fall_back():
+    """Every branch of the rules is reached: removals other than the oldest,
+    BPA-P's projections of x_t onto the support set, BPA-NN's fallback to
+    V = {t} on a singular 2 x 2 Gram matrix."""
+    by_name = {s[0]: s for s in STREAMS}
+    _, X, y, kw, kernel = by_name["rbf-gauss"]
+    for rule in RULES:
+        plain = PlainBudgetedPassiveAggressive(kernel, budget=4, maintenance=rule).partial_fit(X, y)
+        assert len(set(plain.removed)) > 2
+    for name in ("rbf-zero-scores", "linear-kw"):
+        _, X, y, kw, kernel = by_name[name]
+        plain = PlainBudgetedPassiveAggressive(kernel, budget=12, maintenance="projection")
+        assert plain.partial_fit(X, y).n_projections > 0
+    # zero scores: every point is 50 apart from the others, so k(x_t, n) = 0
+    # and K_V is regular; duplicates of x_n make it singular
+    _, X, y, kw, kernel = DUPLICATES
+    plain = PlainBudgetedPassiveAggressive(kernel, budget=4, maintenance="nearest")
+    fallbacks = []
+    original = plain._V
+
+    def recording(r, K, k_t, k_tt):
+        others, with_t = original(r, K, k_t, k_tt)
+        fallbacks.append(len(K) > 1 and not others)
+        return others, with_t
+    plain._V = recording
+    plain.partial_fit(X, y)
+    assert any(fallbacks)
+
+
+@pytest.mark.parametrize("stream", STREAMS, ids=[s[0] for s in STREAMS])
+def test_the_margin_after_a_step_is_the_pa_margin(stream):
+    """Whatever is removed, y f(x) after the step is y f(x) + tau k(x, x)
+    (the oracle's own check of the rule, and the estimator's)."""
+    _, X, y, kw, kernel = stream
+    for rule in RULES:
+        plain = PlainBudgetedPassiveAggressive(kernel, budget=4, maintenance=rule)
+        after = np.array(plain.partial_fit(X, y).margins_after)
+        assert_allclose(after[:, 0], after[:, 1], rtol=1e-7, atol=1e-7)
+    est = BudgetedPassiveAggressive(budget=3, maintenance="nearest", **kw)
+    est.partial_fit(X[:1], y[:1], classes=[-1, 1])
+    for i in range(1, 40):
+        before = y[i] * est.decision_function(X[i:i + 1])[0]
+        est.partial_fit(X[i:i + 1], y[i:i + 1])
+        after = y[i] * est.decision_function(X[i:i + 1])[0]
+        k_tt = kernel(X[i:i + 1], X[i:i + 1])[0, 0]
+        loss = max(0.0, 1 - before)
+        tau = min(1.0, loss / k_tt) if k_tt > 0 else 1.0
+        assert_allclose(after, before + (tau * k_tt if loss > 0 else 0.0), rtol=1e-7, atol=1e-7)
+
+
+@pytest.mark.parametrize("maintenance", RULES)
+def test_duplicates_keep_the_invariants(maintenance):
+    _, X, y, kw, kernel = DUPLICATES
+    est = BudgetedPassiveAggressive(budget=4, maintenance=maintenance, shuffle=False, **kw)
+    for i in range(0, len(y), 10):
+        est.partial_fit(X[i:i + 10], y[i:i + 10], classes=[-1, 1])
+        assert est.n_support_[0] <= 4
+        assert np.isfinite(est.dual_coef_).all()
+    learner = est._learners[0]
+    K = kernel(est.support_vectors_, est.support_vectors_)
+    if maintenance == "projection":     # the support set stays linearly independent
+        assert np.linalg.matrix_rank(K) == len(K)
+        assert_allclose(learner.inverse_gram() @ K, np.eye(len(K)), atol=1e-6)
+    if maintenance == "nearest":
+        assert_array_equal(learner.nearest_positions(), _nearest(K))
+
+
+def _nearest(K):
+    """Each vector's nearest other one in feature space (RBF: k(x, x) = 1,
+    the kernel's own value, which the estimators use; rbf_kernel's diagonal
+    may round below it)."""
+    d = 2.0 - 2 * K
+    np.fill_diagonal(d, np.inf)
+    return np.argmin(d, axis=1) if len(K) > 1 else np.array([-1])
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), budget=st.integers(1, 8),
+       gamma=st.sampled_from([0.1, 1.0, 10.0]))
+def test_bookkeeping_after_every_round(seed, budget, gamma):
+    """BPA-NN's nearest neighbours and BPA-P's inverse Gram matrix are those
+    of the support set after every round."""
+    rng = np.random.RandomState(seed)
+    X = rng.normal(size=(40, 2))
+    y = np.where(rng.uniform(size=40) < 0.5, 1, -1)
+    kernel = _kernel("rbf", gamma=gamma)
+    nn = BudgetedPassiveAggressive(budget=budget, maintenance="nearest", gamma=gamma)
+    proj = BudgetedPassiveAggressive(budget=budget, maintenance="projection", gamma=gamma)
+    for i in range(len(y)):
+        for est in (nn, proj):
+            est.partial_fit(X[i:i + 1], y[i:i + 1], classes=[-1, 1])
+            assert est.n_support_[0] <= budget
+        K = kernel(nn.support_vectors_, nn.support_vectors_)
+        assert_array_equal(nn._learners[0].nearest_positions(), _nearest(K))
+        K = kernel(proj.support_vectors_, proj.support_vectors_)
+        assert_allclose(proj._learners[0].inverse_gram() @ K, np.eye(len(K)), atol=1e-6)
+
+
+@pytest.mark.parametrize("maintenance", RULES)
+def test_below_the_budget_it_is_pa_one(maintenance):
+    # (a short stream: on a long one BPA-P finds points within 1e-6 of the
+    # span of S, which it projects where PA-I adds them)
+    X, y = make_moons(80, noise=0.3, random_state=0)
+    kw = dict(C=0.5, gamma=2.0, shuffle=False)
+    pa = KernelPassiveAggressive(**kw).fit(X, y)
+    bpa = BudgetedPassiveAggressive(budget=1000, maintenance=maintenance, **kw).fit(X, y)
+    Z = np.vstack([X, X + 0.1])
+    assert_allclose(bpa.decision_function(Z), pa.decision_function(Z), rtol=1e-6, atol=1e-8)
+    assert_array_equal(bpa.support_vectors_, pa.support_vectors_)
+    assert bpa._learners[0].n_removals == 0
+
+
+def assert_chunks_equal_one_pass(make):
+    """``partial_fit`` over chunks of 37 rows is one ``fit`` pass (no
+    shuffle), for the estimator ``make()`` builds (every rule: the common
+    test covers the defaults)."""
+    X, y = make_noisy_gaussians(300, random_state=1)
+    one = make().fit(X, y)
+    chunked = make()
+    for start in range(0, 300, 37):
+        chunked.partial_fit(X[start:start + 37], y[start:start + 37], classes=[-1, 1])
+    assert_array_equal(chunked.support_vectors_, one.support_vectors_)
+    assert_allclose(chunked.dual_coef_, one.dual_coef_, rtol=1e-12, atol=1e-14)
+    assert chunked.n_mistakes_ == one.n_mistakes_
+
+
+@pytest.mark.parametrize("maintenance", RULES)
+def test_chunks_equal_one_pass(maintenance):
+    assert_chunks_equal_one_pass(lambda: BudgetedPassiveAggressive(
+        budget=10, maintenance=maintenance, gamma=1.0, shuffle=False))
+
+
+def test_zero_self_kernel_takes_step_C_and_spans_nothing():
+    # the linear kernel on x = 0: k(x, x) = 0, so tau = C; V = {t} spans
+    # only 0, so s_r = k_rr: the zero vector (s = 0) is removed and the new
+    # one takes -C alone.  BPA-P: x = 0 lies in span S, its step projects to
+    # nothing
+    X = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0], [0.0, 0.0]])
+    y = np.array([1, -1, 1, -1])
+    for rule, budget, coef in (("simple", 3, [0.3, -0.3, -0.3]),
+                               ("nearest", 3, [0.3, -0.3, -0.3]),
+                               ("projection", 2, [0.3, -0.3])):
+        est = BudgetedPassiveAggressive(budget=budget, C=0.3, maintenance=rule,
+                                        kernel="linear", shuffle=False).fit(X, y)
+        assert_allclose(est.dual_coef_[0], coef)
+        assert_array_equal(est.support_vectors_, X[[0, 1, 3]] if budget == 3 else X[:2])
+
+
+def test_multiclass_is_one_vs_rest_with_a_budget_each():
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(300, 2))
+    y = np.argmax(X @ rng.normal(size=(2, 3)), axis=1)
+    est = BudgetedPassiveAggressive(budget=15, maintenance="nearest", random_state=0).fit(X, y)
+    assert est.dual_coef_.shape[0] == 3
+    assert np.all(est.n_support_ <= 15)
+    assert est.score(X, y) > 0.8
