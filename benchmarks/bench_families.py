@@ -446,7 +446,7 @@ def run_bpa_nn(orders, quick):
             out["rows"][f"{label}, B = {budget}"] = {
                 "gamma": gamma, "C": C, "budget": budget, "accuracy": _summary(acc),
                 "paper": PAPER_BPA_NN[budget],
-                "within_1_point": abs(np.mean(acc) - PAPER_BPA_NN[budget]) <= 1.0}
+                "within_1_point": bool(abs(np.mean(acc) - PAPER_BPA_NN[budget]) <= 1.0)}
     print(f"\n== BPA-NN on a9a, one pass ({orders} orders; n_train = {out['n_train']}) "
           f"against the BSGD paper's Adult figures ==")
     for label, r in out["rows"].items():
@@ -534,7 +534,12 @@ def main():
     orders = 2 if args.quick else args.orders
     rounds = 2 if args.quick else args.rounds
     path = RESULTS / ("families_quick.json" if args.quick else "families.json")
-    results = json.loads(path.read_text()) if path.exists() else {}
+    results = {}
+    if path.exists():
+        try:
+            results = json.loads(path.read_text())
+        except json.JSONDecodeError:
+            print(f"{path} is not valid JSON: starting it afresh")
     results.update({"quick": args.quick, "load_at_start": os.getloadavg(),
                     "skbudget_exports": sorted(n for n in skbudget.__all__)})
     print(f"load average at start: {os.getloadavg()[0]:.1f}", flush=True)
@@ -551,6 +556,7 @@ def main():
     if "cost" in parts:
         results["cost"] = run_cost(rounds, args.quick)
     results["load_at_end"] = os.getloadavg()
+    json.dumps(results)             # fails here, not half-way through the file
     write_json(path, results)
 
 
