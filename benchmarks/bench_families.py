@@ -79,6 +79,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
 import time
@@ -332,11 +333,20 @@ _KOL_FIELDS = {"test_accuracy": r"Test acuracy:\s*([0-9.]+)",
                "n_sv": r"#SV:\s*([0-9]+)"}
 
 
-def run_kol_once(binary, opt, extra=()):
-    start = time.perf_counter()
-    proc = subprocess.run([binary, "-i", str(A9A_TRAIN), "-t", str(A9A_TEST), "-opt", opt,
-                           *extra], capture_output=True, text=True, timeout=3600)
+def _children_cpu():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_kol_once(binary, opt, extra=(), test=True):
+    """One KOL run: its printed figures, the process's wall time and its
+    CPU time (user + system, all its threads, from the OS's accounting).
+    ``test=False``: training only, for the CPU time of the training."""
+    start, cpu = time.perf_counter(), _children_cpu()
+    args = [binary, "-i", str(A9A_TRAIN), *(["-t", str(A9A_TEST)] if test else []), "-opt", opt]
+    proc = subprocess.run([*args, *extra], capture_output=True, text=True, timeout=3600)
     wall = time.perf_counter() - start
+    cpu = _children_cpu() - cpu
     if proc.returncode != 0:
         raise RuntimeError(f"KOL -opt {opt} failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
     found = {}
@@ -344,6 +354,7 @@ def run_kol_once(binary, opt, extra=()):
         m = re.search(pattern, proc.stdout)
         found[field] = float(m.group(1)) if m else float("nan")
     found["process_seconds"] = wall
+    found["process_cpu_seconds"] = cpu
     return found
 
 
@@ -362,7 +373,8 @@ def run_kol(rounds):
         print(f"KOL: ours not exported yet, compared without them: {', '.join(skipped)}")
     kol_opts = sorted({opt for opt, _, _ in KOL_ALGOS}, key=[a[0] for a in KOL_ALGOS].index)
     kol = {opt: [] for opt in kol_opts}
-    ours = {row: {"accuracy": [], "fit_seconds": []} for _, row, _ in algos}
+    ours = {row: {"accuracy": [], "fit_seconds": [], "fit_cpu_seconds": []}
+            for _, row, _ in algos}
     load_secs, floor = [], []
     for r in range(rounds):
         start = time.perf_counter()
@@ -370,24 +382,29 @@ def run_kol(rounds):
         load_secs.append(time.perf_counter() - start)
         Xt, yt = load_svmlight_file(str(A9A_TEST), n_features=123)
         # KOL's reader and loop with one kernel value a round: its floor
-        floor.append(run_kol_once(binary, "kernel-bogd", ("-B", "1")))
+        floor.append(run_kol_once(binary, "kernel-bogd", ("-B", "1"), test=False))
         for opt in kol_opts:
             kol[opt].append(run_kol_once(binary, opt))                # A
+            kol[opt][-1]["train_cpu_seconds"] = run_kol_once(
+                binary, opt, test=False)["process_cpu_seconds"]
             for o, row, make in algos:                                # B
                 if o != opt:
                     continue
                 est = make(r)
-                start = time.perf_counter()
+                start, cpu = time.perf_counter(), time.process_time()
                 est.fit(X, y)
                 ours[row]["fit_seconds"].append(time.perf_counter() - start)
+                ours[row]["fit_cpu_seconds"].append(time.process_time() - cpu)
                 ours[row]["accuracy"].append(100.0 * est.score(Xt, yt))
         print(f"  KOL round {r + 1}/{rounds} done", file=sys.stderr, flush=True)
     out = {"binary": binary, "rounds": rounds, "train_load_seconds": load_secs, "kol": {},
            "ours": {}, "load": os.getloadavg(),
-           "kol_floor_B1_learning_seconds": [run["learning_seconds"] for run in floor]}
+           "kol_floor_B1_learning_seconds": [run["learning_seconds"] for run in floor],
+           "kol_floor_B1_cpu_seconds": [run["process_cpu_seconds"] for run in floor]}
     for opt, runs in kol.items():
         out["kol"][opt] = {field: [run[field] for run in runs]
-                           for field in (*_KOL_FIELDS, "process_seconds")}
+                           for field in (*_KOL_FIELDS, "process_seconds",
+                                         "process_cpu_seconds", "train_cpu_seconds")}
     for opt, row, _ in algos:
         k_times = out["kol"][opt]["learning_seconds"]
         o_times = ours[row]["fit_seconds"]
@@ -402,6 +419,12 @@ def run_kol(rounds):
             "ratio_kol_minus_floor_over_ours": float(
                 (np.median(k_times) - np.median(out["kol_floor_B1_learning_seconds"]))
                 / np.median(o_times)),
+            # CPU: KOL's training-only process less its floor's, against our fit's
+            "fit_cpu_seconds": ours[row]["fit_cpu_seconds"],
+            "ratio_cpu": float(
+                (np.median(out["kol"][opt]["train_cpu_seconds"])
+                 - np.median(out["kol_floor_B1_cpu_seconds"]))
+                / np.median(ours[row]["fit_cpu_seconds"])),
         }
     print_kol(out)
     return out
@@ -411,19 +434,23 @@ def print_kol(out):
     print(f"\n== KOL vs skbudget on a9a at KOL's defaults (file order; {out['rounds']} "
           f"interleaved rounds; load average {out['load'][0]:.1f}) ==")
     print(f"{'KOL -opt / ours':<40}{'test %':>16}{'train s':>9}{'KOL/ours':>10}"
-          f"{'(KOL-floor)/ours':>18}{'KOL/(ours+load)':>17}")
+          f"{'(KOL-floor)/ours':>18}{'KOL/(ours+load)':>17}{'cpu s':>8}{'cpu ratio':>11}")
     for opt, k in out["kol"].items():
         acc = k["test_accuracy"]
         std = np.std(acc, ddof=1) if len(acc) > 1 else 0.0
         print(f"KOL {opt:<36}{np.mean(acc):9.2f} +- {std:4.2f}"
-              f"{np.median(k['learning_seconds']):9.3f}")
+              f"{np.median(k['learning_seconds']):9.3f}{'':>45}"
+              f"{np.median(k['train_cpu_seconds']) - np.median(out['kol_floor_B1_cpu_seconds']):8.3f}")
         for row, r in out["ours"].items():
             if r["kol_opt"] != opt:
                 continue
             print(f"  ours: {row:<32}{r['accuracy']['mean']:9.2f} +- {r['accuracy']['std']:4.2f}"
                   f"{r['fit_seconds_median']:9.3f}{r['ratio_kol_over_ours']:9.1f}x"
                   f"{r['ratio_kol_minus_floor_over_ours']:17.1f}x"
-                  f"{r['ratio_kol_over_ours_plus_load']:16.1f}x")
+                  f"{r['ratio_kol_over_ours_plus_load']:16.1f}x"
+                  f"{np.median(r['fit_cpu_seconds']):8.3f}{r['ratio_cpu']:10.1f}x")
+    print("(cpu s: KOL's training-only process less its floor's, user + system time of all "
+          "its threads; ours: process_time of the fit)")
     print(f"(KOL's train s: its own 'Learning time', which includes reading the file; "
           f"KOL kernel-bogd -B 1, its floor: median "
           f"{np.median(out['kol_floor_B1_learning_seconds']):.3f} s.  Ours: fit only; "
