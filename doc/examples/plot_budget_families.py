@@ -1,7 +1,7 @@
 """
-=====================================================
+======================================================
 The budget families at equal memory: accuracy and time
-=====================================================
+======================================================
 
 Every budgeted learner on one stream, each allowed the same memory: ``B``
 stored vectors for the kernel learners, ``B`` landmarks or ``B`` random
