@@ -39,7 +39,11 @@ from its public source: see ``doc/benchmarks.md``)
     and its "Learning time" (wall clock around its training loop, which
     also waits for the reader thread that parses the file); ours is the
     ``fit`` time on the CSR matrix that ``load_svmlight_file`` returns, and
-    the load time is reported apart.  Ours run the same algorithm at the
+    the load time is reported apart.  CPU times beside them: KOL's
+    training-only process (no ``-t``) less that of its floor
+    (``kernel-bogd -B 1``: reading the file, one kernel value a round),
+    from ``getrusage`` of the children, against our fit's
+    ``process_time``; on a loaded machine the CPU ratio is the steadier.  Ours run the same algorithm at the
     equivalent settings: KOL's "BOGD" is NORMA with the oldest vector
     removed, so ``KernelOGDClassifier(budget=100, eta0=0.5, alpha=1e-3)``
     (and the published BOGD, ``BoundedOGDClassifier``, beside it); KOL's
