@@ -181,6 +181,15 @@ def _interleaved(flags):
     return table[table != 2]
 
 
+def _computed(client, collection):
+    """The value of a dask ``collection``, computed by ``client`` (None:
+    dask's default scheduler)."""
+    if client is not None:
+        return client.compute(collection).result()
+    import dask
+    return dask.compute(collection)[0]
+
+
 def _is_dask_collection(X):
     return type(X).__module__.split(".")[0] in ("dask", "dask_expr")
 
@@ -306,7 +315,7 @@ class _DaskWorkers:
                 if future.status == "error":
                     future.result()         # raises the task's exception
             if any(future.status != "finished" for future in futures):
-                self._check_workers(addresses)      # lost data cancels the tasks
+                _check_workers(self.client, addresses)      # lost data cancels the tasks
                 raise RuntimeError("ParameterMixingClassifier: the cluster cancelled a "
                                    "mixing round's tasks; no model was fitted.")
             return self.client.gather(futures)
@@ -322,20 +331,24 @@ class _DaskWorkers:
             if time.monotonic() < next_look:
                 continue
             next_look = time.monotonic() + _WATCH_INTERVAL
-            self._check_workers(addresses)
-
-    def _check_workers(self, addresses):
-        """Raise ``RuntimeError`` unless every worker of ``addresses`` is in
-        the cluster."""
-        lost = sorted(set(addresses) - set(self.client.run_on_scheduler(_worker_addresses)))
-        if lost:
-            raise RuntimeError(
-                f"ParameterMixingClassifier: dask worker(s) {', '.join(lost)} left the "
-                f"cluster during fit, with the partitions of the data they held; no model "
-                f"was fitted. Fit again (the data is placed on the workers alive then).")
+            _check_workers(self.client, addresses)
 
     def close(self):
-        self.client.cancel([part for shard in self.shards for part in shard.parts])
+        """Release the shards' data on the workers."""
+        from distributed import Future
+        self.client.cancel([part for shard in self.shards for part in shard.parts
+                            if isinstance(part, Future)])
+
+
+def _check_workers(client, addresses):
+    """Raise ``RuntimeError`` unless every worker of ``addresses`` is in
+    ``client``'s cluster."""
+    lost = sorted(set(addresses) - set(client.run_on_scheduler(_worker_addresses)))
+    if lost:
+        raise RuntimeError(
+            f"ParameterMixingClassifier: dask worker(s) {', '.join(lost)} left the cluster "
+            f"during fit, with the partitions of the data they held; no model was fitted. "
+            f"Fit again (the data is placed on the workers alive then).")
 
 
 def _worker_addresses(dask_scheduler):
@@ -520,10 +533,19 @@ class ParameterMixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
             The fitted meta-estimator.
         """
         check_supported(self.estimator)
+        saved = self.__dict__.copy()
+        try:
+            return self._fit(X, y)
+        except BaseException:
+            self.__dict__.clear()       # as before the call (validate_data sets attributes)
+            self.__dict__.update(saved)
+            raise
+
+    def _fit(self, X, y):
         client = self.client if self.client is not None else _current_client()
         template = clone(self.estimator)
         if _is_dask_collection(X):
-            classes, gamma = self._dask_summary(X, y)
+            classes, gamma = self._dask_summary(X, y, client)
             partitions = _dask_partitions(X, y)
         else:
             X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
@@ -548,21 +570,22 @@ class ParameterMixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
         self.n_mixing_rounds_ = n_rounds
         return self
 
-    def _dask_summary(self, X, y):
+    def _dask_summary(self, X, y, client):
         """The classes of a dask ``y`` and the numeric ``gamma`` of a dask
         ``X`` (None when the estimator's needs no resolving), as
         :func:`~skbudget._kernels.compute_gamma` on the whole data (the
-        variance in one pass)."""
-        import dask
-        labels = y.drop_duplicates() if hasattr(y, "drop_duplicates") else y
-        classes = np.unique(np.asarray(dask.compute(labels)[0]))
+        variance in one pass), computed by ``client`` (None: dask's default
+        scheduler)."""
+        import dask.array as da
+        labels = y.drop_duplicates() if hasattr(y, "drop_duplicates") else da.unique(y)
+        classes = np.unique(np.asarray(_computed(client, labels)))
         check_classification_targets(classes)
         if not self._resolves_gamma():
             return classes, None
         if self.estimator.gamma == "auto":
             return classes, 1.0 / X.shape[1]
         array = X.to_dask_array() if hasattr(X, "to_dask_array") else X
-        variance = float(dask.compute(array.astype(np.float64).var())[0])
+        variance = float(_computed(client, array.astype(np.float64).var()))
         if not np.isfinite(variance):
             raise ValueError("gamma='scale' cannot be resolved: the variance of X is not "
                              "finite. Rescale X or pass a numeric gamma.")
@@ -585,17 +608,22 @@ class ParameterMixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
         if not addresses:
             raise RuntimeError("ParameterMixingClassifier: the dask cluster has no worker")
         addresses = addresses[:self.n_workers or len(addresses)]
-        if partitions is None:
-            shards = _local_shards(X, y, len(addresses))
+        shards = (_local_shards(X, y, len(addresses)) if partitions is None
+                  else _grouped(*partitions, len(addresses)))
+        workers = _DaskWorkers(client, addresses[:len(shards)], shards, classes)
+        try:
             for shard, address in zip(shards, addresses):
-                shard.parts = client.scatter(shard.parts, workers=[address], hash=False)
-        else:
-            import dask
-            shards = _grouped(*partitions, len(addresses))
-            for shard, address in zip(shards, addresses):
-                shard.parts = client.compute([dask.delayed(part) for part in shard.parts],
-                                             workers=[address])
-        return _DaskWorkers(client, addresses[:len(shards)], shards, classes)
+                if partitions is None:
+                    shard.parts = client.scatter(shard.parts, workers=[address], hash=False)
+                else:
+                    import dask
+                    shard.parts = client.compute([dask.delayed(part) for part in shard.parts],
+                                                 workers=[address])
+        except Exception as exc:        # a worker lost while the data is placed
+            workers.close()
+            _check_workers(client, workers.addresses)
+            raise exc
+        return workers
 
     def _train(self, workers, template):
         """The mixing rounds: every pass, every worker's next ``mix_every``
@@ -625,6 +653,14 @@ class ParameterMixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
         "decision_function", "scores : ndarray of shape (n_samples,) or (n_samples, n_classes)",
         "scores")
     predict = _delegated("predict", "y_pred : ndarray of shape (n_samples,)", "class labels")
+
+    def __sklearn_clone__(self):
+        """A clone with the same ``client`` (a connection, shared, not
+        copied) and clones of the other parameters."""
+        params = self.get_params(deep=False)
+        client = params.pop("client")
+        return type(self)(**{name: clone(value, safe=False) for name, value in params.items()},
+                          client=client)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

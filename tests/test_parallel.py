@@ -3,12 +3,14 @@ model's own maintenance rule (against the §11 / §12 oracles), the
 continued online state, and ParameterMixingClassifier on local threads and
 on a real dask.distributed LocalCluster (failures included)."""
 
+import os
 import pickle
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from numpy.testing import assert_allclose, assert_array_equal
+from sklearn.base import clone
 from sklearn.datasets import make_blobs, make_classification
 
 from skbudget import (
@@ -325,6 +327,13 @@ def test_dask_workers_train_on_their_own_partitions(client):
         assert clf.estimator_.n_rounds_ == 1200
 
 
+def test_clone_shares_the_client(client):
+    clf = ParameterMixingClassifier(KernelPassiveAggressive(C=0.3), mix_every=7, client=client)
+    copy = clone(clf)
+    assert copy.client is client and copy.estimator is not clf.estimator
+    assert copy.get_params()["estimator__C"] == 0.3 and copy.mix_every == 7
+
+
 def test_dask_dataframe_input(client):
     dd = pytest.importorskip("dask.dataframe")
     pd = pytest.importorskip("pandas")
@@ -346,22 +355,30 @@ def test_a_task_that_raises_on_a_worker_is_a_clear_error(client):
     assert not hasattr(clf, "estimator_")
 
 
+class _ExitingBSGD(BudgetedSGDClassifier):
+    """Ends its worker's process when it continues a model on a worker
+    whose environment names it the victim (its second mixing round)."""
+
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        if os.environ.get("SKBUDGET_TEST_VICTIM") and hasattr(self, "classes_"):
+            os._exit(1)
+        return super().partial_fit(X, y, classes, sample_weight)
+
+
+def _mark_victim():
+    os.environ["SKBUDGET_TEST_VICTIM"] = "1"
+
+
 def test_a_worker_that_dies_mid_fit_is_a_clear_error(client):
-    """Kill one worker's process while the fit runs (its nanny starts a new
-    one, at another address): RuntimeError naming the lost worker, and no
-    model.  (Last in the module: the cluster has a new worker after it.)"""
-    X, y = _stream(30000)
+    """One worker's process ends in the second mixing round (its nanny
+    starts a new one, at another address): RuntimeError naming the lost
+    worker, and the meta-estimator as it was.  (Last in the module: the
+    cluster has a new worker after it.)"""
+    X, y = _stream(1200)
     victim = sorted(client.scheduler_info()["workers"])[1]
-
-    def exit_later(dask_worker):
-        import os
-        import threading
-        threading.Timer(0.5, os._exit, (1,)).start()
-
-    clf = ParameterMixingClassifier(
-        BudgetedSGDClassifier(budget=200, gamma=0.3, maintenance="projection"),
-        mix_every=1000, client=client)
-    client.run(exit_later, workers=[victim])
+    client.run(_mark_victim, workers=[victim])
+    clf = ParameterMixingClassifier(_ExitingBSGD(budget=50, gamma=0.3), mix_every=200,
+                                    client=client)
     with pytest.raises(RuntimeError, match=f"{victim} left the cluster"):
         clf.fit(X, y)
-    assert not hasattr(clf, "estimator_")
+    assert not hasattr(clf, "estimator_") and not hasattr(clf, "n_features_in_")
