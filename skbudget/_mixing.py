@@ -8,7 +8,7 @@ builds it as a fitted model of the models' class by composing the states of
 their learners (``OnlineLearner.get_state`` / ``set_state``): cells
 ``0 .. n-1`` in the union's order, the features (store mode) or the pool
 rows (block mode), the coefficients in the learner's units, and what each
-rule keeps besides (:data:`_RULE_STATE`).  ``doc/algorithms.md`` ("Parameter
+rule keeps besides (``_RULES``).  ``doc/algorithms.md`` ("Parameter
 mixing") defines the online state of the average.
 """
 
@@ -148,13 +148,15 @@ def _checked_weights(weights, n_models):
     return weights
 
 
-def averaged_model(models, weights=None, origin=None):
+def averaged_model(models, weights=None, origin=None, record=None):
     """The fitted model whose decision function is ``sum_k w_k f_k`` (see
     :func:`skbudget.parallel.average`).
 
-    ``origin`` (for parameter mixing): the model every one of ``models``
-    continued from; the counts it holds (updates, maintenance steps,
-    degradation, rounds) are then counted once, not once per model."""
+    For parameter mixing: ``origin``, the model every one of ``models``
+    continued from (the counts it holds, updates, maintenance steps,
+    degradation and examples, are then counted once, not once per model,
+    and vectors the models kept from it are stored once); ``record``, the
+    online record of the result (None: the models' records summed)."""
     models = _check_models(models)
     weights = _checked_weights(weights, len(models))
     result = copy.deepcopy(models[0])
@@ -168,8 +170,7 @@ def averaged_model(models, weights=None, origin=None):
         if not driver.uses_store:
             driver.pools[j] = vectors
             driver.pool_ids[j] = np.full(vectors.shape[0], -1, dtype=np.intp)
-    result._record = _summed_record([m._record for m in models],
-                                    None if origin is None else origin._record)
+    result._record = _summed_record([m._record for m in models]) if record is None else record
     result._n_examples_seen = _summed([m._n_examples_seen for m in models],
                                       None if origin is None else origin._n_examples_seen)
     result._update_fitted_attributes()
@@ -197,17 +198,14 @@ def _summed(values, base):
     return total if base is None else total - (len(values) - 1) * base
 
 
-def _summed_record(records, origin):
-    """The online record of an average: rounds and mistakes add up (those of
-    ``origin``, which every record continues, once).  The models' rounds
-    have no order among each other, so the learning curve holds no point
-    before the average: its last round is the combined count, and the
-    rounds after it add points as usual."""
+def _summed_record(records):
+    """The online record of an average: rounds and mistakes add up.  The
+    models' rounds have no order among each other, so the learning curve
+    holds no point before the average: its last round is the combined
+    count, and the rounds after it add points as usual."""
     record = OnlineRecord()
-    record.n_rounds = int(_summed([r.n_rounds for r in records],
-                                  None if origin is None else origin.n_rounds))
-    record.n_mistakes = int(_summed([r.n_mistakes for r in records],
-                                    None if origin is None else origin.n_mistakes))
+    record.n_rounds = int(sum(r.n_rounds for r in records))
+    record.n_mistakes = int(sum(r.n_mistakes for r in records))
     while record.width <= record.n_rounds:
         record.width *= 2
     return record

@@ -163,10 +163,11 @@ def compress(model):
     return compressed_model(model)
 
 
-def _mixed(models, weights, origin):
+def _mixed(models, weights, origin, record):
     """The models of one mixing round averaged and compressed: the next
-    round's common model (``origin``: the model they continued from)."""
-    return compressed_model(averaged_model(models, weights, origin))
+    round's common model (``origin``: the model they continued from;
+    ``record``: its online record)."""
+    return compressed_model(averaged_model(models, weights, origin, record))
 
 
 def _interleaved(flags):
@@ -641,12 +642,10 @@ class ParameterMixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
                 results = workers.run(tasks)
                 rows = np.array([b - a for _, _, (a, b) in tasks], dtype=np.float64)
                 models = [model for model, _ in results]
-                common = _mixed(models, rows / rows.sum(), common)
                 record = record.extended(_interleaved([flags for _, flags in results]))
-                common._record = record
+                common = _mixed(models, rows / rows.sum(), common, record)
                 n_rounds += 1
         common.n_iter_ = template.max_iter
-        common._update_fitted_attributes()
         return common, n_rounds
 
     decision_function = _delegated(

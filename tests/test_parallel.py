@@ -12,6 +12,7 @@ import scipy.sparse as sp
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.base import clone
 from sklearn.datasets import make_blobs, make_classification
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skbudget import (
     BudgetedSGDClassifier,
@@ -244,6 +245,12 @@ def _stream(n=3000, seed=0):
     X, y = make_classification(n, n_features=6, n_informative=5, n_redundant=0, n_classes=3,
                                n_clusters_per_class=1, class_sep=1.5, random_state=seed)
     return X, y
+
+
+@parametrize_with_checks([ParameterMixingClassifier(
+    BudgetedSGDClassifier(budget=30, random_state=0), mix_every=50, n_workers=2)])
+def test_scikit_learn_checks(estimator, check):
+    check(estimator)
 
 
 def test_one_worker_is_partial_fit_in_blocks():
