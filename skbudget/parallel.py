@@ -272,9 +272,14 @@ class _ThreadWorkers:
     def run(self, tasks):
         """Run ``tasks`` (worker, model, rows) at once; their results in
         order.  The first exception is raised once every task has ended."""
-        futures = [self.pool.submit(self._task, k, model, rows) for k, model, rows in tasks]
-        for future in futures:
-            future.exception()          # waits
+        # BLAS on one thread around every task (inside, each partial_fit
+        # limits it again and puts back the 1 it found, whatever the order
+        # in which the threads end; their own limits alone, racing, could
+        # leave the process on one thread)
+        with threadpool_limits(limits=1, user_api="blas"):
+            futures = [self.pool.submit(self._task, k, model, rows) for k, model, rows in tasks]
+            for future in futures:
+                future.exception()          # waits
         return [future.result() for future in futures]
 
     def _task(self, k, model, rows):
@@ -284,9 +289,8 @@ class _ThreadWorkers:
             if _is_dask_collection(shard.parts[i][0]):
                 import dask
                 shard.parts[i] = dask.compute(*shard.parts[i], scheduler="synchronous")
-        with threadpool_limits(limits=1, user_api="blas"):
-            return _stream_rows(model, [shard.parts[i] for i in indices], ranges,
-                                self.classes, not hasattr(model, "classes_"))
+        return _stream_rows(model, [shard.parts[i] for i in indices], ranges, self.classes,
+                            not hasattr(model, "classes_"))
 
     def close(self):
         self.pool.shutdown(wait=True)

@@ -13,6 +13,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.base import clone
 from sklearn.datasets import make_blobs, make_classification
 from sklearn.utils.estimator_checks import parametrize_with_checks
+from threadpoolctl import threadpool_info
 
 from skbudget import (
     BudgetedSGDClassifier,
@@ -271,7 +272,9 @@ def test_threads_train_one_budget_model(sparse):
     X, y = _stream()
     Xtr = sp.csr_matrix(X) if sparse else X
     est = BudgetedSGDClassifier(budget=50, alpha=1e-3, gamma="scale", random_state=0)
+    blas_threads = [pool["num_threads"] for pool in threadpool_info()]
     clf = ParameterMixingClassifier(est, mix_every=250, n_workers=3).fit(Xtr, y)
+    assert [pool["num_threads"] for pool in threadpool_info()] == blas_threads
     assert type(clf.estimator_) is BudgetedSGDClassifier
     assert clf.estimator_.n_support_[0] <= 50
     assert clf.estimator_.gamma == pytest.approx(1 / (6 * X.var()))
@@ -339,6 +342,16 @@ def test_clone_shares_the_client(client):
     copy = clone(clf)
     assert copy.client is client and copy.estimator is not clf.estimator
     assert copy.get_params()["estimator__C"] == 0.3 and copy.mix_every == 7
+
+
+def test_dask_array_without_a_client_runs_on_threads():
+    X, y = _stream(900)
+    est = KernelPassiveAggressive(gamma=0.3)
+    on_threads = ParameterMixingClassifier(est, mix_every=150, n_workers=3).fit(
+        da.from_array(X, chunks=(100, 6)), da.from_array(y, chunks=100))
+    local = ParameterMixingClassifier(est, mix_every=150, n_workers=3).fit(X, y)
+    assert on_threads.n_workers_ == 3
+    assert_allclose(on_threads.decision_function(X), local.decision_function(X), rtol=1e-12)
 
 
 def test_dask_dataframe_input(client):
