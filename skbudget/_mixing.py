@@ -32,7 +32,8 @@ from skbudget._perceptron import KernelPerceptron
 from skbudget._perceptron_fast import KernelPerceptronLearner
 from skbudget._record import OnlineRecord
 
-__all__ = ["SUPPORTED", "averaged_model", "check_supported", "compressed_model"]
+__all__ = ["SUPPORTED", "averaged_model", "check_hypothesis", "check_supported",
+           "compressed_model"]
 
 SUPPORTED = (BudgetedSGDClassifier, KernelPassiveAggressive, KernelPerceptron)
 
@@ -92,12 +93,21 @@ def _check_models(models):
         check_is_fitted(model)
         if model is not first:
             _check_like(first, model, k)
-    if isinstance(first, KernelPerceptron) and any(m.hypothesis != "last" for m in models):
-        raise ValueError(
-            "KernelPerceptron models average only with hypothesis='last': the voted, "
-            "averaged and longest-survivor hypotheses are read from each model's history "
-            "of updates, which the average of several models does not have")
+    for model in models:
+        check_hypothesis(model)
     return models
+
+
+def check_hypothesis(estimator):
+    """Raise ``ValueError`` for a KernelPerceptron that predicts with
+    another hypothesis than its last (its other hypotheses are read from a
+    history of updates, which an average of models does not have)."""
+    if isinstance(estimator, KernelPerceptron) and estimator.hypothesis != "last":
+        raise ValueError(
+            f"KernelPerceptron models average only with hypothesis='last'; got "
+            f"hypothesis={estimator.hypothesis!r}: the voted, averaged and longest-survivor "
+            f"hypotheses are read from each model's history of updates, which the average "
+            f"of several models does not have")
 
 
 def _check_like(first, model, k):

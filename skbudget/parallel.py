@@ -36,7 +36,12 @@ from threadpoolctl import threadpool_limits
 from skbudget._base import _GAMMA_KERNELS
 from skbudget._docstrings import samples_method_doc
 from skbudget._kernels import compute_gamma
-from skbudget._mixing import averaged_model, check_supported, compressed_model
+from skbudget._mixing import (
+    averaged_model,
+    check_hypothesis,
+    check_supported,
+    compressed_model,
+)
 from skbudget._record import OnlineRecord
 
 __all__ = ["ParameterMixingClassifier", "average", "compress"]
@@ -370,8 +375,8 @@ def _local_shards(X, y, n_workers):
 
 def _dask_partitions(X, y):
     """Pairs of delayed ``(X, y)`` partitions of dask collections (arrays or
-    data frames, split along the rows alike) and their lengths (NaN where
-    unknown)."""
+    data frames, split along the rows alike) and their lengths (computed
+    where unknown)."""
     if hasattr(X, "to_dask_array"):
         X = X.to_dask_array(lengths=True)
     if hasattr(y, "to_dask_array"):
@@ -538,6 +543,7 @@ class ParameterMixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
             The fitted meta-estimator.
         """
         check_supported(self.estimator)
+        check_hypothesis(self.estimator)
         saved = self.__dict__.copy()
         try:
             return self._fit(X, y)
@@ -624,10 +630,10 @@ class ParameterMixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
                     import dask
                     shard.parts = client.compute([dask.delayed(part) for part in shard.parts],
                                                  workers=[address])
-        except Exception as exc:        # a worker lost while the data is placed
+        except Exception:               # a worker lost while the data is placed
             workers.close()
             _check_workers(client, workers.addresses)
-            raise exc
+            raise
         return workers
 
     def _train(self, workers, template):

@@ -231,9 +231,11 @@ def test_average_refuses_models_that_differ():
         average([a, a], [1.0])
     with pytest.raises(ValueError, match="empty"):
         average([])
-    with pytest.raises(ValueError, match="hypothesis='last'"):
-        kp = KernelPerceptron(hypothesis="averaged", max_iter=1).fit(X, y)
+    kp = KernelPerceptron(hypothesis="averaged", max_iter=1).fit(X, y)
+    with pytest.raises(ValueError, match="hypothesis='last'; got hypothesis='averaged'"):
         average([kp, kp])
+    with pytest.raises(ValueError, match="hypothesis='last'; got hypothesis='voted'"):
+        ParameterMixingClassifier(KernelPerceptron(hypothesis="voted"), n_workers=1).fit(X, y)
     unfitted = BudgetedSGDClassifier()
     with pytest.raises(Exception, match="not fitted"):
         average([a, unfitted])
