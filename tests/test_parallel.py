@@ -337,6 +337,11 @@ def test_dask_workers_train_on_their_own_partitions(client):
         assert_allclose(clf.decision_function(X), local.decision_function(X), rtol=1e-9,
                         atol=1e-12)
         assert clf.estimator_.n_rounds_ == 1200
+    Xs = sp.csr_matrix(np.where(np.abs(X) < 0.5, 0.0, X))
+    on_csr = ParameterMixingClassifier(est, mix_every=200, client=client).fit(Xs, y)
+    assert sp.issparse(on_csr.estimator_.support_vectors_)
+    assert_allclose(on_csr.decision_function(Xs), ParameterMixingClassifier(
+        est, mix_every=200, n_workers=2).fit(Xs, y).decision_function(Xs), rtol=1e-9)
 
 
 def test_clone_shares_the_client(client):
