@@ -114,10 +114,10 @@ def _check_like(first, model, k):
     """Raise ``ValueError`` unless ``model`` (``models[k]``) was built as
     ``first`` was."""
     for name, value in first._params_at_start.items():
-        if not _same_value(value, model._params_at_start.get(name)):
-            raise ValueError(f"models[{k}] was fitted with {name}={model._params_at_start.get(name)!r}"
-                             f", models[0] with {name}={value!r}: only models of the same "
-                             f"parameters average")
+        other = model._params_at_start.get(name)
+        if not _same_value(value, other):
+            raise ValueError(f"models[{k}] was fitted with {name}={other!r}, models[0] with "
+                             f"{name}={value!r}: only models of the same parameters average")
     checks = {"classes_": (first.classes_, model.classes_),
               "n_features_in_": (first.n_features_in_, model.n_features_in_),
               "gamma_": (first.gamma_, model.gamma_),

@@ -531,11 +531,11 @@ class ParameterMixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
 
         Parameters
         ----------
-        X : {array-like, sparse matrix, dask array, dask DataFrame} of shape (n_samples, n_features)
-            Training data: NumPy, SciPy CSR, or a dask collection split
-            along its rows.
-        y : {array-like, dask array, dask Series} of shape (n_samples,)
-            Labels (a dask ``y`` split as ``X``).
+        X : {array-like, sparse matrix, dask array, dask DataFrame}
+            Training data of shape (n_samples, n_features): NumPy, SciPy
+            CSR, or a dask collection split along its rows.
+        y : {array-like, dask array, dask Series}
+            Labels, of shape (n_samples,) (a dask ``y`` split as ``X``).
 
         Returns
         -------
