@@ -17,7 +17,9 @@ processes, shared BSGD merging, ``B = 100``, against one process's
 ``partial_fit`` over the same rows, the cluster started before the clock
 (the fit's placing of the data on the workers is timed).  Paired: the two
 are timed in turn, ``--repeats`` times, and each one's best and median
-kept; the load average is recorded beside them.  Test accuracy on 20 000
+kept; the load average is recorded beside them, and how many cores two
+processes of ours get at once (a fixed loop alone against two at a time:
+2.0 on two free cores, 1.0 when other jobs leave one core's worth).  Test accuracy on 20 000
 held-out rows of the same stream.
 
 Writes ``benchmarks/results/parallel[_quick].json``.
@@ -110,6 +112,27 @@ def plot(summary, path):
     print(f"wrote {path}")
 
 
+def _burn(n=10_000_000):
+    """Seconds of a fixed pure-Python loop (one core's work)."""
+    start = time.perf_counter()
+    total = 0
+    for i in range(n):
+        total += i
+    return time.perf_counter() - start
+
+
+def cores_available():
+    """How many cores two processes of ours get at once: the time of a fixed
+    loop alone over its time when two processes run it together, times 2
+    (2.0: two free cores; 1.0: one core's worth between them, e.g. on a
+    machine shared with other jobs)."""
+    from concurrent.futures import ProcessPoolExecutor
+    with ProcessPoolExecutor(2) as pool:
+        alone = pool.submit(_burn).result()
+        together = [f.result() for f in [pool.submit(_burn) for _ in range(2)]]
+    return 2 * alone / max(together)
+
+
 def speed_part(repeats):
     import distributed
     X, y = make_classification(SPEED_ROWS + SPEED_TEST, n_features=20, n_informative=15,
@@ -133,10 +156,12 @@ def speed_part(repeats):
             clf = ParameterMixingClassifier(est, mix_every=SPEED_MIX, client=client).fit(X, y)
             result["cluster"].append(time.perf_counter() - start)
             result.setdefault("load", []).append(os.getloadavg())
+            result.setdefault("cores_available", []).append(cores_available())
             print(f"repeat {rep}: one process {result['single'][-1]:.2f} s, cluster "
                   f"{result['cluster'][-1]:.2f} s (ratio "
                   f"{result['cluster'][-1] / result['single'][-1]:.2f}), load "
-                  f"{os.getloadavg()[0]:.1f}", flush=True)
+                  f"{os.getloadavg()[0]:.1f}, cores available to two processes "
+                  f"{result['cores_available'][-1]:.2f}", flush=True)
         result["accuracy_single"] = single.score(X_test, y_test)
         result["accuracy_cluster"] = clf.score(X_test, y_test)
     ratios = np.array(result["cluster"]) / np.array(result["single"])
