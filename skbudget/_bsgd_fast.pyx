@@ -273,6 +273,16 @@ cdef class BudgetedSGDLearner(OnlineLearner):
         self.append_vector(&self.merged[0], cand[UPPER, j])
         return 0
 
+    def compress(self, Py_ssize_t pool_size=-1):
+        """Bring a support set over the budget back to ``budget`` vectors by
+        the learner's own rule, one maintenance step at a time, each the
+        step a round makes after an addition (removal, projection or merging
+        as in :meth:`maintain`); returns the steps made (0 within the
+        budget).  For a model that is the union of several (parameter
+        mixing, ``skbudget.parallel.compress``); ``pool_size`` as in
+        :meth:`check_state`."""
+        return compress_to_budget(self, pool_size)
+
 
 cdef class MulticlassBSGDLearner(SharedSupportLearner):
     """BSGD on ``k`` classes with one shared support set
@@ -507,6 +517,54 @@ cdef class MulticlassBSGDLearner(SharedSupportLearner):
         cell = self.append_point(z, label_m, w_z)
         self.row_sqnorm[cell] = dense_dot(w_z, w_z, k)
         return 0
+
+    def compress(self, Py_ssize_t pool_size=-1):
+        """:meth:`BudgetedSGDLearner.compress` on the coefficient rows: the
+        learner's own maintenance step (§12) until ``|S| <= budget``;
+        returns the steps made."""
+        return compress_to_budget(self, pool_size)
+
+
+def compress_to_budget(OnlineLearner lr, Py_ssize_t pool_size=-1):
+    """The maintenance steps of a BSGD learner (binary or shared) until its
+    support set holds at most ``budget`` vectors; their number.  The state
+    is checked first (:meth:`check_state`), and a projection's span factor
+    must cover every support vector.  The current example is forgotten: no
+    step outside a round reads one (merging takes every ``κ`` from the
+    stored rows)."""
+    cdef BudgetedSGDLearner binary = lr if isinstance(lr, BudgetedSGDLearner) else None
+    cdef MulticlassBSGDLearner shared = lr if isinstance(lr, MulticlassBSGDLearner) else None
+    if binary is None and shared is None:
+        raise TypeError(f"not a BSGD learner: {type(lr).__name__}")
+    lr.check_state(pool_size)
+    cdef Py_ssize_t steps = lr.n_sv - (binary.budget if shared is None else shared.budget)
+    cdef int rule = binary.maintenance if shared is None else shared.maintenance
+    if steps <= 0:
+        return 0
+    if rule == RULE_PROJECTION:
+        owner = binary if shared is None else shared
+        chol, gap = owner.chol, owner.span_gap
+        if chol.shape[0] < lr.n_sv:
+            raise ValueError(f"{type(lr).__name__}: the span factor covers {chol.shape[0]} of "
+                             f"the {lr.n_sv} support vectors; projection needs all of them")
+        chol, gap, rhs = _factor_room(chol, gap, lr.capacity, lr.n_sv)
+        owner.chol, owner.span_gap = chol, gap
+        if shared is None:
+            binary.rhs = rhs
+        else:
+            shared.rhs = rhs
+    lr.cur_slot = -1
+    lr.x_dense = NULL
+    lr.x_values = NULL
+    lr.x_nnz = 0
+    cdef Py_ssize_t i
+    with nogil:
+        for i in range(steps):
+            if shared is None:
+                binary.maintain()
+            else:
+                shared.maintain()
+    return steps
 
 
 cdef int partner_kernels(OnlineLearner lr, Py_ssize_t cm, const Py_ssize_t* partner,

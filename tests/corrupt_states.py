@@ -6,7 +6,8 @@ pytest).  For every estimator, kernel mode (store: ``rbf``, block:
 ``laplacian``) and problem (binary, three classes), each field of the first learner's state is
 replaced by bad values (shifted, negative or zero integers, truncated or
 emptied arrays, out-of-range indices, NaN) and the model is then trained,
-asked for scores (the voted hypothesis too), pickled and trained again.  Any Python exception is fine;
+asked for scores (the voted hypothesis too), pickled and trained again,
+and compressed to its budget (BSGD's compiled ``compress``).  Any Python exception is fine;
 the process must not crash.  Prints one line per field that was refused
 with "inconsistent state", then ``done``.
 """
@@ -51,6 +52,12 @@ def voted_scores(est, X):
     return None
 
 
+def compress_to_budget(learner):
+    """BSGD's compiled compression (``skbudget.parallel.compress``) on the
+    learner as it is, for the learners that have one."""
+    return learner.compress() if hasattr(learner, "compress") else None
+
+
 def main():
     rng = np.random.RandomState(0)
     X = rng.normal(size=(300, 3))
@@ -86,7 +93,8 @@ def main():
                                      lambda: est.decision_function(X[:20]),
                                      lambda: pickle.loads(pickle.dumps(est)).partial_fit(
                                          X[250:], y[250:]),
-                                     lambda: voted_scores(est, X[:20])):
+                                     lambda: voted_scores(est, X[:20]),
+                                     lambda: compress_to_budget(learner)):
                             try:
                                 call()
                             except Exception as exc:

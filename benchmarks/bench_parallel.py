@@ -1,0 +1,194 @@
+"""Parameter mixing (skbudget.parallel): accuracy against the number of
+workers, and the wall time of a LocalCluster against one process.
+
+Accuracy (``--part accuracy``): mnist5k (``../shared/data/mnist5k``, pixels
+/ 255, the stratified 4 000 / 1 000 split of ``bench_bsgd_multiclass.py``),
+shared multi-class BSGD with merging, ``B = 200``, ``gamma = 0.02``,
+``alpha = 1e-4``, one pass in each of 3 orders of the training rows.  For
+K = 1, 2, 4, 8, 16 workers at the same 4 000 rows (each worker streams its
+contiguous K-th of the order; simulated in one process, on threads), with
+``mix_every = 500`` (and 100 for the figure); against one process on every
+row (K = 1 is that model, up to rounding) and one process on one worker's
+share alone.  The figure ``doc/images/parallel_mnist.png`` plots them.
+
+Speed (``--part speed``): a 400 000-row, 10-class stream (d = 20,
+``make_classification``) on a ``LocalCluster`` of 2 single-threaded worker
+processes, shared BSGD merging, ``B = 100``, against one process's
+``partial_fit`` over the same rows, the cluster started before the clock
+(the fit's placing of the data on the workers is timed).  Paired: the two
+are timed in turn, ``--repeats`` times, and each one's best and median
+kept; the load average is recorded beside them, and how many cores two
+processes of ours get at once (a fixed loop alone against two at a time:
+2.0 on two free cores, 1.0 when other jobs leave one core's worth).  Test accuracy on 20 000
+held-out rows of the same stream.
+
+Writes ``benchmarks/results/parallel[_quick].json``.
+"""
+
+import argparse
+import json
+import os
+import time
+
+from _common import DATA, RESULTS, ROOT, use_one_blas_thread, write_json
+
+use_one_blas_thread()
+
+import numpy as np  # noqa: E402
+from sklearn.datasets import make_classification  # noqa: E402
+from sklearn.model_selection import train_test_split  # noqa: E402
+
+from skbudget import BudgetedSGDClassifier  # noqa: E402
+from skbudget.parallel import ParameterMixingClassifier  # noqa: E402
+
+WORKERS = (1, 2, 4, 8, 16)
+MNIST = dict(budget=200, gamma=0.02, alpha=1e-4, maintenance="merging", shuffle=False)
+SPEED = dict(budget=100, alpha=1e-4, maintenance="merging", shuffle=False)
+SPEED_ROWS, SPEED_TEST, SPEED_MIX = 400_000, 20_000, 20_000
+
+
+def load_mnist():
+    data = np.loadtxt(DATA / "mnist5k" / "mnist_5k.csv.gz", delimiter=",")
+    X, y = data[:, :-1] / 255.0, data[:, -1].astype(int)
+    return train_test_split(X, y, stratify=y, random_state=0, train_size=4000, test_size=1000)
+
+
+def accuracy_part(orders):
+    X, X_test, y, y_test = load_mnist()
+    est = BudgetedSGDClassifier(**MNIST)
+    runs = []
+    for rep in range(orders):
+        order = np.random.RandomState(rep).permutation(len(y))
+        Xo, yo = X[order], y[order]
+        single = est.fit(Xo, yo).score(X_test, y_test)
+        run = {"order": rep, "single": single, "mixed": {}, "share": {}}
+        for K in WORKERS:
+            share = len(y) // K
+            run["share"][K] = BudgetedSGDClassifier(**MNIST).fit(
+                Xo[:share], yo[:share]).score(X_test, y_test)
+            for mix_every in (100, 500):
+                start = time.perf_counter()
+                clf = ParameterMixingClassifier(est, mix_every=mix_every, n_workers=K).fit(Xo, yo)
+                run["mixed"][f"{K}/{mix_every}"] = {
+                    "accuracy": clf.score(X_test, y_test), "rounds": clf.n_mixing_rounds_,
+                    "seconds": time.perf_counter() - start}
+                print(f"order {rep}  K={K:2d}  mix_every={mix_every}: "
+                      f"{100 * clf.score(X_test, y_test):.1f} %  (one process "
+                      f"{100 * single:.1f}, one share alone {100 * run['share'][K]:.1f})",
+                      flush=True)
+        runs.append(run)
+    summary = {}
+    for K in WORKERS:
+        for mix_every in (100, 500):
+            acc = [r["mixed"][f"{K}/{mix_every}"]["accuracy"] for r in runs]
+            summary[f"{K}/{mix_every}"] = [float(np.mean(acc)), float(np.std(acc))]
+        summary[f"share/{K}"] = [float(np.mean([r["share"][K] for r in runs])),
+                                 float(np.std([r["share"][K] for r in runs]))]
+    summary["single"] = [float(np.mean([r["single"] for r in runs])),
+                         float(np.std([r["single"] for r in runs]))]
+    return {"runs": runs, "summary": summary}
+
+
+def plot(summary, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    single = 100 * summary["single"][0]
+    ax.axhline(single, color="k", lw=1, ls="--", label="one process, every row")
+    for mix_every, marker in ((100, "o"), (500, "s")):
+        mean = [100 * summary[f"{K}/{mix_every}"][0] for K in WORKERS]
+        ax.plot(WORKERS, mean, marker=marker, label=f"K workers, mix_every={mix_every}")
+    ax.plot(WORKERS, [100 * summary[f"share/{K}"][0] for K in WORKERS], marker="x", ls=":",
+            label="one worker's share alone")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(WORKERS, [str(K) for K in WORKERS])
+    ax.set_xlabel("workers K (4 000 rows in all)")
+    ax.set_ylabel("test accuracy (%)")
+    ax.set_title("mnist5k, shared BSGD merging, B = 200, one pass (3 orders)")
+    ax.legend(fontsize=8, loc="lower left")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    print(f"wrote {path}")
+
+
+def _burn(n=10_000_000):
+    """Seconds of a fixed pure-Python loop (one core's work)."""
+    start = time.perf_counter()
+    total = 0
+    for i in range(n):
+        total += i
+    return time.perf_counter() - start
+
+
+def cores_available():
+    """How many cores two processes of ours get at once: the time of a fixed
+    loop alone over its time when two processes run it together, times 2
+    (2.0: two free cores; 1.0: one core's worth between them, e.g. on a
+    machine shared with other jobs)."""
+    from concurrent.futures import ProcessPoolExecutor
+    with ProcessPoolExecutor(2) as pool:
+        alone = pool.submit(_burn).result()
+        together = [f.result() for f in [pool.submit(_burn) for _ in range(2)]]
+    return 2 * alone / max(together)
+
+
+def speed_part(repeats):
+    import distributed
+    X, y = make_classification(SPEED_ROWS + SPEED_TEST, n_features=20, n_informative=15,
+                               n_redundant=0, n_classes=10, n_clusters_per_class=1,
+                               class_sep=2.0, random_state=0)
+    X_test, y_test, X, y = X[SPEED_ROWS:], y[SPEED_ROWS:], X[:SPEED_ROWS], y[:SPEED_ROWS]
+    gamma = 1.0 / (X.shape[1] * X.var())
+    est = BudgetedSGDClassifier(gamma=gamma, **SPEED)
+    result = {"rows": SPEED_ROWS, "mix_every": SPEED_MIX, "single": [], "cluster": [],
+              "load_before": os.getloadavg()}
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        client.run(lambda: __import__("skbudget.parallel"))       # imports before the clock
+        for rep in range(repeats):
+            start = time.perf_counter()
+            single = BudgetedSGDClassifier(gamma=gamma, **SPEED).partial_fit(
+                X, y, classes=np.arange(10))
+            result["single"].append(time.perf_counter() - start)
+            start = time.perf_counter()
+            clf = ParameterMixingClassifier(est, mix_every=SPEED_MIX, client=client).fit(X, y)
+            result["cluster"].append(time.perf_counter() - start)
+            result.setdefault("load", []).append(os.getloadavg())
+            result.setdefault("cores_available", []).append(cores_available())
+            print(f"repeat {rep}: one process {result['single'][-1]:.2f} s, cluster "
+                  f"{result['cluster'][-1]:.2f} s (ratio "
+                  f"{result['cluster'][-1] / result['single'][-1]:.2f}), load "
+                  f"{os.getloadavg()[0]:.1f}, cores available to two processes "
+                  f"{result['cores_available'][-1]:.2f}", flush=True)
+        result["accuracy_single"] = single.score(X_test, y_test)
+        result["accuracy_cluster"] = clf.score(X_test, y_test)
+    ratios = np.array(result["cluster"]) / np.array(result["single"])
+    result["ratio_best"] = float(min(result["cluster"]) / min(result["single"]))
+    result["ratio_median_paired"] = float(np.median(ratios))
+    print(f"best {min(result['cluster']):.2f} / {min(result['single']):.2f} s = "
+          f"{result['ratio_best']:.2f}x, median paired ratio {result['ratio_median_paired']:.2f}; "
+          f"accuracy {100 * result['accuracy_cluster']:.2f} % against "
+          f"{100 * result['accuracy_single']:.2f} %")
+    return result
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="one order, two timing repeats")
+    parser.add_argument("--repeats", type=int, default=5, help="paired timings")
+    parser.add_argument("--part", choices=("all", "accuracy", "speed"), default="all")
+    args = parser.parse_args()
+    out = RESULTS / f"parallel{'_quick' if args.quick else ''}.json"
+    results = json.loads(out.read_text()) if out.exists() else {}
+    if args.part in ("all", "accuracy"):
+        results["accuracy"] = accuracy_part(1 if args.quick else 3)
+        plot(results["accuracy"]["summary"], ROOT / "doc" / "images" / "parallel_mnist.png")
+    if args.part in ("all", "speed"):
+        results["speed"] = speed_part(2 if args.quick else args.repeats)
+    write_json(out, results)
+
+
+if __name__ == "__main__":
+    main()

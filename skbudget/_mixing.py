@@ -1,0 +1,420 @@
+"""The average of kernel expansions, as one model of the same estimator.
+
+The average ``sum_k w_k f_k`` of kernel expansions ``f_k(x) = sum_i a_ki
+k(x_ki, x) + b_k`` is one expansion: the union of the support sets (model by
+model, oldest first within each) with every coefficient multiplied by its
+model's weight, and the intercept ``sum_k w_k b_k``.  :func:`averaged_model`
+builds it as a fitted model of the models' class by composing the states of
+their learners (``OnlineLearner.get_state`` / ``set_state``): cells
+``0 .. n-1`` in the union's order, the features (store mode) or the pool
+rows (block mode), the coefficients in the learner's units, and what each
+rule keeps besides (``_RULES``).  ``doc/algorithms.md`` ("Parameter
+mixing") defines the online state of the average.
+"""
+
+import copy
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils.validation import check_is_fitted
+
+from skbudget._bsgd import BudgetedSGDClassifier
+from skbudget._bsgd_fast import (
+    PROJECTION,
+    BudgetedSGDLearner,
+    MulticlassBSGDLearner,
+)
+from skbudget._budget import KernelPassiveAggressive
+from skbudget._budget_fast import PassiveAggressiveLearner
+from skbudget._params import _same_value
+from skbudget._perceptron import KernelPerceptron
+from skbudget._perceptron_fast import KernelPerceptronLearner
+from skbudget._record import OnlineRecord
+from skbudget._span_factor import _span_factor
+
+__all__ = ["SUPPORTED", "averaged_model", "check_hypothesis", "check_supported",
+           "compressed_model"]
+
+SUPPORTED = (BudgetedSGDClassifier, KernelPassiveAggressive, KernelPerceptron)
+
+# why an estimator's models cannot be averaged yet: the state its rule
+# keeps beyond the kernel expansion, whose average is not defined
+_UNSUPPORTED_REASONS = {
+    "Stoptron": "it stops updating once full, and the union of full models has no rule "
+                "that brings it back to its budget",
+    "RandomBudgetPerceptron": "its random removal has no defined order over a union",
+    "BudgetPerceptron": "its removal rule reads leave-one-out margins kept per support "
+                        "vector, which an average does not define",
+    "Forgetron": "its state holds the counts M and Q and the shrinking schedule, "
+                 "which an average does not define",
+    "Projectron": "it keeps the inverse Gram matrix of its own examples and a projection "
+                  "threshold on them, which an average does not define",
+    "ProjectronPlusPlus": "it keeps the inverse Gram matrix of its own examples and a "
+                          "projection threshold on them, which an average does not define",
+    "TighterPerceptron": "its removal rule reads a validation set of examples each model "
+                         "kept on its own",
+    "TightestPerceptron": "its removal rule reads soft counts each model kept on its own",
+    "KernelMIRA": "its state holds the class scores of every support pattern, which an "
+                  "average does not define yet",
+    "BudgetMIRA": "its removal rule reads the class scores of every support pattern, which "
+                  "an average does not define yet",
+}
+
+
+def check_supported(estimator):
+    """Raise ``TypeError`` unless ``estimator`` is of a class whose models
+    can be averaged (an instance of one of :data:`SUPPORTED`)."""
+    if isinstance(estimator, SUPPORTED):
+        return
+    name = type(estimator).__name__
+    reason = _UNSUPPORTED_REASONS.get(
+        name, "it is not an skbudget estimator whose online state is defined for an average")
+    raise TypeError(
+        f"skbudget.parallel supports {', '.join(cls.__name__ for cls in SUPPORTED)}; got "
+        f"{name}: {reason}.")
+
+
+def _check_models(models):
+    """The models as a list, after checking that they can be averaged: at
+    least one, fitted, of one supported class, built with the same
+    parameters, classes, features, storage format and data-dependent
+    constants."""
+    if isinstance(models, (str, bytes)) or not hasattr(models, "__iter__"):
+        raise TypeError(f"models must be a sequence of fitted models; got {type(models).__name__}")
+    models = list(models)
+    if not models:
+        raise ValueError("models is empty: average needs at least one fitted model")
+    first = models[0]
+    check_supported(first)
+    for k, model in enumerate(models):
+        if type(model) is not type(first):
+            raise TypeError(f"every model must be a {type(first).__name__}; models[{k}] is a "
+                            f"{type(model).__name__}")
+        check_is_fitted(model)
+        if model is not first:
+            _check_like(first, model, k)
+    for model in models:
+        check_hypothesis(model)
+    return models
+
+
+def check_hypothesis(estimator):
+    """Raise ``ValueError`` for a KernelPerceptron that predicts with
+    another hypothesis than its last (its other hypotheses are read from a
+    history of updates, which an average of models does not have)."""
+    if isinstance(estimator, KernelPerceptron) and estimator.hypothesis != "last":
+        raise ValueError(
+            f"KernelPerceptron models average only with hypothesis='last'; got "
+            f"hypothesis={estimator.hypothesis!r}: the voted, averaged and longest-survivor "
+            f"hypotheses are read from each model's history of updates, which the average "
+            f"of several models does not have")
+
+
+def _check_like(first, model, k):
+    """Raise ``ValueError`` unless ``model`` (``models[k]``) was built as
+    ``first`` was."""
+    for name, value in first._params_at_start.items():
+        other = model._params_at_start.get(name)
+        if not _same_value(value, other):
+            raise ValueError(f"models[{k}] was fitted with {name}={other!r}, models[0] with "
+                             f"{name}={value!r}: only models of the same parameters average")
+    checks = {"classes_": (first.classes_, model.classes_),
+              "n_features_in_": (first.n_features_in_, model.n_features_in_),
+              "gamma_": (first.gamma_, model.gamma_),
+              "kappa_": (_used_kappa(first), _used_kappa(model))}
+    for name, (a, b) in checks.items():
+        if not _same_value(a, b):
+            raise ValueError(f"models[{k}] has {name}={b!r}, models[0] {name}={a!r}: only "
+                             f"models of the same classes, features and kernel average "
+                             f"(pass a numeric gamma to models trained on different data)")
+    if first._sparse_storage != model._sparse_storage:
+        raise ValueError(f"models[{k}] stores its support vectors "
+                         f"{'sparse' if model._sparse_storage else 'dense'}, models[0] "
+                         f"{'sparse' if first._sparse_storage else 'dense'}: fit every model "
+                         f"on data of one format (all dense or all CSR)")
+
+
+def _used_kappa(model):
+    """A KernelPerceptron's ``kappa_`` where its rule reads it (a threshold,
+    threshold step or margin in units of kappa), else None."""
+    if not isinstance(model, KernelPerceptron) or not (
+            "kappa" in (model.theta_init, model.threshold_step) or model.tau > 0):
+        return None
+    return model.kappa_
+
+
+def _checked_weights(weights, n_models):
+    """The weights as an array of ``n_models`` finite non-negative numbers
+    that do not all vanish (None: ``1 / n_models`` each)."""
+    if weights is None:
+        return np.full(n_models, 1.0 / n_models)
+    weights = np.asarray(weights, dtype=np.float64)
+    if weights.shape != (n_models,):
+        raise ValueError(f"weights must hold one number per model ({n_models}); got shape "
+                         f"{weights.shape}")
+    if not (np.all(np.isfinite(weights)) and np.all(weights >= 0) and weights.sum() > 0):
+        raise ValueError(f"weights must be finite, non-negative and not all 0; got "
+                         f"{weights.tolist()}")
+    return weights
+
+
+def averaged_model(models, weights=None, origin=None, record=None):
+    """The fitted model whose decision function is ``sum_k w_k f_k`` (see
+    :func:`skbudget.parallel.average`).
+
+    For parameter mixing: ``origin``, the model every one of ``models``
+    continued from (the counts it holds, updates, maintenance steps,
+    degradation and examples, are then counted once, not once per model,
+    and vectors the models kept from it are stored once); ``record``, the
+    online record of the result (None: the models' records summed)."""
+    models = _check_models(models)
+    weights = _checked_weights(weights, len(models))
+    result = copy.deepcopy(models[0])
+    driver = result._driver
+    for j, learner in enumerate(driver.learners):
+        sources = [model._learners[j] for model in models]
+        base = None if origin is None else origin._learners[j]
+        rows = [model._driver.support_vectors(j) for model in models]
+        state, vectors = _union_state(result, learner, sources, rows, weights, base)
+        learner.set_state(state)
+        if not driver.uses_store:
+            driver.pools[j] = vectors
+            driver.pool_ids[j] = np.full(vectors.shape[0], -1, dtype=np.intp)
+    result._record = _summed_record([m._record for m in models]) if record is None else record
+    result._n_examples_seen = _summed([m._n_examples_seen for m in models],
+                                      None if origin is None else origin._n_examples_seen)
+    result._update_fitted_attributes()
+    return result
+
+
+def compressed_model(model):
+    """A copy of ``model`` with every learner over its budget brought back
+    to it by its maintenance rule (see :func:`skbudget.parallel.compress`)."""
+    check_supported(model)
+    check_is_fitted(model)
+    result = copy.deepcopy(model)
+    if isinstance(result, BudgetedSGDClassifier):
+        driver = result._driver
+        for j, learner in enumerate(driver.learners):
+            learner.compress(-1 if driver.uses_store else driver.pools[j].shape[0])
+        result._update_fitted_attributes()
+    return result
+
+
+def _summed(values, base):
+    """``sum(values)``, or ``base + sum(v - base)`` when every value counts
+    on from ``base``."""
+    total = sum(values)
+    return total if base is None else total - (len(values) - 1) * base
+
+
+def _summed_record(records):
+    """The online record of an average: rounds and mistakes add up.  The
+    models' rounds have no order among each other, so the learning curve
+    holds no point before the average: its last round is the combined
+    count, and the rounds after it add points as usual."""
+    record = OnlineRecord()
+    record.n_rounds = int(sum(r.n_rounds for r in records))
+    record.n_mistakes = int(sum(r.n_mistakes for r in records))
+    while record.width <= record.n_rounds:
+        record.width *= 2
+    return record
+
+
+def _union_state(result, learner, sources, rows, weights, base):
+    """The state of ``learner`` (a copy of ``sources[0]``) holding the
+    weighted union of the ``sources``' expansions, whose support vectors
+    are ``rows``.  ``base``: the learner every source continued from, or
+    None; with it, a vector several sources hold (one of ``base``'s they
+    all kept) is stored once, with the sum of its coefficients."""
+    state = learner.get_state()
+    rule = _RULES[type(learner)]
+    cells = [src.support_order() for src in sources]
+    scale = rule.scale(sources, weights)
+    vectors = (sp.vstack(rows, format="csr") if sp.issparse(rows[0])
+               else np.concatenate(rows))
+    per_vector = rule.coefficients(sources, cells, weights, scale)
+    per_vector["kself"] = _gathered(sources, cells, "kself")
+    if learner.uses_store:
+        per_vector["store_sq"] = np.concatenate(
+            [np.asarray(src.store_sq)[np.asarray(src.slot)[c]] for src, c in zip(sources, cells)])
+    if base is not None:
+        vectors, per_vector = _without_repeats(vectors, per_vector, rule.summed)
+    n = vectors.shape[0]
+    capacity = max(n + 2, int(state["capacity"]))
+    order = np.zeros(capacity, dtype=np.intp)
+    order[:n] = np.arange(n)
+    free = np.zeros(capacity, dtype=np.intp)
+    free[:capacity - n] = np.arange(capacity - 1, n - 1, -1)
+    state.update(n_sv=n, capacity=capacity, n_free=capacity - n, order=order, free_cells=free,
+                 scale=scale, first_example_id=-1, k_row=np.zeros(capacity),
+                 intercept=float(sum(w * src.intercept for w, src in zip(weights, sources))),
+                 slot=_padded(np.arange(n, dtype=np.intp), capacity),
+                 alpha=np.zeros(capacity),
+                 n_updates=int(_summed([src.n_updates for src in sources],
+                                       None if base is None else base.n_updates)))
+    for name, values in per_vector.items():
+        state[name] = _padded(values, capacity + 8 if name == "store_sq" else capacity)
+    if learner.uses_store:
+        store = np.zeros((capacity + 8, learner.n_features))
+        store[:n] = vectors.toarray() if sp.issparse(vectors) else vectors
+        state.update(store=store, n_slots=n)
+    if state["track_gram"]:
+        gram = np.zeros((capacity, capacity))
+        gram[:n, :n] = result._kernel(vectors, vectors)
+        gram[np.arange(n), np.arange(n)] = per_vector["kself"]
+        state["gram"] = gram
+    rule.fill(state, sources, weights, base)
+    if getattr(learner, "maintenance", None) == PROJECTION:
+        factor, gap = _span_factor(state["gram"][:n, :n])
+        state["chol"] = _padded(factor, capacity, square=True)
+        state["span_gap"] = _padded(gap, capacity)
+    return state, vectors
+
+
+def _without_repeats(vectors, per_vector, summed):
+    """The distinct rows of ``vectors`` (the first of equal ones, in order)
+    and their per-vector values: the ``summed`` ones added over the equal
+    rows, the others the first's."""
+    if sp.issparse(vectors):
+        vectors = vectors.tocsr()
+        vectors.sum_duplicates()
+        keys = [vectors.indices[a:b].tobytes() + vectors.data[a:b].tobytes()
+                for a, b in zip(vectors.indptr[:-1], vectors.indptr[1:])]
+    else:
+        keys = [row.tobytes() for row in np.ascontiguousarray(vectors)]
+    first = {}
+    owner = np.array([first.setdefault(key, len(first)) for key in keys], dtype=np.intp)
+    keep = np.unique(owner, return_index=True)[1]
+    out = {}
+    for name, values in per_vector.items():
+        if name in summed:
+            total = np.zeros((len(keep),) + values.shape[1:])
+            np.add.at(total, owner, values)
+            out[name] = total
+        else:
+            out[name] = values[keep]
+    return vectors[keep], out
+
+
+def _padded(values, length, square=False):
+    """``values`` with zeros appended up to ``length`` rows (``square``: and
+    as many columns)."""
+    values = np.asarray(values)
+    shape = (length, length) if square else (length,) + values.shape[1:]
+    out = np.zeros(shape, dtype=values.dtype)
+    out[tuple(slice(0, s) for s in values.shape)] = values
+    return out
+
+
+def _gathered(sources, cells, name):
+    """The per-cell array ``name`` of every source at its support cells,
+    one source after the other."""
+    return np.concatenate([np.asarray(getattr(src, name))[c] for src, c in zip(sources, cells)])
+
+
+class _Expansion:
+    """A rule whose learner is its kernel expansion alone (scale 1):
+    coefficients ``alpha`` per cell."""
+
+    summed = ("alpha",)
+
+    @staticmethod
+    def scale(sources, weights):
+        return 1.0
+
+    @staticmethod
+    def coefficients(sources, cells, weights, scale):
+        """The union's per-vector values in the learner's units."""
+        return {"alpha": np.concatenate([w * src.coefficients()
+                                         for w, src in zip(weights, sources)]) / scale}
+
+    @staticmethod
+    def fill(state, sources, weights, base):
+        """The rest of the rule's state."""
+
+
+class _Pegasos(_Expansion):
+    """BSGD (doc/algorithms.md#bsgd): coefficients stored as ``w_i = lambda t alpha_i`` under
+    the scale ``1 / (lambda t)``.  The average's ``t`` is the weighted mean
+    of the models' (rounded): the models of one mixing round all continue
+    from one model for the same number of rows, so it is their common
+    ``t``, and every never-changed vector keeps ``w_i = w_k`` exactly."""
+
+    @staticmethod
+    def steps(sources, weights):
+        t = np.dot(weights, [src.n_steps for src in sources]) / weights.sum()
+        return max(int(np.rint(t)), 1)
+
+    @classmethod
+    def scale(cls, sources, weights):
+        return 1.0 / (sources[0].lam * cls.steps(sources, weights))
+
+    @classmethod
+    def stored(cls, sources, cells, weights, name):
+        """The per-cell values ``name`` (``alpha`` or the rows ``tau``) of
+        the union, in the units of the average's ``t``."""
+        t = cls.steps(sources, weights)
+        return np.concatenate([w * (t / src.n_steps if src.n_steps else 1.0)
+                               * np.asarray(getattr(src, name))[c]
+                               for w, src, c in zip(weights, sources, cells)])
+
+    @classmethod
+    def coefficients(cls, sources, cells, weights, scale):
+        return {"alpha": cls.stored(sources, cells, weights, "alpha")}
+
+    @classmethod
+    def fill(cls, state, sources, weights, base):
+        state["n_steps"] = cls.steps(sources, weights)
+        state["n_maintenance"] = int(_summed([src.n_maintenance for src in sources],
+                                             None if base is None else base.n_maintenance))
+        state["degradation"] = float(_summed([src.degradation for src in sources],
+                                             None if base is None else base.degradation))
+
+
+class _SharedPegasos(_Pegasos):
+    """Multi-class BSGD (doc/algorithms.md#bsgd-multi-class): rows ``W_i = lambda t alpha_i`` in ``tau``,
+    their squared norms kept per cell, a class label per vector."""
+
+    summed = ("tau",)
+
+    @classmethod
+    def coefficients(cls, sources, cells, weights, scale):
+        return {"tau": cls.stored(sources, cells, weights, "tau"),
+                "label": _gathered(sources, cells, "label")}
+
+    @classmethod
+    def fill(cls, state, sources, weights, base):
+        _Pegasos.fill(state, sources, weights, base)
+        tau = state["tau"]
+        state["row_sqnorm"] = np.einsum("ij,ij->i", tau, tau)
+
+
+class _Perceptron(_Expansion):
+    """The Kernel Perceptron (Khardon-Wachman): the expansion of its last
+    hypothesis, threshold ``theta = sum_k w_k theta_k``.  Its history of
+    hypotheses starts anew at the average (one hypothesis, no update yet):
+    the earlier hypotheses of several models form no history of one."""
+
+    @staticmethod
+    def coefficients(sources, cells, weights, scale):
+        values = _Expansion.coefficients(sources, cells, weights, scale)
+        values["m_count"] = _gathered(sources, cells, "m_count")
+        return values
+
+    @staticmethod
+    def fill(state, sources, weights, base):
+        theta = float(sum(w * src.theta for w, src in zip(weights, sources)))
+        thetas = np.zeros(9)
+        thetas[0] = theta
+        state.update(theta=theta, intercept=-theta, n_updates=0, thetas=thetas,
+                     votes=np.zeros(9, dtype=np.int64), event_cell=np.zeros(8, dtype=np.intp),
+                     tally=0, best_tally=0, survivor=0,
+                     cell_of_example=np.full(0, -1, dtype=np.intp))
+
+
+# what each learner keeps besides its expansion, and its units
+_RULES = {BudgetedSGDLearner: _Pegasos, MulticlassBSGDLearner: _SharedPegasos,
+          PassiveAggressiveLearner: _Expansion, KernelPerceptronLearner: _Perceptron}
+
+

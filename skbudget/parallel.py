@@ -1,0 +1,678 @@
+"""One budget model from many workers: iterative parameter mixing.
+
+The average of ``K`` kernel expansions is one expansion: the union of their
+support sets, each coefficient multiplied by its model's weight.  The
+model's own budget maintenance then brings that union back to ``B``.
+Iterative parameter mixing (McDonald, Hall & Mann 2010) repeats it: every
+worker streams ``mix_every`` rows of its shard, the models are averaged and
+compressed, and every worker continues from the result.
+
+* :func:`average` -- the fitted model whose decision function is
+  ``sum_k w_k f_k``, exactly;
+* :func:`compress` -- a model over its budget brought back to it by its own
+  maintenance rule;
+* :class:`ParameterMixingClassifier` -- the meta-estimator that trains one
+  model data-parallel, on a ``dask.distributed`` cluster or on local
+  threads.
+
+The user guide's "Scaling out" page gives the cost model and guidance on
+``mix_every``.
+"""
+
+import copy
+import numbers
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import scipy.sparse as sp
+from joblib import cpu_count
+from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, _fit_context, clone
+from sklearn.utils._param_validation import HasMethods, Interval
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+from threadpoolctl import threadpool_limits
+
+from skbudget._docstrings import samples_method_doc
+from skbudget._kernel_catalogue import named_kernel
+from skbudget._kernels import compute_gamma
+from skbudget._mixing import (
+    averaged_model,
+    check_hypothesis,
+    check_supported,
+    compressed_model,
+)
+from skbudget._record import OnlineRecord
+
+__all__ = ["ParameterMixingClassifier", "average", "compress"]
+
+# seconds between two looks at the cluster while a mixing round runs, and
+# between two looks at its tasks
+_WATCH_INTERVAL, _POLL_INTERVAL = 0.5, 0.002
+
+
+def average(models, weights=None):
+    """The weighted average of fitted models, as one fitted model.
+
+    The decision function of the result is ``sum_k weights[k] f_k(x)``,
+    exactly (before any compression): its support set is the concatenation
+    of the models' support sets (model by model, oldest first within each),
+    every coefficient multiplied by its model's weight, its intercept the
+    weighted sum of theirs.  Binary, one-vs-rest and shared multi-class
+    models average alike (learner by learner).  The result may hold more
+    vectors than ``budget``: :func:`compress` brings it back.
+
+    Its online state continues ``partial_fit`` as if it had been the model
+    all along:
+
+    - :class:`~skbudget.BudgetedSGDClassifier`: the step counter ``t_`` is
+      the weighted mean of the models' (rounded); the stored coefficients
+      are ``alpha t a_i`` under the scale ``1 / (alpha t)``, so the next
+      round shrinks the average by ``1 - 1/(t + 1)`` and steps by ``1 /
+      (alpha (t + 1))``.  (Models that continued one model for the same
+      number of rows, as in parameter mixing, share their ``t``.)
+      ``n_maintenance_`` and ``degradation_`` add up.
+    - :class:`~skbudget.KernelPerceptron` (``hypothesis='last'`` only): the
+      threshold is the weighted sum of the models'; the history of
+      hypotheses starts anew at the average (``n_updates_`` counts the
+      updates after it).
+    - The online record: ``n_rounds_`` and ``n_mistakes_`` (and
+      ``n_updates_``, but see above) add up; the models' rounds have no
+      order among each other, so ``mistake_curve_`` has a single point at
+      the combined count, and rounds after the average add points as usual.
+
+    The models are not changed.
+
+    Parameters
+    ----------
+    models : sequence of fitted estimators
+        Models of one class (:class:`~skbudget.BudgetedSGDClassifier`,
+        :class:`~skbudget.KernelPassiveAggressive` or
+        :class:`~skbudget.KernelPerceptron`) fitted with the same parameters,
+        classes, number of features, resolved ``gamma_`` and input format
+        (dense or CSR).
+    weights : array-like of shape (n_models,), default=None
+        Finite non-negative weights, not all 0 (None: ``1 / n_models`` each).
+        They need not sum to 1.
+
+    Returns
+    -------
+    model : estimator
+        A new fitted model of the models' class.
+
+    Raises
+    ------
+    TypeError
+        For an estimator whose online state has no defined average (named
+        with the reason), or models of different classes.
+    ValueError
+        For models fitted differently, or bad weights.
+
+    References
+    ----------
+    R. McDonald, K. Hall and G. Mann, "Distributed training strategies for the
+    structured perceptron", Human Language Technologies: NAACL 2010, 456-464.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import make_moons
+    >>> from skbudget import BudgetedSGDClassifier
+    >>> from skbudget.parallel import average, compress
+    >>> X, y = make_moons(400, noise=0.1, random_state=0)
+    >>> models = [BudgetedSGDClassifier(budget=10, gamma=2.0, random_state=0).fit(
+    ...     X[i::2], y[i::2])
+    ...           for i in range(2)]
+    >>> mixed = average(models)
+    >>> bool(np.allclose(mixed.decision_function(X),
+    ...                  sum(0.5 * m.decision_function(X) for m in models)))
+    True
+    >>> int(mixed.n_support_[0]), int(compress(mixed).n_support_[0])
+    (19, 10)
+    """
+    return averaged_model(models, weights)
+
+
+def compress(model):
+    """A model over its budget, brought back to ``budget`` by its own
+    maintenance rule.
+
+    :class:`~skbudget.BudgetedSGDClassifier` applies its ``maintenance``
+    step (removal, projection or merging; the arg-mins over the whole
+    support set, ties to the oldest) until every learner holds at most
+    ``budget`` vectors: the steps a stream would make after each addition,
+    ``n_maintenance_`` and ``degradation_`` counting them.  A model within
+    its budget, and the unbudgeted :class:`~skbudget.KernelPassiveAggressive`
+    and :class:`~skbudget.KernelPerceptron` (whose average keeps the whole
+    union), come back unchanged.
+
+    Parameters
+    ----------
+    model : fitted estimator
+        A model of a class :func:`average` takes.
+
+    Returns
+    -------
+    model : estimator
+        A new fitted model; ``model`` itself is not changed.
+
+    References
+    ----------
+    Z. Wang, K. Crammer and S. Vucetic, "Breaking the curse of
+    kernelization: budgeted stochastic gradient descent for large-scale SVM
+    training", Journal of Machine Learning Research 13, 3103-3131, 2012.
+
+    R. McDonald, K. Hall and G. Mann, "Distributed training strategies for the
+    structured perceptron", Human Language Technologies: NAACL 2010, 456-464.
+    """
+    return compressed_model(model)
+
+
+def _mixed(models, weights, origin, record):
+    """The models of one mixing round averaged and compressed: the next
+    round's common model (``origin``: the model they continued from;
+    ``record``: its online record)."""
+    return compressed_model(averaged_model(models, weights, origin, record))
+
+
+def _interleaved(flags):
+    """The workers' mistake flags of one round in the order of a
+    round-robin over the workers (the first row of each, then the second,
+    ...)."""
+    longest = max(len(f) for f in flags)
+    table = np.full((longest, len(flags)), 2, dtype=np.uint8)
+    for k, f in enumerate(flags):
+        table[:len(f), k] = f
+    table = table.ravel()
+    return table[table != 2]
+
+
+def _computed(client, collection):
+    """The value of a dask ``collection``, computed by ``client`` (None:
+    dask's default scheduler)."""
+    if client is not None:
+        return client.compute(collection).result()
+    import dask
+    return dask.compute(collection)[0]
+
+
+def _is_dask_collection(X):
+    return type(X).__module__.split(".")[0] in ("dask", "dask_expr")
+
+
+def _current_client():
+    """The current ``dask.distributed`` client, or None (none, or dask not
+    installed)."""
+    try:
+        from distributed import default_client
+    except ImportError:
+        return None
+    try:
+        return default_client()
+    except ValueError:
+        return None
+
+
+def _stream_rows(model, parts, ranges, classes, first):
+    """A worker's part of one mixing round: ``model`` (a fresh estimator
+    when ``first``, else the round's common model) continues over the rows
+    ``ranges`` of its partitions ``parts`` (pairs ``(X, y)``); returns the
+    model and the round's mistake flags."""
+    blocks = [(_rows_of(part[0], lo, hi), np.asarray(part[1])[lo:hi])
+              for part, (lo, hi) in zip(parts, ranges)]
+    X = blocks[0][0] if len(blocks) == 1 else (
+        sp.vstack([b[0] for b in blocks], format="csr") if sp.issparse(blocks[0][0])
+        else np.concatenate([b[0] for b in blocks]))
+    y = np.concatenate([b[1] for b in blocks])
+    if first:
+        model._keep_mistake_flags = True     # the round's flags (reset below)
+        model.partial_fit(X, y, classes=classes)
+        del model._keep_mistake_flags
+    else:
+        model._record = OnlineRecord(keep_flags=True)
+        model.partial_fit(X, y)
+    flags = model._record.flags()
+    model._record = OnlineRecord()
+    return model, flags
+
+
+def _rows_of(X, lo, hi):
+    """Rows ``lo:hi`` of a partition (an array, a CSR matrix or a data
+    frame) as NumPy or CSR."""
+    if hasattr(X, "iloc"):
+        return X.iloc[lo:hi].to_numpy()
+    return X[lo:hi]
+
+
+class _Shard:
+    """The rows one worker streams: its partitions, in order, and their
+    lengths."""
+
+    def __init__(self, parts, lengths):
+        self.parts = list(parts)
+        self.lengths = [int(n) for n in lengths]
+        self.n_rows = sum(self.lengths)
+
+    def pieces(self, start, stop):
+        """(partition indices, (lo, hi) within each) of rows ``start:stop``."""
+        indices, ranges, offset = [], [], 0
+        for i, n in enumerate(self.lengths):
+            lo, hi = max(start - offset, 0), min(stop - offset, n)
+            if lo < hi:
+                indices.append(i)
+                ranges.append((lo, hi))
+            offset += n
+        return indices, ranges
+
+
+class _ThreadWorkers:
+    """Workers that are local threads (the compiled loops release the GIL);
+    each holds its own shard: rows of the input, or partitions of a dask
+    collection computed on first use."""
+
+    def __init__(self, shards, classes):
+        self.shards, self.classes = shards, classes
+        self.pool = ThreadPoolExecutor(max_workers=len(shards))
+
+    def run(self, tasks):
+        """Run ``tasks`` (worker, model, rows) at once; their results in
+        order.  The first exception is raised once every task has ended."""
+        # BLAS on one thread around every task (inside, each partial_fit
+        # limits it again and puts back the 1 it found, whatever the order
+        # in which the threads end; their own limits alone, racing, could
+        # leave the process on one thread)
+        with threadpool_limits(limits=1, user_api="blas"):
+            futures = [self.pool.submit(self._task, k, model, rows) for k, model, rows in tasks]
+            for future in futures:
+                future.exception()          # waits
+        return [future.result() for future in futures]
+
+    def _task(self, k, model, rows):
+        shard = self.shards[k]
+        indices, ranges = shard.pieces(*rows)
+        for i in indices:
+            if _is_dask_collection(shard.parts[i][0]):
+                import dask
+                shard.parts[i] = dask.compute(*shard.parts[i], scheduler="synchronous")
+        return _stream_rows(model, [shard.parts[i] for i in indices], ranges, self.classes,
+                            not hasattr(model, "classes_"))
+
+    def close(self):
+        self.pool.shutdown(wait=True)
+
+
+class _DaskWorkers:
+    """Workers of a ``dask.distributed`` cluster: each holds the partitions
+    of its shard (futures kept on it) and runs its part of every round
+    there; the model travels, the data does not."""
+
+    def __init__(self, client, addresses, shards, classes):
+        self.client, self.addresses, self.shards, self.classes = (client, addresses, shards,
+                                                                  classes)
+
+    def run(self, tasks):
+        futures = []
+        for k, model, rows in tasks:
+            indices, ranges = self.shards[k].pieces(*rows)
+            futures.append(self.client.submit(
+                _stream_rows, model, [self.shards[k].parts[i] for i in indices], ranges,
+                self.classes, not hasattr(model, "classes_"), workers=[self.addresses[k]],
+                allow_other_workers=False, pure=False))
+        addresses = [self.addresses[k] for k, _, _ in tasks]
+        try:
+            self._wait(futures, addresses)
+            for future in futures:
+                if future.status == "error":
+                    future.result()         # raises the task's exception
+            if any(future.status != "finished" for future in futures):
+                _check_workers(self.client, addresses)      # lost data cancels the tasks
+                raise RuntimeError("ParameterMixingClassifier: the cluster cancelled a "
+                                   "mixing round's tasks; no model was fitted.")
+            return self.client.gather(futures)
+        finally:
+            self.client.cancel(futures)
+
+    def _wait(self, futures, addresses):
+        """Wait for ``futures``, and raise ``RuntimeError`` when a worker
+        they run on leaves the cluster (its tasks would never end)."""
+        next_look = time.monotonic() + _WATCH_INTERVAL
+        while not all(future.done() for future in futures):
+            time.sleep(_POLL_INTERVAL)
+            if time.monotonic() < next_look:
+                continue
+            next_look = time.monotonic() + _WATCH_INTERVAL
+            _check_workers(self.client, addresses)
+
+    def close(self):
+        """Release the shards' data on the workers."""
+        from distributed import Future
+        self.client.cancel([part for shard in self.shards for part in shard.parts
+                            if isinstance(part, Future)])
+
+
+def _check_workers(client, addresses):
+    """Raise ``RuntimeError`` unless every worker of ``addresses`` is in
+    ``client``'s cluster."""
+    lost = sorted(set(addresses) - set(client.run_on_scheduler(_worker_addresses)))
+    if lost:
+        raise RuntimeError(
+            f"ParameterMixingClassifier: dask worker(s) {', '.join(lost)} left the cluster "
+            f"during fit, with the partitions of the data they held; no model was fitted. "
+            f"Fit again (the data is placed on the workers alive then).")
+
+
+def _worker_addresses(dask_scheduler):
+    """The addresses of the scheduler's workers (run on the scheduler)."""
+    return list(dask_scheduler.workers)
+
+
+def _local_shards(X, y, n_workers):
+    """Contiguous row ranges of in-memory ``X``, ``y``, one per worker."""
+    bounds = np.linspace(0, X.shape[0], n_workers + 1).round().astype(int)
+    return [_Shard([(X[a:b], y[a:b])], [b - a]) for a, b in zip(bounds[:-1], bounds[1:])
+            if b > a]
+
+
+def _dask_partitions(X, y):
+    """Pairs of delayed ``(X, y)`` partitions of dask collections (arrays or
+    data frames, split along the rows alike) and their lengths (computed
+    where unknown)."""
+    if hasattr(X, "to_dask_array"):
+        X = X.to_dask_array(lengths=True)
+    if hasattr(y, "to_dask_array"):
+        y = y.to_dask_array(lengths=True)
+    if X.ndim != 2:
+        raise ValueError(f"Expected a 2D dask array X; got {X.ndim} dimensions")
+    X = X.rechunk({1: -1})
+    if np.isnan(X.shape[0]):
+        X.compute_chunk_sizes()
+    y = y.rechunk({0: X.chunks[0]})
+    parts = list(zip(X.to_delayed().ravel(), y.to_delayed().ravel()))
+    return parts, X.chunks[0]
+
+
+def _grouped(parts, lengths, n_workers):
+    """Consecutive partitions grouped into at most ``n_workers`` shards."""
+    n_groups = min(n_workers, len(parts))
+    owner = np.arange(len(parts)) * n_groups // max(len(parts), 1)
+    return [_Shard([parts[i] for i in np.flatnonzero(owner == g)],
+                   [lengths[i] for i in np.flatnonzero(owner == g)]) for g in range(n_groups)]
+
+
+def _delegated(method, returns, what):
+    """The method ``method`` of the meta-estimator: the fitted model's."""
+
+    def delegate(self, X):
+        check_is_fitted(self, "estimator_")
+        return getattr(self.estimator_, method)(X)
+
+    delegate.__name__ = delegate.__qualname__ = method
+    delegate.__doc__ = samples_method_doc(
+        f"The mixed model's {what}: ``estimator_.{method}(X)``.",
+        f"{returns}\n            The fitted model's {what}.")
+    return delegate
+
+
+class ParameterMixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
+    """One budget model trained data-parallel by iterative parameter mixing.
+
+    Each worker streams its own part of the data (its shard: a range of
+    rows, or a group of consecutive partitions of a dask collection), one
+    ``partial_fit`` of ``mix_every`` rows per round; then the workers'
+    models are averaged (:func:`average`, weighted by the rows each
+    streamed in the round) and compressed to the budget by the model's own
+    maintenance rule (:func:`compress`), and every worker continues from the
+    result (McDonald, Hall & Mann 2010).  ``estimator.max_iter`` passes are
+    made over every shard.  The fitted ``estimator_`` is an ordinary model
+    of the estimator's class.
+
+    With a ``dask.distributed`` client (``client``, or else the current
+    one) the workers are dask workers: each holds its shard (a NumPy or
+    CSR ``X`` is split and scattered; a dask array's or data frame's
+    partitions are computed on the worker that streams them), no worker
+    ever holds the whole data, and only models travel between rounds.
+    Without a client the workers are local threads (the compiled loops
+    release the GIL).  With one worker the model is the one
+    ``estimator.partial_fit`` would give over the same rows in blocks of
+    ``mix_every`` (up to rounding).
+
+    Parameters
+    ----------
+    estimator : estimator
+        The model to train: a :class:`~skbudget.BudgetedSGDClassifier`
+        (every maintenance rule, both ``multi_class`` modes),
+        :class:`~skbudget.KernelPassiveAggressive` or
+        :class:`~skbudget.KernelPerceptron` (``hypothesis='last'``).  The
+        last two have no budget: their support set is the union of the
+        workers' and grows with every round.  Any other estimator is a
+        ``TypeError`` naming the reason.  ``gamma='scale'`` (or ``'auto'``)
+        is resolved once over the whole data, as a single process would.
+        ``shuffle`` is not used: each worker streams its shard in order.
+    mix_every : int, default=1000
+        Rows each worker streams between two mixings.  Smaller mixes more
+        often: closer to the single-stream model, more communication and
+        compression (see the user guide).
+    n_workers : int, default=None
+        Workers to use (at most the partitions of a dask collection).
+        None: every worker of the client's cluster, or ``joblib.cpu_count()``
+        threads without a client.
+    client : distributed.Client, default=None
+        The dask client; None takes the current one (``default_client``), or
+        local threads when there is none.
+
+    Attributes
+    ----------
+    estimator_ : estimator
+        The fitted model (of the estimator's class), whose online record
+        counts every row of every worker (``mistake_curve_``: the workers'
+        rounds interleaved in turn).
+    classes_ : ndarray of shape (n_classes,)
+        The classes.
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+    n_workers_ : int
+        Workers that trained.
+    n_mixing_rounds_ : int
+        Mixings made (averages then compressions).
+
+    See Also
+    --------
+    average : The weighted average of fitted models.
+    compress : A model brought back to its budget.
+
+    Notes
+    -----
+    Communication per mixing round is ``K B (d + k)`` numbers for ``K``
+    workers, budget ``B``, ``d`` features and ``k`` coefficients per
+    vector, each way; the compression makes ``(K - 1) B`` maintenance
+    steps.  A worker that leaves the cluster during ``fit``, or a task that
+    raises, ends ``fit`` with an error; no partly mixed model is kept (the
+    estimator keeps what it had).
+
+    References
+    ----------
+    M. Zinkevich, M. Weimer, A. Smola and L. Li, "Parallelized stochastic
+    gradient descent", Advances in Neural Information Processing Systems 23,
+    2010.
+
+    R. McDonald, K. Hall and G. Mann, "Distributed training strategies for the
+    structured perceptron", Human Language Technologies: NAACL 2010, 456-464.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_moons
+    >>> from skbudget import BudgetedSGDClassifier
+    >>> from skbudget.parallel import ParameterMixingClassifier
+    >>> X, y = make_moons(2000, noise=0.1, random_state=0)
+    >>> clf = ParameterMixingClassifier(BudgetedSGDClassifier(budget=50, gamma=2.0),
+    ...                                 mix_every=250, n_workers=2).fit(X, y)
+    >>> int(clf.estimator_.n_support_[0]) <= 50
+    True
+    >>> clf.score(X, y) > 0.9
+    True
+    """
+
+    _parameter_constraints: dict = {
+        "estimator": [HasMethods(["partial_fit"])],
+        "mix_every": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_workers": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "client": "no_validation",
+    }
+
+    def __init__(self, estimator, mix_every=1000, n_workers=None, client=None):
+        self.estimator = estimator
+        self.mix_every = mix_every
+        self.n_workers = n_workers
+        self.client = client
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y):
+        """Train one model on ``X``, ``y`` with the workers.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array, dask DataFrame}
+            Training data of shape (n_samples, n_features): NumPy, SciPy
+            CSR, or a dask collection split along its rows.
+        y : {array-like, dask array, dask Series}
+            Labels, of shape (n_samples,) (a dask ``y`` split as ``X``).
+
+        Returns
+        -------
+        self : ParameterMixingClassifier
+            The fitted meta-estimator.
+        """
+        check_supported(self.estimator)
+        check_hypothesis(self.estimator)
+        saved = self.__dict__.copy()
+        try:
+            return self._fit(X, y)
+        except BaseException:
+            self.__dict__.clear()       # as before the call (validate_data sets attributes)
+            self.__dict__.update(saved)
+            raise
+
+    def _fit(self, X, y):
+        client = self.client if self.client is not None else _current_client()
+        template = clone(self.estimator)
+        if _is_dask_collection(X):
+            classes, gamma = self._dask_summary(X, y, client)
+            partitions = _dask_partitions(X, y)
+        else:
+            X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
+            check_classification_targets(y)
+            classes, partitions = np.unique(y), None
+            gamma = compute_gamma(template.gamma, X) if self._resolves_gamma() else None
+        if len(classes) < 2:
+            raise ValueError(f"The number of classes has to be greater than one; got "
+                             f"{len(classes)} class")
+        if gamma is not None:       # resolved once over the whole data
+            template.set_params(gamma=gamma)
+        n_features = X.shape[1]
+        workers = self._workers(client, X, y, partitions, classes)
+        try:
+            estimator, n_rounds = self._train(workers, template)
+        finally:
+            workers.close()
+        self.estimator_ = estimator
+        self.classes_ = estimator.classes_
+        self.n_features_in_ = n_features
+        self.n_workers_ = len(workers.shards)
+        self.n_mixing_rounds_ = n_rounds
+        return self
+
+    def _dask_summary(self, X, y, client):
+        """The classes of a dask ``y`` and the numeric ``gamma`` of a dask
+        ``X`` (None when the estimator's needs no resolving), as
+        :func:`~skbudget._kernels.compute_gamma` on the whole data (the
+        variance in one pass), computed by ``client`` (None: dask's default
+        scheduler)."""
+        import dask.array as da
+        labels = y.drop_duplicates() if hasattr(y, "drop_duplicates") else da.unique(y)
+        classes = np.unique(np.asarray(_computed(client, labels)))
+        check_classification_targets(classes)
+        if not self._resolves_gamma():
+            return classes, None
+        if self.estimator.gamma == "auto":
+            return classes, 1.0 / X.shape[1]
+        array = X.to_dask_array() if hasattr(X, "to_dask_array") else X
+        variance = float(_computed(client, array.astype(np.float64).var()))
+        if not np.isfinite(variance):
+            raise ValueError("gamma='scale' cannot be resolved: the variance of X is not "
+                             "finite. Rescale X or pass a numeric gamma.")
+        return classes, 1.0 / (X.shape[1] * variance) if variance != 0 else 1.0
+
+    def _resolves_gamma(self):
+        est = self.estimator
+        return (isinstance(est.gamma, str) and not callable(est.kernel)
+                and "gamma" in named_kernel(est.kernel).params
+                and "gamma" not in (est.kernel_params or {}))
+
+    def _workers(self, client, X, y, partitions, classes):
+        """The workers, each with its shard (``partitions``: those of a dask
+        collection and their lengths, else None)."""
+        if client is None:
+            n_workers = self.n_workers or cpu_count()
+            shards = (_local_shards(X, y, n_workers) if partitions is None
+                      else _grouped(*partitions, n_workers))
+            return _ThreadWorkers(shards, classes)
+        addresses = sorted(client.run_on_scheduler(_worker_addresses))
+        if not addresses:
+            raise RuntimeError("ParameterMixingClassifier: the dask cluster has no worker")
+        addresses = addresses[:self.n_workers or len(addresses)]
+        shards = (_local_shards(X, y, len(addresses)) if partitions is None
+                  else _grouped(*partitions, len(addresses)))
+        workers = _DaskWorkers(client, addresses[:len(shards)], shards, classes)
+        try:
+            for shard, address in zip(shards, addresses):
+                if partitions is None:
+                    shard.parts = client.scatter(shard.parts, workers=[address], hash=False)
+                else:
+                    import dask
+                    shard.parts = client.compute([dask.delayed(part) for part in shard.parts],
+                                                 workers=[address])
+        except Exception:               # a worker lost while the data is placed
+            workers.close()
+            _check_workers(client, workers.addresses)
+            raise
+        return workers
+
+    def _train(self, workers, template):
+        """The mixing rounds: every pass, every worker's next ``mix_every``
+        rows per round; returns the mixed model and the number of mixings."""
+        shards = workers.shards
+        common, record, n_rounds = None, OnlineRecord(), 0
+        longest = max(shard.n_rows for shard in shards)
+        for _ in range(template.max_iter):
+            for start in range(0, longest, self.mix_every):
+                active = [k for k, shard in enumerate(shards) if shard.n_rows > start]
+                starting = clone(template) if common is None else common
+                tasks = [(k, copy.deepcopy(starting),
+                          (start, min(start + self.mix_every, shards[k].n_rows)))
+                         for k in active]
+                results = workers.run(tasks)
+                rows = np.array([b - a for _, _, (a, b) in tasks], dtype=np.float64)
+                models = [model for model, _ in results]
+                record = record.extended(_interleaved([flags for _, flags in results]))
+                common = _mixed(models, rows / rows.sum(), common, record)
+                n_rounds += 1
+        common.n_iter_ = template.max_iter
+        return common, n_rounds
+
+    decision_function = _delegated(
+        "decision_function", "scores : ndarray of shape (n_samples,) or (n_samples, n_classes)",
+        "scores")
+    predict = _delegated("predict", "y_pred : ndarray of shape (n_samples,)", "class labels")
+
+    def __sklearn_clone__(self):
+        """A clone with the same ``client`` (a connection, shared, not
+        copied) and clones of the other parameters."""
+        params = self.get_params(deep=False)
+        client = params.pop("client")
+        return type(self)(**{name: clone(value, safe=False) for name, value in params.items()},
+                          client=client)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags

@@ -1,0 +1,412 @@
+"""skbudget.parallel: the average of models (exact), compression by the
+model's own maintenance rule (against the oracles of doc/algorithms.md#bsgd and #bsgd-multi-class), the
+continued online state, and ParameterMixingClassifier on local threads and
+on a real dask.distributed LocalCluster (failures included)."""
+
+import os
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from numpy.testing import assert_allclose, assert_array_equal
+from sklearn.base import clone
+from sklearn.datasets import make_blobs, make_classification
+from sklearn.utils.estimator_checks import parametrize_with_checks
+from threadpoolctl import threadpool_info
+
+from skbudget import (
+    BudgetedSGDClassifier,
+    Forgetron,
+    KernelMIRA,
+    KernelPassiveAggressive,
+    KernelPerceptron,
+    Projectron,
+    Stoptron,
+)
+from skbudget._merge_search import _lookup_table
+from skbudget.parallel import ParameterMixingClassifier, average, compress
+from tests.oracles.bsgd import PlainBudgetedSGDClassifier as PlainBSGD
+from tests.oracles.bsgd_multiclass import PlainMulticlassBSGD
+from tests.test_bsgd import rbf
+
+RULES = ["removal", "projection", "merging"]
+
+
+def _data(n_classes, sparse=False, n=360, seed=0):
+    X, y = make_blobs(n, centers=n_classes, n_features=4, cluster_std=2.5, random_state=seed)
+    X = X / 4
+    return (sp.csr_matrix(np.where(np.abs(X) < 0.2, 0.0, X)) if sparse else X), y
+
+
+def _estimators():
+    """(id, estimator, n_classes): every supported estimator and mode."""
+    for rule in RULES:
+        for mode in ("crammer_singer", "ovr"):
+            for k in (2, 3):
+                if k == 2 and mode == "ovr":
+                    continue
+                yield (f"bsgd-{rule}-{mode}-{k}",
+                       BudgetedSGDClassifier(budget=12, alpha=1e-2, gamma=0.7, maintenance=rule,
+                                             multi_class=mode, random_state=0), k)
+    for k in (2, 3):
+        yield f"pa-{k}", KernelPassiveAggressive(C=0.5, gamma=0.7, random_state=0), k
+        yield f"kp-{k}", KernelPerceptron(gamma=0.7, max_iter=1, random_state=0), k
+    yield "bsgd-poly", BudgetedSGDClassifier(budget=12, alpha=1e-2, kernel="poly", gamma=0.5,
+                                             maintenance="projection", random_state=0), 3
+    yield "pa-laplacian", KernelPassiveAggressive(kernel="laplacian", gamma=0.5), 3
+
+
+ESTIMATORS = list(_estimators())
+
+
+def _shards(est, k, sparse, n_models):
+    X, y = _data(k, sparse)
+    models = [pickle.loads(pickle.dumps(est)).fit(X[i::n_models], y[i::n_models])
+              for i in range(n_models)]
+    return X, y, models
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("n_models", [2, 3])
+@pytest.mark.parametrize("name, est, k", ESTIMATORS, ids=[e[0] for e in ESTIMATORS])
+def test_average_is_the_weighted_sum_of_the_decision_functions(name, est, k, n_models, sparse):
+    X, y, models = _shards(est, k, sparse, n_models)
+    weights = np.arange(1.0, n_models + 1)
+    before = [pickle.dumps(m) for m in models]
+    for w in (None, weights):
+        mixed = average(models, w)
+        ww = np.full(n_models, 1 / n_models) if w is None else w
+        expected = sum(wk * m.decision_function(X) for wk, m in zip(ww, models))
+        assert_allclose(mixed.decision_function(X), expected, rtol=1e-9, atol=1e-12)
+        assert type(mixed) is type(est)
+        assert mixed.n_support_.sum() == sum(m.n_support_.sum() for m in models)
+        assert mixed.n_rounds_ == sum(m.n_rounds_ for m in models)
+        assert mixed.n_mistakes_ == sum(m.n_mistakes_ for m in models)
+    # the support set: the models' sets one after the other, oldest first
+    first = models[0].support_vectors_
+    sv = mixed.support_vectors_
+    if sp.issparse(sv):
+        sv, first = sv.toarray(), first.toarray()
+    if mixed.n_support_.shape[0] == 1:
+        assert_array_equal(sv[:first.shape[0]], first)
+    assert [pickle.dumps(m) for m in models] == before       # inputs unchanged
+
+
+@pytest.mark.parametrize("name, est, k", ESTIMATORS, ids=[e[0] for e in ESTIMATORS])
+def test_average_continues_partial_fit(name, est, k):
+    X, y, models = _shards(est, k, False, 2)
+    mixed = average(models)
+    again = pickle.loads(pickle.dumps(mixed))
+    mixed.partial_fit(X[:50], y[:50])
+    again.partial_fit(X[:50], y[:50])       # a saved average continues alike
+    assert_allclose(mixed.decision_function(X), again.decision_function(X), rtol=1e-12)
+    assert mixed.n_rounds_ == sum(m.n_rounds_ for m in models) + 50
+    if isinstance(est, BudgetedSGDClassifier):
+        assert mixed.t_ == models[0].t_ + 50
+        assert (compress(mixed).n_support_ <= est.budget).all()
+
+
+def test_bsgd_average_is_the_model_continuing_with_the_mean_step_counter():
+    """The average continues as if it had been the model all along: the
+    next round shrinks by 1 - 1/(t + 1) and steps by 1 / (alpha (t + 1))
+    with t the models' common counter (oracle: the plain model of doc/algorithms.md#bsgd given
+    the average's vectors and w = alpha t a)."""
+    X, y = _data(2)
+    y = np.where(y == 1, 1, -1)
+    est = BudgetedSGDClassifier(budget=400, alpha=1e-2, gamma=0.7, maintenance="removal")
+    models = [pickle.loads(pickle.dumps(est)).fit(X[i:200:2], y[i:200:2]) for i in range(2)]
+    mixed = average(models)
+    assert mixed.t_ == 100
+    plain = PlainBSGD(rbf(0.7), budget=400, alpha=1e-2, maintenance="removal")
+    plain.sv = list(mixed.support_vectors_)
+    plain.t = mixed.t_
+    plain.w = list(mixed.dual_coef_[0] * 1e-2 * plain.t)
+    mixed.partial_fit(X[200:], y[200:])
+    plain.partial_fit(X[200:], y[200:])
+    assert_allclose(mixed.dual_coef_[0], plain.coef, rtol=1e-9)
+    assert mixed.t_ == plain.t
+
+
+def _over_budget(rule, n_classes, sparse=False, merge_search="lookup"):
+    est = BudgetedSGDClassifier(budget=15, alpha=1e-2, gamma=0.7, maintenance=rule,
+                                merge_search=merge_search, random_state=0)
+    X, y = _data(n_classes, sparse)
+    models = [pickle.loads(pickle.dumps(est)).fit(X[i::3], y[i::3]) for i in range(3)]
+    return est, X, average(models)
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_compress_is_the_maintenance_rule_step_by_step(rule):
+    """compress against the BSGD oracle's own maintenance steps from the
+    same support set (binary; merging with the oracle reading the table)."""
+    est, X, mixed = _over_budget(rule, 2)
+    assert mixed.n_support_[0] > 15
+    out = compress(mixed)
+    plain = PlainBSGD(rbf(0.7), budget=15, alpha=1e-2, maintenance=rule,
+                      lookup_table=_lookup_table() if rule == "merging" else None)
+    plain.sv, plain.t = list(mixed.support_vectors_), mixed.t_
+    plain.w = list(mixed.dual_coef_[0] * 1e-2 * plain.t)
+    steps = 0
+    while len(plain.sv) > 15:
+        getattr(plain, "_" + rule)()
+        steps += 1
+    assert out.n_support_[0] == 15
+    assert out.n_maintenance_[0] == mixed.n_maintenance_[0] + steps
+    assert_allclose(out.support_vectors_, plain.support_vectors, rtol=1e-6, atol=1e-9)
+    assert_allclose(out.dual_coef_[0], plain.coef, rtol=1e-6, atol=1e-9)
+    assert_allclose(out.degradation_[0] - mixed.degradation_[0], plain.degradation,
+                    rtol=1e-6, atol=1e-12)
+    assert_allclose(out.decision_function(X), plain.decision_function(X), rtol=1e-6,
+                    atol=1e-9)
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_compress_shared_multiclass_against_the_oracle(rule):
+    # the oracle's shared merge is the golden-section search
+    est, X, mixed = _over_budget(rule, 3, merge_search="golden")
+    out = compress(mixed)
+    plain = PlainMulticlassBSGD(rbf(0.7), 3, budget=15, alpha=1e-2, maintenance=rule)
+    plain.sv, plain.t = list(mixed.support_vectors_), mixed.t_
+    plain.W = list(mixed.dual_coef_.T * 1e-2 * plain.t)
+    while len(plain.sv) > 15:
+        getattr(plain, "_" + rule)()
+    assert out.n_support_[0] == 15
+    assert_allclose(out.support_vectors_, plain.support_vectors, rtol=1e-6, atol=1e-9)
+    assert_allclose(out.dual_coef_, plain.coef, rtol=1e-6, atol=1e-9)
+    assert_allclose(out.decision_function(X), plain.decision_scores(X), rtol=1e-6, atol=1e-9)
+
+
+def test_compress_leaves_models_within_budget_and_unbudgeted_ones_as_they_are():
+    X, y = _data(3)
+    for est in (BudgetedSGDClassifier(budget=300, gamma=0.7, multi_class="ovr"),
+                KernelPassiveAggressive(gamma=0.7)):
+        model = est.fit(X, y)
+        out = compress(model)
+        assert out is not model
+        assert_array_equal(out.n_support_, model.n_support_)
+        assert_array_equal(out.decision_function(X), model.decision_function(X))
+    # the one-vs-rest learners over their budget each come back to it
+    est, X, mixed = _over_budget("merging", 3)
+    ovr = average([BudgetedSGDClassifier(budget=10, gamma=0.7, multi_class="ovr").fit(
+        X[i::2], _data(3)[1][i::2]) for i in range(2)])
+    assert (compress(ovr).n_support_ == 10).all()
+
+
+def test_compress_sparse_merging_keeps_csr_support_vectors():
+    est, X, mixed = _over_budget("merging", 3, sparse=True)
+    out = compress(mixed)
+    assert sp.issparse(out.support_vectors_) and out.n_support_[0] == 15
+
+
+@pytest.mark.parametrize("est", [Stoptron(), Forgetron(), Projectron(), KernelMIRA()],
+                         ids=lambda e: type(e).__name__)
+def test_unsupported_estimators_raise_a_type_error_naming_the_reason(est):
+    X, y = _data(2)
+    model = est.fit(X, y)
+    with pytest.raises(TypeError, match=f"got {type(est).__name__}: "):
+        average([model, model])
+    with pytest.raises(TypeError, match=type(est).__name__):
+        compress(model)
+    with pytest.raises(TypeError, match=type(est).__name__):
+        ParameterMixingClassifier(est, n_workers=1).fit(X, y)
+
+
+def test_average_refuses_models_that_differ():
+    X, y = _data(3)
+    a = BudgetedSGDClassifier(budget=10, gamma=0.7).fit(X, y)
+    with pytest.raises(ValueError, match="alpha"):
+        average([a, BudgetedSGDClassifier(budget=10, gamma=0.7, alpha=1e-3).fit(X, y)])
+    with pytest.raises(ValueError, match="gamma_"):
+        average([BudgetedSGDClassifier(budget=10).fit(X, y),
+                 BudgetedSGDClassifier(budget=10).fit(X[:100] * 2, y[:100])])
+    with pytest.raises(ValueError, match="classes_"):
+        average([a, BudgetedSGDClassifier(budget=10, gamma=0.7).fit(X[y < 2], y[y < 2])])
+    with pytest.raises(ValueError, match="format"):
+        average([a, BudgetedSGDClassifier(budget=10, gamma=0.7).fit(sp.csr_matrix(X), y)])
+    with pytest.raises(TypeError, match="KernelPassiveAggressive"):
+        average([a, KernelPassiveAggressive().fit(X, y)])
+    with pytest.raises(ValueError, match="weights"):
+        average([a, a], [1.0, np.nan])
+    with pytest.raises(ValueError, match="one number per model"):
+        average([a, a], [1.0])
+    with pytest.raises(ValueError, match="empty"):
+        average([])
+    kp = KernelPerceptron(hypothesis="averaged", max_iter=1).fit(X, y)
+    with pytest.raises(ValueError, match="hypothesis='last'; got hypothesis='averaged'"):
+        average([kp, kp])
+    with pytest.raises(ValueError, match="hypothesis='last'; got hypothesis='voted'"):
+        ParameterMixingClassifier(KernelPerceptron(hypothesis="voted"), n_workers=1).fit(X, y)
+    unfitted = BudgetedSGDClassifier()
+    with pytest.raises(Exception, match="not fitted"):
+        average([a, unfitted])
+
+
+# ----------------------------------------------------------------------
+# ParameterMixingClassifier
+# ----------------------------------------------------------------------
+def _stream(n=3000, seed=0):
+    X, y = make_classification(n, n_features=6, n_informative=5, n_redundant=0, n_classes=3,
+                               n_clusters_per_class=1, class_sep=1.5, random_state=seed)
+    return X, y
+
+
+@parametrize_with_checks([ParameterMixingClassifier(
+    BudgetedSGDClassifier(budget=30, random_state=0), mix_every=50, n_workers=2)])
+def test_scikit_learn_checks(estimator, check):
+    check(estimator)
+
+
+def test_one_worker_is_partial_fit_in_blocks():
+    X, y = _stream(1200)
+    est = BudgetedSGDClassifier(budget=40, alpha=1e-3, gamma=0.3)
+    mixed = ParameterMixingClassifier(est, mix_every=300, n_workers=1).fit(X, y)
+    single = BudgetedSGDClassifier(budget=40, alpha=1e-3, gamma=0.3)
+    for start in range(0, 1200, 300):
+        single.partial_fit(X[start:start + 300], y[start:start + 300], classes=np.unique(y))
+    assert_allclose(mixed.decision_function(X), single.decision_function(X), rtol=1e-8,
+                    atol=1e-10)
+    assert mixed.estimator_.n_rounds_ == 1200 and mixed.n_mixing_rounds_ == 4
+    assert mixed.estimator_.n_mistakes_ == single.n_mistakes_
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_threads_train_one_budget_model(sparse):
+    X, y = _stream()
+    Xtr = sp.csr_matrix(X) if sparse else X
+    est = BudgetedSGDClassifier(budget=50, alpha=1e-3, gamma="scale", random_state=0)
+    blas_threads = [pool["num_threads"] for pool in threadpool_info()]
+    clf = ParameterMixingClassifier(est, mix_every=250, n_workers=3).fit(Xtr, y)
+    assert [pool["num_threads"] for pool in threadpool_info()] == blas_threads
+    assert type(clf.estimator_) is BudgetedSGDClassifier
+    assert clf.estimator_.n_support_[0] <= 50
+    assert clf.estimator_.gamma == pytest.approx(1 / (6 * X.var()))
+    assert clf.n_workers_ == 3 and clf.n_mixing_rounds_ == 4
+    assert clf.estimator_.n_rounds_ == 3000
+    assert clf.estimator_.mistake_curve_[-1, 0] == 3000
+    assert clf.score(Xtr, y) > 0.8
+    assert est.gamma == "scale" and not hasattr(est, "classes_")   # the estimator untouched
+    assert_array_equal(clf.classes_, [0, 1, 2])
+
+
+def test_unbudgeted_models_keep_the_union():
+    X, y = _stream(800)
+    clf = ParameterMixingClassifier(KernelPassiveAggressive(gamma=0.3), mix_every=200,
+                                    n_workers=2).fit(X, y)
+    assert clf.estimator_.n_support_.sum() == clf.estimator_.n_updates_
+    assert clf.score(X, y) > 0.8
+
+
+def test_a_failing_round_raises_and_keeps_the_fitted_model():
+    X, y = _stream(600)
+    clf = ParameterMixingClassifier(KernelPassiveAggressive(gamma=0.3), mix_every=100,
+                                    n_workers=2).fit(X, y)
+    fitted = clf.estimator_
+    X_bad = X.copy()
+    X_bad[450] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        clf.fit(X_bad, y)
+    assert clf.estimator_ is fitted
+
+
+# ----------------------------------------------------------------------
+# on a dask.distributed LocalCluster
+# ----------------------------------------------------------------------
+distributed = pytest.importorskip("distributed")
+da = pytest.importorskip("dask.array")
+
+
+@pytest.fixture(scope="module")
+def client():
+    """A local cluster of 2 worker processes, 1 thread each."""
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster, set_as_default=False) as client:
+        yield client
+
+
+def test_dask_workers_train_on_their_own_partitions(client):
+    X, y = _stream(1200)
+    est = BudgetedSGDClassifier(budget=50, alpha=1e-3, gamma=0.3, maintenance="merging")
+    local = ParameterMixingClassifier(est, mix_every=200, n_workers=2).fit(X, y)
+    on_numpy = ParameterMixingClassifier(est, mix_every=200, client=client).fit(X, y)
+    Xd, yd = da.from_array(X, chunks=(200, 3)), da.from_array(y, chunks=200)
+    on_dask = ParameterMixingClassifier(est, mix_every=200, client=client).fit(Xd, yd)
+    assert on_numpy.n_workers_ == on_dask.n_workers_ == 2
+    # the same shards (contiguous halves), the same rounds: the same model
+    for clf in (on_numpy, on_dask):
+        assert_allclose(clf.decision_function(X), local.decision_function(X), rtol=1e-9,
+                        atol=1e-12)
+        assert clf.estimator_.n_rounds_ == 1200
+    Xs = sp.csr_matrix(np.where(np.abs(X) < 0.5, 0.0, X))
+    on_csr = ParameterMixingClassifier(est, mix_every=200, client=client).fit(Xs, y)
+    assert sp.issparse(on_csr.estimator_.support_vectors_)
+    assert_allclose(on_csr.decision_function(Xs), ParameterMixingClassifier(
+        est, mix_every=200, n_workers=2).fit(Xs, y).decision_function(Xs), rtol=1e-9)
+
+
+def test_clone_shares_the_client(client):
+    clf = ParameterMixingClassifier(KernelPassiveAggressive(C=0.3), mix_every=7, client=client)
+    copy = clone(clf)
+    assert copy.client is client and copy.estimator is not clf.estimator
+    assert copy.get_params()["estimator__C"] == 0.3 and copy.mix_every == 7
+
+
+def test_dask_array_without_a_client_runs_on_threads():
+    X, y = _stream(900)
+    est = KernelPassiveAggressive(gamma=0.3)
+    on_threads = ParameterMixingClassifier(est, mix_every=150, n_workers=3).fit(
+        da.from_array(X, chunks=(100, 6)), da.from_array(y, chunks=100))
+    local = ParameterMixingClassifier(est, mix_every=150, n_workers=3).fit(X, y)
+    assert on_threads.n_workers_ == 3
+    assert_allclose(on_threads.decision_function(X), local.decision_function(X), rtol=1e-12)
+
+
+def test_dask_dataframe_input(client):
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    X, y = _stream(1000)
+    frame = dd.from_pandas(pd.DataFrame(X, columns=[f"f{i}" for i in range(6)]), npartitions=4)
+    labels = dd.from_pandas(pd.Series(y), npartitions=4)
+    clf = ParameterMixingClassifier(KernelPassiveAggressive(gamma=0.3), mix_every=100,
+                                    client=client).fit(frame, labels)
+    assert clf.estimator_.n_rounds_ == 1000 and clf.score(X, y) > 0.8
+
+
+def test_a_task_that_raises_on_a_worker_is_a_clear_error(client):
+    X, y = _stream(600)
+    Xd = da.from_array(np.where(np.arange(600)[:, None] == 500, np.inf, X), chunks=(150, 6))
+    clf = ParameterMixingClassifier(BudgetedSGDClassifier(gamma=0.3), mix_every=100,
+                                    client=client)
+    with pytest.raises(ValueError, match="infinity"):
+        clf.fit(Xd, da.from_array(y, chunks=150))
+    assert not hasattr(clf, "estimator_")
+
+
+class _ExitingBSGD(BudgetedSGDClassifier):
+    """Ends its worker's process when it continues a model on a worker
+    whose environment names it the victim (its second mixing round)."""
+
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        if os.environ.get("SKBUDGET_TEST_VICTIM") and hasattr(self, "classes_"):
+            os._exit(1)
+        return super().partial_fit(X, y, classes, sample_weight)
+
+
+def _mark_victim():
+    os.environ["SKBUDGET_TEST_VICTIM"] = "1"
+
+
+def test_a_worker_that_dies_mid_fit_is_a_clear_error(client):
+    """One worker's process ends in the second mixing round (its nanny
+    starts a new one, at another address): RuntimeError naming the lost
+    worker, and the meta-estimator as it was.  (Last in the module: the
+    cluster has a new worker after it.)"""
+    X, y = _stream(1200)
+    victim = sorted(client.scheduler_info()["workers"])[1]
+    client.run(_mark_victim, workers=[victim])
+    clf = ParameterMixingClassifier(_ExitingBSGD(budget=50, gamma=0.3), mix_every=200,
+                                    client=client)
+    with pytest.raises(RuntimeError, match=f"{victim} left the cluster"):
+        clf.fit(X, y)
+    assert not hasattr(clf, "estimator_") and not hasattr(clf, "n_features_in_")
