@@ -550,6 +550,15 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         return self._record.curve()
 
+    @property
+    def support_curve_(self):
+        """ndarray of shape (n_points, 2): the support size along the
+        stream, rows ``(t, support vectors of every learner after round
+        t)``, read at the end of every compiled segment of the stream (see
+        the class docstring)."""
+        check_is_fitted(self)
+        return self._record.support_curve()
+
     # ------------------------------------------------------------------
     # public API
     # ------------------------------------------------------------------
@@ -682,7 +691,7 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
             rows = slice(start, start + step)
             K = self._kernel(X[rows], self.support_vectors_)
             out[rows] = K @ self.dual_coef_.T + self.intercept_
-        return out
+        return check_finite(out, kernel.kernel)     # finite values may sum to inf
 
     def decision_function(self, X):
         """Score of each sample: f(x) for binary problems, one column per
@@ -771,6 +780,29 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
                                   else _rebuilt(KernelFunction, kernel))
         plain_driver["learners"] = self._rebuilt_learners(plain_driver["learners"])
         self._driver = _rebuilt(StreamDriver, plain_driver)
+        self._check_attributes_match_learners()
+
+    def _check_attributes_match_learners(self):
+        """Raise unless the public fitted attributes (what ``predict``
+        uses) are those the learners' states give (what ``partial_fit``
+        continues): a loaded file holds one model, not two."""
+        loaded = dict(self.__dict__)
+        try:
+            self._update_fitted_attributes()
+        except ValueError as exc:
+            raise ValueError(f"{type(self).__name__}: the learners' saved state gives no model "
+                             f"({exc}); the file is corrupted.") from exc
+        differing = sorted(name for name, value in self.__dict__.items()
+                           if name.endswith("_") and not name.startswith("_")
+                           and not _same_fitted_value(value, loaded.get(name)))
+        self.__dict__.clear()
+        self.__dict__.update(loaded)
+        if differing:
+            raise ValueError(
+                f"{type(self).__name__}: the loaded fitted attributes {differing} do not match "
+                f"the model its learners hold (what partial_fit would continue); the file is "
+                f"corrupted or was pieced together from two models."
+            )
 
     def _rebuilt_learners(self, saved):
         """Learners made by ``_make_learner`` with the parameters the model
@@ -790,6 +822,21 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
                 )
             learner.set_state(entry["state"])
         return learners
+
+
+def _same_fitted_value(a, b):
+    """Whether two fitted attributes are equal, bit for bit (arrays: shape,
+    dtype and values; sparse matrices: shape and values)."""
+    if sp.issparse(a) or sp.issparse(b):
+        return (sp.issparse(a) and sp.issparse(b) and a.shape == b.shape
+                and (a != b).nnz == 0)
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape
+                and a.dtype == b.dtype and bool(np.array_equal(a, b, equal_nan=a.dtype.kind == "f")))
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return False
 
 
 # estimator attributes that persist as plain dicts of their instance state

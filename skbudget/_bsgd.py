@@ -300,7 +300,10 @@ def _warn_if_classes_dropped(est):
     to the oldest), e.g. many classes one-vs-rest, or a rare class in a
     binary stream.  (With other kernels a one-signed expansion may still
     score both signs: no warning.)"""
-    if est._shared_support or est.kernel not in _POSITIVE_KERNELS:
+    if est._shared_support:
+        _warn_if_shared_classes_dropped(est)
+        return
+    if est.kernel not in _POSITIVE_KERNELS:
         return
     offsets = np.concatenate([[0], np.cumsum(est.n_support_)])
     if len(est.classes_) == 2:
@@ -328,3 +331,32 @@ def _warn_if_classes_dropped(est):
             f"maintenance='merging', or one support set shared by all classes (class_weight "
             f"weighs an example alike in every learner: it is the remedy for a rare class of "
             f"a binary problem).", UserWarning, stacklevel=_WARN_STACKLEVEL)
+
+
+def _warn_if_shared_classes_dropped(est):
+    """The shared multi-class model's counterpart of
+    :func:`_warn_if_classes_dropped`: warn when its budget is smaller than
+    the number of classes (some class then never holds a vector of its
+    own), or, under a kernel whose values are positive, when a class has
+    no support vector with a positive coefficient for it: its score never
+    exceeds the others' on the support set's side, and it is rarely or
+    never predicted."""
+    n_classes = len(est.classes_)
+    if est.budget < n_classes:
+        warnings.warn(
+            f"{type(est).__name__}'s budget ({est.budget}) is smaller than the {n_classes} "
+            f"classes: the shared support set cannot hold a vector of every class, and some "
+            f"classes are rarely or never predicted. Use a budget of several vectors per "
+            f"class.", UserWarning, stacklevel=_WARN_STACKLEVEL)
+        return
+    if est.kernel not in _POSITIVE_KERNELS:
+        return
+    missing = [c for k, c in enumerate(est.classes_.tolist())
+               if not (est.dual_coef_[k] > 0).any()]
+    if missing:
+        shown = ", ".join(repr(c) for c in missing[:10]) + (", ..." if len(missing) > 10 else "")
+        warnings.warn(
+            f"{len(missing)} of the {n_classes} classes of {type(est).__name__} ({shown}) "
+            f"hold no support vector with a positive coefficient on the shared support set "
+            f"(budget {est.budget}): they are rarely or never predicted. Use a larger budget or "
+            f"maintenance='merging'.", UserWarning, stacklevel=_WARN_STACKLEVEL)
