@@ -57,7 +57,7 @@ class OnlineRecordDisplay:
 
     See Also
     --------
-    sklearn.model_selection.LearningCurveDisplay : the offline counterpart.
+    sklearn.model_selection.LearningCurveDisplay : The offline counterpart.
 
     Examples
     --------
@@ -145,6 +145,9 @@ class OnlineRecordDisplay:
         if support_ax is None:
             support_ax = ax.twinx()
             support_ax.set_label(_SUPPORT_AXIS_LABEL)
+            # the mistake rate's axis (and its legend) in front of the twin
+            ax.set_zorder(support_ax.get_zorder() + 1)
+            ax.patch.set_visible(False)
             support_ax.set_ylabel("support vectors (dashed)")
             ax.set_xlabel("rounds")
             ax.set_ylabel("cumulative mistake rate")
@@ -158,6 +161,6 @@ class OnlineRecordDisplay:
         ax.set_ylim(bottom=0)
         support_ax.set_ylim(bottom=0)
         if name is not None:
-            ax.legend(loc="upper right")
+            ax.legend(loc="best")
         self.ax_, self.support_ax_, self.figure_ = ax, support_ax, ax.figure
         return self
