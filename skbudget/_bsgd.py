@@ -321,10 +321,10 @@ def _warn_if_classes_dropped(est):
     missing = [c for k, c in enumerate(est.classes_.tolist())
                if not (est.dual_coef_[k, offsets[k]:offsets[k + 1]] > 0).any()]
     if missing:
-        shown = ", ".join(repr(c) for c in missing[:10]) + (", ..." if len(missing) > 10 else "")
         warnings.warn(
             f"{len(missing)} of the {len(est.classes_)} one-vs-rest learners of "
-            f"{type(est).__name__} hold no support vector of their own class ({shown}): they "
+            f"{type(est).__name__} hold no support vector of their own class "
+            f"({_listed(missing)}): they "
             f"never vote for it, and those classes are rarely or never predicted. Each "
             f"learner sees its class in about 1 / n_classes of the examples, too rarely for "
             f"its budget ({est.budget}) to keep one. Use a larger budget, "
@@ -354,9 +354,14 @@ def _warn_if_shared_classes_dropped(est):
     missing = [c for k, c in enumerate(est.classes_.tolist())
                if not (est.dual_coef_[k] > 0).any()]
     if missing:
-        shown = ", ".join(repr(c) for c in missing[:10]) + (", ..." if len(missing) > 10 else "")
         warnings.warn(
-            f"{len(missing)} of the {n_classes} classes of {type(est).__name__} ({shown}) "
+            f"{len(missing)} of the {n_classes} classes of {type(est).__name__} "
+            f"({_listed(missing)}) "
             f"hold no support vector with a positive coefficient on the shared support set "
             f"(budget {est.budget}): they are rarely or never predicted. Use a larger budget or "
             f"maintenance='merging'.", UserWarning, stacklevel=_WARN_STACKLEVEL)
+
+
+def _listed(classes):
+    """The first ten of ``classes``, for a message."""
+    return ", ".join(repr(c) for c in classes[:10]) + (", ..." if len(classes) > 10 else "")
