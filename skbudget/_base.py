@@ -541,6 +541,8 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         self.n_mistakes_ = self._record.n_mistakes
         self.n_rounds_ = self._record.n_rounds
         self.n_updates_ = int(sum(learner.n_updates for learner in self._learners))
+        self._call_params_of_attributes = {name: getattr(self, name)
+                                           for name in self._call_params}
 
     @property
     def mistake_curve_(self):
@@ -787,6 +789,11 @@ class BaseOnlineKernelClassifier(ClassifierMixin, BaseEstimator):
         uses) are those the learners' states give (what ``partial_fit``
         continues): a loaded file holds one model, not two."""
         loaded = dict(self.__dict__)
+        # the call parameters the attributes were computed with (one may
+        # change the read-out, e.g. KernelPerceptron's hypothesis)
+        used = loaded.get("_call_params_of_attributes")
+        if isinstance(used, dict):
+            self.__dict__.update({name: used[name] for name in self._call_params if name in used})
         try:
             self._update_fitted_attributes()
         except ValueError as exc:

@@ -3,6 +3,7 @@ tampered files, warnings the data call for, scores that must stay finite,
 the right exception types, and the tests' own dependence on the shell."""
 
 import os
+import pickle
 import re
 import signal
 import subprocess
@@ -17,7 +18,12 @@ from numpy.testing import assert_array_equal
 from sklearn.exceptions import NotFittedError
 from sklearn.metrics.pairwise import rbf_kernel
 
-from skbudget import BudgetedSGDClassifier, Forgetron, KernelPassiveAggressive
+from skbudget import (
+    BudgetedSGDClassifier,
+    Forgetron,
+    KernelPassiveAggressive,
+    KernelPerceptron,
+)
 from skbudget.discovery import all_estimators
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -76,6 +82,17 @@ def test_file_whose_attributes_and_learners_disagree_is_refused(Est, binary_data
         loaded = Est()
         loaded.__setstate__(model.__getstate__())
         assert_array_equal(loaded.decision_function(X), model.decision_function(X))
+
+
+def test_model_whose_read_out_changed_after_training_loads(binary_data):
+    # hypothesis may change between calls: the attributes were computed
+    # with the old one, and the file is still one model
+    X, y = binary_data
+    est = KernelPerceptron(gamma=1.0).fit(X, y).set_params(hypothesis="averaged")
+    loaded = pickle.loads(pickle.dumps(est))
+    assert_array_equal(loaded.decision_function(X), est.decision_function(X))
+    loaded.partial_fit(X, y)
+    assert not np.array_equal(loaded.dual_coef_, est.dual_coef_)     # now the averaged one
 
 
 def test_skops_file_with_a_tampered_record_does_not_load(binary_data):
