@@ -79,7 +79,7 @@ def _warn_if_one_row_dominates(X, variance):
     other pair of rows and the model is (nearly) constant.  One pass over
     ``X`` for its rows' squared deviations, a block of rows at a time."""
     n_values = X.shape[0] * X.shape[1]
-    if n_values == 0:
+    if n_values == 0 or X.shape[0] < 2:     # one row is all of the variance
         return
     mean = float(X.mean())
     with np.errstate(over="ignore", invalid="ignore"):

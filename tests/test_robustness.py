@@ -420,7 +420,7 @@ def test_record_curve_is_bounded_and_exact_at_its_points(n_rounds):
     start = 0
     while start < n_rounds:          # calls of random sizes
         stop = start + int(rng.randint(1, 300))
-        record = record.extended(flags[start:stop])
+        record = record.extended(flags[start:stop], n_support=start)
         start = stop
     curve = record.curve()
     assert len(curve) <= 65
@@ -430,6 +430,9 @@ def test_record_curve_is_bounded_and_exact_at_its_points(n_rounds):
     if n_rounds >= 128:              # the curve spans the stream evenly
         assert len(curve) >= 32
         assert np.ptp(np.diff(curve[:-1, 0])) == 0 if len(curve) > 2 else True
+    support = record.support_curve()     # the latest read in every bin
+    assert len(support) <= 65 and tuple(support[-1, 0:1]) == (n_rounds,)
+    assert (np.diff((support[:, 0] - 1) // record.width) > 0).all()
 
 
 def test_record_keeps_no_flags_unless_asked(binary_data):
