@@ -436,6 +436,8 @@ class BaseOnlineKernelClassifier(ModelParamsMixin, PersistentModelMixin, Classif
         self.n_mistakes_ = self._record.n_mistakes
         self.n_rounds_ = self._record.n_rounds
         self.n_updates_ = int(sum(learner.n_updates for learner in self._learners))
+        self._call_params_of_attributes = {name: getattr(self, name)
+                                           for name in self._call_params}
 
     @property
     def mistake_curve_(self):
@@ -444,6 +446,15 @@ class BaseOnlineKernelClassifier(ModelParamsMixin, PersistentModelMixin, Classif
         docstring)."""
         check_is_fitted(self)
         return self._record.curve()
+
+    @property
+    def support_curve_(self):
+        """ndarray of shape (n_points, 2): the support size along the
+        stream, rows ``(t, support vectors of every learner after round
+        t)``, read at the end of every compiled segment of the stream (see
+        the class docstring)."""
+        check_is_fitted(self)
+        return self._record.support_curve()
 
     # ------------------------------------------------------------------
     # public API
@@ -576,7 +587,7 @@ class BaseOnlineKernelClassifier(ModelParamsMixin, PersistentModelMixin, Classif
             rows = slice(start, start + step)
             K = self._kernel(X[rows], self.support_vectors_)
             out[rows] = K @ self.dual_coef_.T + self.intercept_
-        return out
+        return check_finite(out, kernel.kernel)     # finite values may sum to inf
 
     def decision_function(self, X):
         """Score of each sample: f(x) for binary problems, one column per

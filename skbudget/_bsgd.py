@@ -301,8 +301,11 @@ def _warn_if_classes_dropped(est):
     to the oldest), e.g. many classes one-vs-rest, or a rare class in a
     binary stream.  (With other kernels a one-signed expansion may still
     score both signs: no warning.)"""
+    if est._shared_support:
+        _warn_if_shared_classes_dropped(est)
+        return
     named = named_kernel(est.kernel)
-    if est._shared_support or named is None or not named.positive:
+    if named is None or not named.positive:
         return
     offsets = np.concatenate([[0], np.cumsum(est.n_support_)])
     if len(est.classes_) == 2:
@@ -320,13 +323,48 @@ def _warn_if_classes_dropped(est):
     missing = [c for k, c in enumerate(est.classes_.tolist())
                if not (est.dual_coef_[k, offsets[k]:offsets[k + 1]] > 0).any()]
     if missing:
-        shown = ", ".join(repr(c) for c in missing[:10]) + (", ..." if len(missing) > 10 else "")
         warnings.warn(
             f"{len(missing)} of the {len(est.classes_)} one-vs-rest learners of "
-            f"{type(est).__name__} hold no support vector of their own class ({shown}): they "
+            f"{type(est).__name__} hold no support vector of their own class "
+            f"({_listed(missing)}): they "
             f"never vote for it, and those classes are rarely or never predicted. Each "
             f"learner sees its class in about 1 / n_classes of the examples, too rarely for "
             f"its budget ({est.budget}) to keep one. Use a larger budget, "
             f"maintenance='merging', or one support set shared by all classes (class_weight "
             f"weighs an example alike in every learner: it is the remedy for a rare class of "
             f"a binary problem).", UserWarning, stacklevel=_WARN_STACKLEVEL)
+
+
+def _warn_if_shared_classes_dropped(est):
+    """The shared multi-class model's counterpart of
+    :func:`_warn_if_classes_dropped`: warn when its budget is smaller than
+    the number of classes (some class then never holds a vector of its
+    own), or, under a kernel whose values are positive, when a class has
+    no support vector with a positive coefficient for it: its score never
+    exceeds the others' on the support set's side, and it is rarely or
+    never predicted."""
+    n_classes = len(est.classes_)
+    if est.budget < n_classes:
+        warnings.warn(
+            f"{type(est).__name__}'s budget ({est.budget}) is smaller than the {n_classes} "
+            f"classes: the shared support set cannot hold a vector of every class, and some "
+            f"classes are rarely or never predicted. Use a budget of several vectors per "
+            f"class.", UserWarning, stacklevel=_WARN_STACKLEVEL)
+        return
+    named = named_kernel(est.kernel)
+    if named is None or not named.positive:
+        return
+    missing = [c for k, c in enumerate(est.classes_.tolist())
+               if not (est.dual_coef_[k] > 0).any()]
+    if missing:
+        warnings.warn(
+            f"{len(missing)} of the {n_classes} classes of {type(est).__name__} "
+            f"({_listed(missing)}) "
+            f"hold no support vector with a positive coefficient on the shared support set "
+            f"(budget {est.budget}): they are rarely or never predicted. Use a larger budget or "
+            f"maintenance='merging'.", UserWarning, stacklevel=_WARN_STACKLEVEL)
+
+
+def _listed(classes):
+    """The first ten of ``classes``, for a message."""
+    return ", ".join(repr(c) for c in classes[:10]) + (", ..." if len(classes) > 10 else "")

@@ -399,6 +399,15 @@ cdef class PassiveAggressiveLearner(MistakeDrivenLearner):
         MistakeDrivenLearner.__init__(self, -1, 0.0, None)
         self.C = C
 
+    cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300 nogil:
+        # the step depends on the score's value, not only its sign: the
+        # score is summed over the support vectors oldest first (the
+        # gathered row, ``dot_row``'s first branch), whatever the chunking,
+        # so that chunked partial_fit gives fit's model bit for bit (the
+        # chunk's one-pass sum adds the vectors of the chunk last)
+        self.ensure_row()
+        return MistakeDrivenLearner.process_example(self, y, example_id)
+
     cdef bint wants_update(self, double y, double score) noexcept nogil:
         return y * score < 1.0 and self.example_weight > 0.0
 

@@ -153,6 +153,17 @@ classes_ : ndarray of shape (n_classes,)
         however long the stream: when it outgrows 256 bins the width
         doubles and the bins merge pairwise.  ``mistakes / t`` is the online
         error the papers plot.
+    support_curve_ : ndarray of shape (n_points, 2)
+        The support size along the stream: rows ``(t, support vectors of
+        every learner after round t)``, read at the end of every compiled
+        segment of the stream: every ``partial_fit`` call (a stream fed
+        one row at a time has every round), every 32768 rounds of a
+        ``fit`` pass (every chunk of 16 to 512 rounds for the kernels
+        computed in blocks): the latest read in every bin of
+        ``mistake_curve_``, the last row the last round's.  At most 257
+        rows.
+        :class:`~skbudget.inspection.OnlineRecordDisplay` plots both
+        curves.
     gamma_ : float or None
         The kernel width used (``gamma='scale'`` / ``'auto'`` resolved from
         the data of the call that started the model); None for a callable

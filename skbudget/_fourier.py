@@ -107,7 +107,7 @@ class FourierDriver:
                 for k, learner in enumerate(self.learners):
                     learner.run_block(Z, labels[k], scores[k])
                 flags = mistake_flags(labels, scores)
-                record = record.extended(flags)
+                record = record.extended(flags, 0)     # FOGD stores no vector
                 if progress is not None:
                     progress(start + len(rows), flags, self)
         return record

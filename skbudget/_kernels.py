@@ -64,43 +64,52 @@ def compute_gamma(gamma, X, unchecked_for=None):
                 "numeric gamma."
             )
         if variance != 0:
-            _warn_if_one_value_dominates(X, variance)
+            _warn_if_one_row_dominates(X, variance)
         return 1.0 / (X.shape[1] * variance) if variance != 0 else 1.0
     if gamma == "auto":
         return 1.0 / X.shape[1]
     return float(gamma)
 
 
-# gamma='scale' warns when one value of X makes up more than this share of
+# gamma='scale' warns when one row of X makes up more than this share of
 # the squared deviations its variance sums
 _OUTLIER_SHARE = 0.99
+# values of X read per block when looking for that row
+_OUTLIER_BLOCK_VALUES = 1 << 16
 
 
-def _warn_if_one_value_dominates(X, variance):
-    """Warn when a single value of ``X`` accounts for nearly all of
-    ``X.var()`` (an outlier such as one 1e150 among values of order 1):
-    ``gamma='scale'`` is then set by that value alone, so small that the
-    kernel is about 1 between every other pair of rows and the model is
-    (nearly) constant.  One pass for the extremes of ``X``."""
+def _warn_if_one_row_dominates(X, variance):
+    """Warn when a single row of ``X`` accounts for nearly all of
+    ``X.var()`` (an outlier row, such as one value of 1e150, or a whole row
+    of them, among values of order 1): ``gamma='scale'`` is then set by
+    that row alone, so small that the kernel is about 1 between every
+    other pair of rows and the model is (nearly) constant.  One pass over
+    ``X`` for its rows' squared deviations, a block of rows at a time."""
     n_values = X.shape[0] * X.shape[1]
-    values = X.data if sp.issparse(X) else X
-    if values.size == 0:
+    if n_values == 0 or X.shape[0] < 2:     # one row is all of the variance
         return
     mean = float(X.mean())
-    high, low = float(values.max()), float(values.min())
-    if sp.issparse(X) and values.size < n_values:     # implicit zeros
-        high, low = max(high, 0.0), min(low, 0.0)
-    largest = max(high - mean, mean - low)
-    with np.errstate(over="ignore"):
-        share = largest * largest / (n_values * variance)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if sp.issparse(X):
+            # sum_j (x_ij - m)^2 = sum_j x_ij^2 - 2 m sum_j x_ij + d m^2
+            squares = np.asarray(X.multiply(X).sum(axis=1)).ravel()
+            sums = np.asarray(X.sum(axis=1)).ravel()
+            deviations = squares - 2.0 * mean * sums + X.shape[1] * mean * mean
+        else:
+            step = max(1, _OUTLIER_BLOCK_VALUES // max(X.shape[1], 1))
+            deviations = np.empty(X.shape[0])
+            for start in range(0, X.shape[0], step):
+                block = X[start:start + step] - mean
+                deviations[start:start + step] = np.einsum("ij,ij->i", block, block)
+        row = int(np.nanargmax(deviations)) if not np.isnan(deviations).all() else 0
+        share = deviations[row] / (n_values * variance)
     if share > _OUTLIER_SHARE:
         warnings.warn(
-            f"gamma='scale' was resolved from X.var() = {variance:.3g}, of which a single "
-            f"value of X (|x - mean| = {largest:.3g}) accounts for {min(share, 1.0):.1%}: an "
-            f"outlier sets the kernel width alone (gamma_ = {1.0 / (X.shape[1] * variance):.3g})"
-            f", the kernel is about 1 between all other rows and the model is likely "
-            f"constant. Remove or clip the outlier, rescale X (e.g. RobustScaler), or pass a "
-            f"numeric gamma.", UserWarning,
+            f"gamma='scale' was resolved from X.var() = {variance:.3g}, of which row {row} of "
+            f"X accounts for {min(share, 1.0):.1%}: an outlier sets the kernel width alone "
+            f"(gamma_ = {1.0 / (X.shape[1] * variance):.3g}), the kernel is about 1 between "
+            f"all other rows and the model is likely constant. Remove or clip the outlier, "
+            f"rescale X (e.g. RobustScaler), or pass a numeric gamma.", UserWarning,
         )
 
 

@@ -180,7 +180,9 @@ def averaged_model(models, weights=None, origin=None, record=None):
         if not driver.uses_store:
             driver.pools[j] = vectors
             driver.pool_ids[j] = np.full(vectors.shape[0], -1, dtype=np.intp)
-    result._record = _summed_record([m._record for m in models]) if record is None else record
+    result._record = (_summed_record([m._record for m in models],
+                                      int(sum(np.sum(m.n_support_) for m in models)))
+                      if record is None else record)
     result._n_examples_seen = _summed([m._n_examples_seen for m in models],
                                       None if origin is None else origin._n_examples_seen)
     result._update_fitted_attributes()
@@ -208,16 +210,19 @@ def _summed(values, base):
     return total if base is None else total - (len(values) - 1) * base
 
 
-def _summed_record(records):
+def _summed_record(records, n_support):
     """The online record of an average: rounds and mistakes add up.  The
     models' rounds have no order among each other, so the learning curve
     holds no point before the average: its last round is the combined
-    count, and the rounds after it add points as usual."""
+    count, read with the average's support size ``n_support``, and the
+    rounds after it add points as usual."""
     record = OnlineRecord()
     record.n_rounds = int(sum(r.n_rounds for r in records))
     record.n_mistakes = int(sum(r.n_mistakes for r in records))
     while record.width <= record.n_rounds:
         record.width *= 2
+    if record.n_rounds:
+        record.support = np.array([[record.n_rounds, n_support]], dtype=np.int64)
     return record
 
 

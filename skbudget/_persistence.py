@@ -9,6 +9,9 @@ loading, never imported).  So a file names no type of skbudget's but the
 estimator's own class, and a loaded model continues its stream.
 """
 
+import numpy as np
+import scipy.sparse as sp
+
 from skbudget._kernels import KernelFunction
 from skbudget._record import OnlineRecord
 
@@ -83,6 +86,34 @@ class PersistentModelMixin:
                                   else _rebuilt(KernelFunction, kernel))
         plain_driver["learners"] = self._rebuilt_learners(plain_driver["learners"])
         self._driver = _rebuilt(self._driver_class, plain_driver)
+        self._check_attributes_match_learners()
+
+    def _check_attributes_match_learners(self):
+        """Raise unless the public fitted attributes (what ``predict``
+        uses) are those the learners' states give (what ``partial_fit``
+        continues): a loaded file holds one model, not two."""
+        loaded = dict(self.__dict__)
+        # the call parameters the attributes were computed with (one may
+        # change the read-out, e.g. KernelPerceptron's hypothesis)
+        used = loaded.get("_call_params_of_attributes")
+        if isinstance(used, dict):
+            self.__dict__.update({name: used[name] for name in self._call_params if name in used})
+        try:
+            self._update_fitted_attributes()
+        except ValueError as exc:
+            raise ValueError(f"{type(self).__name__}: the learners' saved state gives no model "
+                             f"({exc}); the file is corrupted.") from exc
+        differing = sorted(name for name, value in self.__dict__.items()
+                           if name.endswith("_") and not name.startswith("_")
+                           and not _same_fitted_value(value, loaded.get(name)))
+        self.__dict__.clear()
+        self.__dict__.update(loaded)
+        if differing:
+            raise ValueError(
+                f"{type(self).__name__}: the loaded fitted attributes {differing} do not match "
+                f"the model its learners hold (what partial_fit would continue); the file is "
+                f"corrupted or was pieced together from two models."
+            )
 
     def _rebuilt_learners(self, saved):
         """Learners made by ``_make_learner`` with the parameters the model
@@ -102,3 +133,18 @@ class PersistentModelMixin:
                 )
             learner.set_state(entry["state"])
         return learners
+
+
+def _same_fitted_value(a, b):
+    """Whether two fitted attributes are equal, bit for bit (arrays: shape,
+    dtype and values; sparse matrices: shape and values)."""
+    if sp.issparse(a) or sp.issparse(b):
+        return (sp.issparse(a) and sp.issparse(b) and a.shape == b.shape
+                and (a != b).nnz == 0)
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape
+                and a.dtype == b.dtype and bool(np.array_equal(a, b, equal_nan=a.dtype.kind == "f")))
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return False

@@ -30,7 +30,7 @@ from skbudget import _threads
 from skbudget._blas import single_threaded_blas
 from skbudget._elementwise import mistake_flags
 from skbudget._engine import NonFiniteKernelValues, csr_parts, gather_block
-from skbudget._kernels import non_finite_kernel_error, squared_distances
+from skbudget._kernels import kernel_name, non_finite_kernel_error, squared_distances
 
 __all__ = ["ProgressLog", "StreamDriver"]
 
@@ -186,6 +186,12 @@ class StreamDriver:
                 learner.use_store(kernel.compiled_kind, kernel.gamma, kernel.coef0,
                                   kernel.degree, n_features)
 
+    def __setstate__(self, state):
+        """The driver of ``state`` (its instance dict, its learners and
+        kernel already rebuilt, e.g. from a file), after checking that it
+        is consistent: its numbers bound the stream loop."""
+        self.__dict__.update(_checked_driver_state(state))
+
     def chunk_length(self, n_features, pool_size, cached=False):
         """Examples in the next chunk of the stream loop.
 
@@ -275,10 +281,14 @@ class StreamDriver:
                 for k, learner in enumerate(learners):
                     run(learner, labels[k], ids, scores[k], weights, None)
             flags = self.mistakes(scores, labels)
-            record = record.extended(flags)
+            record = record.extended(flags, self.n_support())
             if progress is not None:
                 progress(start + len(rows), flags, self)
         return record
+
+    def n_support(self):
+        """The support vectors of every learner."""
+        return sum(learner.n_sv for learner in self.learners)
 
     def threads_pay_off(self, n_rows, n_features):
         """Whether a segment of ``n_rows`` examples is worth running in
@@ -322,7 +332,7 @@ class StreamDriver:
                     self.pools[k] = _compress_rows(pool, keep_old, Xc, keep_new)
                     self.pool_ids[k] = np.concatenate([pool_ids[keep_old], ids[keep_new]])
             flags = self.mistakes(scores, labels)
-            record = record.extended(flags)
+            record = record.extended(flags, self.n_support())
             if progress is not None:
                 progress(start + len(idx), flags, self)
             start = stop
@@ -332,7 +342,14 @@ class StreamDriver:
         """Mistake flags of rounds from the learners' outputs (one row per
         learner): :func:`~skbudget._elementwise.mistake_flags` of the
         one-vs-rest scores, or, with ``shared_support``, a margin of the
-        true class ``<= 0``."""
+        true class ``<= 0``.  A score that overflowed (inf or NaN) is a
+        ValueError: the model it would train is meaningless."""
+        if scores.size and not (np.isfinite(scores.min()) and np.isfinite(scores.max())):
+            raise ValueError(
+                f"The scores of the kernel expansion overflowed (inf or NaN) during training: "
+                f"the kernel {kernel_name(self.kernel.kernel)} returns values too large to sum. "
+                f"Rescale X (e.g. StandardScaler), lower gamma, or scale the kernel down; the "
+                f"model is left as it was.")
         if self.shared_support:
             return (scores[0] <= 0).view(np.uint8)
         return mistake_flags(labels, scores)
@@ -404,6 +421,46 @@ class _Pieces:
             rows = np.ascontiguousarray(self.order[start:stop], dtype=np.intp)
             y = self.y[rows]
         return rows, np.ascontiguousarray(self.targets(y).T)
+
+
+def _checked_driver_state(state):
+    """``state`` if it is a consistent driver's, else a ValueError."""
+    def refuse(what):
+        raise ValueError(f"The stream driver of the loaded model is inconsistent ({what}); "
+                         f"the file is corrupted or was not written by skbudget.")
+
+    if not isinstance(state, dict) or set(state) != _DRIVER_FIELDS:
+        refuse(f"its fields must be {sorted(_DRIVER_FIELDS)}")
+    learners, pools, pool_ids = state["learners"], state["pools"], state["pool_ids"]
+    for name in ("shared_support", "needs_distances", "uses_store"):
+        if not isinstance(state[name], bool):
+            refuse(f"{name} must be a bool")
+    chunk_size = state["chunk_size"]
+    if chunk_size is not None and not (isinstance(chunk_size, int)
+                                       and not isinstance(chunk_size, bool) and chunk_size >= 1):
+        refuse(f"chunk_size={chunk_size!r} is not None or an int >= 1")
+    if state["n_jobs"] is not None and not isinstance(state["n_jobs"], int):
+        refuse("n_jobs must be None or an int")
+    if not (isinstance(learners, list) and learners and isinstance(pools, list)
+            and isinstance(pool_ids, list) and len(pools) == len(pool_ids) == len(learners)):
+        refuse("one pool and one list of pool ids per learner")
+    if not all(isinstance(pool, np.ndarray) and pool.ndim == 2
+               or sp.issparse(pool) and pool.format == "csr" for pool in pools) or len({pool.shape[1] for pool in pools}) != 1:
+        refuse("the pools must be 2-D blocks of one width")
+    if not all(isinstance(ids, np.ndarray) and ids.ndim == 1 and ids.dtype == np.intp
+               and ids.size == pool.shape[0] for ids, pool in zip(pool_ids, pools)):
+        refuse("one id per pool row")
+    kernel = state["kernel"]
+    uses_store = kernel.compiled_kind is not None and (
+        not sp.issparse(pools[0]) or pools[0].shape[1] <= STORE_MAX_SPARSE_FEATURES)
+    if state["uses_store"] != uses_store:
+        refuse("uses_store does not follow from the kernel and the input format")
+    return state
+
+
+# the instance state of a StreamDriver
+_DRIVER_FIELDS = {"learners", "shared_support", "pools", "pool_ids", "kernel",
+                  "needs_distances", "chunk_size", "n_jobs", "uses_store"}
 
 
 class _SegmentFeed:

@@ -38,7 +38,9 @@ type at the end, so the scores are ``decision_function``'s on the rows
 as given, up to rounding.  The converter option ``precision='float'``
 (``to_onnx(model, X, options={id(model): {"precision": "float"}})``)
 computes the kernel block in float32 (faster for large batches); the
-expansion is still summed, and the label read, in double.  The option
+expansion is still summed, and the label read, in double.  float32 scores
+beyond float32's range saturate at its largest value (``Clip``), with the
+sign of the double score.  The option
 ``zipmap`` (which a ``Pipeline`` sets for every classifier) is accepted
 and has no effect: there are no probabilities.
 
@@ -70,6 +72,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     ) from exc
 
 from sklearn.preprocessing import normalize
+from sklearn.utils.validation import check_is_fitted
 
 from skbudget._kernel_catalogue import CATALOGUE
 from skbudget.model_selection import SequentialSearchCV
@@ -173,6 +176,7 @@ def _label_type(model):
 
 def _parser(scope, model, inputs, custom_parsers=None):
     """Two outputs: ``label`` and ``scores`` (no probabilities, no ZipMap)."""
+    check_is_fitted(model)
     operator = scope.declare_local_operator(_ALIASES[type(model)], model)
     operator.inputs = inputs
     label_type, _ = _label_type(model)
@@ -364,7 +368,10 @@ def _converter(scope, operator, container):
     graph.node("Gather", [classes_name, index], output=operator.outputs[0].full_name)
     if input_type == TensorProto.DOUBLE:
         graph.node("Identity", [scores], output=operator.outputs[1].full_name)
-    else:
+    else:   # float32 scores saturate at float32's largest value, never inf
+        largest = float(np.finfo(np.float32).max)
+        scores = double.node("Clip", [scores, double.constant("lowest", -largest),
+                                      double.constant("largest", largest)])
         graph.node("Cast", [scores], output=operator.outputs[1].full_name, to=input_type)
 
 
@@ -404,6 +411,7 @@ _ALIASES = {}
 def _search_parser(scope, model, inputs, custom_parsers=None):
     """:class:`~skbudget.SequentialSearchCV` exports its ``best_estimator_``
     (with the options given for the search)."""
+    check_is_fitted(model)
     options = scope.get_options(model)
     if options:
         scope.add_options(id(model.best_estimator_), options)

@@ -232,7 +232,10 @@ def _stream_rows(model, parts, ranges, classes, first):
         model._record = OnlineRecord(keep_flags=True)
         model.partial_fit(X, y)
     flags = model._record.flags()
+    # the flags travel once; the counts the model's attributes read go with
+    # the record (a copy of the model is checked on loading)
     model._record = OnlineRecord()
+    model._update_fitted_attributes()
     return model, flags
 
 
@@ -653,8 +656,11 @@ class ParameterMixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
                 results = workers.run(tasks)
                 rows = np.array([b - a for _, _, (a, b) in tasks], dtype=np.float64)
                 models = [model for model, _ in results]
-                record = record.extended(_interleaved([flags for _, flags in results]))
-                common = _mixed(models, rows / rows.sum(), common, record)
+                flags = _interleaved([flags for _, flags in results])
+                common = _mixed(models, rows / rows.sum(), common, record.extended(flags, 0))
+                # the same counts, read with the mixed model's support size
+                record = record.extended(flags, int(np.sum(common.n_support_)))
+                common._record = record
                 n_rounds += 1
         common.n_iter_ = template.max_iter
         return common, n_rounds

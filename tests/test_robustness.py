@@ -120,7 +120,17 @@ def test_csr_chunk_after_dense_chunks_multiclass(multiclass_data):
     assert_same_state(model_state(est), model_state(dense))
 
 
-def test_keyboard_interrupt_during_a_long_partial_fit():
+@pytest.fixture
+def sigint_raises():
+    """Python's Ctrl-C handler while the test runs: a process started with
+    SIGINT ignored (any background job of a non-interactive shell) would
+    otherwise never see the interrupts these tests send."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def test_keyboard_interrupt_during_a_long_partial_fit(sigint_raises):
     rng = np.random.RandomState(0)
     X = rng.normal(size=(20000, 10))
     y = (X[:, 0] + 0.5 * rng.normal(size=len(X)) > 0).astype(int)
@@ -196,7 +206,7 @@ class _Interrupter:
 
 
 @pytest.mark.parametrize("n_jobs", [None, 2])
-def test_interrupt_is_honoured_during_a_long_compiled_segment(n_jobs):
+def test_interrupt_is_honoured_during_a_long_compiled_segment(n_jobs, sigint_raises):
     # one compiled call per learner runs the whole 32768-row segment (several
     # seconds of BSGD merging at B = 500 with the golden-section search; the
     # table's merges take a fraction of the 0.3 s before the interrupt): the
@@ -413,7 +423,7 @@ def test_record_curve_is_bounded_and_exact_at_its_points(n_rounds):
     start = 0
     while start < n_rounds:          # calls of random sizes
         stop = start + int(rng.randint(1, 300))
-        record = record.extended(flags[start:stop])
+        record = record.extended(flags[start:stop], n_support=start)
         start = stop
     curve = record.curve()
     assert len(curve) <= 65
@@ -423,6 +433,9 @@ def test_record_curve_is_bounded_and_exact_at_its_points(n_rounds):
     if n_rounds >= 128:              # the curve spans the stream evenly
         assert len(curve) >= 32
         assert np.ptp(np.diff(curve[:-1, 0])) == 0 if len(curve) > 2 else True
+    support = record.support_curve()     # the latest read in every bin
+    assert len(support) <= 65 and tuple(support[-1, 0:1]) == (n_rounds,)
+    assert (np.diff((support[:, 0] - 1) // record.width) > 0).all()
 
 
 def test_record_keeps_no_flags_unless_asked(binary_data):

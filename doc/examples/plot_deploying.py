@@ -27,6 +27,7 @@ from sklearn.preprocessing import StandardScaler
 
 import skbudget.onnx  # noqa: F401  (registers the converters with skl2onnx)
 from skbudget import Forgetron
+from skbudget.discovery import all_estimators
 
 X, y = make_blobs(3000, centers=3, n_features=2, cluster_std=2.5, random_state=0)
 X_train, y_train, X_test = X[:2000], y[:2000], X[2000:]
@@ -60,15 +61,20 @@ plt.tight_layout()
 # %%
 # Save with skops, load, continue the stream
 # ------------------------------------------
-# The only type a skops file of a skbudget model asks you to trust is the
-# estimator's class; the training state travels as plain arrays.
+# The types a skops file of a skbudget model asks you to trust are the
+# estimator's class (and, for a model trained on CSR input, SciPy's CSR
+# matrix); the training state travels as plain arrays.  Trust a fixed list
+# written in the code, never the list a file gives
+# (``get_untrusted_types`` only inspects it).
+
+TRUSTED = [f"{cls.__module__}.{cls.__qualname__}" for _, cls in all_estimators()]
+TRUSTED.append("scipy.sparse._csr.csr_matrix")    # models trained on CSR input
 
 clf = Forgetron(budget=40, gamma=1.0, random_state=0)
 clf.partial_fit(X_train[:1000], y_train[:1000], classes=[0, 1, 2])
 data = sio.dumps(clf)
-untrusted = sio.get_untrusted_types(data=data)
-print("types to trust:", untrusted)
-loaded = sio.loads(data, trusted=untrusted)
+print("types the file names:", sio.get_untrusted_types(data=data))
+loaded = sio.loads(data, trusted=TRUSTED)
 
 for est in (clf, loaded):               # both continue the stream
     est.partial_fit(X_train[1000:], y_train[1000:])
