@@ -418,3 +418,19 @@ def test_weighted_stream_matches_plain_implementation(rule):
                                       random_state=0).fit(X, y)
     assert_array_equal(unit.dual_coef_, plain_fit.dual_coef_)
     assert_array_equal(unit.support_vectors_, plain_fit.support_vectors_)
+
+
+def test_learner_saved_before_the_shared_lookup_loads_with_the_golden_search():
+    # a shared learner's state written before the shared merge had a search
+    # of its own for 'lookup' has no merge_search: it ran the golden section
+    X, y = make_blobs(300, centers=4, n_features=3, cluster_std=2.0, random_state=0)
+    est = BudgetedSGDClassifier(budget=10, gamma=0.5, maintenance="merging",
+                                merge_search="golden", random_state=0)
+    est.partial_fit(X[:150], y[:150], classes=np.unique(y))
+    learner = est._learners[0]
+    state = learner.get_state()
+    del state["merge_search"]
+    old = MulticlassBSGDLearner()
+    old.set_state(state)
+    assert old.merge_search == learner.merge_search
+    assert_array_equal(np.asarray(old.alpha), np.asarray(learner.alpha))
