@@ -39,7 +39,7 @@ from skbudget._docstrings import fit_doc, partial_fit_doc
 from skbudget._elementwise import integral_classes
 from skbudget._kernel_catalogue import KERNEL_NAMES, named_kernel
 from skbudget._kernels import KernelFunction, check_finite, compute_gamma
-from skbudget._params import Integer, ModelParamsMixin, RealNumber
+from skbudget._params import Integer, ModelParamsMixin, RealNumber, keep_params
 from skbudget._persistence import PersistentModelMixin
 from skbudget._predict_fast import kernel_expansion
 from skbudget._record import OnlineRecord
@@ -180,17 +180,7 @@ class BaseOnlineKernelClassifier(ModelParamsMixin, PersistentModelMixin, Classif
     @abstractmethod
     def __init__(self, *, kernel, gamma, degree, coef0, kernel_params, max_iter,
                  shuffle, random_state, warm_start, verbose, n_jobs=None):
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.kernel_params = kernel_params
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
-        self.warm_start = warm_start
-        self.verbose = verbose
-        self.n_jobs = n_jobs
+        keep_params(self, locals(), skip=())
 
     # ------------------------------------------------------------------
     # what an algorithm provides
