@@ -35,7 +35,7 @@ from sklearn.utils.validation import (
 
 from skbudget._atomic import RollbackOnError
 from skbudget._blas import single_threaded_blas
-from skbudget._docstrings import fit_doc, partial_fit_doc
+from skbudget._docstrings import fit_doc, partial_fit_doc, samples_method_doc
 from skbudget._elementwise import integral_classes
 from skbudget._kernel_catalogue import KERNEL_NAMES, named_kernel
 from skbudget._kernels import KernelFunction, check_finite, compute_gamma
@@ -580,42 +580,27 @@ class BaseOnlineKernelClassifier(ModelParamsMixin, PersistentModelMixin, Classif
         return check_finite(out, kernel.kernel)     # finite values may sum to inf
 
     def decision_function(self, X):
-        """Score of each sample: f(x) for binary problems, one column per
-        class (its one-vs-rest learner) otherwise.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
-            The scores (kernel expansion plus intercept).
-        """
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
         scores = self._raw_scores(X)
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
+    decision_function.__doc__ = samples_method_doc(
+        "Score of each sample: f(x) for binary problems, one column per\n"
+        "        class (its one-vs-rest learner) otherwise.",
+        "scores : ndarray of shape (n_samples,) or (n_samples, n_classes)\n"
+        "            The scores (kernel expansion plus intercept).")
+
     def predict(self, X):
-        """Class labels: ``classes_[1]`` where the binary score is > 0 (else
-        ``classes_[0]``); the arg-max class for several classes.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-            Predicted class labels.
-        """
         scores = self.decision_function(X)
         if scores.ndim == 1:
             return self.classes_[(scores > 0).astype(int)]
         return self.classes_[np.argmax(scores, axis=1)]
+
+    predict.__doc__ = samples_method_doc(
+        "Class labels: ``classes_[1]`` where the binary score is > 0 (else\n"
+        "        ``classes_[0]``); the arg-max class for several classes.",
+        "y_pred : ndarray of shape (n_samples,)\n            Predicted class labels.")
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
