@@ -35,11 +35,11 @@ from sklearn.utils.validation import (
 
 from skbudget._atomic import RollbackOnError
 from skbudget._blas import single_threaded_blas
-from skbudget._docstrings import fit_doc, partial_fit_doc
+from skbudget._docstrings import fit_doc, partial_fit_doc, samples_method_doc
 from skbudget._elementwise import integral_classes
 from skbudget._kernel_catalogue import KERNEL_NAMES, named_kernel
 from skbudget._kernels import KernelFunction, check_finite, compute_gamma
-from skbudget._params import Integer, ModelParamsMixin, RealNumber
+from skbudget._params import Integer, ModelParamsMixin, RealNumber, keep_params
 from skbudget._persistence import PersistentModelMixin
 from skbudget._predict_fast import kernel_expansion
 from skbudget._record import OnlineRecord
@@ -180,17 +180,7 @@ class BaseOnlineKernelClassifier(ModelParamsMixin, PersistentModelMixin, Classif
     @abstractmethod
     def __init__(self, *, kernel, gamma, degree, coef0, kernel_params, max_iter,
                  shuffle, random_state, warm_start, verbose, n_jobs=None):
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.kernel_params = kernel_params
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
-        self.warm_start = warm_start
-        self.verbose = verbose
-        self.n_jobs = n_jobs
+        keep_params(self, locals(), skip=())
 
     # ------------------------------------------------------------------
     # what an algorithm provides
@@ -590,42 +580,27 @@ class BaseOnlineKernelClassifier(ModelParamsMixin, PersistentModelMixin, Classif
         return check_finite(out, kernel.kernel)     # finite values may sum to inf
 
     def decision_function(self, X):
-        """Score of each sample: f(x) for binary problems, one column per
-        class (its one-vs-rest learner) otherwise.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
-            The scores (kernel expansion plus intercept).
-        """
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
         scores = self._raw_scores(X)
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
+    decision_function.__doc__ = samples_method_doc(
+        "Score of each sample: f(x) for binary problems, one column per\n"
+        "        class (its one-vs-rest learner) otherwise.",
+        "scores : ndarray of shape (n_samples,) or (n_samples, n_classes)\n"
+        "            The scores (kernel expansion plus intercept).")
+
     def predict(self, X):
-        """Class labels: ``classes_[1]`` where the binary score is > 0 (else
-        ``classes_[0]``); the arg-max class for several classes.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-            Predicted class labels.
-        """
         scores = self.decision_function(X)
         if scores.ndim == 1:
             return self.classes_[(scores > 0).astype(int)]
         return self.classes_[np.argmax(scores, axis=1)]
+
+    predict.__doc__ = samples_method_doc(
+        "Class labels: ``classes_[1]`` where the binary score is > 0 (else\n"
+        "        ``classes_[0]``); the arg-max class for several classes.",
+        "y_pred : ndarray of shape (n_samples,)\n            Predicted class labels.")
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -7,7 +7,7 @@ from skbudget._base import BaseOnlineKernelClassifier
 from skbudget._bogd_fast import COEFFICIENT, UNIFORM, BoundedOGDLearner
 from skbudget._budget import _example
 from skbudget._docstrings import attributes_doc, docstring, kernel_doc, stream_doc
-from skbudget._params import Integer, RealNumber, base_params
+from skbudget._params import Integer, RealNumber, base_params, keep_params
 
 __all__ = ["BoundedOGDClassifier"]
 
@@ -89,11 +89,7 @@ class BoundedOGDClassifier(BaseOnlineKernelClassifier):
                  max_iter=1, shuffle=True, random_state=None, warm_start=False, verbose=0,
                  n_jobs=None):
         super().__init__(**base_params(locals()))
-        self.budget = budget
-        self.eta0 = eta0
-        self.alpha = alpha
-        self.coef_bound = coef_bound
-        self.sampling = sampling
+        keep_params(self, locals())
 
     def _make_learner(self, rng):
         eta, lam = float(self.eta0), float(self.alpha)

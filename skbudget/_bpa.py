@@ -6,7 +6,7 @@ from skbudget._base import BaseOnlineKernelClassifier
 from skbudget._bpa_fast import NEAREST, PROJECTION, SIMPLE, BudgetedPALearner
 from skbudget._budget import _example
 from skbudget._docstrings import BUDGET_DOC, attributes_doc, docstring, kernel_doc, stream_doc
-from skbudget._params import Integer, RealNumber, base_params
+from skbudget._params import Integer, RealNumber, base_params, keep_params
 
 __all__ = ["BudgetedPassiveAggressive"]
 
@@ -84,9 +84,7 @@ class BudgetedPassiveAggressive(BaseOnlineKernelClassifier):
                  degree=3, coef0=0.0, kernel_params=None, max_iter=1, shuffle=True,
                  random_state=None, warm_start=False, verbose=0, n_jobs=None):
         super().__init__(**base_params(locals()))
-        self.budget = budget
-        self.C = C
-        self.maintenance = maintenance
+        keep_params(self, locals())
 
     def _make_learner(self, rng):
         return BudgetedPALearner(budget=self.budget, C=float(self.C),

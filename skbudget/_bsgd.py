@@ -19,7 +19,7 @@ from skbudget._bsgd_fast import (
 from skbudget._docstrings import attributes_doc, docstring, kernel_doc, stream_doc
 from skbudget._docstrings import class_weight_doc
 from skbudget._kernel_catalogue import named_kernel
-from skbudget._params import Integer, RealNumber, base_params
+from skbudget._params import Integer, RealNumber, base_params, keep_params
 from skbudget._stream import STORE_MAX_SPARSE_FEATURES
 from skbudget._weights import CLASS_WEIGHT_CONSTRAINT, ExampleWeightsMixin
 
@@ -226,12 +226,7 @@ class BudgetedSGDClassifier(ExampleWeightsMixin, BaseOnlineKernelClassifier):
                  max_iter=1, shuffle=True, random_state=None, warm_start=False, verbose=0,
                  n_jobs=None):
         super().__init__(**base_params(locals()))
-        self.budget = budget
-        self.alpha = alpha
-        self.maintenance = maintenance
-        self.merge_search = merge_search
-        self.class_weight = class_weight
-        self.multi_class = multi_class
+        keep_params(self, locals())
 
     def _shares_support(self, n_classes):
         """``'crammer_singer'`` on three or more classes learns every class on

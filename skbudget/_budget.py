@@ -18,7 +18,7 @@ from skbudget._budget_fast import (
 )
 from skbudget._docstrings import BUDGET_DOC, attributes_doc, docstring, kernel_doc, stream_doc
 from skbudget._docstrings import class_weight_doc
-from skbudget._params import Integer, RealNumber, base_params
+from skbudget._params import Integer, RealNumber, base_params, keep_params
 from skbudget._weights import CLASS_WEIGHT_CONSTRAINT, ExampleWeightsMixin
 
 __all__ = [
@@ -62,7 +62,7 @@ class _FixedBudgetClassifier(BaseOnlineKernelClassifier):
                  kernel_params=None, max_iter=1, shuffle=True, random_state=None,
                  warm_start=False, verbose=0, n_jobs=None):
         super().__init__(**base_params(locals()))
-        self.budget = budget
+        keep_params(self, locals())
 
 
 class Stoptron(_FixedBudgetClassifier):
@@ -156,8 +156,7 @@ class BudgetPerceptron(BaseOnlineKernelClassifier):
                  coef0=0.0, kernel_params=None, max_iter=1, shuffle=True, random_state=None,
                  warm_start=False, verbose=0, n_jobs=None):
         super().__init__(**base_params(locals()))
-        self.budget = budget
-        self.beta = beta
+        keep_params(self, locals())
 
     def _make_learner(self, rng):
         budget = -1 if self.budget is None else self.budget
@@ -208,8 +207,7 @@ class Forgetron(BaseOnlineKernelClassifier):
                  coef0=0.0, kernel_params=None, max_iter=1, shuffle=True, random_state=None,
                  warm_start=False, verbose=0, n_jobs=None):
         super().__init__(**base_params(locals()))
-        self.budget = budget
-        self.self_tuned = self_tuned
+        keep_params(self, locals())
 
     def _make_learner(self, rng):
         return ForgetronLearner(budget=self.budget, self_tuned=self.self_tuned)
@@ -253,8 +251,7 @@ class KernelPassiveAggressive(ExampleWeightsMixin, BaseOnlineKernelClassifier):
                  coef0=0.0, kernel_params=None, max_iter=1, shuffle=True, random_state=None,
                  warm_start=False, verbose=0, n_jobs=None):
         super().__init__(**base_params(locals()))
-        self.C = C
-        self.class_weight = class_weight
+        keep_params(self, locals())
 
     def _make_learner(self, rng):
         return PassiveAggressiveLearner(C=self.C)

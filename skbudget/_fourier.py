@@ -17,7 +17,7 @@ from skbudget._budget import _example
 from skbudget._docstrings import attributes_doc, docstring, stream_doc
 from skbudget._elementwise import mistake_flags
 from skbudget._ogd_fast import LinearHingeLearner, fourier_block
-from skbudget._params import Integer, RealNumber
+from skbudget._params import Integer, RealNumber, keep_params
 from skbudget._stream import _Pieces
 
 __all__ = ["FourierOGDClassifier"]
@@ -208,14 +208,7 @@ class FourierOGDClassifier(BaseOnlineKernelClassifier):
 
     def __init__(self, *, n_components=400, gamma="scale", eta0=0.5, max_iter=1, shuffle=True,
                  random_state=None, warm_start=False, verbose=0):
-        self.n_components = n_components
-        self.gamma = gamma
-        self.eta0 = eta0
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
-        self.warm_start = warm_start
-        self.verbose = verbose
+        keep_params(self, locals(), skip=())
 
     def _make_learner(self, rng):
         return LinearHingeLearner(n_features=2 * self.n_components, eta=self.eta0)

@@ -13,7 +13,7 @@ import numpy as np
 from skbudget._base import BaseOnlineKernelClassifier
 from skbudget._docstrings import attributes_doc, docstring, kernel_doc, stream_doc
 from skbudget._mira_fast import MIRALearner
-from skbudget._params import Integer, RealNumber, base_params
+from skbudget._params import Integer, RealNumber, base_params, keep_params
 
 __all__ = ["BudgetMIRA", "KernelMIRA"]
 
@@ -119,7 +119,7 @@ class KernelMIRA(_MIRAClassifier):
                  kernel_params=None, max_iter=1, shuffle=True, random_state=None,
                  warm_start=False, verbose=0):
         super().__init__(**base_params(locals()))
-        self.beta = beta
+        keep_params(self, locals())
 
     def _make_learner(self, rng):
         return MIRALearner(n_classes=len(self.classes_), beta=self.beta)
@@ -163,8 +163,7 @@ class BudgetMIRA(_MIRAClassifier):
                  coef0=0.0, kernel_params=None, max_iter=1, shuffle=True, random_state=None,
                  warm_start=False, verbose=0):
         super().__init__(**base_params(locals()))
-        self.budget = budget
-        self.beta = beta
+        keep_params(self, locals())
 
     def _make_learner(self, rng):
         if self.budget is None:

@@ -13,7 +13,7 @@ from skbudget._base import BaseOnlineKernelClassifier
 from skbudget._budget import _docstring, _example
 from skbudget._docstrings import BUDGET_DOC
 from skbudget._ogd_fast import KernelOGDLearner, NystromOGDLearner
-from skbudget._params import Integer, RealNumber, base_params
+from skbudget._params import Integer, RealNumber, base_params, keep_params
 
 __all__ = ["KernelOGDClassifier", "NystromOGDClassifier"]
 
@@ -68,9 +68,7 @@ class KernelOGDClassifier(BaseOnlineKernelClassifier):
                  degree=3, coef0=0.0, kernel_params=None, max_iter=1, shuffle=True,
                  random_state=None, warm_start=False, verbose=0, n_jobs=None):
         super().__init__(**base_params(locals()))
-        self.budget = budget
-        self.eta0 = eta0
-        self.alpha = alpha
+        keep_params(self, locals())
 
     def _init_constants(self, X):
         if not self.eta0 * self.alpha <= 1.0:
@@ -145,9 +143,7 @@ class NystromOGDClassifier(BaseOnlineKernelClassifier):
                  gamma="scale", degree=3, coef0=0.0, kernel_params=None, max_iter=1,
                  shuffle=True, random_state=None, warm_start=False, verbose=0, n_jobs=None):
         super().__init__(**base_params(locals()))
-        self.budget = budget
-        self.n_components = n_components
-        self.eta0 = eta0
+        keep_params(self, locals())
 
     def _components(self):
         if self.n_components is None:

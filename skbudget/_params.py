@@ -2,7 +2,8 @@
 
 The constraint types the estimators' ``_parameter_constraints`` use
 (:class:`Integer`, :class:`RealNumber`: scikit-learn's intervals without
-bools), the parameters every estimator shares (:func:`base_params`), and
+bools), the parameters every estimator shares (:func:`base_params`), the
+attributes an estimator's ``__init__`` sets (:func:`keep_params`), and
 :class:`ModelParamsMixin`: which parameters are built into a model when it
 starts, and the check that a continuing call finds them unchanged.
 """
@@ -15,7 +16,8 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval
 
-__all__ = ["BASE_PARAMS", "Integer", "ModelParamsMixin", "RealNumber", "base_params"]
+__all__ = ["BASE_PARAMS", "Integer", "ModelParamsMixin", "RealNumber", "base_params",
+           "keep_params"]
 
 # the parameters of BaseOnlineKernelClassifier.__init__
 BASE_PARAMS = ("kernel", "gamma", "degree", "coef0", "kernel_params", "max_iter", "shuffle",
@@ -27,6 +29,16 @@ def base_params(init_locals):
     estimator's ``__init__`` arguments (``locals()``), unchanged (an
     estimator without ``n_jobs`` leaves it at its default)."""
     return {name: init_locals[name] for name in BASE_PARAMS if name in init_locals}
+
+
+def keep_params(estimator, init_locals, skip=BASE_PARAMS):
+    """Set each of an estimator's ``__init__`` arguments (``locals()``) but
+    ``skip`` (by default the ones ``BaseOnlineKernelClassifier.__init__``
+    sets) as the attribute of its name, unchanged: scikit-learn's
+    ``__init__`` convention, written once."""
+    for name, value in init_locals.items():
+        if name not in ("self", "__class__") and name not in skip:
+            setattr(estimator, name, value)
 
 
 class _NotBool:

@@ -5,7 +5,7 @@ from sklearn.utils._param_validation import StrOptions
 
 from skbudget._base import BaseOnlineKernelClassifier
 from skbudget._docstrings import attributes_doc, docstring, kernel_doc, stream_doc
-from skbudget._params import Integer, RealNumber, base_params
+from skbudget._params import Integer, RealNumber, base_params, keep_params
 from skbudget._perceptron_fast import KernelPerceptronLearner
 
 __all__ = ["KernelPerceptron"]
@@ -100,13 +100,7 @@ class KernelPerceptron(BaseOnlineKernelClassifier):
                  hypothesis="last", max_iter=10, shuffle=True, random_state=None, warm_start=False,
                  verbose=0, n_jobs=None):
         super().__init__(**base_params(locals()))
-        self.eta0 = eta0
-        self.theta_init = theta_init
-        self.threshold_step = threshold_step
-        self.tau = tau
-        self.lam = lam
-        self.alpha_bound = alpha_bound
-        self.hypothesis = hypothesis
+        keep_params(self, locals())
 
     def _init_constants(self, X):
         self.kappa_ = float(np.mean(self._kernel_diagonal(X)))

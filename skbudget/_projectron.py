@@ -3,7 +3,7 @@
 
 from skbudget._base import BaseOnlineKernelClassifier
 from skbudget._docstrings import attributes_doc, docstring, kernel_doc, stream_doc
-from skbudget._params import Integer, RealNumber, base_params
+from skbudget._params import Integer, RealNumber, base_params, keep_params
 from skbudget._projectron_fast import ProjectronLearner, ProjectronPlusPlusLearner
 
 __all__ = ["Projectron", "ProjectronPlusPlus"]
@@ -100,8 +100,7 @@ class Projectron(BaseOnlineKernelClassifier):
                  eta=0.1, budget=None, max_iter=1, shuffle=True, random_state=None,
                  warm_start=False, verbose=0, n_jobs=None):
         super().__init__(**base_params(locals()))
-        self.eta = eta
-        self.budget = budget
+        keep_params(self, locals())
 
     def _make_learner(self, rng):
         return self._learner_class(

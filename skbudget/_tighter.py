@@ -7,7 +7,7 @@ from sklearn.utils._param_validation import StrOptions
 from skbudget._base import BaseOnlineKernelClassifier
 from skbudget._docstrings import attributes_doc, docstring, kernel_doc, stream_doc
 from skbudget._kernel_catalogue import named_kernel
-from skbudget._params import Integer, base_params
+from skbudget._params import Integer, base_params, keep_params
 from skbudget._tighter_fast import TighterLearner, TightestLearner
 
 __all__ = ["TighterPerceptron", "TightestPerceptron"]
@@ -119,8 +119,7 @@ class TighterPerceptron(_ValidatedRemovalClassifier):
                  coef0=0.0, kernel_params=None, max_iter=1, shuffle=True, random_state=None,
                  warm_start=False, verbose=0, n_jobs=None):
         super().__init__(**base_params(locals()))
-        self.budget = budget
-        self.validation = validation
+        keep_params(self, locals())
 
     def _draws_random_numbers(self):
         """The reservoir (Tighter^A, Tighter^B) draws; 'full' and 'support' do not."""
@@ -185,8 +184,7 @@ class TightestPerceptron(_ValidatedRemovalClassifier):
                  coef0=0.0, kernel_params=None, max_iter=1, shuffle=True, random_state=None,
                  warm_start=False, verbose=0, n_jobs=None):
         super().__init__(**base_params(locals()))
-        self.budget = budget
-        self.prior = prior
+        keep_params(self, locals())
 
     def _init_constants(self, X):
         prior = tuple(self.prior)
