@@ -97,7 +97,6 @@ from _common import DATA, RESULTS, use_one_blas_thread, write_json  # noqa: E402
 use_one_blas_thread()
 
 import numpy as np  # noqa: E402
-import scipy.sparse as sp  # noqa: E402
 from sklearn.datasets import load_svmlight_file  # noqa: E402
 from sklearn.exceptions import ConvergenceWarning  # noqa: E402
 from sklearn.kernel_approximation import Nystroem, RBFSampler  # noqa: E402

@@ -14,7 +14,7 @@ import numpy as np
 from skbudget._base import BaseOnlineKernelClassifier
 from skbudget._blas import single_threaded_blas
 from skbudget._budget import _example
-from skbudget._docstrings import attributes_doc, docstring, stream_doc
+from skbudget._docstrings import docstring, stream_doc
 from skbudget._elementwise import mistake_flags
 from skbudget._ogd_fast import LinearHingeLearner, fourier_block
 from skbudget._params import Integer, RealNumber, keep_params

@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from numpy.testing import assert_allclose, assert_array_equal
+from numpy.testing import assert_allclose
 from sklearn.datasets import make_blobs, make_classification, make_moons
 from sklearn.metrics import recall_score
 from sklearn.preprocessing import StandardScaler
