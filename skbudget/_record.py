@@ -145,6 +145,11 @@ def _checked_state(state):
     if not 0 <= n_mistakes <= n_rounds:
         refuse(f"n_mistakes={n_mistakes} for n_rounds={n_rounds}")
     points, support = state.get("points"), state.get("support")
+    # a record written before it read the support size has none (nor has
+    # one loaded from such a file and saved again): its support curve
+    # starts with the rounds after loading
+    if "support" not in state:
+        support = np.zeros((0, 2), dtype=np.int64)
     if not (isinstance(points, np.ndarray) and points.dtype == np.int64 and points.ndim == 1
             and points.size == n_rounds // width):
         refuse(f"points must be {n_rounds // width} int64 values")
@@ -154,8 +159,8 @@ def _checked_state(state):
     if not (isinstance(support, np.ndarray) and support.dtype == np.int64 and support.ndim == 2
             and support.shape[1] == 2 and support.shape[0] <= max_points + 1
             and (support >= 0).all() and (np.diff((support[:, 0] - 1) // width) > 0).all()
-            and (support.shape[0] == 0) == (n_rounds == 0)
-            and (n_rounds == 0 or support[-1, 0] == n_rounds)):
+            and (support.shape[0] == 0
+                 or (n_rounds > 0 and support[0, 0] >= 1 and support[-1, 0] == n_rounds))):
         refuse("support must be increasing rounds up to n_rounds and sizes >= 0")
     flag_chunks = state.get("flag_chunks")
     if flag_chunks is not None and not (

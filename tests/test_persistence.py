@@ -7,10 +7,13 @@ warm-start ``fit``, which shuffles with the model's generator) and compare
 with the uninterrupted model, bit for bit.
 """
 
+import pickle
+
 import numpy as np
 import pytest
 from numpy.testing import assert_array_equal
 
+from skbudget import BudgetedSGDClassifier, Forgetron
 from skbudget.discovery import all_estimators
 
 sio = pytest.importorskip("skops.io")
@@ -132,3 +135,25 @@ def test_state_saved_before_the_base_kept_the_multi_class_mode(Est, params, mult
     for model in (est, loaded):
         model.partial_fit(X[60:120], y[60:120])
     _assert_identical(loaded, est)
+
+
+@pytest.mark.parametrize("Est", [Forgetron, BudgetedSGDClassifier])
+def test_file_written_before_the_support_curve_loads(Est, binary_data):
+    # a file of skbudget before the record read the support size: no
+    # 'support' in the record, no record of the call parameters the fitted
+    # attributes were read with; it loads, predicts and continues as before
+    X, y = binary_data
+    est = Est(budget=10, gamma=1.0, random_state=0).fit(X[:100], y[:100])
+    state = est.__getstate__()
+    del state["_record"]["support"]
+    del state["_call_params_of_attributes"]
+    old = Est.__new__(Est)
+    old.__setstate__(state)
+    assert_array_equal(old.decision_function(X), est.decision_function(X))
+    assert old.support_curve_.shape == (0, 2)
+    old.partial_fit(X[100:], y[100:])
+    est.partial_fit(X[100:], y[100:])
+    assert_array_equal(old.dual_coef_, est.dual_coef_)
+    assert old.support_curve_[-1].tolist() == [len(y), int(np.sum(old.n_support_))]
+    again = pickle.loads(pickle.dumps(old))
+    assert_array_equal(again.support_curve_, old.support_curve_)
