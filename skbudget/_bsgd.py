@@ -281,8 +281,9 @@ class BudgetedSGDClassifier(ExampleWeightsMixin, BaseOnlineKernelClassifier):
         self.degradation_ = np.array([lr.degradation for lr in self._learners])
 
 
-# the warning below points at the caller of fit (through _fit,
-# _atomic_fit, fit and scikit-learn's _fit_context wrapper)
+# the warnings below point at the caller of fit (through _fit,
+# _atomic_fit, fit and scikit-learn's _fit_context wrapper; the shared
+# model's warnings are one call deeper)
 _WARN_STACKLEVEL = 6
 
 
@@ -344,7 +345,7 @@ def _warn_if_shared_classes_dropped(est):
             f"{type(est).__name__}'s budget ({est.budget}) is smaller than the {n_classes} "
             f"classes: the shared support set cannot hold a vector of every class, and some "
             f"classes are rarely or never predicted. Use a budget of several vectors per "
-            f"class.", UserWarning, stacklevel=_WARN_STACKLEVEL)
+            f"class.", UserWarning, stacklevel=_WARN_STACKLEVEL + 1)
         return
     named = named_kernel(est.kernel)
     if named is None or not named.positive:
@@ -357,7 +358,7 @@ def _warn_if_shared_classes_dropped(est):
             f"({_listed(missing)}) "
             f"hold no support vector with a positive coefficient on the shared support set "
             f"(budget {est.budget}): they are rarely or never predicted. Use a larger budget or "
-            f"maintenance='merging'.", UserWarning, stacklevel=_WARN_STACKLEVEL)
+            f"maintenance='merging'.", UserWarning, stacklevel=_WARN_STACKLEVEL + 1)
 
 
 def _listed(classes):

@@ -79,6 +79,7 @@ STREAMS = list(_streams())
 @pytest.mark.parametrize("rule", RULES)
 @pytest.mark.parametrize("stream", STREAMS, ids=[s[0] for s in STREAMS])
 @pytest.mark.parametrize("budget, lam", [(5, 1e-2), (25, 1e-3)])
+@pytest.mark.filterwarnings("ignore:.*hold.? no support vector:UserWarning")   # tiny budgets
 def test_matches_plain_implementation(rule, stream, budget, lam):
     _, X, y, gamma = stream
     est = flagged(budget=budget, alpha=lam, maintenance=rule, gamma=gamma,
@@ -398,6 +399,7 @@ def test_bad_settings_are_clear_errors():
 
 
 @pytest.mark.parametrize("rule", RULES)
+@pytest.mark.filterwarnings("ignore:.*hold.? no support vector:UserWarning")   # tiny budgets
 def test_weighted_stream_matches_plain_implementation(rule):
     # sample_weight times class_weight: the step eta_t w, the row w (e_y - e_r)
     _, X, y, gamma = STREAMS[1]
