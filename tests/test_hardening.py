@@ -24,14 +24,9 @@ from skbudget import (
     KernelPassiveAggressive,
     KernelPerceptron,
 )
-from skbudget.discovery import all_estimators
+from tests.test_common import ESTIMATORS, IDS, KERNEL_ESTIMATORS, KERNEL_IDS
 
 ROOT = Path(__file__).resolve().parents[1]
-ESTIMATORS = [Est for _, Est in all_estimators()]
-IDS = [Est.__name__ for Est in ESTIMATORS]
-# the estimators that take a kernel (FourierOGDClassifier: the RBF kernel only)
-KERNEL_ESTIMATORS = [Est for Est in ESTIMATORS if "kernel" in Est().get_params()]
-KERNEL_IDS = [Est.__name__ for Est in KERNEL_ESTIMATORS]
 
 
 def _small(Est, **params):
