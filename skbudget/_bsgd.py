@@ -300,8 +300,7 @@ def _warn_if_classes_dropped(est):
     if est._shared_support:
         _warn_if_shared_classes_dropped(est)
         return
-    named = named_kernel(est.kernel)
-    if named is None or not named.positive:
+    if not _has_positive_values(est.kernel):
         return
     offsets = np.concatenate([[0], np.cumsum(est.n_support_)])
     if len(est.classes_) == 2:
@@ -347,8 +346,7 @@ def _warn_if_shared_classes_dropped(est):
             f"classes are rarely or never predicted. Use a budget of several vectors per "
             f"class.", UserWarning, stacklevel=_WARN_STACKLEVEL + 1)
         return
-    named = named_kernel(est.kernel)
-    if named is None or not named.positive:
+    if not _has_positive_values(est.kernel):
         return
     missing = [c for k, c in enumerate(est.classes_.tolist())
                if not (est.dual_coef_[k] > 0).any()]
@@ -359,6 +357,13 @@ def _warn_if_shared_classes_dropped(est):
             f"hold no support vector with a positive coefficient on the shared support set "
             f"(budget {est.budget}): they are rarely or never predicted. Use a larger budget or "
             f"maintenance='merging'.", UserWarning, stacklevel=_WARN_STACKLEVEL + 1)
+
+
+def _has_positive_values(kernel):
+    """Whether the catalogue says every value of ``kernel`` is positive
+    (callables: unknown, so no)."""
+    named = named_kernel(kernel)
+    return named is not None and named.positive
 
 
 def _listed(classes):
