@@ -168,11 +168,17 @@ def compress(model):
     return compressed_model(model)
 
 
-def _mixed(models, weights, origin, record):
+def _mixed(models, weights, origin, record, flags):
     """The models of one mixing round averaged and compressed: the next
     round's common model (``origin``: the model they continued from;
-    ``record``: its online record)."""
-    return compressed_model(averaged_model(models, weights, origin, record))
+    ``record``: its online record before the round, whose mistake flags
+    are ``flags``)."""
+    # the counts the attributes read are known before the compression, the
+    # support size after it: the record is read again with that size
+    mixed = compressed_model(averaged_model(models, weights, origin,
+                                            record.extended(flags, 0)))
+    mixed._record = record.extended(flags, int(np.sum(mixed.n_support_)))
+    return mixed
 
 
 def _interleaved(flags):
@@ -657,10 +663,8 @@ class ParameterMixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
                 rows = np.array([b - a for _, _, (a, b) in tasks], dtype=np.float64)
                 models = [model for model, _ in results]
                 flags = _interleaved([flags for _, flags in results])
-                common = _mixed(models, rows / rows.sum(), common, record.extended(flags, 0))
-                # the same counts, read with the mixed model's support size
-                record = record.extended(flags, int(np.sum(common.n_support_)))
-                common._record = record
+                common = _mixed(models, rows / rows.sum(), common, record, flags)
+                record = common._record
                 n_rounds += 1
         common.n_iter_ = template.max_iter
         return common, n_rounds
