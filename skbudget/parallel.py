@@ -35,6 +35,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
+from skbudget._base import _checked_classes
 from skbudget._docstrings import samples_method_doc
 from skbudget._kernel_catalogue import named_kernel
 from skbudget._kernels import compute_gamma
@@ -180,10 +181,20 @@ def _mixed(models, weights, origin, record, flags):
     are ``flags``)."""
     # the counts the attributes read are known before the compression, the
     # support size after it: the record is read again with that size
-    mixed = compressed_model(averaged_model(models, weights, origin,
-                                            record.extended(flags, 0)))
+    # the models are the workers' fresh copies: the average is built in
+    # the first, and compressed in place
+    mixed = compressed_model(averaged_model(models, weights, origin, record.extended(flags, 0),
+                                            copy_first=False), copy_model=False)
     mixed._record = record.extended(flags, int(np.sum(mixed.n_support_)))
     return mixed
+
+
+def _check_two_classes(classes):
+    """``classes``, after checking that there are at least two."""
+    if len(classes) < 2:
+        raise ValueError(f"The number of classes has to be greater than one; got "
+                         f"{len(classes)} class")
+    return classes
 
 
 def _interleaved(flags):
@@ -324,9 +335,14 @@ class _ShardActor:
     with, or pieces of an in-memory ``X`` that arrive with :meth:`run` or
     ahead of it with :meth:`put`) and its part of every round."""
 
-    def __init__(self, classes, lengths, parts=None):
-        self.classes = classes
+    def __init__(self, lengths, parts=None):
         self.shard = _Shard(parts if parts is not None else [None] * len(lengths), lengths)
+
+    def labels(self):
+        """The classes of the labels of the partitions it was built with
+        (checked as scikit-learn's targets)."""
+        return _checked_classes(np.concatenate(
+            [np.asarray(part[1]) for part in self.shard.parts if part is not None]))
 
     def _store(self, pieces):
         for index, X, y in pieces:
@@ -337,9 +353,10 @@ class _ShardActor:
         event loop, beside a round that computes)."""
         self._store(pieces)
 
-    def run(self, model, rows, pieces=()):
+    def run(self, model, rows, classes, pieces=()):
         """Keep ``pieces``, then stream the shard's rows ``rows`` (start,
-        stop) into ``model`` (pickled): :func:`_stream_rows`, pickled.
+        stop) into ``model`` (pickled) of ``classes``: :func:`_stream_rows`,
+        pickled.
         (A model travels as one pickle, not as dask's frame per array:
         one frame each way is cheaper to send and to read.)"""
         model = pickle.loads(model)
@@ -349,7 +366,7 @@ class _ShardActor:
             raise RuntimeError("ParameterMixingClassifier: a round's rows had not reached "
                                "its worker")
         return pickle.dumps(_stream_rows(model, [self.shard.parts[i] for i in indices], ranges,
-                                         self.classes, not hasattr(model, "classes_")),
+                                         classes, not hasattr(model, "classes_")),
                             protocol=5)
 
 
@@ -379,7 +396,7 @@ class _DaskWorkers:
         for k, (shard, address) in enumerate(zip(self.shards, self.addresses)):
             parts = None if self.feeds[k] is not None else shard.parts
             self.actor_futures.append(client.submit(
-                _ShardActor, self.classes, shard.lengths, parts, actor=True,
+                _ShardActor, shard.lengths, parts, actor=True,
                 workers=[address], allow_other_workers=False, pure=False))
         self._wait(self.actor_futures, self.addresses)
         for future in self.actor_futures:
@@ -406,6 +423,11 @@ class _DaskWorkers:
             self.sent[k] = new[-1] + 1
         return [(i,) + feed[i] for i in new]
 
+    def labels(self):
+        """The classes of the labels on every worker."""
+        return np.unique(np.concatenate(self._results(
+            [actor.labels() for actor in self.actors], self.addresses)))
+
     def run(self, tasks, following=()):
         """Run ``tasks`` (worker, model, rows) at once; their results in
         order.  ``following``: (worker, stop) of the next round, whose
@@ -413,14 +435,22 @@ class _DaskWorkers:
         blobs = {}                      # a model the tasks share is pickled once
         for _, model, _ in tasks:
             blobs.setdefault(id(model), pickle.dumps(model, protocol=5))
-        calls = [self.actors[k].run(blobs[id(model)], rows, self._pieces(k, rows[1]))
+        calls = [self.actors[k].run(blobs[id(model)], rows, self.classes,
+                                    self._pieces(k, rows[1]))
                  for k, model, rows in tasks]
         puts = [self.actors[k].put(pieces) for k, stop in following
                 for pieces in [self._pieces(k, stop)] if pieces]
         addresses = [self.addresses[k] for k, _, _ in tasks]
-        self._wait(calls + puts, addresses)
+        results = self._results(calls + puts, addresses)
+        return [pickle.loads(result) for result in results[:len(calls)]]
+
+    def _results(self, calls, addresses):
+        """The results of actor ``calls`` to the workers ``addresses``, in
+        order, once all have ended; the first exception raised by a call
+        (a worker lost: ``RuntimeError`` naming it)."""
+        self._wait(calls, addresses)
         results, lost = [], None
-        for call in calls + puts:
+        for call in calls:
             try:
                 results.append(call.result())
             except OSError as exc:      # the connection to its worker, or the task's own
@@ -428,7 +458,7 @@ class _DaskWorkers:
         if lost is not None:
             _check_workers(self.client, addresses, patience=_LOSS_PATIENCE)
             raise lost
-        return [pickle.loads(result) for result in results[:len(calls)]]
+        return results
 
     def _wait(self, futures, addresses):
         """Wait for ``futures`` (dask or actor futures), and raise
@@ -722,21 +752,22 @@ class ParameterMixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
         client = self.client if self.client is not None else _current_client()
         template = clone(self.estimator)
         if _is_dask_collection(X):
-            classes, gamma = self._dask_summary(X, y, client)
+            # on a cluster, the workers read the classes off their shards
+            classes, gamma = self._dask_summary(X, y, client, classes=client is None)
             partitions = _dask_partitions(X, y)
         else:
             X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
-            check_classification_targets(y)
-            classes, partitions = np.unique(y), None
+            classes, partitions = _checked_classes(y), None
             gamma = compute_gamma(template.gamma, X) if self._resolves_gamma() else None
-        if len(classes) < 2:
-            raise ValueError(f"The number of classes has to be greater than one; got "
-                             f"{len(classes)} class")
+        if classes is not None:
+            _check_two_classes(classes)
         if gamma is not None:       # resolved once over the whole data
             template.set_params(gamma=gamma)
         n_features = X.shape[1]
         workers = self._workers(client, X, y, partitions, classes)
         try:
+            if workers.classes is None:
+                workers.classes = _check_two_classes(workers.labels())
             estimator, n_rounds = self._train(workers, template)
         finally:
             workers.close()
@@ -747,16 +778,19 @@ class ParameterMixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
         self.n_mixing_rounds_ = n_rounds
         return self
 
-    def _dask_summary(self, X, y, client):
-        """The classes of a dask ``y`` and the numeric ``gamma`` of a dask
-        ``X`` (None when the estimator's needs no resolving), as
-        :func:`~skbudget._kernels.compute_gamma` on the whole data (the
-        variance in one pass), computed by ``client`` (None: dask's default
-        scheduler)."""
+    def _dask_summary(self, X, y, client, classes=True):
+        """The classes of a dask ``y`` (None unless ``classes``) and the
+        numeric ``gamma`` of a dask ``X`` (None when the estimator's needs
+        no resolving), as :func:`~skbudget._kernels.compute_gamma` on the
+        whole data (the variance in one pass), computed by ``client``
+        (None: dask's default scheduler)."""
         import dask.array as da
-        labels = y.drop_duplicates() if hasattr(y, "drop_duplicates") else da.unique(y)
-        classes = np.unique(np.asarray(_computed(client, labels)))
-        check_classification_targets(classes)
+        if classes:
+            labels = y.drop_duplicates() if hasattr(y, "drop_duplicates") else da.unique(y)
+            classes = np.unique(np.asarray(_computed(client, labels)))
+            check_classification_targets(classes)
+        else:
+            classes = None
         if not self._resolves_gamma():
             return classes, None
         if self.estimator.gamma == "auto":
