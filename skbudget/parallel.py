@@ -468,12 +468,14 @@ class _DaskWorkers:
             _check_workers(self.client, addresses)
 
     def close(self):
-        """Release the actors and the shards' data on the workers."""
-        from distributed import Future
-        self.client.cancel(self.actor_futures + [
-            piece for shard in self.shards for part in shard.parts if part is not None
-            for piece in (part if isinstance(part, tuple) else (part,))
-            if isinstance(piece, Future)])
+        """Release the actors and the shards' data on the workers: the
+        futures are dropped, and the client releases their keys in the
+        background (``client.cancel`` would wait for the scheduler)."""
+        for actor in self.actors:
+            actor._future = None
+        self.actors, self.actor_futures = [], []
+        for shard in self.shards:
+            shard.parts = [None] * len(shard.parts)
 
 
 async def _settled(futures, seconds):

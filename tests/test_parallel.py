@@ -5,6 +5,7 @@ on a real dask.distributed LocalCluster (failures included)."""
 
 import os
 import pickle
+import time
 
 import numpy as np
 import pytest
@@ -384,7 +385,7 @@ def test_a_persisted_dask_array_stays_on_the_workers_that_hold_it(client):
         distributed.wait(futures + distributed.futures_of(yd))
     holder = {key[1]: min(workers) for key, workers in client.who_has(futures).items()}
     assert [holder[i] for i in range(4)] == [addresses[1 - i % 2] for i in range(4)]
-    before = client.run(_sent_bytes)
+    before, held = client.run(_sent_bytes), _keys(client)
     est = BudgetedSGDClassifier(budget=30, alpha=1e-3, gamma=0.3)
     clf = ParameterMixingClassifier(est, mix_every=250, client=client).fit(Xd, yd)
     sent = sum(client.run(_sent_bytes).values()) - sum(before.values())
@@ -397,6 +398,16 @@ def test_a_persisted_dask_array_stays_on_the_workers_that_hold_it(client):
     local = ParameterMixingClassifier(est, mix_every=250, n_workers=2).fit(X[order], y[order])
     assert_allclose(clf.decision_function(X), local.decision_function(X), rtol=1e-9,
                     atol=1e-12)
+    # the fit's own keys (actors, partitions' pairs) are released in the
+    # background, the collection's stay
+    deadline = time.monotonic() + 10
+    while _keys(client) != held and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _keys(client) == held
+
+
+def _keys(client):
+    return {key for keys in client.has_what().values() for key in keys}
 
 
 def test_clone_shares_the_client(client):
