@@ -564,11 +564,14 @@ def _placed_shards(client, parts, lengths, addresses):
     ``addresses``, as dask futures, and the address of each shard's
     worker.  Partitions already in the cluster's memory (a persisted
     collection) stay where they are: each worker's shard is the partitions
-    it holds, in order.  Otherwise (or when some holder is not among
-    ``addresses``) the shards are consecutive groups (:func:`_grouped`),
-    each computed on its worker."""
+    it holds, in order.  Otherwise (some partition not held by one of
+    ``addresses``, or a worker holding less than half its share of the
+    rows, which would leave it idle while the others stream) the shards
+    are consecutive groups (:func:`_grouped`), each computed on its
+    worker."""
     import dask
     holders = client.run_on_scheduler(_holders, keys=[x.key for x, _ in parts])
+    shards = None
     if all(holders):
         owner, rows = [], dict.fromkeys(addresses, 0)
         for i, own in enumerate(holders):
@@ -578,12 +581,15 @@ def _placed_shards(client, parts, lengths, addresses):
             owner.append(min(own, key=rows.get))      # a replicated one: the least loaded
             rows[owner[-1]] += lengths[i]
         else:                           # every one held by one of the workers
+            share = sum(lengths) / min(len(addresses), len(parts))
             used = [a for a in addresses if rows[a]]
-            shards = [_Shard([parts[i] for i in range(len(parts)) if owner[i] == a],
-                             [lengths[i] for i in range(len(parts)) if owner[i] == a])
-                      for a in used]
-            addresses = used
-    else:
+            if all(rows[a] >= share / 2 for a in used) and (
+                    len(used) == min(len(addresses), len(parts))):
+                shards = [_Shard([parts[i] for i in range(len(parts)) if owner[i] == a],
+                                 [lengths[i] for i in range(len(parts)) if owner[i] == a])
+                          for a in used]
+                addresses = used
+    if shards is None:
         shards = _grouped(parts, lengths, len(addresses))
     for shard, address in zip(shards, addresses):
         shard.parts = client.compute([dask.delayed(part) for part in shard.parts],
@@ -625,10 +631,10 @@ class ParameterMixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
     call to each worker per round, not tasks through the scheduler).  A
     NumPy or CSR ``X`` is split into contiguous shards that travel to their
     workers in pieces, each while the round before the one that reads it
-    computes; a dask array's or data frame's partitions already in the
-    cluster's memory (persisted) stay where they are, each worker's shard
-    being the partitions it holds; others are computed, consecutive ones
-    together, on the worker that streams them.
+    computes; the partitions of a dask array already in the cluster's
+    memory (persisted) stay where they are, each worker's shard being the
+    partitions it holds; other partitions (a data frame's too) are
+    computed, consecutive ones together, on the worker that streams them.
     Without a client the workers are local threads (the compiled loops
     release the GIL).  With one worker the model is the one
     ``estimator.partial_fit`` would give over the same rows in blocks of

@@ -406,6 +406,23 @@ def test_a_persisted_dask_array_stays_on_the_workers_that_hold_it(client):
     assert _keys(client) == held
 
 
+def test_a_persisted_dask_array_on_one_worker_is_shared_out(client):
+    """Partitions all held by one worker would leave the other idle: the
+    shards are then consecutive groups, as for data not yet computed."""
+    X, y = _stream(1200)
+    address = sorted(client.scheduler_info()["workers"])[0]
+    Xd, yd = client.persist([da.from_array(X, chunks=(300, 6)), da.from_array(y, chunks=300)],
+                            workers=[address])
+    with client.as_current():
+        distributed.wait(distributed.futures_of(Xd) + distributed.futures_of(yd))
+    est = BudgetedSGDClassifier(budget=30, alpha=1e-3, gamma=0.3)
+    clf = ParameterMixingClassifier(est, mix_every=200, client=client).fit(Xd, yd)
+    local = ParameterMixingClassifier(est, mix_every=200, n_workers=2).fit(X, y)
+    assert clf.n_workers_ == 2
+    assert_allclose(clf.decision_function(X), local.decision_function(X), rtol=1e-9,
+                    atol=1e-12)
+
+
 def _keys(client):
     return {key for keys in client.has_what().values() for key in keys}
 
