@@ -19,7 +19,7 @@ The user guide's "Scaling out" page gives the cost model and guidance on
 ``mix_every``.
 """
 
-import contextlib
+import asyncio
 import copy
 import numbers
 import pickle
@@ -398,15 +398,15 @@ class _DaskWorkers:
             self.actor_futures.append(client.submit(
                 _ShardActor, shard.lengths, parts, actor=True,
                 workers=[address], allow_other_workers=False, pure=False))
-        self._wait(self.actor_futures, self.addresses)
-        for future in self.actor_futures:
-            if future.status == "error":
-                future.result()             # raises the constructor's exception
-        if any(future.status != "finished" for future in self.actor_futures):
+        outcomes = self._wait(self.actor_futures, self.addresses)
+        for ok, value in outcomes:
+            if not ok and not isinstance(value, asyncio.CancelledError):
+                raise value                 # the constructor's exception
+        if not all(ok for ok, _ in outcomes):
             _check_workers(client, self.addresses)
             raise RuntimeError("ParameterMixingClassifier: the cluster cancelled the "
                                "workers' set-up; no model was fitted.")
-        self.actors = [future.result() for future in self.actor_futures]
+        self.actors = [value for _, value in outcomes]
         for actor, future in zip(self.actors, self.actor_futures):
             # an actor binds to the default client; ours may not be it
             actor._client, actor._future = client, future
@@ -448,23 +448,26 @@ class _DaskWorkers:
         """The results of actor ``calls`` to the workers ``addresses``, in
         order, once all have ended; the first exception raised by a call
         (a worker lost: ``RuntimeError`` naming it)."""
-        self._wait(calls, addresses)
-        results, lost = [], None
-        for call in calls:
-            try:
-                results.append(call.result())
-            except OSError as exc:      # the connection to its worker, or the task's own
-                lost = lost or exc
+        outcomes = self._wait(calls, addresses)
+        for ok, value in outcomes:
+            if not ok and not isinstance(value, OSError):
+                raise value                 # the task's own exception
+        # an OSError: the connection to its worker lost (or the task's own)
+        lost = next((value for ok, value in outcomes if not ok), None)
         if lost is not None:
             _check_workers(self.client, addresses, patience=_LOSS_PATIENCE)
             raise lost
-        return results
+        return [value for _, value in outcomes]
 
     def _wait(self, futures, addresses):
-        """Wait for ``futures`` (dask or actor futures), and raise
-        ``RuntimeError`` when a worker they run on leaves the cluster
-        (its tasks would never end)."""
-        while not self.client.sync(_settled, futures, _WATCH_INTERVAL):
+        """The outcomes of ``futures`` (dask or actor futures, see
+        :func:`_outcomes`) once all have ended; ``RuntimeError`` when a
+        worker they run on leaves the cluster (its tasks would never
+        end)."""
+        while True:
+            outcomes = self.client.sync(_outcomes, futures, _WATCH_INTERVAL)
+            if outcomes is not None:
+                return outcomes
             _check_workers(self.client, addresses)
 
     def close(self):
@@ -478,22 +481,25 @@ class _DaskWorkers:
             shard.parts = [None] * len(shard.parts)
 
 
-async def _settled(futures, seconds):
-    """Whether every one of ``futures`` ends (or fails) within ``seconds``."""
-    import asyncio
+async def _outcomes(futures, seconds):
+    """The outcomes of ``futures``, in order, ``(True, result)`` or
+    ``(False, exception)`` each, once every one has ended; None when some
+    has not within ``seconds``.  (Run on the client's event loop: one hand
+    over between threads for a whole round, not one per result.)"""
 
-    async def ended(future):
-        with contextlib.suppress(Exception, asyncio.CancelledError):
-            await future            # its outcome is read by the caller
+    async def outcome(future):
+        try:
+            return True, await future
+        except (Exception, asyncio.CancelledError) as exc:
+            return False, exc
 
-    pending = [future for future in futures if not future.done()]
-    if not pending:
-        return True
-    tasks = [asyncio.ensure_future(ended(future)) for future in pending]
+    if not futures:
+        return []
+    tasks = [asyncio.ensure_future(outcome(future)) for future in futures]
     _, waiting = await asyncio.wait(tasks, timeout=seconds)
     for task in waiting:
         task.cancel()
-    return not waiting
+    return None if waiting else [task.result() for task in tasks]
 
 
 def _check_workers(client, addresses, patience=0.0):
