@@ -333,7 +333,9 @@ class _ShardActor:
     """One dask worker's part of parameter mixing, kept on the worker for
     the whole fit (a dask actor): its shard (the partitions it was built
     with, or pieces of an in-memory ``X`` that arrive with :meth:`run` or
-    ahead of it with :meth:`put`) and its part of every round."""
+    ahead of it with :meth:`put`) and its part of every round.  Its
+    methods run one at a time in the worker's actor thread, except
+    :meth:`put`, on the worker's event loop."""
 
     def __init__(self, lengths, parts=None):
         self.shard = _Shard(parts if parts is not None else [None] * len(lengths), lengths)
@@ -356,9 +358,9 @@ class _ShardActor:
     def run(self, model, rows, classes, pieces=()):
         """Keep ``pieces``, then stream the shard's rows ``rows`` (start,
         stop) into ``model`` (pickled) of ``classes``: :func:`_stream_rows`,
-        pickled.
-        (A model travels as one pickle, not as dask's frame per array:
-        one frame each way is cheaper to send and to read.)"""
+        pickled.  (A model travels as one pickle, not as dask's frame per
+        array: one frame each way is cheaper to send and to read; loading
+        it checks it, as any model from elsewhere.)"""
         model = pickle.loads(model)
         self._store(pieces)
         indices, ranges = self.shard.pieces(*rows)
@@ -373,9 +375,11 @@ class _ShardActor:
 class _DaskWorkers:
     """Workers of a ``dask.distributed`` cluster: on each, one actor
     (:class:`_ShardActor`) holds the worker's shard and runs its part of
-    every round there.  A round is one direct call from the client to each
-    worker (not a task through the scheduler): the round's model goes, the
-    worker's model and mistake flags come back; the data never travels back.
+    every round there.  A round is one call from the client to each
+    worker's actor, not a task for the scheduler to place (the call goes
+    straight to the worker with ``Client(direct_to_workers=True)``, else the
+    scheduler relays it): the round's model goes, the worker's model and
+    mistake flags come back; the data never travels back.
 
     ``feeds``: per worker, None (the actor was built with its partitions)
     or the pieces ``(X, y)`` of an in-memory shard still to send: each
