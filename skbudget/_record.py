@@ -89,7 +89,9 @@ class OnlineRecord:
             A new record; this one is not changed.
         """
         flags = np.ascontiguousarray(flags, dtype=np.uint8)
-        sizes = np.broadcast_to(np.asarray(support_sizes, dtype=np.int64), flags.shape)
+        sizes = np.asarray(support_sizes)
+        if sizes.ndim and sizes.shape != flags.shape:
+            raise ValueError(f"{sizes.shape[0]} support sizes for {flags.size} rounds")
         new = object.__new__(OnlineRecord)
         new.__dict__.update(self.__dict__)
         n_rounds = self.n_rounds + flags.size
@@ -103,11 +105,12 @@ class OnlineRecord:
             flags, first_end - self.n_rounds, width, self.n_mistakes)
         if at_ends.size:
             points = np.concatenate([points, at_ends])
-            support_points = np.concatenate(
-                [support_points, sizes[first_end - self.n_rounds - 1::width]])
+            at_ends_sizes = (sizes[first_end - self.n_rounds - 1::width] if sizes.ndim
+                             else np.full(at_ends.size, sizes))
+            support_points = np.concatenate([support_points, at_ends_sizes.astype(np.int64)])
         new.points, new.support_points = points, support_points
         if flags.size:
-            new.last_support = int(sizes[-1])
+            new.last_support = int(sizes[-1] if sizes.ndim else sizes)
         new.width = width
         new.n_rounds = n_rounds
         if self.flag_chunks is not None:
