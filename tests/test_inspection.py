@@ -12,6 +12,7 @@ from sklearn.preprocessing import StandardScaler
 from skbudget import (
     BudgetedSGDClassifier, Forgetron, KernelPerceptron, Projectron, ProjectronPlusPlus,
 )
+import skbudget._stream
 from skbudget._record import OnlineRecord
 from tests.test_common import ESTIMATORS, IDS, small
 
@@ -50,6 +51,14 @@ def test_support_curve_stays_bounded_and_spans_the_stream():
     assert_array_equal(curve[:, 0], [128, 256, 384, 512, 640, 768, 896, 1000])
     assert_array_equal(curve[:, 1], curve[:, 0] % 37)
     assert_array_equal(record.curve()[:, 0], curve[:, 0])
+
+
+def test_record_takes_one_support_size_per_round_or_one_for_all():
+    record = OnlineRecord(max_points=4).extended(np.ones(6, dtype=np.uint8), np.arange(6))
+    assert record.support_curve().tolist() == [[2, 1], [4, 3], [6, 5]]
+    assert record.extended(np.zeros(2, dtype=np.uint8), 0).support_curve()[-1].tolist() == [8, 0]
+    with pytest.raises(ValueError, match="5 support sizes for 6 rounds"):
+        record.extended(np.ones(6, dtype=np.uint8), np.arange(5))
 
 
 def test_display_of_several_estimators_on_one_axis(binary_data):
@@ -140,8 +149,10 @@ def test_support_curve_of_a_fit_is_the_one_row_replays(Est, long_multiclass_data
     dict(maintenance="merging"),                               # BSGD's merging, shared
     dict(maintenance="merging", multi_class="ovr", n_jobs=2),  # one-vs-rest in threads
 ], ids=["callable", "laplacian", "merging-shared", "merging-ovr-threads"])
-def test_support_curve_of_a_fit_in_every_mode_is_the_replays(params, long_multiclass_data):
+def test_support_curve_of_a_fit_in_every_mode_is_the_replays(params, long_multiclass_data,
+                                                            monkeypatch):
     X, y = long_multiclass_data
+    monkeypatch.setattr(skbudget._stream, "THREAD_MIN_WORK_NS", 0)   # n_jobs: threads
     fitted = small(BudgetedSGDClassifier, shuffle=False, **params)
     if "kernel" in params:
         fitted.set_params(maintenance="removal")
