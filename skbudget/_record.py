@@ -18,9 +18,9 @@ a call into an array beside the scores (``OnlineLearner.run_dense``'s
 support points merge pairwise with the mistake points: one int64 per point,
 the same memory bound.  A support point may be *unmeasured*
 (``UNMEASURED``, -1): the rounds of a file written before the record kept
-a size at every point (only its reads that fell on a bin end, and its last,
-carry over, see :func:`_checked_state`), and the rounds inside a mixing
-round of ``skbudget.parallel`` (no single model exists there);
+a size at every point (only its reads that fell on a bin end, and its
+last, carry over, see :func:`_support_of_sparse_reads`), and the rounds
+inside a mixing round of ``skbudget.parallel`` (no single model exists);
 :meth:`OnlineRecord.support_curve` leaves them out.  (Reading the size
 needs no cut in the stream's segments: cutting them would change some
 models in their last bits, ``doc/engine.md``, "The online record".)
