@@ -441,8 +441,8 @@ class BaseOnlineKernelClassifier(ModelParamsMixin, PersistentModelMixin, Classif
     def support_curve_(self):
         """ndarray of shape (n_points, 2): the support size along the
         stream, rows ``(t, support vectors of every learner after round
-        t)``, read at the end of every compiled segment of the stream (see
-        the class docstring)."""
+        t)`` at the rounds of ``mistake_curve_`` (see the class
+        docstring)."""
         check_is_fitted(self)
         return self._record.support_curve()
 
