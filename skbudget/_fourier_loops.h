@@ -1,7 +1,11 @@
 /* FOGD's random Fourier features, z(x) = [cos(xU), sin(xU)] * factor
- * (doc/algorithms.md#fogd), in compiled loops dispatched as those of
- * _vector_loops.h (SKB_VERSIONS: a baseline and an AVX2 version, the same
- * bits from both: elementwise arithmetic, no FMA, no reassociation).
+ * (doc/algorithms.md#fogd), in compiled loops written once and compiled
+ * three times (SKB_FOURIER_VERSIONS): for the baseline instruction set, for
+ * AVX2 and for AVX-512F, the one run chosen at the module's import as
+ * _vector_loops.h chooses (SKBUDGET_DISABLE_AVX2 keeps the baseline;
+ * SKBUDGET_DISABLE_AVX512 keeps AVX2).  The same bits from all three:
+ * elementwise arithmetic (each lane the scalar code's operations), no FMA
+ * (none of the targets has it), no reassociation.
  *
  * The projection xU of a CSR row sums x_k U[k, j] over the row's nonzeros
  * in their stored order, from +0, one product and one addition each (as
@@ -13,18 +17,70 @@
  *   - n = rint(x 2/pi), r = x - n P1 exact (P1: pi/2 to 33 bits, |n| < 2^18),
  *     then y = r - n P1T as a head y0 and a tail y1 (P1T: the next 53 bits;
  *     a Cody-Waite reduction, fdlibm's first round);
- *   - sin(y) and cos(y) on |y| <= pi/4 by fdlibm's kernels (its minimax
- *     polynomials, |error| < 2^-58 relative, with the tail's correction);
+ *   - sin(y) and cos(y) on |y| <= pi/4 by fdlibm's minimax polynomials
+ *     (|error| < 2^-58 relative), the tail added to first order;
  *   - the quadrant n mod 4 swaps and negates them.
  * An argument the reduction cannot take to full accuracy goes to libm's
  * sin and cos instead (a scalar pass over the block, rare): |x| > 2^19, not
  * finite, or y0 within |n| 2^-27 of 0 (the reduction's absolute error is
- * about |n| 2^-86: y0 keeps 59 bits there).  The results are within a few
- * ULP of libm's (tests/test_ogd.py measures it), not libm's bits. */
+ * about |n| 2^-86: y0 keeps 59 bits there).  The results are within 1 ULP
+ * of libm's (tests/test_ogd.py measures it on 2.2 million arguments), not
+ * libm's bits. */
 #ifndef SKBUDGET_FOURIER_LOOPS_H
 #define SKBUDGET_FOURIER_LOOPS_H
 
 #include "_vector_loops.h"
+
+/* 1: the AVX-512 versions of the loops below run; 0: as _vector_loops.h
+ * chose (AVX2 or baseline); -1: not chosen yet */
+static int skb_fourier_avx512_chosen SKB_UNUSED = -1;
+
+/* Choose (once, at the module's import): AVX-512 where the CPU has
+ * AVX-512F, AVX2 was chosen and SKBUDGET_DISABLE_AVX512 is not set (to
+ * anything but "" or "0"); returns 2 (AVX-512), 1 (AVX2) or 0 (baseline). */
+static SKB_UNUSED int skb_fourier_loops_init(void)
+{
+    if (skb_fourier_avx512_chosen < 0) {
+        int avx512 = 0;
+#ifdef SKB_DISPATCH_AVX2
+        const char *off = getenv("SKBUDGET_DISABLE_AVX512");
+        avx512 = skb_vector_loops_init() && __builtin_cpu_supports("avx512f")
+                 && !(off != NULL && off[0] != '\0' && strcmp(off, "0") != 0);
+#endif
+        skb_fourier_avx512_chosen = avx512;
+    }
+    return skb_fourier_avx512_chosen ? 2 : skb_vector_loops_init();
+}
+
+/* AVX-512F has fused multiply-adds: the AVX-512 versions are compiled
+ * without contracting a product and a sum into one (a separate rounding
+ * each, as in the other versions) */
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#define SKB_AVX512_SEPARATE_ROUNDING __attribute__((target("avx512f")))
+#else
+#define SKB_AVX512_SEPARATE_ROUNDING \
+    __attribute__((target("avx512f"), optimize("fp-contract=off")))
+#endif
+
+/* SKB_VERSIONS with an AVX-512F version too (NAME_avx512) */
+#ifdef SKB_DISPATCH_AVX2
+#define SKB_FOURIER_VERSIONS(ret, name, params, args)                                  \
+    static SKB_ALWAYS_INLINE ret name##_body params;                                    \
+    SKB_AVX512_SEPARATE_ROUNDING static SKB_UNUSED ret name##_avx512 params            \
+    { return name##_body args; }                                                        \
+    __attribute__((target("avx2"))) static SKB_UNUSED ret name##_avx2 params           \
+    { return name##_body args; }                                                        \
+    static SKB_UNUSED ret name##_base params { return name##_body args; }              \
+    static SKB_UNUSED ret name params                                                   \
+    {                                                                                   \
+        return skb_fourier_avx512_chosen > 0 ? name##_avx512 args                       \
+               : skb_avx2_chosen > 0 ? name##_avx2 args : name##_base args;             \
+    }                                                                                   \
+    static SKB_ALWAYS_INLINE ret name##_body params
+#else
+#define SKB_FOURIER_VERSIONS SKB_VERSIONS
+#endif
 
 /* columns of U per block of projections (eight AVX2 registers) */
 #define SKB_FOURIER_COLUMNS 32
@@ -140,7 +196,7 @@ static SKB_ALWAYS_INLINE uint64_t skb_scaled_sincos_block(const double *restrict
 /* Z[i] = [cos(P[i]), sin(P[i])] factor for the rows i < rows of P (m values
  * each, rows ldp apart; Z: rows of 2 m values); bit 63 set if a value of P
  * is not finite. */
-SKB_VERSIONS(uint64_t, skb_fourier_from_projections,
+SKB_FOURIER_VERSIONS(uint64_t, skb_fourier_from_projections,
              (const double *P, ptrdiff_t rows, ptrdiff_t m, ptrdiff_t ldp, double factor,
               double *Z),
              (P, rows, m, ldp, factor, Z))
@@ -159,7 +215,8 @@ SKB_VERSIONS(uint64_t, skb_fourier_from_projections,
 }
 
 #if defined(__GNUC__) || defined(__clang__)
-/* four doubles: two SSE2 registers in the baseline version, one in AVX2 */
+/* four doubles: two SSE2 registers in the baseline version, one in the
+ * others */
 typedef double skb_v4d __attribute__((vector_size(32)));
 #define SKB_V4_LANES 4
 
@@ -203,45 +260,41 @@ static SKB_ALWAYS_INLINE void skb_sparse_projection_columns(
 }
 #endif
 
-/* z[j:j + width] = cos, z[m + j:m + j + width] = sin (times factor) of
- * the projections xU[j:j + width] of the CSR row x (width: 4 nv, or the
- * last m - j < 4 columns when nv is 0); ones as in
+/* out[0:width] = the projections xU[j:j + width] of the CSR row x (width:
+ * 4 nv, or the last m - j < 4 columns when nv is 0); ones as in
  * skb_sparse_projection_columns (nv and ones constants in each call: the
- * accumulators stay in registers); bit 63 set if one is not finite. */
-static SKB_ALWAYS_INLINE uint64_t skb_fourier_sparse_block(
+ * accumulators stay in registers). */
+static SKB_ALWAYS_INLINE void skb_sparse_projection_block(
     const double *values, const int *indices, ptrdiff_t nnz, const double *U, ptrdiff_t m,
-    ptrdiff_t j, int nv, ptrdiff_t width, int ones, double factor, double *z)
+    ptrdiff_t j, int nv, ptrdiff_t width, int ones, double *out)
 {
-    double projections[SKB_FOURIER_COLUMNS];
     ptrdiff_t c, p;
     if (nv) {
-        skb_sparse_projection_columns(values, indices, nnz, U, m, j, nv, ones, projections);
-    } else {
-        for (c = 0; c < width; c++) {       /* one sum each, the same order */
-            projections[c] = 0.0;
-            for (p = 0; p < nnz; p++)
-                projections[c] += values[p] * U[(ptrdiff_t)indices[p] * m + j + c];
-        }
+        skb_sparse_projection_columns(values, indices, nnz, U, m, j, nv, ones, out);
+        return;
     }
-    /* (a constant width but for the last columns: the loop unrolled) */
-    return skb_scaled_sincos_block(projections, nv ? (ptrdiff_t)nv * SKB_V4_LANES : width, factor,
-                                   z + j, z + m + j);
+    for (c = 0; c < width; c++) {       /* one sum each, the same order */
+        out[c] = 0.0;
+        for (p = 0; p < nnz; p++)
+            out[c] += values[p] * U[(ptrdiff_t)indices[p] * m + j + c];
+    }
 }
 
 /* Z[i] = [cos(x_i U), sin(x_i U)] factor for the n_rows CSR rows x_i
  * (values + starts[i], indices + starts[i], lengths[i] nonzeros; column
  * indices < the rows of U, which is n_features x m C-contiguous), rows of
  * 2 m values: for each block of 32 columns, every row's projections summed
- * in registers and mapped while in L1 (the block's columns of U, read once
- * per row, stay in L1 across the rows); bit 63 set if a projection is not
- * finite.  A row whose values are all 1 (binary features) is summed without
- * its multiplications by 1: the same bits, half the arithmetic. */
-SKB_VERSIONS(uint64_t, skb_fourier_sparse_rows,
+ * in registers and mapped while in L1 (the block's columns of U stay in L1
+ * across the rows); bit 63 set if a projection is not finite.  A row whose
+ * values are all 1 (binary features) is summed without its multiplications
+ * by 1: the same bits. */
+SKB_FOURIER_VERSIONS(uint64_t, skb_fourier_sparse_rows,
              (const double *values, const int *indices, const ptrdiff_t *starts,
               const ptrdiff_t *lengths, ptrdiff_t n_rows, const double *U, ptrdiff_t m,
               double factor, double *Z),
              (values, indices, starts, lengths, n_rows, U, m, factor, Z))
 {
+    double projections[SKB_FOURIER_COLUMNS];
     uint64_t nonfinite = 0;
     ptrdiff_t i, j, p;
     for (j = 0; j < m;) {
@@ -257,20 +310,28 @@ SKB_VERSIONS(uint64_t, skb_fourier_sparse_rows,
             for (p = 0; p < nnz; p++)
                 ones &= x[p] == 1.0;
 /* (the constants spelled out, one call each) */
-#define SKB_SPARSE_BLOCK(NV, ONES) \
-    skb_fourier_sparse_block(x, k, nnz, U, m, j, NV, width, ONES, factor, z)
+#define SKB_PROJECT(NV, ONES) \
+    skb_sparse_projection_block(x, k, nnz, U, m, j, NV, width, ONES, projections)
             switch (nv * 2 + ones) {
-            case 17: nonfinite |= SKB_SPARSE_BLOCK(8, 1); break;
-            case 16: nonfinite |= SKB_SPARSE_BLOCK(8, 0); break;
-            case 9: nonfinite |= SKB_SPARSE_BLOCK(4, 1); break;
-            case 8: nonfinite |= SKB_SPARSE_BLOCK(4, 0); break;
-            case 5: nonfinite |= SKB_SPARSE_BLOCK(2, 1); break;
-            case 4: nonfinite |= SKB_SPARSE_BLOCK(2, 0); break;
-            case 3: nonfinite |= SKB_SPARSE_BLOCK(1, 1); break;
-            case 2: nonfinite |= SKB_SPARSE_BLOCK(1, 0); break;
-            default: nonfinite |= SKB_SPARSE_BLOCK(0, 0); break;
+            case 17: SKB_PROJECT(8, 1); break;
+            case 16: SKB_PROJECT(8, 0); break;
+            case 9: SKB_PROJECT(4, 1); break;
+            case 8: SKB_PROJECT(4, 0); break;
+            case 5: SKB_PROJECT(2, 1); break;
+            case 4: SKB_PROJECT(2, 0); break;
+            case 3: SKB_PROJECT(1, 1); break;
+            case 2: SKB_PROJECT(1, 0); break;
+            default: SKB_PROJECT(0, 0); break;
             }
-#undef SKB_SPARSE_BLOCK
+#undef SKB_PROJECT
+            /* (two copies of the mapping, not nine: a constant width for
+             * the full blocks, whose loop is then unrolled) */
+            if (width == SKB_FOURIER_COLUMNS)
+                nonfinite |= skb_scaled_sincos_block(projections, SKB_FOURIER_COLUMNS, factor,
+                                                     z + j, z + m + j);
+            else
+                nonfinite |= skb_scaled_sincos_block(projections, width, factor, z + j,
+                                                     z + m + j);
         }
         j += width;
     }

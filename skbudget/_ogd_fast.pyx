@@ -27,6 +27,7 @@ from libc.stdint cimport uint64_t
 from scipy.linalg.cython_blas cimport dgemm
 
 cdef extern from "_fourier_loops.h" nogil:
+    int skb_fourier_loops_init()
     uint64_t skb_fourier_from_projections(const double* P, Py_ssize_t rows, Py_ssize_t m,
                                           Py_ssize_t ldp, double factor, double* Z)
     uint64_t skb_fourier_sparse_rows(const double* values, const int* indices,
@@ -46,6 +47,16 @@ from skbudget._numbers cimport is_finite, raise_not_finite
 from skbudget._vector_loops cimport skb_axpy, skb_dot16, skb_vector_loops_init
 
 skb_vector_loops_init()     # the AVX2 loops where the CPU has AVX2
+skb_fourier_loops_init()    # FOGD's features: AVX-512 where the CPU has it too
+
+
+def fourier_loops():
+    """Which build of FOGD's compiled features runs: ``'avx512'``,
+    ``'avx2'`` or ``'baseline'`` (``_fourier_loops.h``; set
+    ``SKBUDGET_DISABLE_AVX512=1`` or ``SKBUDGET_DISABLE_AVX2=1`` before the
+    import to keep AVX2 or the baseline).  All three give the same
+    features, bit for bit."""
+    return ("baseline", "avx2", "avx512")[skb_fourier_loops_init()]
 
 # eigenvalues of K_SS at most this fraction of the largest are dropped (NOGD)
 cdef double EIGEN_RTOL = 1e-12

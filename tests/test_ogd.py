@@ -379,33 +379,41 @@ def test_fourier_features_of_non_finite_projections_are_nan_and_flagged():
     assert_array_equal(cos[[0, 4]], _fourier_of([1.0, 2.0])[0])
 
 
-TRIG_DIGEST_SCRIPT = """
-import hashlib, numpy as np
-from skbudget._engine import vector_loops
+FEATURES_DIGEST_SCRIPT = """
+import hashlib, numpy as np, scipy.sparse as sp
+from skbudget._ogd_fast import fourier_loops
+from skbudget._fourier import fourier_features
 from tests.test_ogd import _fourier_of, _trig_arguments
 cos, sin, _ = _fourier_of(_trig_arguments(), 0.3)
-print(vector_loops(), hashlib.sha256(cos.tobytes() + sin.tobytes()).hexdigest())
+rng = np.random.RandomState(0)
+X = sp.random(300, 50, density=0.1, format="csr", random_state=rng)
+X[:100] = (X[:100] != 0).astype(float)              # binary rows
+Z = fourier_features(X, rng.normal(size=(50, 101)))
+print(fourier_loops(), hashlib.sha256(cos.tobytes() + sin.tobytes() + Z.tobytes()).hexdigest())
 """
 
 
-def test_fourier_cosine_and_sine_are_the_same_bits_with_avx2_and_baseline():
+def test_fourier_features_are_the_same_bits_from_every_build_of_the_loops():
+    # baseline, AVX2 and AVX-512 (what the CPU has), chosen at the import
     import os
     import subprocess
     import sys
     from pathlib import Path
-    from skbudget._engine import vector_loops
-    if vector_loops() != "avx2":
+    from skbudget._ogd_fast import fourier_loops
+    settings = {"avx512": [("", ""), ("1", ""), ("", "1")], "avx2": [("", ""), ("", "1")]}
+    if fourier_loops() not in settings:
         pytest.skip("this CPU runs the baseline loops only")
     runs = []
-    for disable in ("", "1"):
-        result = subprocess.run([sys.executable, "-c", TRIG_DIGEST_SCRIPT],
-                                env=dict(os.environ, SKBUDGET_DISABLE_AVX2=disable),
+    for no_avx512, no_avx2 in settings[fourier_loops()]:
+        env = dict(os.environ, SKBUDGET_DISABLE_AVX512=no_avx512, SKBUDGET_DISABLE_AVX2=no_avx2)
+        result = subprocess.run([sys.executable, "-c", FEATURES_DIGEST_SCRIPT], env=env,
                                 capture_output=True, text=True, timeout=600,
                                 cwd=Path(__file__).parents[1])
         assert result.returncode == 0, result.stderr[-2000:]
         runs.append(result.stdout.split())
-    assert [loops for loops, _ in runs] == ["avx2", "baseline"]
-    assert runs[0][1] == runs[1][1]
+    loops = [build for build, _ in runs]
+    assert loops == ["avx512", "avx2", "baseline"][-len(runs):]
+    assert len({digest for _, digest in runs}) == 1
 
 
 @pytest.mark.parametrize("binary", [False, True], ids=["values", "binary"])
