@@ -3,7 +3,7 @@
 The model is no kernel expansion: its features ``z(x) = [cos(xU),
 sin(xU)] / sqrt(D)`` do not depend on the model, so they are computed in
 compiled code and shared by every one-vs-rest learner
-(``doc/algorithms.md#fogd``).  CSR input: one compiled call per segment of
+(``doc/algorithms.md#kernel-ogd``).  CSR input: one compiled call per segment of
 the stream (:func:`~skbudget._ogd_fast.fourier_sparse_rounds`) maps each
 row (its projections ``xU`` summed over its nonzeros, then the vectorized
 cosine and sine of ``_fourier_loops.h``) and runs every learner's hinge
@@ -84,8 +84,9 @@ class FourierDriver:
     kernel : KernelFunction
         The RBF kernel the features approximate (kept with the model).
     chunk_size : int or None
-        Rows per block of features (None: about 2^17 feature values per
-        block).  Results never depend on it.
+        Rows per block of features, dense input (None: about 2^17 feature
+        values per block), or per compiled call, CSR input (None:
+        ``_SPARSE_SEGMENT``).  Results never depend on it.
     """
 
     def __init__(self, learners, U, kernel, chunk_size=None):
@@ -180,10 +181,13 @@ class FourierOGDClassifier(BaseOnlineKernelClassifier):
     long the stream: the budget is the feature dimension.  No bias; the
     RBF kernel only.
 
-    The features do not depend on the model, so a block of examples is
-    mapped at once (a matrix product and vectorized ``cos`` / ``sin``),
-    shared by every one-vs-rest learner, then each learner runs its
-    compiled per-example loop over the block.  The authors' MATLAB code and
+    The features do not depend on the model: they are computed in compiled
+    code and shared by every one-vs-rest learner (CSR rows: each projection
+    summed over the row's nonzeros, with the bits of SciPy's ``X @ U``;
+    dense rows: a BLAS product per block), their cosines and sines by a
+    vectorized pair within 1 ULP of libm's (not its bits; libm itself for
+    ``|xU| > 2^19``), and each learner runs its compiled per-example loop
+    on them while they are in cache.  The authors' MATLAB code and
     the C++ LIBOKL/KOL toolbox leave out the ``1 / sqrt(D)``, so their step
     is this one's divided by ``D``; KOL's cosine also has the wrong sign on
     half the circle, and it seeds from the clock.""",

@@ -1,5 +1,5 @@
 /* FOGD's random Fourier features, z(x) = [cos(xU), sin(xU)] * factor
- * (doc/algorithms.md#fogd), in compiled loops written once and compiled
+ * (doc/algorithms.md#kernel-ogd), in compiled loops written once and compiled
  * three times (SKB_FOURIER_VERSIONS): for the baseline instruction set, for
  * AVX2 and for AVX-512F, the one run chosen at the module's import as
  * _vector_loops.h chooses (SKBUDGET_DISABLE_AVX2 keeps the baseline;
