@@ -10,6 +10,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.datasets import make_moons
 
 import skbudget._fourier
+import skbudget._ogd_fast
 from skbudget import FourierOGDClassifier, KernelOGDClassifier, NystromOGDClassifier
 from skbudget._fourier import fourier_features
 from tests.oracles import keeping_flags, mistake_flags
@@ -318,3 +319,155 @@ def test_fourier_ogd_refuses_what_it_cannot_compute():
     learner.set_state(dict(learner.get_state(), w=np.zeros(3)))
     with pytest.raises(ValueError, match="inconsistent state"):
         est.partial_fit(X, y)
+
+
+# ---------------------------------------------------------------------------
+# FOGD's compiled features (skbudget/_fourier_loops.h)
+# ---------------------------------------------------------------------------
+def _trig_arguments():
+    """Arguments of every kind the features meet: projections at several
+    scales, values within a few ULP of multiples of pi/2 (where the argument
+    reduction cancels), the limit of the reduction (2^19) and beyond, tiny
+    and subnormal values, signed zeros."""
+    rng = np.random.RandomState(0)
+    near = np.arange(-4000, 4000) * (np.pi / 2)
+    near = near + rng.randint(-3, 4, near.size) * np.spacing(near)
+    big = 2.0 ** 19
+    return np.concatenate([
+        rng.normal(size=1_000_000),
+        rng.normal(size=500_000) * 30.0,
+        rng.uniform(-1e4, 1e4, 500_000),
+        rng.uniform(-big, big, 200_000),
+        [big, -big, np.nextafter(big, np.inf), 1e6, -3e9, 1e300],
+        near,
+        rng.normal(size=10_000) * 10.0 ** rng.uniform(-320, -1, 10_000),
+        [0.0, -0.0, 5e-324, np.pi / 4, np.nextafter(np.pi / 4, 1.0)],
+    ])
+
+
+def _fourier_of(values, factor=1.0):
+    from skbudget._ogd_fast import fourier_from_projections
+    P = np.ascontiguousarray(values, dtype=float).reshape(1, -1)
+    Z = np.empty((1, 2 * P.shape[1]))
+    not_finite = fourier_from_projections(P, Z, factor)
+    return Z[0, :P.shape[1]], Z[0, P.shape[1]:], not_finite
+
+
+def test_fourier_cosine_and_sine_are_within_one_ulp_of_libm():
+    # the vectorized cosine and sine are not libm's bits: within 1 ULP of
+    # NumPy's (and of the C library's, on a sample), on 2.2 million values
+    x = _trig_arguments()
+    cos, sin, not_finite = _fourier_of(x)
+    assert not not_finite
+    for got, reference in ((cos, np.cos(x)), (sin, np.sin(x))):
+        assert np.max(np.abs(got - reference) / np.spacing(np.abs(reference))) <= 1.0
+        assert np.max(np.abs(got - reference)) <= 2.3e-16
+    import math
+    sample = x[::97]
+    assert_allclose(cos[::97], [math.cos(v) for v in sample], rtol=0, atol=2.3e-16)
+    assert_allclose(sin[::97], [math.sin(v) for v in sample], rtol=0, atol=2.3e-16)
+    # the scale is one rounded product
+    cos_scaled, sin_scaled, _ = _fourier_of(x[:1000], factor=0.05)
+    assert_array_equal(cos_scaled, cos[:1000] * 0.05)
+    assert_array_equal(sin_scaled, sin[:1000] * 0.05)
+
+
+def test_fourier_features_of_non_finite_projections_are_nan_and_flagged():
+    cos, sin, not_finite = _fourier_of([1.0, np.nan, np.inf, -np.inf, 2.0])
+    assert not_finite
+    assert np.isnan(cos[1:4]).all() and np.isnan(sin[1:4]).all()
+    assert_array_equal(cos[[0, 4]], _fourier_of([1.0, 2.0])[0])
+
+
+FEATURES_DIGEST_SCRIPT = """
+import hashlib, numpy as np, scipy.sparse as sp
+from skbudget._ogd_fast import fourier_loops
+from skbudget._fourier import fourier_features
+from tests.test_ogd import _fourier_of, _trig_arguments
+cos, sin, _ = _fourier_of(_trig_arguments(), 0.3)
+rng = np.random.RandomState(0)
+X = sp.random(300, 50, density=0.1, format="csr", random_state=rng)
+X[:100] = (X[:100] != 0).astype(float)              # binary rows
+Z = fourier_features(X, rng.normal(size=(50, 101)))
+print(fourier_loops(), hashlib.sha256(cos.tobytes() + sin.tobytes() + Z.tobytes()).hexdigest())
+"""
+
+
+def test_fourier_features_are_the_same_bits_from_every_build_of_the_loops():
+    # baseline, AVX2 and AVX-512 (what the CPU has), chosen at the import
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    from skbudget._ogd_fast import fourier_loops
+    settings = {"avx512": [("", ""), ("1", ""), ("", "1")], "avx2": [("", ""), ("", "1")]}
+    if fourier_loops() not in settings:
+        pytest.skip("this CPU runs the baseline loops only")
+    runs = []
+    for no_avx512, no_avx2 in settings[fourier_loops()]:
+        env = dict(os.environ, SKBUDGET_DISABLE_AVX512=no_avx512, SKBUDGET_DISABLE_AVX2=no_avx2)
+        result = subprocess.run([sys.executable, "-c", FEATURES_DIGEST_SCRIPT], env=env,
+                                capture_output=True, text=True, timeout=600,
+                                cwd=Path(__file__).parents[1])
+        assert result.returncode == 0, result.stderr[-2000:]
+        runs.append(result.stdout.split())
+    loops = [build for build, _ in runs]
+    assert loops == ["avx512", "avx2", "baseline"][-len(runs):]
+    assert len({digest for _, digest in runs}) == 1
+
+
+@pytest.mark.parametrize("binary", [False, True], ids=["values", "binary"])
+@pytest.mark.parametrize("n_components", [1, 3, 4, 37, 64, 101])
+def test_fourier_sparse_projections_are_summed_as_scipy_sums_them(binary, n_components):
+    # each projection summed over the row's nonzeros in their stored order
+    # (duplicates and unsorted columns kept), one product and one addition
+    # each: the bits of scipy's X @ U, however many columns
+    rng = np.random.RandomState(n_components)
+    X = sp.random(60, 40, density=0.2, format="csr", random_state=rng)
+    if binary:
+        X.data[:] = 1.0
+    X.indices[:5], X.indices[5:10] = X.indices[5:10].copy(), X.indices[:5].copy()
+    X = sp.csr_matrix((np.append(X.data, 2.5), np.append(X.indices, X.indices[-1]),
+                       np.append(X.indptr[:-1], X.indptr[-1] + 1)), shape=X.shape)
+    U = rng.normal(size=(40, n_components))
+    expected = np.empty((60, 2 * n_components))
+    assert not skbudget._ogd_fast.fourier_from_projections(
+        np.ascontiguousarray(X @ U), expected, 1.0 / np.sqrt(n_components))
+    assert_array_equal(fourier_features(X, U), expected)
+    assert_allclose(fourier_features(X.toarray(), U), expected, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("chunk_size", [1, 5, 16, 17, 300])
+def test_fourier_ogd_csr_does_not_depend_on_the_segment(chunk_size):
+    X, y = _moons(300)
+    y3 = (y > 0).astype(int) + (X[:, 0] > 1.2)
+    X = sp.csr_matrix(np.where(np.abs(X) > 0.3, X, 0.0))
+    default = keeping_flags(FourierOGDClassifier(n_components=45, gamma=1.0, max_iter=2,
+                                                 random_state=3)).fit(X, y3)
+    other = keeping_flags(FourierOGDClassifier(n_components=45, gamma=1.0, max_iter=2,
+                                               random_state=3))
+    other._chunk_size = chunk_size
+    other.fit(X, y3)
+    assert_array_equal(other.coef_, default.coef_)
+    assert_array_equal(mistake_flags(other), mistake_flags(default))
+    assert other.n_updates_ == default.n_updates_
+
+
+def test_fourier_ogd_csr_refuses_non_finite_projections_and_malformed_rows():
+    X, y = _moons(60)
+    est = FourierOGDClassifier(n_components=5, gamma=1.0, random_state=0)
+    est._chunk_size = 16
+    est.fit(sp.csr_matrix(X), y)
+    before = pickle.dumps(est)
+    bad = sp.csr_matrix(np.vstack([X[:40], np.full((3, 2), 1e308)]))
+    with pytest.raises(ValueError, match="projection x U.*not a finite number"):
+        est.partial_fit(bad, y[:43])
+    assert pickle.dumps(est) == before
+    with pytest.raises(ValueError, match="projection x U.*not a finite number"):
+        est.decision_function(bad)
+    U = est.random_weights_
+    data, indices, indptr = np.ones(2), np.array([0, 7], dtype=np.int32), np.array(
+        [0, 2], dtype=np.int32)
+    with pytest.raises(ValueError, match="malformed CSR"):
+        skbudget._ogd_fast.fourier_sparse_features(data, indices, indptr, np.arange(1),
+                                                   U, 1.0, np.empty((1, 10)))
