@@ -561,7 +561,8 @@ def _digits_stream():
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
 def test_fourier_float32_features_are_close_to_the_float64_ones(sparse):
     # the projections rounded in float32 dominate the difference: within
-    # 2e-6 of the float64 features for D = 400 (values of |xU| up to ~20)
+    # 2e-7 of the float64 features for D = 400 (measured 5.8e-8; 4.7e-8
+    # on a9a at gamma = 0.05)
     X, _ = _digits_stream()
     U = np.sqrt(2 * 0.05) * np.random.RandomState(0).standard_normal((64, 400))
     X = sp.csr_matrix(X) if sparse else X
@@ -569,8 +570,9 @@ def test_fourier_float32_features_are_close_to_the_float64_ones(sparse):
     Z32 = fourier_features(X.astype(np.float32), U)
     assert Z32.dtype == np.float64
     assert_array_equal(Z32.astype(np.float32), Z32)
-    assert np.max(np.abs(Z32 - Z64)) < 2e-6
+    assert np.max(np.abs(Z32 - Z64)) < 2e-7
     # and of NumPy's cosine and sine of the float32 projections, in float64
+    # (measured 5.1e-9: the float32 cosine, factor and product)
     P = (X.astype(np.float32) @ U.astype(np.float32)).astype(np.float64)
     exact = np.hstack([np.cos(P), np.sin(P)]) / np.sqrt(400)
     assert np.max(np.abs(Z32 - exact)) < 1e-8
