@@ -223,7 +223,13 @@ class FourierOGDClassifier(BaseOnlineKernelClassifier):
     dense rows: a BLAS product per block), their cosines and sines by a
     vectorized pair within 1 ULP of libm's (not its bits; libm itself for
     ``|xU| > 2^19``), and each learner runs its compiled per-example loop
-    on them while they are in cache.  The authors' MATLAB code and
+    on them while they are in cache.  float32 ``X`` (dense or CSR) is
+    kept: its projections (with a float32 copy of ``U``) and their cosines
+    and sines are computed in float32 (within 1.5 float32 ULP; libm in
+    float64 for ``|xU| > 2^12``), for training and prediction alike, each
+    call in its own input's precision; ``coef_`` and ``random_weights_``
+    stay float64 (other dtypes are converted to float64).  The authors'
+    MATLAB code and
     the C++ LIBOKL/KOL toolbox leave out the ``1 / sqrt(D)``, so their step
     is this one's divided by ``D``; KOL's cosine also has the wrong sign on
     half the circle, and it seeds from the clock.""",
