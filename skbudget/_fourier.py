@@ -12,6 +12,12 @@ projections are one matrix product (BLAS), then the same cosine and sine
 (:func:`~skbudget._ogd_fast.fourier_from_projections`), then each
 learner's compiled loop over the block.  :class:`FourierDriver` takes the
 place of the engine's ``StreamDriver`` for the estimator base.
+
+float32 input (dense or CSR) is kept float32: its projections (with a
+float32 copy of ``U``, derived, never saved) and their cosine and sine are
+computed in float32 (``_fourier_loops.h``), the features then stored as
+float64 values and the learners' steps run in float64 as for float64
+input.  Each call computes in its own input's precision.
 """
 
 import numpy as np
@@ -41,11 +47,18 @@ _NOT_FINITE = (
 )
 
 
+def _real_dtype(X):
+    """The precision FOGD computes ``X``'s features in: float32 for float32
+    input, float64 otherwise."""
+    return np.float32 if X.dtype == np.float32 else np.float64
+
+
 def _csr_parts(X):
     """``(data, indices, indptr)`` of the CSR matrix ``X`` (float64 values,
-    int32 indices: no copy when they are already)."""
+    or float32 for float32 input; int32 indices: no copy when they are
+    already)."""
     X = X.tocsr()
-    return (np.ascontiguousarray(X.data, dtype=np.float64),
+    return (np.ascontiguousarray(X.data, dtype=_real_dtype(X)),
             np.ascontiguousarray(X.indices, dtype=np.int32),
             np.ascontiguousarray(X.indptr, dtype=np.int32))
 
@@ -56,7 +69,11 @@ def fourier_features(X, U):
     ``(n_rows, 2 D)``.  Dense rows: ``xU`` by BLAS; CSR rows: summed over
     the row's nonzeros in order in compiled code.  A projection ``xU``
     that is not finite (a row of values near the floating-point limit) is
-    a ValueError."""
+    a ValueError.  A float32 ``X``: the projections and their cosine and
+    sine in float32, with ``U`` cast to float32 (pass that copy to skip
+    the cast), the features float64 values either way."""
+    if U.dtype != _real_dtype(X):
+        U = np.ascontiguousarray(U, dtype=_real_dtype(X))
     factor = 1.0 / np.sqrt(U.shape[1])
     Z = np.empty((X.shape[0], 2 * U.shape[1]))
     if sp.issparse(X):
@@ -99,7 +116,14 @@ class FourierDriver:
         # driver's pools of stored rows: this driver stores no rows
         self.pools, self.pool_ids = [], []
 
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state.pop("_U32", None)     # (derived from U: rebuilt when needed)
+        return state
+
     def __setstate__(self, state):
+        state = dict(state)
+        state.pop("_U32", None)
         U = state.get("U")
         if not (isinstance(U, np.ndarray) and U.dtype == np.float64 and U.ndim == 2
                 and U.shape[1] >= 1 and np.isfinite(U).all()):
@@ -113,9 +137,20 @@ class FourierDriver:
                 )
         self.__dict__.update(state)
 
+    def weights_for(self, X):
+        """``U`` in ``X``'s precision: ``U`` itself for float64 input, a
+        float32 copy (made at the first float32 call, kept in memory, never
+        saved) for float32 input."""
+        if _real_dtype(X) == np.float64:
+            return self.U
+        U32 = self.__dict__.get("_U32")
+        if U32 is None or U32.shape != self.U.shape:
+            U32 = self._U32 = np.ascontiguousarray(self.U, dtype=np.float32)
+        return U32
+
     def features(self, X):
         """``z(X)`` (see :func:`fourier_features`)."""
-        return fourier_features(X, self.U)
+        return fourier_features(X, self.weights_for(X))
 
     def run(self, X, y, targets, order, first_id, record, gram=None, progress=None,
             weights=None):
@@ -145,12 +180,13 @@ class FourierDriver:
         ``chunk_size`` rows (default ``_SPARSE_SEGMENT``), rows read in
         place."""
         parts = _csr_parts(X)
+        U = self.weights_for(X)
         factor = 1.0 / np.sqrt(self.U.shape[1])
         step = self.chunk_size or _SPARSE_SEGMENT
         for start in range(0, pieces.n, step):
             rows, labels = pieces.rows_and_labels(start, start + step)
             scores = np.empty((len(self.learners), len(rows)))
-            if fourier_sparse_rounds(self.learners, *parts, rows, self.U, factor, labels,
+            if fourier_sparse_rounds(self.learners, *parts, rows, U, factor, labels,
                                      scores) < len(rows):
                 raise ValueError(_NOT_FINITE)
             record = self._record_rounds(record, labels, scores, start + len(rows), progress)
@@ -187,7 +223,13 @@ class FourierOGDClassifier(BaseOnlineKernelClassifier):
     dense rows: a BLAS product per block), their cosines and sines by a
     vectorized pair within 1 ULP of libm's (not its bits; libm itself for
     ``|xU| > 2^19``), and each learner runs its compiled per-example loop
-    on them while they are in cache.  The authors' MATLAB code and
+    on them while they are in cache.  float32 ``X`` (dense or CSR) is
+    kept: its projections (with a float32 copy of ``U``) and their cosines
+    and sines are computed in float32 (within 1.5 float32 ULP; libm in
+    float64 for ``|xU| > 2^12``), for training and prediction alike, each
+    call in its own input's precision; ``coef_`` and ``random_weights_``
+    stay float64 (other dtypes are converted to float64).  The authors'
+    MATLAB code and
     the C++ LIBOKL/KOL toolbox leave out the ``1 / sqrt(D)``, so their step
     is this one's divided by ``D``; KOL's cosine also has the wrong sign on
     half the circle, and it seeds from the clock.""",
@@ -262,6 +304,8 @@ class FourierOGDClassifier(BaseOnlineKernelClassifier):
     # the features need no Gram matrix of the training data
     _gram_cache_limit = 0
     _driver_class = FourierDriver
+    # float32 input is kept: its features are computed in float32
+    _input_dtype = [np.float64, np.float32]
 
     def __init__(self, *, n_components=400, gamma="scale", eta0=0.5, max_iter=1, shuffle=True,
                  random_state=None, warm_start=False, verbose=0):

@@ -158,184 +158,107 @@ static SKB_ALWAYS_INLINE uint64_t skb_scaled_sincos_value(double x, double facto
     return out_of_range | cancelled;
 }
 
-/* The values of x[0:n] that skb_scaled_sincos_value leaves to libm, by
- * libm's cos and sin; returns bit 63 set if one of x[0:n] is not finite
- * (its outputs are then NaN). */
-static SKB_UNUSED uint64_t skb_scaled_sincos_by_libm(const double *x, ptrdiff_t n,
-                                                     double factor, double *cos_out,
-                                                     double *sin_out)
+/* float32 input (doc/user_guide/ogd.rst): the cosine and sine in float,
+ * the same scheme with float's constants:
+ *   - n = rint(x 2/pi), then r = (x - n P1) - n P2 exact (P1: pi/2 to 12
+ *     bits, P2: the next 6, as multiples of 2^-23; |n| < 2^12), then
+ *     y = r - n P3 as a head y0 and a tail y1 (P3: the next 24 bits; a
+ *     three-part Cody-Waite reduction, absolute error below |n| 2^-48);
+ *   - sin(y) and cos(y) on |y| <= pi/4 by Cephes's single-precision
+ *     minimax polynomials (sinf, cosf), the tail added to first order;
+ *   - the quadrant n mod 4 swaps and negates them;
+ *   - the results scaled by the float factor and stored as float64.
+ * An argument for libm instead (float64 cos and sin rounded to float):
+ * |x| > 2^12, not finite, or y0 within |n| 2^-20 of 0.  The results are
+ * within 2 float ULP of the float64 cos and sin rounded to float
+ * (tests/test_ogd.py measures it). */
+#define SKB_INV_PIO2F 0x1.45f306p-1f
+#define SKB_PIO2F_1 0x1.922p+0f
+#define SKB_PIO2F_2 (-0x1.28p-18f)
+#define SKB_PIO2F_3 (-0x1.777a5cp-25f)
+#define SKB_ROUNDING_SHIFTF 0x1.8p23f
+/* |x| above this (and NaN, infinity) goes to libm: the bits of 2^12 */
+#define SKB_SINCOSF_LIMIT_BITS 0x45800000
+#define SKB_SIGN_BITF 0x80000000U
+#define SKB_ABS_MASKF 0x7fffffffU
+/* Cephes's coefficients of sinf(y) / y and cosf(y) on [-pi/4, pi/4] */
+#define SKB_S1F (-1.6666654611e-1f)
+#define SKB_S2F 8.3321608736e-3f
+#define SKB_S3F (-1.9515295891e-4f)
+#define SKB_C1F 4.166664568298827e-2f
+#define SKB_C2F (-1.388731625493765e-3f)
+#define SKB_C3F 2.443315711809948e-5f
+
+static SKB_ALWAYS_INLINE uint32_t skb_bitsf(float v)
 {
-    uint64_t nonfinite = 0;
-    double c, s;
-    ptrdiff_t j;
-    for (j = 0; j < n; j++)
-        if (skb_scaled_sincos_value(x[j], factor, &c, &s) >> 63) {
-            cos_out[j] = cos(x[j]) * factor;
-            sin_out[j] = sin(x[j]) * factor;
-            nonfinite |= skb_nonfinite_bit(x[j]);
-        }
-    return nonfinite;
+    uint32_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    return bits;
 }
 
-/* cos_out[j] = cos(x[j]) factor, sin_out[j] = sin(x[j]) factor for j < n;
- * returns bit 63 set if one of x[0:n] is not finite. */
-static SKB_ALWAYS_INLINE uint64_t skb_scaled_sincos_block(const double *restrict x,
-                                                          ptrdiff_t n, double factor,
-                                                          double *restrict cos_out,
-                                                          double *restrict sin_out)
+static SKB_ALWAYS_INLINE float skb_from_bitsf(uint32_t bits)
 {
-    uint64_t flags = 0;
-    ptrdiff_t j;
-    for (j = 0; j < n; j++)
-        flags |= skb_scaled_sincos_value(x[j], factor, cos_out + j, sin_out + j);
-    if (flags >> 63)
-        return skb_scaled_sincos_by_libm(x, n, factor, cos_out, sin_out);
-    return 0;
+    float v;
+    memcpy(&v, &bits, sizeof v);
+    return v;
 }
 
-/* Z[i] = [cos(P[i]), sin(P[i])] factor for the rows i < rows of P (m values
- * each, rows ldp apart; Z: rows of 2 m values); bit 63 set if a value of P
- * is not finite. */
-SKB_FOURIER_VERSIONS(uint64_t, skb_fourier_from_projections,
-             (const double *P, ptrdiff_t rows, ptrdiff_t m, ptrdiff_t ldp, double factor,
-              double *Z),
-             (P, rows, m, ldp, factor, Z))
+/* skb_scaled_sincos_value for a float x and factor: the float results
+ * into the double outputs; bit 31 of the result set when x is one for
+ * libm. */
+static SKB_ALWAYS_INLINE uint32_t skb_scaled_sincosf_value(float x, float factor,
+                                                           double *cos_out, double *sin_out)
 {
-    uint64_t nonfinite = 0;
-    ptrdiff_t i, j;
-    for (i = 0; i < rows; i++) {
-        double *z = Z + i * 2 * m;
-        for (j = 0; j < m; j += SKB_FOURIER_COLUMNS) {
-            ptrdiff_t width = m - j < SKB_FOURIER_COLUMNS ? m - j : SKB_FOURIER_COLUMNS;
-            nonfinite |= skb_scaled_sincos_block(P + i * ldp + j, width, factor, z + j,
-                                                 z + m + j);
-        }
-    }
-    return nonfinite;
+    const float shifted = x * SKB_INV_PIO2F + SKB_ROUNDING_SHIFTF;
+    const float n = shifted - SKB_ROUNDING_SHIFTF;
+    const uint32_t quadrant = skb_bitsf(shifted) & 3;
+    const float r = (x - n * SKB_PIO2F_1) - n * SKB_PIO2F_2;
+    const float w = n * SKB_PIO2F_3;
+    const float y0 = r - w, y1 = (r - y0) - w;
+    const float z = y0 * y0, v = z * y0;
+    const float sin_y = y0 + (y1 + v * (SKB_S1F + z * (SKB_S2F + z * SKB_S3F)));
+    const float rc = z * z * (SKB_C1F + z * (SKB_C2F + z * SKB_C3F));
+    const float cos_y = 1.0f - (0.5f * z - (rc - y0 * y1));
+    const int odd = (int)(quadrant & 1);
+    const float sin_base = odd ? cos_y : sin_y, cos_base = odd ? sin_y : cos_y;
+    const uint32_t sin_x = skb_bitsf(sin_base) ^ ((quadrant << 30) & SKB_SIGN_BITF);
+    const uint32_t cos_x = skb_bitsf(cos_base) ^ (((quadrant + 1) << 30) & SKB_SIGN_BITF);
+    const uint32_t out_of_range = (uint32_t)(SKB_SINCOSF_LIMIT_BITS
+                                             - (int32_t)(skb_bitsf(x) & SKB_ABS_MASKF));
+    const uint32_t cancelled = skb_bitsf(fabsf(y0) - fabsf(n) * 0x1p-20f);
+    *cos_out = (double)(skb_from_bitsf(cos_x) * factor);
+    *sin_out = (double)(skb_from_bitsf(sin_x) * factor);
+    return out_of_range | cancelled;
 }
 
-#if defined(__GNUC__) || defined(__clang__)
-/* four doubles: two SSE2 registers in the baseline version, one in the
- * others */
-typedef double skb_v4d __attribute__((vector_size(32)));
-#define SKB_V4_LANES 4
+/* the loops, for float64 input (names as written) and for float32 input
+ * (names ending in _f32) */
+#define SKB_REAL double
+#define SKB_FLAGS uint64_t
+#define SKB_REAL_NAME(name) name
+#define SKB_SINCOS_VALUE skb_scaled_sincos_value
+#define SKB_LIBM_COS cos
+#define SKB_LIBM_SIN sin
+#include "_fourier_loops_real.h"
+#undef SKB_REAL
+#undef SKB_FLAGS
+#undef SKB_REAL_NAME
+#undef SKB_SINCOS_VALUE
+#undef SKB_LIBM_COS
+#undef SKB_LIBM_SIN
 
-/* out[0:4 nv] = sum over p of values[p] U[indices[p], col:col + 4 nv],
- * nonzeros in order, from +0 (nv registers of four sums each); ones: every
- * values[p] is 1, whose products are the values of U themselves (the same
- * sums without the multiplications). */
-static SKB_ALWAYS_INLINE void skb_sparse_projection_columns(
-    const double *values, const int *indices, ptrdiff_t nnz, const double *U, ptrdiff_t ld,
-    ptrdiff_t col, int nv, int ones, double *out)
-{
-    skb_v4d acc[SKB_FOURIER_COLUMNS / SKB_V4_LANES], u;
-    ptrdiff_t p;
-    int v;
-    for (v = 0; v < nv; v++)
-        acc[v] = (skb_v4d){0.0, 0.0, 0.0, 0.0};
-    for (p = 0; p < nnz; p++) {
-        const double *row = U + (ptrdiff_t)indices[p] * ld + col;
-        const skb_v4d x = (skb_v4d){values[p], values[p], values[p], values[p]};
-        for (v = 0; v < nv; v++) {
-            memcpy(&u, row + SKB_V4_LANES * v, sizeof u);
-            acc[v] += ones ? u : x * u;
-        }
-    }
-    memcpy(out, acc, nv * sizeof(skb_v4d));
-}
-#else
-#define SKB_V4_LANES 4
-
-static SKB_ALWAYS_INLINE void skb_sparse_projection_columns(
-    const double *values, const int *indices, ptrdiff_t nnz, const double *U, ptrdiff_t ld,
-    ptrdiff_t col, int nv, int ones, double *out)
-{
-    ptrdiff_t p, j, width = (ptrdiff_t)nv * SKB_V4_LANES;
-    (void)ones;         /* (1 x is x: the same sums either way) */
-    for (j = 0; j < width; j++)
-        out[j] = 0.0;
-    for (p = 0; p < nnz; p++)
-        for (j = 0; j < width; j++)
-            out[j] += values[p] * U[(ptrdiff_t)indices[p] * ld + col + j];
-}
-#endif
-
-/* out[0:width] = the projections xU[j:j + width] of the CSR row x (width:
- * 4 nv, or the last m - j < 4 columns when nv is 0); ones as in
- * skb_sparse_projection_columns (nv and ones constants in each call: the
- * accumulators stay in registers). */
-static SKB_ALWAYS_INLINE void skb_sparse_projection_block(
-    const double *values, const int *indices, ptrdiff_t nnz, const double *U, ptrdiff_t m,
-    ptrdiff_t j, int nv, ptrdiff_t width, int ones, double *out)
-{
-    ptrdiff_t c, p;
-    if (nv) {
-        skb_sparse_projection_columns(values, indices, nnz, U, m, j, nv, ones, out);
-        return;
-    }
-    for (c = 0; c < width; c++) {       /* one sum each, the same order */
-        out[c] = 0.0;
-        for (p = 0; p < nnz; p++)
-            out[c] += values[p] * U[(ptrdiff_t)indices[p] * m + j + c];
-    }
-}
-
-/* Z[i] = [cos(x_i U), sin(x_i U)] factor for the n_rows CSR rows x_i
- * (values + starts[i], indices + starts[i], lengths[i] nonzeros; column
- * indices < the rows of U, which is n_features x m C-contiguous), rows of
- * 2 m values: for each block of 32 columns, every row's projections summed
- * in registers and mapped while in L1 (the block's columns of U stay in L1
- * across the rows); bit 63 set if a projection is not finite.  A row whose
- * values are all 1 (binary features) is summed without its multiplications
- * by 1: the same bits. */
-SKB_FOURIER_VERSIONS(uint64_t, skb_fourier_sparse_rows,
-             (const double *values, const int *indices, const ptrdiff_t *starts,
-              const ptrdiff_t *lengths, ptrdiff_t n_rows, const double *U, ptrdiff_t m,
-              double factor, double *Z),
-             (values, indices, starts, lengths, n_rows, U, m, factor, Z))
-{
-    double projections[SKB_FOURIER_COLUMNS];
-    uint64_t nonfinite = 0;
-    ptrdiff_t i, j, p;
-    for (j = 0; j < m;) {
-        ptrdiff_t left = m - j;
-        int nv = left >= 32 ? 8 : left >= 16 ? 4 : left >= 8 ? 2 : left >= 4 ? 1 : 0;
-        ptrdiff_t width = nv ? (ptrdiff_t)nv * SKB_V4_LANES : left;
-        for (i = 0; i < n_rows; i++) {
-            const double *x = values + starts[i];
-            const int *k = indices + starts[i];
-            ptrdiff_t nnz = lengths[i];
-            double *z = Z + i * 2 * m;
-            int ones = 1;
-            for (p = 0; p < nnz; p++)
-                ones &= x[p] == 1.0;
-/* (the constants spelled out, one call each) */
-#define SKB_PROJECT(NV, ONES) \
-    skb_sparse_projection_block(x, k, nnz, U, m, j, NV, width, ONES, projections)
-            switch (nv * 2 + ones) {
-            case 17: SKB_PROJECT(8, 1); break;
-            case 16: SKB_PROJECT(8, 0); break;
-            case 9: SKB_PROJECT(4, 1); break;
-            case 8: SKB_PROJECT(4, 0); break;
-            case 5: SKB_PROJECT(2, 1); break;
-            case 4: SKB_PROJECT(2, 0); break;
-            case 3: SKB_PROJECT(1, 1); break;
-            case 2: SKB_PROJECT(1, 0); break;
-            default: SKB_PROJECT(0, 0); break;
-            }
-#undef SKB_PROJECT
-            /* (two copies of the mapping, not nine: a constant width for
-             * the full blocks, whose loop is then unrolled) */
-            if (width == SKB_FOURIER_COLUMNS)
-                nonfinite |= skb_scaled_sincos_block(projections, SKB_FOURIER_COLUMNS, factor,
-                                                     z + j, z + m + j);
-            else
-                nonfinite |= skb_scaled_sincos_block(projections, width, factor, z + j,
-                                                     z + m + j);
-        }
-        j += width;
-    }
-    return nonfinite;
-}
+#define SKB_REAL float
+#define SKB_FLAGS uint32_t
+#define SKB_REAL_NAME(name) name##_f32
+#define SKB_SINCOS_VALUE skb_scaled_sincosf_value
+#define SKB_LIBM_COS(x) cos((double)(x))
+#define SKB_LIBM_SIN(x) sin((double)(x))
+#include "_fourier_loops_real.h"
+#undef SKB_REAL
+#undef SKB_FLAGS
+#undef SKB_REAL_NAME
+#undef SKB_SINCOS_VALUE
+#undef SKB_LIBM_COS
+#undef SKB_LIBM_SIN
 
 #endif /* SKBUDGET_FOURIER_LOOPS_H */

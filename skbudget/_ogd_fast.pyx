@@ -22,6 +22,7 @@ The two feature learners share one step, :func:`hinge_step`: score
 """
 
 import numpy as np
+from cython cimport floating
 from libc.math cimport sqrt
 from libc.stdint cimport uint64_t
 from scipy.linalg.cython_blas cimport dgemm
@@ -34,6 +35,12 @@ cdef extern from "_fourier_loops.h" nogil:
                                      const Py_ssize_t* starts, const Py_ssize_t* lengths,
                                      Py_ssize_t n_rows, const double* U, Py_ssize_t m,
                                      double factor, double* Z)
+    uint64_t skb_fourier_from_projections_f32(const float* P, Py_ssize_t rows, Py_ssize_t m,
+                                              Py_ssize_t ldp, float factor, double* Z)
+    uint64_t skb_fourier_sparse_rows_f32(const float* values, const int* indices,
+                                         const Py_ssize_t* starts, const Py_ssize_t* lengths,
+                                         Py_ssize_t n_rows, const float* U, Py_ssize_t m,
+                                         float factor, double* Z)
 
 # FOGD, CSR input: rows whose features are computed together (their rows
 # of features, 2 D values each, stay in L2; the columns of U a block of
@@ -395,11 +402,13 @@ cdef class LinearHingeLearner:
         self.set_state(state)
 
 
-def fourier_from_projections(const double[:, ::1] P, double[:, ::1] Z, double factor):
+def fourier_from_projections(const floating[:, ::1] P, double[:, ::1] Z, double factor):
     """``Z = [cos(P), sin(P)] * factor``, row by row (``Z`` of shape
     ``(n, 2 m)`` for ``P`` of shape ``(n, m)``), by the vectorized cosine
     and sine of ``_fourier_loops.h``, without the GIL.  Returns True if a
-    value of ``P`` is not finite (its features are then NaN)."""
+    value of ``P`` is not finite (its features are then NaN).  A float32
+    ``P``: the cosine and sine in float32 (``factor`` rounded to float32),
+    stored as float64."""
     cdef Py_ssize_t n = P.shape[0], m = P.shape[1]
     cdef uint64_t nonfinite = 0
     if Z.shape[0] != n or Z.shape[1] != 2 * m:
@@ -407,45 +416,65 @@ def fourier_from_projections(const double[:, ::1] P, double[:, ::1] Z, double fa
                          f"for projections of shape {(n, m)}")
     if n and m:
         with nogil:
-            nonfinite = skb_fourier_from_projections(&P[0, 0], n, m, m, factor, &Z[0, 0])
+            if floating is float:
+                nonfinite = skb_fourier_from_projections_f32(&P[0, 0], n, m, m, <float>factor,
+                                                             &Z[0, 0])
+            else:
+                nonfinite = skb_fourier_from_projections(&P[0, 0], n, m, m, factor, &Z[0, 0])
     return (nonfinite >> 63) != 0
 
 
-cdef int check_sparse_rows(const double[::1] data, const int[::1] indices, const int[::1] indptr,
-                           const Py_ssize_t[::1] rows, const double[:, ::1] U) except -1:
+cdef int check_sparse_rows(const floating[::1] data, const int[::1] indices,
+                           const int[::1] indptr, const Py_ssize_t[::1] rows,
+                           const floating[:, ::1] U) except -1:
     """Raise ValueError unless the CSR rows ``rows`` can be read safely
     against ``U`` (one row of ``U`` per column of the CSR matrix)."""
     if U.shape[1] == 0:
         raise ValueError("FOGD: no random weights")
-    _check_csr_rows(data, indices, indptr, rows, U.shape[0])
+    if floating is float:
+        # (_check_csr_rows reads only the number of values of its float64
+        # data: an untouched allocation of that length stands in for them)
+        _check_csr_rows(np.empty(data.shape[0]), indices, indptr, rows, U.shape[0])
+    else:
+        _check_csr_rows(data, indices, indptr, rows, U.shape[0])
     return 0
 
 
-cdef uint64_t sparse_rows_features(const double[::1] data, const int[::1] indices,
+cdef uint64_t sparse_rows_features(const floating[::1] data, const int[::1] indices,
                                   const int[::1] indptr, const Py_ssize_t* rows,
-                                  Py_ssize_t n_rows, const double[:, ::1] U, double factor,
+                                  Py_ssize_t n_rows, const floating[:, ::1] U, double factor,
                                   Py_ssize_t* starts, Py_ssize_t* lengths,
                                   double* Z) noexcept nogil:
     """``Z[i] = [cos(xU), sin(xU)] * factor`` for the CSR rows ``rows[0:n_rows]``
     (checked by :func:`check_sparse_rows`; ``starts``, ``lengths``: room for
-    ``n_rows`` values each); bit 63 set if a projection is not finite."""
+    ``n_rows`` values each); bit 63 set if a projection is not finite.
+    float32 values and ``U``: the projections and their cosine and sine in
+    float32."""
     cdef Py_ssize_t i
     for i in range(n_rows):
         starts[i] = indptr[rows[i]]
         lengths[i] = indptr[rows[i] + 1] - indptr[rows[i]]
-    return skb_fourier_sparse_rows(&data[0] if data.shape[0] else NULL,
-                                   &indices[0] if indices.shape[0] else NULL, starts, lengths,
-                                   n_rows, &U[0, 0], U.shape[1], factor, Z)
+    if floating is float:
+        return skb_fourier_sparse_rows_f32(&data[0] if data.shape[0] else NULL,
+                                           &indices[0] if indices.shape[0] else NULL, starts,
+                                           lengths, n_rows, &U[0, 0], U.shape[1], <float>factor,
+                                           Z)
+    else:
+        return skb_fourier_sparse_rows(&data[0] if data.shape[0] else NULL,
+                                       &indices[0] if indices.shape[0] else NULL, starts,
+                                       lengths, n_rows, &U[0, 0], U.shape[1], factor, Z)
 
 
-def fourier_sparse_features(const double[::1] data, const int[::1] indices,
+def fourier_sparse_features(const floating[::1] data, const int[::1] indices,
                             const int[::1] indptr, const Py_ssize_t[::1] rows,
-                            const double[:, ::1] U, double factor, double[:, ::1] Z):
+                            const floating[:, ::1] U, double factor, double[:, ::1] Z):
     """``Z[i] = [cos(x U), sin(x U)] * factor`` for ``x`` the CSR row
     ``rows[i]`` (``data``, ``indices``, ``indptr``; int32 indices, in any
     order): each projection summed over the row's nonzeros in their stored
     order (as scipy's ``X @ U``), in compiled code, without the GIL.
-    Returns True if a projection is not finite."""
+    Returns True if a projection is not finite.  ``data`` and ``U`` both
+    float64 or both float32 (then the projections and their cosine and sine
+    in float32, ``factor`` rounded to float32; ``Z`` float64 either way)."""
     cdef Py_ssize_t i, c = rows.shape[0], m = U.shape[1]
     cdef uint64_t nonfinite = 0
     cdef Py_ssize_t[::1] starts = np.empty(FOURIER_ROWS, dtype=np.intp)
@@ -464,9 +493,9 @@ def fourier_sparse_features(const double[::1] data, const int[::1] indices,
     return (nonfinite >> 63) != 0
 
 
-def fourier_sparse_rounds(list learners, const double[::1] data, const int[::1] indices,
+def fourier_sparse_rounds(list learners, const floating[::1] data, const int[::1] indices,
                           const int[::1] indptr, const Py_ssize_t[::1] rows,
-                          const double[:, ::1] U, double factor, const double[:, ::1] targets,
+                          const floating[:, ::1] U, double factor, const double[:, ::1] targets,
                           double[:, ::1] scores):
     """Training rounds over the CSR rows ``rows``, in order: the features of
     ``FOURIER_ROWS`` rows at a time (:func:`fourier_sparse_features`, into
@@ -475,7 +504,9 @@ def fourier_sparse_rounds(list learners, const double[::1] data, const int[::1] 
     ``targets[k]``, its score before the update into ``scores[k]``),
     without the GIL: the features are never stored.  Returns the number of
     rounds run: all of them, or the rows before the first block with a
-    projection that is not finite (no learner has seen that block)."""
+    projection that is not finite (no learner has seen that block).
+    ``data`` and ``U``: float64, or float32 (features in float32, as
+    :func:`fourier_sparse_features`; the learners' steps in float64)."""
     cdef Py_ssize_t t, i, k, c = rows.shape[0], n_learners = len(learners), m = U.shape[1]
     cdef Py_ssize_t rows_here
     cdef LinearHingeLearner learner
