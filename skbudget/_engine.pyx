@@ -30,6 +30,7 @@ the helpers below (``kernel_to_slot``, ``append_current``, ``remove_at``...).
 import threading
 
 import numpy as np
+from cython cimport floating
 from libc.math cimport INFINITY, fabs
 from libc.stdint cimport uint64_t
 from libc.string cimport memchr, memcpy, memmove, memset
@@ -1784,7 +1785,7 @@ def _grown_index(index, Py_ssize_t position):
     return grown
 
 
-def _check_csr_rows(const double[::1] data, const int[::1] indices, const int[::1] indptr,
+def _check_csr_rows(const floating[::1] data, const int[::1] indices, const int[::1] indptr,
                     const Py_ssize_t[::1] rows, Py_ssize_t n_features, bint canonical=False,
                     bint known_canonical=False):
     """Raise ValueError unless the CSR rows ``rows`` can be read safely

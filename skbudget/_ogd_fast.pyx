@@ -431,12 +431,7 @@ cdef int check_sparse_rows(const floating[::1] data, const int[::1] indices,
     against ``U`` (one row of ``U`` per column of the CSR matrix)."""
     if U.shape[1] == 0:
         raise ValueError("FOGD: no random weights")
-    if floating is float:
-        # (_check_csr_rows reads only the number of values of its float64
-        # data: an untouched allocation of that length stands in for them)
-        _check_csr_rows(np.empty(data.shape[0]), indices, indptr, rows, U.shape[0])
-    else:
-        _check_csr_rows(data, indices, indptr, rows, U.shape[0])
+    _check_csr_rows(data, indices, indptr, rows, U.shape[0])
     return 0
 
 
