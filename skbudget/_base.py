@@ -169,6 +169,9 @@ class BaseOnlineKernelClassifier(ModelParamsMixin, PersistentModelMixin, Classif
     _chunk_size = None
     # rows per block when predicting
     _predict_chunk_size = 2048
+    # validate_data's dtype for X (FourierOGDClassifier: [np.float64,
+    # np.float32], float32 input kept float32)
+    _input_dtype = np.float64
     # a multi-epoch fit on at most this many examples computes k(X, X) once
     _gram_cache_limit = 4096
     # with verbose, seconds between progress lines within a pass
@@ -441,8 +444,8 @@ class BaseOnlineKernelClassifier(ModelParamsMixin, PersistentModelMixin, Classif
     def support_curve_(self):
         """ndarray of shape (n_points, 2): the support size along the
         stream, rows ``(t, support vectors of every learner after round
-        t)``, read at the end of every compiled segment of the stream (see
-        the class docstring)."""
+        t)`` at the rounds of ``mistake_curve_`` (see the class
+        docstring)."""
         check_is_fitted(self)
         return self._record.support_curve()
 
@@ -459,7 +462,7 @@ class BaseOnlineKernelClassifier(ModelParamsMixin, PersistentModelMixin, Classif
         over the data instead of two)."""
         resolves_scale = (reset and not callable(self.kernel)
                           and isinstance(self.gamma, str) and self.gamma == "scale")
-        check_X = dict(accept_sparse="csr", dtype=np.float64, reset=reset,
+        check_X = dict(accept_sparse="csr", dtype=self._input_dtype, reset=reset,
                        ensure_all_finite=not resolves_scale)
         if _plain_labels(y):
             X = validate_data(self, X, **check_X)
@@ -581,7 +584,8 @@ class BaseOnlineKernelClassifier(ModelParamsMixin, PersistentModelMixin, Classif
 
     def decision_function(self, X):
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        X = validate_data(self, X, accept_sparse="csr", dtype=self._input_dtype,
+                          reset=False)
         scores = self._raw_scores(X)
         return scores[:, 0] if scores.shape[1] == 1 else scores
 

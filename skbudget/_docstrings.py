@@ -155,13 +155,16 @@ classes_ : ndarray of shape (n_classes,)
         error the papers plot.
     support_curve_ : ndarray of shape (n_points, 2)
         The support size along the stream: rows ``(t, support vectors of
-        every learner after round t)``, read at the end of every compiled
-        segment of the stream: every ``partial_fit`` call (a stream fed
-        one row at a time has every round), every 32768 rounds of a
-        ``fit`` pass (every chunk of 16 to 512 rounds for the kernels
-        computed in blocks): the latest read in every bin of
-        ``mistake_curve_``, the last row the last round's.  At most 257
-        rows.
+        every learner after round t)`` at the rounds of
+        ``mistake_curve_`` (every bin end and the last round), merging
+        with it, so at most 257 rows.  The compiled loops report the size
+        after every round; the model is the same as without the record.
+        A model loaded from a file of an earlier version lacks the rows of
+        its rounds before loading except at the bin ends (and the last
+        round) where that version read the size; a
+        :class:`~skbudget.parallel.ParameterMixingClassifier`'s has only
+        the ends of its mixing rounds (inside one, the workers' models are
+        several).
         :class:`~skbudget.inspection.OnlineRecordDisplay` plots both
         curves.
     gamma_ : float or None

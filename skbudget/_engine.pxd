@@ -97,6 +97,11 @@ cdef class OnlineLearner:
     # ``y``), NULL when the call has none (then ``example_weight`` stays 1)
     cdef double example_weight
     cdef const double* example_weights
+    # the current call's output of support sizes: entry i gets ``n_sv``
+    # after example i's round (NULL: the caller asked for none); the online
+    # record reads them at its curve's points (doc/engine.md, "The online
+    # record")
+    cdef Py_ssize_t* support_sizes
     # store mode, dense input: one chunk's kernel values.  One GEMM gives
     # k(x_t, store[s]) = chunk_k[t * n_block_slots + s] for s < n_block_slots;
     # when example t' of the chunk is stored (slot_row[s] = t' for its slot,
@@ -206,7 +211,9 @@ cdef class OnlineLearner:
     cdef int set_current(self, double xx, bint gather) except -1 nogil
     cdef int raise_nonfinite(self) except -1 nogil
     cdef int rebuild_slot_alpha(self, bint laid_out) except -1 nogil
-    cdef int use_weights(self, const double[::1] weights, Py_ssize_t n) except -1
+    cdef int use_call_arrays(self, const double[::1] weights, Py_ssize_t[::1] support_sizes,
+                             Py_ssize_t n) except -1
+    cdef void release_call_arrays(self) noexcept
     # interrupts (see poll_interrupts): a byte the driver sets to stop the
     # compiled call (NULL: none; its array kept alive by stop_flag_owner),
     # and whether the call runs in the main thread (Python's signal

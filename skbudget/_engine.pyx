@@ -30,6 +30,7 @@ the helpers below (``kernel_to_slot``, ``append_current``, ``remove_at``...).
 import threading
 
 import numpy as np
+from cython cimport floating
 from libc.math cimport INFINITY, fabs
 from libc.stdint cimport uint64_t
 from libc.string cimport memchr, memcpy, memmove, memset
@@ -120,12 +121,16 @@ cdef inline double learn_example(OnlineLearner learner, Py_ssize_t i, double y,
                                  Py_ssize_t example_id, Py_ssize_t* work) except? -1.5e300 nogil:
     """One example of a compiled call, its state set: its weight (entry
     ``i`` of the call's weights, if any), the policy's round (the score
-    before the update), and a poll for interrupts every ``POLL_WORK``
-    units of ``work`` (counted across the call)."""
+    before the update), the support size after it (entry ``i`` of the
+    call's support sizes, if any: one store, the model unchanged), and a
+    poll for interrupts every ``POLL_WORK`` units of ``work`` (counted
+    across the call)."""
     cdef double score
     if learner.example_weights != NULL:
         learner.example_weight = learner.example_weights[i]
     score = learner.process_example(y, example_id)
+    if learner.support_sizes != NULL:
+        learner.support_sizes[i] = learner.n_sv
     work[0] += learner.n_sv + POLL_EXAMPLE_WORK
     if work[0] >= POLL_WORK:
         work[0] = 0
@@ -245,6 +250,7 @@ cdef class OnlineLearner:
         self.cur_slot = -1
         self.example_weight = 1.0
         self.example_weights = NULL
+        self.support_sizes = NULL
         self.chunk_blocks = False
         self.slot_alpha = np.zeros(0)
         self.slot_mark = np.zeros(0, dtype=np.uint8)
@@ -1135,12 +1141,15 @@ cdef class OnlineLearner:
     def run_dense(self, const double[:, ::1] X, const Py_ssize_t[::1] rows,
                   const double[::1] y,
                   const Py_ssize_t[::1] example_ids, double[::1] scores, Py_ssize_t chunk,
-                  const double[::1] weights=None):
+                  const double[::1] weights=None, Py_ssize_t[::1] support_sizes=None):
         """Run the policy on the examples ``X[rows]`` in that order;
         ``scores[i]`` gets f(x) before the update.  ``y`` in {-1, +1};
         ``weights`` (optional, finite, >= 0) the weight of each example's
         loss, read by the policies that take weights (``example_weight``;
-        None: every weight 1, at no per-example cost).  Per
+        None: every weight 1, at no per-example cost).
+        ``support_sizes`` (optional, one per example) gets the support size
+        ``n_sv`` after each example's round (the online record's support
+        curve; None: not written).  Per
         chunk of examples, one GEMM gives the chunk's inner products with
         the stored rows, and one GEMM column per example stored during the
         chunk those with the examples after it (the arithmetic of
@@ -1149,18 +1158,19 @@ cdef class OnlineLearner:
         self._check_stream(X.shape[0], rows, y, example_ids, scores)
         if X.shape[1] != self.n_features:
             raise ValueError(f"X has {X.shape[1]} features, the learner {self.n_features}")
-        self.use_weights(weights, rows.shape[0])
+        self.use_call_arrays(weights, support_sizes, rows.shape[0])
         try:
             if rows.shape[0]:
                 self.run_chunks(&X[0, 0], NULL, NULL, NULL, rows, y, example_ids, scores,
                                 chunk)
         finally:
-            self.example_weights = NULL
+            self.release_call_arrays()
 
     def run_csr(self, const double[::1] data, const int[::1] indices, const int[::1] indptr,
                 const Py_ssize_t[::1] rows, const double[::1] y,
                 const Py_ssize_t[::1] example_ids, double[::1] scores, Py_ssize_t chunk,
-                bint known_canonical=False, const double[::1] weights=None):
+                bint known_canonical=False, const double[::1] weights=None,
+                Py_ssize_t[::1] support_sizes=None):
         """:meth:`run_dense` for CSR input (``data``, ``indices``,
         ``indptr``; canonical, ``n_features`` columns): each chunk's rows are
         made dense in the chunk buffer, where the GEMM reads them from cache
@@ -1174,28 +1184,39 @@ cdef class OnlineLearner:
         self._check_stream(indptr.shape[0] - 1, rows, y, example_ids, scores)
         _check_csr_rows(data, indices, indptr, rows, self.n_features, canonical=True,
                         known_canonical=known_canonical)
-        self.use_weights(weights, rows.shape[0])
+        self.use_call_arrays(weights, support_sizes, rows.shape[0])
         try:
             if rows.shape[0]:
                 self.run_chunks(NULL, &data[0] if data.shape[0] else NULL,
                                 &indices[0] if indices.shape[0] else NULL, &indptr[0],
                                 rows, y, example_ids, scores, chunk)
         finally:
-            self.example_weights = NULL
+            self.release_call_arrays()
 
-    cdef int use_weights(self, const double[::1] weights, Py_ssize_t n) except -1:
-        """The weights of the ``n`` examples of the call about to run
-        (None: every weight 1); ``example_weights`` points into ``weights``
-        until the call ends (it resets the pointer)."""
+    cdef int use_call_arrays(self, const double[::1] weights, Py_ssize_t[::1] support_sizes,
+                             Py_ssize_t n) except -1:
+        """The per-example arrays of the call about to run over ``n``
+        examples: their weights (None: every weight 1) and the output of
+        the support size after each round (None: not written).
+        ``example_weights`` and ``support_sizes`` point into them until the
+        call ends (:meth:`release_call_arrays`)."""
         self.example_weight = 1.0
-        self.example_weights = NULL
-        if weights is None:
-            return 0
-        if weights.shape[0] != n:
+        self.release_call_arrays()
+        if weights is not None and weights.shape[0] != n:
             raise ValueError(f"weights has {weights.shape[0]} values for {n} examples")
-        if n:
+        if support_sizes is not None and support_sizes.shape[0] != n:
+            raise ValueError(f"support_sizes has {support_sizes.shape[0]} values for {n} "
+                             f"examples")
+        if n and weights is not None:
             self.example_weights = &weights[0]
+        if n and support_sizes is not None:
+            self.support_sizes = &support_sizes[0]
         return 0
+
+    cdef void release_call_arrays(self) noexcept:
+        """Forget the call's per-example arrays (the end of a call)."""
+        self.example_weights = NULL
+        self.support_sizes = NULL
 
     cdef int run_chunks(self, const double* X, const double* data, const int* indices,
                         const int* indptr, const Py_ssize_t[::1] rows, const double[::1] y,
@@ -1456,7 +1477,7 @@ cdef class OnlineLearner:
     def run_sparse(self, const double[::1] data, const int[::1] indices, const int[::1] indptr,
                    const Py_ssize_t[::1] rows, const double[::1] y,
                    const Py_ssize_t[::1] example_ids, double[::1] scores, Py_ssize_t chunk,
-                   const double[::1] weights=None):
+                   const double[::1] weights=None, Py_ssize_t[::1] support_sizes=None):
         """:meth:`run_dense` for CSR input (``data``, ``indices``,
         ``indptr``), inner products by a gather over each row's nonzeros."""
         self._check_stream(indptr.shape[0] - 1, rows, y, example_ids, scores)
@@ -1464,7 +1485,7 @@ cdef class OnlineLearner:
         _check_csr_rows(data, indices, indptr, rows, self.n_features)
         chunk = max(chunk, 1)
         self.x_dense = NULL
-        self.use_weights(weights, n)
+        self.use_call_arrays(weights, support_sizes, n)
         self.start_polling()
         try:
             for start in range(0, n, chunk):
@@ -1481,7 +1502,7 @@ cdef class OnlineLearner:
                         self.set_current(dense_dot(self.x_values, self.x_values, b - a), True)
                         scores[i] = learn_example(self, i, y[i], example_ids[i], &work)
         finally:
-            self.example_weights = NULL
+            self.release_call_arrays()
             self.x_values = NULL
             self.x_indices = NULL
             self.x_nnz = 0
@@ -1492,9 +1513,11 @@ cdef class OnlineLearner:
     # ------------------------------------------------------------------
     def process_chunk(self, const double[:, ::1] K, Py_ssize_t pool_column, Py_ssize_t n_old,
                       const double[::1] y, const Py_ssize_t[::1] example_ids,
-                      double[::1] scores, D=None, const double[::1] weights=None):
+                      double[::1] scores, D=None, const double[::1] weights=None,
+                      Py_ssize_t[::1] support_sizes=None):
         """Run the policy over one chunk of ``n`` examples; ``scores[t]``
-        gets f(x_t) before its update.
+        gets f(x_t) before its update (``support_sizes[t]``, if given, the
+        support size after it).
 
         ``K`` (``n`` rows) holds the kernel values of the chunk's examples:
         against this learner's ``n_old`` pool vectors in the columns from
@@ -1514,7 +1537,7 @@ cdef class OnlineLearner:
         self.n_old = n_old
         self.pool_column = pool_column
         self.chunk_column = K.shape[1] - n
-        self.use_weights(weights, n)
+        self.use_call_arrays(weights, support_sizes, n)
         self.start_polling()
         try:
             for t in range(n):
@@ -1524,7 +1547,7 @@ cdef class OnlineLearner:
                 self.row_ready = True
                 scores[t] = learn_example(self, t, y[t], example_ids[t], &work)
         finally:
-            self.example_weights = NULL
+            self.release_call_arrays()
 
     def finish_chunk(self):
         """Renumber the referenced pool slots after a chunk (block mode).
@@ -1762,7 +1785,7 @@ def _grown_index(index, Py_ssize_t position):
     return grown
 
 
-def _check_csr_rows(const double[::1] data, const int[::1] indices, const int[::1] indptr,
+def _check_csr_rows(const floating[::1] data, const int[::1] indices, const int[::1] indptr,
                     const Py_ssize_t[::1] rows, Py_ssize_t n_features, bint canonical=False,
                     bint known_canonical=False):
     """Raise ValueError unless the CSR rows ``rows`` can be read safely

@@ -1,46 +1,90 @@
 """FOGD: linear hinge OGD on random Fourier features of the RBF kernel.
 
 The model is no kernel expansion: its features ``z(x) = [cos(xU),
-sin(xU)] / sqrt(D)`` do not depend on the model, so a chunk's features are
-one matrix product (BLAS) and two vectorized ufuncs, shared by every
-one-vs-rest learner, and each learner runs the compiled per-example loop
-of ``_ogd_fast.LinearHingeLearner`` over the block (the step NOGD's second
-stage runs too).  :class:`FourierDriver` takes the place of the engine's
-``StreamDriver`` for the estimator base.
+sin(xU)] / sqrt(D)`` do not depend on the model, so they are computed in
+compiled code and shared by every one-vs-rest learner
+(``doc/algorithms.md#kernel-ogd``).  CSR input: one compiled call per segment of
+the stream (:func:`~skbudget._ogd_fast.fourier_sparse_rounds`) maps each
+row (its projections ``xU`` summed over its nonzeros, then the vectorized
+cosine and sine of ``_fourier_loops.h``) and runs every learner's hinge
+step on it while the features are in L1.  Dense input: a block's
+projections are one matrix product (BLAS), then the same cosine and sine
+(:func:`~skbudget._ogd_fast.fourier_from_projections`), then each
+learner's compiled loop over the block.  :class:`FourierDriver` takes the
+place of the engine's ``StreamDriver`` for the estimator base.
+
+float32 input (dense or CSR) is kept float32: its projections (with a
+float32 copy of ``U``, derived, never saved) and their cosine and sine are
+computed in float32 (``_fourier_loops.h``), the features then stored as
+float64 values and the learners' steps run in float64 as for float64
+input.  Each call computes in its own input's precision.
 """
 
 import numpy as np
+import scipy.sparse as sp
 
 from skbudget._base import BaseOnlineKernelClassifier
 from skbudget._blas import single_threaded_blas
 from skbudget._budget import _example
 from skbudget._docstrings import docstring, stream_doc
 from skbudget._elementwise import mistake_flags
-from skbudget._ogd_fast import LinearHingeLearner, fourier_block
+from skbudget._ogd_fast import (LinearHingeLearner, fourier_from_projections,
+                                fourier_sparse_features, fourier_sparse_rounds)
 from skbudget._params import Integer, RealNumber, keep_params
 from skbudget._stream import _Pieces
 
 __all__ = ["FourierOGDClassifier"]
 
-# rows per chunk: about this many feature values (cos and sin) per block
+# dense input: rows per block, about this many feature values (cos and sin)
 _BLOCK_VALUES = 1 << 17
+# CSR input: rows per compiled call (the progress log's granularity)
+_SPARSE_SEGMENT = 8192
+
+_NOT_FINITE = (
+    "FourierOGDClassifier: a projection x U of a row of X onto the random weights is not a "
+    "finite number (NaN or infinity): X holds values too large for the kernel width gamma_. "
+    "Rescale X (e.g. StandardScaler)."
+)
+
+
+def _real_dtype(X):
+    """The precision FOGD computes ``X``'s features in: float32 for float32
+    input, float64 otherwise."""
+    return np.float32 if X.dtype == np.float32 else np.float64
+
+
+def _csr_parts(X):
+    """``(data, indices, indptr)`` of the CSR matrix ``X`` (float64 values,
+    or float32 for float32 input; int32 indices: no copy when they are
+    already)."""
+    X = X.tocsr()
+    return (np.ascontiguousarray(X.data, dtype=_real_dtype(X)),
+            np.ascontiguousarray(X.indices, dtype=np.int32),
+            np.ascontiguousarray(X.indptr, dtype=np.int32))
 
 
 def fourier_features(X, U):
     """``z(x) = [cos(xU), sin(xU)] / sqrt(D)`` for every row of ``X``
     (dense or CSR), ``U`` of shape ``(n_features, D)``: C-contiguous,
-    ``(n_rows, 2 D)``.  A projection ``xU`` that is not finite (a row of
-    values near the floating-point limit) is a ValueError."""
-    with np.errstate(over="ignore", invalid="ignore"):    # (refused below)
-        P = X @ U
-    if not np.isfinite(P).all():
-        raise ValueError(
-            "FourierOGDClassifier: a projection x U of a row of X onto the random "
-            "weights is not a finite number (NaN or infinity): X holds values too large "
-            "for the kernel width gamma_. Rescale X (e.g. StandardScaler)."
-        )
-    Z = np.empty((P.shape[0], 2 * U.shape[1]))
-    fourier_block(np.ascontiguousarray(P), Z, 1.0 / np.sqrt(U.shape[1]))
+    ``(n_rows, 2 D)``.  Dense rows: ``xU`` by BLAS; CSR rows: summed over
+    the row's nonzeros in order in compiled code.  A projection ``xU``
+    that is not finite (a row of values near the floating-point limit) is
+    a ValueError.  A float32 ``X``: the projections and their cosine and
+    sine in float32, with ``U`` cast to float32 (pass that copy to skip
+    the cast), the features float64 values either way."""
+    if U.dtype != _real_dtype(X):
+        U = np.ascontiguousarray(U, dtype=_real_dtype(X))
+    factor = 1.0 / np.sqrt(U.shape[1])
+    Z = np.empty((X.shape[0], 2 * U.shape[1]))
+    if sp.issparse(X):
+        rows = np.arange(X.shape[0], dtype=np.intp)
+        not_finite = fourier_sparse_features(*_csr_parts(X), rows, U, factor, Z)
+    else:
+        with np.errstate(over="ignore", invalid="ignore"):    # (refused below)
+            P = np.ascontiguousarray(X @ U)
+        not_finite = fourier_from_projections(P, Z, factor)
+    if not_finite:
+        raise ValueError(_NOT_FINITE)
     return Z
 
 
@@ -57,8 +101,9 @@ class FourierDriver:
     kernel : KernelFunction
         The RBF kernel the features approximate (kept with the model).
     chunk_size : int or None
-        Rows per block of features (None: about 2^17 feature values per
-        block).  Results never depend on it.
+        Rows per block of features, dense input (None: about 2^17 feature
+        values per block), or per compiled call, CSR input (None:
+        ``_SPARSE_SEGMENT``).  Results never depend on it.
     """
 
     def __init__(self, learners, U, kernel, chunk_size=None):
@@ -71,7 +116,14 @@ class FourierDriver:
         # driver's pools of stored rows: this driver stores no rows
         self.pools, self.pool_ids = [], []
 
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state.pop("_U32", None)     # (derived from U: rebuilt when needed)
+        return state
+
     def __setstate__(self, state):
+        state = dict(state)
+        state.pop("_U32", None)
         U = state.get("U")
         if not (isinstance(U, np.ndarray) and U.dtype == np.float64 and U.ndim == 2
                 and U.shape[1] >= 1 and np.isfinite(U).all()):
@@ -85,9 +137,20 @@ class FourierDriver:
                 )
         self.__dict__.update(state)
 
+    def weights_for(self, X):
+        """``U`` in ``X``'s precision: ``U`` itself for float64 input, a
+        float32 copy (made at the first float32 call, kept in memory, never
+        saved) for float32 input."""
+        if _real_dtype(X) == np.float64:
+            return self.U
+        U32 = self.__dict__.get("_U32")
+        if U32 is None or U32.shape != self.U.shape:
+            U32 = self._U32 = np.ascontiguousarray(self.U, dtype=np.float32)
+        return U32
+
     def features(self, X):
         """``z(X)`` (see :func:`fourier_features`)."""
-        return fourier_features(X, self.U)
+        return fourier_features(X, self.weights_for(X))
 
     def run(self, X, y, targets, order, first_id, record, gram=None, progress=None,
             weights=None):
@@ -97,6 +160,8 @@ class FourierDriver:
         ``StreamDriver.run``'s; this learner takes no weights and no Gram
         matrix)."""
         pieces = _Pieces(X, y, targets, order)
+        if sp.issparse(X):
+            return self._run_sparse(X, pieces, record, progress)
         step = self.chunk_size or int(np.clip(_BLOCK_VALUES // (2 * self.U.shape[1]), 16, 2048))
         with single_threaded_blas():
             for start in range(0, pieces.n, step):
@@ -106,10 +171,35 @@ class FourierDriver:
                 scores = np.empty((len(self.learners), len(rows)))
                 for k, learner in enumerate(self.learners):
                     learner.run_block(Z, labels[k], scores[k])
-                flags = mistake_flags(labels, scores)
-                record = record.extended(flags, 0)     # FOGD stores no vector
-                if progress is not None:
-                    progress(start + len(rows), flags, self)
+                record = self._record_rounds(record, labels, scores, start + len(rows),
+                                             progress)
+        return record
+
+    def _run_sparse(self, X, pieces, record, progress):
+        """:meth:`run` for CSR input: a compiled call per segment of
+        ``chunk_size`` rows (default ``_SPARSE_SEGMENT``), rows read in
+        place."""
+        parts = _csr_parts(X)
+        U = self.weights_for(X)
+        factor = 1.0 / np.sqrt(self.U.shape[1])
+        step = self.chunk_size or _SPARSE_SEGMENT
+        for start in range(0, pieces.n, step):
+            rows, labels = pieces.rows_and_labels(start, start + step)
+            scores = np.empty((len(self.learners), len(rows)))
+            if fourier_sparse_rounds(self.learners, *parts, rows, U, factor, labels,
+                                     scores) < len(rows):
+                raise ValueError(_NOT_FINITE)
+            record = self._record_rounds(record, labels, scores, start + len(rows), progress)
+        return record
+
+    def _record_rounds(self, record, labels, scores, done, progress):
+        """``record`` extended by the rounds of ``labels`` / ``scores``
+        (one row per learner); the progress log told (``done`` rounds of
+        the pass so far)."""
+        flags = mistake_flags(labels, scores)
+        record = record.extended(flags, 0)     # FOGD stores no vector
+        if progress is not None:
+            progress(done, flags, self)
         return record
 
 
@@ -127,10 +217,19 @@ class FourierOGDClassifier(BaseOnlineKernelClassifier):
     long the stream: the budget is the feature dimension.  No bias; the
     RBF kernel only.
 
-    The features do not depend on the model, so a block of examples is
-    mapped at once (a matrix product and vectorized ``cos`` / ``sin``),
-    shared by every one-vs-rest learner, then each learner runs its
-    compiled per-example loop over the block.  The authors' MATLAB code and
+    The features do not depend on the model: they are computed in compiled
+    code and shared by every one-vs-rest learner (CSR rows: each projection
+    summed over the row's nonzeros, with the bits of SciPy's ``X @ U``;
+    dense rows: a BLAS product per block), their cosines and sines by a
+    vectorized pair within 1 ULP of libm's (not its bits; libm itself for
+    ``|xU| > 2^19``), and each learner runs its compiled per-example loop
+    on them while they are in cache.  float32 ``X`` (dense or CSR) is
+    kept: its projections (with a float32 copy of ``U``) and their cosines
+    and sines are computed in float32 (within 1.5 float32 ULP; libm in
+    float64 for ``|xU| > 2^12``), for training and prediction alike, each
+    call in its own input's precision; ``coef_`` and ``random_weights_``
+    stay float64 (other dtypes are converted to float64).  The authors'
+    MATLAB code and
     the C++ LIBOKL/KOL toolbox leave out the ``1 / sqrt(D)``, so their step
     is this one's divided by ``D``; KOL's cosine also has the wrong sign on
     half the circle, and it seeds from the clock.""",
@@ -205,6 +304,8 @@ class FourierOGDClassifier(BaseOnlineKernelClassifier):
     # the features need no Gram matrix of the training data
     _gram_cache_limit = 0
     _driver_class = FourierDriver
+    # float32 input is kept: its features are computed in float32
+    _input_dtype = [np.float64, np.float32]
 
     def __init__(self, *, n_components=400, gamma="scale", eta0=0.5, max_iter=1, shuffle=True,
                  random_state=None, warm_start=False, verbose=0):

@@ -120,8 +120,13 @@ def _variance(X, block_values=1 << 16):
     ``X`` or over a canonical CSR matrix's stored values (merged with its
     implicit zeros by the same pairwise update); otherwise the mean, then
     the squared deviations summed block by block (CSR: scikit-learn's
-    ``SVC`` formula)."""
+    ``SVC`` formula).  A float32 ``X`` is converted to float64 first (a
+    temporary)."""
     n_values = X.shape[0] * X.shape[1]
+    if X.dtype == np.float32:
+        # (FOGD's float32 input: its variance in float64, the value float64
+        # input of the same numbers gets)
+        X = X.astype(np.float64)
     if sp.issparse(X):
         if X.dtype != np.float64 or not X.has_canonical_format:
             return X.multiply(X).mean() - X.mean() ** 2

@@ -226,7 +226,7 @@ def _summed_record(records, n_support):
     while record.width <= record.n_rounds:
         record.width *= 2
     if record.n_rounds:
-        record.support = np.array([[record.n_rounds, n_support]], dtype=np.int64)
+        record.last_support = n_support
     return record
 
 

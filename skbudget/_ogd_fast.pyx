@@ -22,19 +22,48 @@ The two feature learners share one step, :func:`hinge_step`: score
 """
 
 import numpy as np
+from cython cimport floating
 from libc.math cimport sqrt
+from libc.stdint cimport uint64_t
 from scipy.linalg.cython_blas cimport dgemm
 
-cdef extern from "math.h" nogil:
-    # glibc's (and the BSDs') cosine and sine of one argument in one call
-    # (Python.h defines _GNU_SOURCE, which declares it)
-    void sincos(double x, double* sin_x, double* cos_x)
+cdef extern from "_fourier_loops.h" nogil:
+    int skb_fourier_loops_init()
+    uint64_t skb_fourier_from_projections(const double* P, Py_ssize_t rows, Py_ssize_t m,
+                                          Py_ssize_t ldp, double factor, double* Z)
+    uint64_t skb_fourier_sparse_rows(const double* values, const int* indices,
+                                     const Py_ssize_t* starts, const Py_ssize_t* lengths,
+                                     Py_ssize_t n_rows, const double* U, Py_ssize_t m,
+                                     double factor, double* Z)
+    uint64_t skb_fourier_from_projections_f32(const float* P, Py_ssize_t rows, Py_ssize_t m,
+                                              Py_ssize_t ldp, float factor, double* Z)
+    uint64_t skb_fourier_sparse_rows_f32(const float* values, const int* indices,
+                                         const Py_ssize_t* starts, const Py_ssize_t* lengths,
+                                         Py_ssize_t n_rows, const float* U, Py_ssize_t m,
+                                         float factor, double* Z)
+
+# FOGD, CSR input: rows whose features are computed together (their rows
+# of features, 2 D values each, stay in L2; the columns of U a block of
+# projections reads stay in L1 across them)
+cdef enum:
+    FOURIER_ROWS = 16
 
 from skbudget._budget_fast cimport MistakeDrivenLearner
+from skbudget._engine import _check_csr_rows
 from skbudget._numbers cimport is_finite, raise_not_finite
 from skbudget._vector_loops cimport skb_axpy, skb_dot16, skb_vector_loops_init
 
 skb_vector_loops_init()     # the AVX2 loops where the CPU has AVX2
+skb_fourier_loops_init()    # FOGD's features: AVX-512 where the CPU has it too
+
+
+def fourier_loops():
+    """Which build of FOGD's compiled features runs: ``'avx512'``,
+    ``'avx2'`` or ``'baseline'`` (``_fourier_loops.h``; set
+    ``SKBUDGET_DISABLE_AVX512=1`` or ``SKBUDGET_DISABLE_AVX2=1`` before the
+    import to keep AVX2 or the baseline).  All three give the same
+    features, bit for bit."""
+    return ("baseline", "avx2", "avx512")[skb_fourier_loops_init()]
 
 # eigenvalues of K_SS at most this fraction of the largest are dropped (NOGD)
 cdef double EIGEN_RTOL = 1e-12
@@ -373,19 +402,156 @@ cdef class LinearHingeLearner:
         self.set_state(state)
 
 
-def fourier_block(const double[:, ::1] P, double[:, ::1] Z, double factor):
+def fourier_from_projections(const floating[:, ::1] P, double[:, ::1] Z, double factor):
     """``Z = [cos(P), sin(P)] * factor``, row by row (``Z`` of shape
-    ``(n, 2 m)`` for ``P`` of shape ``(n, m)``): one ``sincos`` call per
-    value, without the GIL (NumPy's ``cos`` and ``sin`` evaluate each
-    argument twice and, into the halves of ``Z``, write strided rows)."""
-    cdef Py_ssize_t i, j, n = P.shape[0], m = P.shape[1]
-    cdef double s, c
+    ``(n, 2 m)`` for ``P`` of shape ``(n, m)``), by the vectorized cosine
+    and sine of ``_fourier_loops.h``, without the GIL.  Returns True if a
+    value of ``P`` is not finite (its features are then NaN).  A float32
+    ``P``: the cosine and sine in float32 (``factor`` rounded to float32),
+    stored as float64."""
+    cdef Py_ssize_t n = P.shape[0], m = P.shape[1]
+    cdef uint64_t nonfinite = 0
     if Z.shape[0] != n or Z.shape[1] != 2 * m:
-        raise ValueError(f"fourier_block: a block of shape {(Z.shape[0], Z.shape[1])} for "
-                         f"projections of shape {(n, m)}")
+        raise ValueError(f"fourier_from_projections: a block of shape {(Z.shape[0], Z.shape[1])} "
+                         f"for projections of shape {(n, m)}")
+    if n and m:
+        with nogil:
+            if floating is float:
+                nonfinite = skb_fourier_from_projections_f32(&P[0, 0], n, m, m, <float>factor,
+                                                             &Z[0, 0])
+            else:
+                nonfinite = skb_fourier_from_projections(&P[0, 0], n, m, m, factor, &Z[0, 0])
+    return (nonfinite >> 63) != 0
+
+
+cdef int check_sparse_rows(const floating[::1] data, const int[::1] indices,
+                           const int[::1] indptr, const Py_ssize_t[::1] rows,
+                           const floating[:, ::1] U) except -1:
+    """Raise ValueError unless the CSR rows ``rows`` can be read safely
+    against ``U`` (one row of ``U`` per column of the CSR matrix)."""
+    if U.shape[1] == 0:
+        raise ValueError("FOGD: no random weights")
+    _check_csr_rows(data, indices, indptr, rows, U.shape[0])
+    return 0
+
+
+cdef uint64_t sparse_rows_features(const floating[::1] data, const int[::1] indices,
+                                  const int[::1] indptr, const Py_ssize_t* rows,
+                                  Py_ssize_t n_rows, const floating[:, ::1] U, double factor,
+                                  Py_ssize_t* starts, Py_ssize_t* lengths,
+                                  double* Z) noexcept nogil:
+    """``Z[i] = [cos(xU), sin(xU)] * factor`` for the CSR rows ``rows[0:n_rows]``
+    (checked by :func:`check_sparse_rows`; ``starts``, ``lengths``: room for
+    ``n_rows`` values each); bit 63 set if a projection is not finite.
+    float32 values and ``U``: the projections and their cosine and sine in
+    float32."""
+    cdef Py_ssize_t i
+    for i in range(n_rows):
+        starts[i] = indptr[rows[i]]
+        lengths[i] = indptr[rows[i] + 1] - indptr[rows[i]]
+    if floating is float:
+        return skb_fourier_sparse_rows_f32(&data[0] if data.shape[0] else NULL,
+                                           &indices[0] if indices.shape[0] else NULL, starts,
+                                           lengths, n_rows, &U[0, 0], U.shape[1], <float>factor,
+                                           Z)
+    else:
+        return skb_fourier_sparse_rows(&data[0] if data.shape[0] else NULL,
+                                       &indices[0] if indices.shape[0] else NULL, starts,
+                                       lengths, n_rows, &U[0, 0], U.shape[1], factor, Z)
+
+
+def fourier_sparse_features(const floating[::1] data, const int[::1] indices,
+                            const int[::1] indptr, const Py_ssize_t[::1] rows,
+                            const floating[:, ::1] U, double factor, double[:, ::1] Z):
+    """``Z[i] = [cos(x U), sin(x U)] * factor`` for ``x`` the CSR row
+    ``rows[i]`` (``data``, ``indices``, ``indptr``; int32 indices, in any
+    order): each projection summed over the row's nonzeros in their stored
+    order (as scipy's ``X @ U``), in compiled code, without the GIL.
+    Returns True if a projection is not finite.  ``data`` and ``U`` both
+    float64 or both float32 (then the projections and their cosine and sine
+    in float32, ``factor`` rounded to float32; ``Z`` float64 either way)."""
+    cdef Py_ssize_t i, c = rows.shape[0], m = U.shape[1]
+    cdef uint64_t nonfinite = 0
+    cdef Py_ssize_t[::1] starts = np.empty(FOURIER_ROWS, dtype=np.intp)
+    cdef Py_ssize_t[::1] lengths = np.empty(FOURIER_ROWS, dtype=np.intp)
+    check_sparse_rows(data, indices, indptr, rows, U)
+    if Z.shape[0] != c or Z.shape[1] != 2 * m:
+        raise ValueError(f"fourier_sparse_features: a block of shape "
+                         f"{(Z.shape[0], Z.shape[1])} for {c} rows of {m} projections")
     with nogil:
-        for i in range(n):
-            for j in range(m):
-                sincos(P[i, j], &s, &c)
-                Z[i, j] = c * factor
-                Z[i, m + j] = s * factor
+        i = 0
+        while i < c:        # (range's step must be a literal to be compiled)
+            nonfinite |= sparse_rows_features(data, indices, indptr, &rows[i],
+                                              min(<Py_ssize_t>FOURIER_ROWS, c - i), U, factor,
+                                              &starts[0], &lengths[0], &Z[i, 0])
+            i += FOURIER_ROWS
+    return (nonfinite >> 63) != 0
+
+
+def fourier_sparse_rounds(list learners, const floating[::1] data, const int[::1] indices,
+                          const int[::1] indptr, const Py_ssize_t[::1] rows,
+                          const floating[:, ::1] U, double factor, const double[:, ::1] targets,
+                          double[:, ::1] scores):
+    """Training rounds over the CSR rows ``rows``, in order: the features of
+    ``FOURIER_ROWS`` rows at a time (:func:`fourier_sparse_features`, into
+    a buffer that stays in L2), then for each of these rows a
+    :func:`hinge_step` of every learner (learner ``k`` with the labels
+    ``targets[k]``, its score before the update into ``scores[k]``),
+    without the GIL: the features are never stored.  Returns the number of
+    rounds run: all of them, or the rows before the first block with a
+    projection that is not finite (no learner has seen that block).
+    ``data`` and ``U``: float64, or float32 (features in float32, as
+    :func:`fourier_sparse_features`; the learners' steps in float64)."""
+    cdef Py_ssize_t t, i, k, c = rows.shape[0], n_learners = len(learners), m = U.shape[1]
+    cdef Py_ssize_t rows_here
+    cdef LinearHingeLearner learner
+    cdef double[:, ::1] z_block
+    cdef Py_ssize_t[::1] starts = np.empty(FOURIER_ROWS, dtype=np.intp)
+    cdef Py_ssize_t[::1] lengths = np.empty(FOURIER_ROWS, dtype=np.intp)
+    cdef double** w
+    cdef double* eta
+    cdef long long** n_updates
+    cdef Py_ssize_t done = c
+    check_sparse_rows(data, indices, indptr, rows, U)
+    if not (targets.shape[0] == scores.shape[0] == n_learners and targets.shape[1] == c
+            and scores.shape[1] == c):
+        raise ValueError(f"fourier_sparse_rounds: {n_learners} learners, targets of shape "
+                         f"{(targets.shape[0], targets.shape[1])} and scores of shape "
+                         f"{(scores.shape[0], scores.shape[1])} for {c} rows")
+    for learner in learners:
+        problem = learner.check_state()
+        if problem is None and learner.w.shape[0] != 2 * m:
+            problem = f"a model of {learner.w.shape[0]} values for {2 * m} features"
+        if problem is not None:
+            raise ValueError(f"LinearHingeLearner: inconsistent state: {problem}")
+    if c == 0:
+        return 0
+    z_block = np.empty((FOURIER_ROWS, 2 * m))
+    # the learners' models and counts (alive while ``learners`` is)
+    w_table = np.empty(n_learners, dtype=np.uintp)
+    eta_table = np.empty(n_learners)
+    updates_table = np.empty(n_learners, dtype=np.uintp)
+    cdef size_t[::1] w_view = w_table, updates_view = updates_table
+    cdef double[::1] eta_view = eta_table
+    for k in range(n_learners):
+        learner = learners[k]
+        w_view[k] = <size_t>&learner.w[0]
+        updates_view[k] = <size_t>&learner.n_updates
+        eta_view[k] = learner.eta
+    w = <double**>&w_view[0]
+    n_updates = <long long**>&updates_view[0]
+    eta = &eta_view[0]
+    t = 0
+    with nogil:
+        while t < c:
+            rows_here = min(<Py_ssize_t>FOURIER_ROWS, c - t)
+            if sparse_rows_features(data, indices, indptr, &rows[t], rows_here, U, factor,
+                                    &starts[0], &lengths[0], &z_block[0, 0]) >> 63:
+                done = t
+                break
+            for i in range(rows_here):
+                for k in range(n_learners):
+                    scores[k, t + i] = hinge_step(w[k], &z_block[i, 0], 2 * m,
+                                                  targets[k, t + i], eta[k], n_updates[k])
+            t += FOURIER_ROWS
+    return done

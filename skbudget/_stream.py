@@ -50,7 +50,7 @@ STORE_CHUNK = 256
 MATRIX_CALLABLE_OVERHEAD_NS = 2.5e5
 MATRIX_VALUE_NS, MATRIX_FEATURE_NS = 3.0, 0.04
 # examples per compiled call in store mode (bounds the per-round arrays:
-# about 40 bytes an example and learner; each call costs ~80 us of Python)
+# about 48 bytes an example and learner; each call costs ~80 us of Python)
 SEGMENT = 32768
 # store mode: a stream this short runs without limiting BLAS threads (the
 # limit costs ~20 us a call; its products are too small for threads anyway)
@@ -65,6 +65,16 @@ THREAD_MIN_WORK_NS = 300_000
 # (a Stoptron epoch, the cheapest rule: 0.19 / 0.75 us an example at d = 2,
 # B = 100 / 500; 0.48 / 1.7 us at d = 54; 4.8 / 16 us at d = 784)
 EXAMPLE_NS, SV_NS, SV_FEATURE_NS = 50.0, 1.2, 0.033
+
+
+def _model_support_sizes(learner_sizes):
+    """The model's support size after each round of a segment or chunk
+    (the sum over its learners) from each learner's (one row per learner,
+    as the compiled loops write them, ``OnlineLearner.run_dense``'s
+    ``support_sizes``)."""
+    if learner_sizes.shape[0] == 1:
+        return learner_sizes[0]
+    return learner_sizes.sum(axis=0)
 
 
 def _consecutive(rows):
@@ -270,25 +280,22 @@ class StreamDriver:
             weights = pieces.weights_of(rows)
             ids = rows + first_id if first_id else rows   # (read only)
             scores = np.empty((len(learners), len(rows)))
+            sizes = np.empty((len(learners), len(rows)), dtype=np.intp)
             run = feed.runner(rows)
             if n_threads > 1 and self.threads_pay_off(len(rows), X.shape[1]):
                 # (the process's helper threads, read from their module: a
                 # fork replaces them)
                 _threads.HELPERS.run([functools.partial(run, learners[k], labels[k], ids,
-                                                        scores[k], weights)
+                                                        scores[k], weights, sizes[k])
                                       for k in range(len(learners))], n_threads)
             else:
                 for k, learner in enumerate(learners):
-                    run(learner, labels[k], ids, scores[k], weights, None)
+                    run(learner, labels[k], ids, scores[k], weights, sizes[k], None)
             flags = self.mistakes(scores, labels)
-            record = record.extended(flags, self.n_support())
+            record = record.extended(flags, _model_support_sizes(sizes))
             if progress is not None:
                 progress(start + len(rows), flags, self)
         return record
-
-    def n_support(self):
-        """The support vectors of every learner."""
-        return sum(learner.n_sv for learner in self.learners)
 
     def threads_pay_off(self, n_rows, n_features):
         """Whether a segment of ``n_rows`` examples is worth running in
@@ -315,12 +322,13 @@ class StreamDriver:
             Xc = X[idx]
             ids = idx + first_id
             scores = np.empty((len(self.learners), len(idx)))
+            sizes = np.empty((len(self.learners), len(idx)), dtype=np.intp)
             K, D = self.chunk_blocks(X, Xc, idx, first_id, gram)
             pool_column = 0
             for k, learner in enumerate(self.learners):
                 n_old = self.pools[k].shape[0]
                 learner.process_chunk(K, pool_column, n_old, labels[k], ids, scores[k], D,
-                                      weights)
+                                      weights, sizes[k])
                 pool_column += n_old
                 keep = learner.finish_chunk()
                 pool, pool_ids = self.pools[k], self.pool_ids[k]
@@ -332,7 +340,7 @@ class StreamDriver:
                     self.pools[k] = _compress_rows(pool, keep_old, Xc, keep_new)
                     self.pool_ids[k] = np.concatenate([pool_ids[keep_old], ids[keep_new]])
             flags = self.mistakes(scores, labels)
-            record = record.extended(flags, self.n_support())
+            record = record.extended(flags, _model_support_sizes(sizes))
             if progress is not None:
                 progress(start + len(idx), flags, self)
             start = stop
@@ -502,22 +510,24 @@ class _SegmentFeed:
         return self.dense[:n_rows]
 
     def runner(self, rows):
-        """``run(learner, y, example_ids, scores, weights, stop)`` for the
-        examples ``rows`` (``weights``: None or one per example); the learner
-        watches ``stop`` (None: nothing) during the call
+        """``run(learner, y, example_ids, scores, weights, support_sizes,
+        stop)`` for the examples ``rows`` (``weights``: None or one per
+        example; ``support_sizes`` gets the learner's support size after
+        each); the learner watches ``stop`` (None: nothing) during the call
         (``OnlineLearner.watch_stop``)."""
         if self.gather:
             chunk = self.chunk or STORE_CHUNK
 
-            def run(learner, y, ids, scores, weights, stop):
+            def run(learner, y, ids, scores, weights, support_sizes, stop):
                 learner.watch_stop(stop)
-                learner.run_sparse(*self.parts, rows, y, ids, scores, chunk, weights)
+                learner.run_sparse(*self.parts, rows, y, ids, scores, chunk, weights,
+                                   support_sizes)
             return run
         if sp.issparse(self.X):
-            def run(learner, y, ids, scores, weights, stop):
+            def run(learner, y, ids, scores, weights, support_sizes, stop):
                 learner.watch_stop(stop)
                 learner.run_csr(*self.parts, rows, y, ids, scores, self.chunk, True,  # canonical
-                                weights)
+                                weights, support_sizes)
             return run
         if len(rows) and not (self.in_stream_order or _consecutive(rows)):
             X = np.take(self.X, rows, axis=0, out=self.buffer(len(rows)))
@@ -525,7 +535,7 @@ class _SegmentFeed:
         else:
             X, index = self.X, rows
 
-        def run(learner, y, ids, scores, weights, stop):
+        def run(learner, y, ids, scores, weights, support_sizes, stop):
             learner.watch_stop(stop)
-            learner.run_dense(X, index, y, ids, scores, self.chunk, weights)
+            learner.run_dense(X, index, y, ids, scores, self.chunk, weights, support_sizes)
         return run

@@ -20,11 +20,13 @@ class OnlineRecordDisplay:
     error ``mistakes up to round t / t`` (solid line, left axis) and the
     number of support vectors after round ``t`` (dashed line of the same
     colour, right axis), from a fitted model's ``mistake_curve_`` and
-    ``support_curve_``.  The support size is read where a compiled segment
-    of the stream ends (every ``partial_fit`` call; in a ``fit``, every
-    32768 rounds): a model trained in pieces has the whole curve, a
-    one-pass ``fit`` a few marked points.  Several models go on one axis by passing the
-    axis of the first display to the next (``ax=display.ax_``).
+    ``support_curve_``.  Both are exact at the same rounds (every bin end
+    of the model's bounded record and the last round, at most 257 points
+    however the model was trained: ``fit`` or ``partial_fit`` in pieces of
+    any size); a support curve of fewer than 20 points (a short stream, a
+    model loaded from an earlier version's file, a mixed model) is drawn
+    with markers.  Several models go on one axis by passing the axis of the
+    first display to the next (``ax=display.ax_``).
 
     Create it with :meth:`from_estimator`; the constructor takes the
     curves themselves.
@@ -153,7 +155,7 @@ class OnlineRecordDisplay:
             ax.set_ylabel("cumulative mistake rate")
         line_kwargs = {"label": name} if name is not None else {}
         (self.line_,) = ax.plot(self.rounds, self.mistake_rate, **{**line_kwargs, **kwargs})
-        # few reads (a fit's segments): mark them
+        # few points (a short stream, an earlier version's file): mark them
         marker = "o" if len(self.support_rounds) < _FEW_POINTS else None
         (self.support_line_,) = support_ax.plot(self.support_rounds, self.support_size,
                                                 linestyle="--", marker=marker,

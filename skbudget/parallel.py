@@ -45,7 +45,7 @@ from skbudget._mixing import (
     check_supported,
     compressed_model,
 )
-from skbudget._record import OnlineRecord
+from skbudget._record import UNMEASURED, OnlineRecord
 
 __all__ = ["ParameterMixingClassifier", "average", "compress"]
 
@@ -178,14 +178,21 @@ def _mixed(models, weights, origin, record, flags):
     """The models of one mixing round averaged and compressed: the next
     round's common model (``origin``: the model they continued from;
     ``record``: its online record before the round, whose mistake flags
-    are ``flags``)."""
+    are ``flags``).
+
+    Within the round the workers' models are several: the record's support
+    size is the mixed model's, after the round's last round only (the
+    rounds before it ``UNMEASURED``, see ``skbudget._record``)."""
+    unmeasured = np.full(len(flags), UNMEASURED, dtype=np.int64)
     # the counts the attributes read are known before the compression, the
     # support size after it: the record is read again with that size
     # the models are the workers' fresh copies: the average is built in
     # the first, and compressed in place
-    mixed = compressed_model(averaged_model(models, weights, origin, record.extended(flags, 0),
+    mixed = compressed_model(averaged_model(models, weights, origin,
+                                            record.extended(flags, unmeasured),
                                             copy_first=False), copy_model=False)
-    mixed._record = record.extended(flags, int(np.sum(mixed.n_support_)))
+    unmeasured[-1:] = int(np.sum(mixed.n_support_))
+    mixed._record = record.extended(flags, unmeasured)
     return mixed
 
 

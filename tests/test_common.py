@@ -49,9 +49,11 @@ def small(Est, **params):
 
 def fitted_state(est):
     if not hasattr(est, "support_vectors_"):    # a linear model on fixed features
-        return est.coef_, est.intercept_, est.mistake_curve_, est.n_updates_
+        return (est.coef_, est.intercept_, est.mistake_curve_, est.support_curve_,
+                est.n_updates_)
     return (est.support_vectors_.toarray() if sp.issparse(est.support_vectors_) else est.support_vectors_,
-            est.dual_coef_, est.intercept_, est.n_support_, est.mistake_curve_, est.n_updates_)
+            est.dual_coef_, est.intercept_, est.n_support_, est.mistake_curve_,
+            est.support_curve_, est.n_updates_)
 
 
 def assert_same_model(a, b):

@@ -50,6 +50,47 @@ def test_tampered_online_record_is_refused_on_loading(Est, field, value, binary_
         Est().__setstate__(state)           # what skops.io.load does
 
 
+@pytest.mark.parametrize("field, value", [
+    ("support_points", np.zeros(3, dtype=np.int64)),           # not one per point
+    ("support_points", np.zeros(15, dtype=np.int32)),
+    ("support_points", np.full(15, -2, dtype=np.int64)),
+    ("support_points", [0] * 15),
+    ("last_support", -2), ("last_support", 7.0), ("last_support", None),
+    ("last_support", 10 ** 6),                 # the last round ends a bin: two sizes
+    ("support", np.zeros((0, 2), dtype=np.int64)),             # a second layout beside
+])
+def test_tampered_support_sizes_of_the_record_are_refused(field, value, binary_data):
+    X, y = binary_data
+    est = Forgetron(budget=7, gamma=1.0).partial_fit(X[:60], y[:60], classes=[0, 1])
+    state = est.__getstate__()
+    state["_record"]["max_points"], state["_record"]["width"] = 16, 4
+    state["_record"]["points"] = state["_record"]["points"][3::4]
+    state["_record"]["support_points"] = state["_record"]["support_points"][3::4]
+    assert state["_record"]["points"].size == 15
+    Forgetron().__setstate__(state)         # a record 4 rounds a bin loads
+    state["_record"][field] = value
+    with pytest.raises(ValueError, match="online record"):
+        Forgetron().__setstate__(state)
+
+
+@pytest.mark.parametrize("support", [
+    np.array([[0, 3]]), np.array([[61, 3]]), np.array([[4, 3], [8, 2]]),   # rounds
+    np.array([[60, -1]]), np.array([[60, 3]], dtype=np.int32), np.zeros((1, 3), np.int64),
+])
+def test_tampered_record_of_the_earlier_layout_is_refused(support, binary_data):
+    # the sparse reads of an earlier version ((round, size), see
+    # skbudget._record._support_of_sparse_reads) index the new points
+    X, y = binary_data
+    est = Forgetron(budget=7, gamma=1.0).partial_fit(X[:60], y[:60], classes=[0, 1])
+    state = est.__getstate__()
+    del state["_record"]["support_points"], state["_record"]["last_support"]
+    state["_record"]["support"] = np.array([[20, 5], [60, 7]], dtype=np.int64)
+    Forgetron().__setstate__(state)
+    state["_record"]["support"] = support.astype(support.dtype)
+    with pytest.raises(ValueError, match="online record"):
+        Forgetron().__setstate__(state)
+
+
 @pytest.mark.parametrize("kernel", ["rbf", "laplacian"])      # store and block mode
 @pytest.mark.parametrize("field, value", [("chunk_size", 0), ("chunk_size", -1),
                                           ("chunk_size", 2.5), ("shared_support", "yes"),

@@ -10,6 +10,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.datasets import make_moons
 
 import skbudget._fourier
+import skbudget._ogd_fast
 from skbudget import FourierOGDClassifier, KernelOGDClassifier, NystromOGDClassifier
 from skbudget._fourier import fourier_features
 from tests.oracles import keeping_flags, mistake_flags
@@ -318,3 +319,360 @@ def test_fourier_ogd_refuses_what_it_cannot_compute():
     learner.set_state(dict(learner.get_state(), w=np.zeros(3)))
     with pytest.raises(ValueError, match="inconsistent state"):
         est.partial_fit(X, y)
+
+
+# ---------------------------------------------------------------------------
+# FOGD's compiled features (skbudget/_fourier_loops.h)
+# ---------------------------------------------------------------------------
+def _trig_arguments():
+    """Arguments of every kind the features meet: projections at several
+    scales, values within a few ULP of multiples of pi/2 (where the argument
+    reduction cancels), the limit of the reduction (2^19) and beyond, tiny
+    and subnormal values, signed zeros."""
+    rng = np.random.RandomState(0)
+    near = np.arange(-4000, 4000) * (np.pi / 2)
+    near = near + rng.randint(-3, 4, near.size) * np.spacing(near)
+    big = 2.0 ** 19
+    return np.concatenate([
+        rng.normal(size=1_000_000),
+        rng.normal(size=500_000) * 30.0,
+        rng.uniform(-1e4, 1e4, 500_000),
+        rng.uniform(-big, big, 200_000),
+        [big, -big, np.nextafter(big, np.inf), 1e6, -3e9, 1e300],
+        near,
+        rng.normal(size=10_000) * 10.0 ** rng.uniform(-320, -1, 10_000),
+        [0.0, -0.0, 5e-324, np.pi / 4, np.nextafter(np.pi / 4, 1.0)],
+    ])
+
+
+def _float32_arguments():
+    """float32 arguments of every kind: projections at several scales,
+    the float32 values nearest multiples of pi/2 and their neighbours (the
+    reduction cancels), the reduction's limit (2^12) and beyond, up to the
+    largest float32, tiny and subnormal values, signed zeros."""
+    rng = np.random.RandomState(1)
+    near = (np.arange(-2700, 2700) * (np.pi / 2)).astype(np.float32)
+    near = np.concatenate([np.nextafter(near, np.float32(np.inf) * k) for k in (1, -1)]
+                          + [near, np.nextafter(np.nextafter(near, near + 1), near + 1)])
+    limit = np.float32(2.0 ** 12)
+    return np.concatenate([
+        rng.normal(size=1_000_000),
+        rng.normal(size=1_000_000) * 30.0,
+        rng.uniform(-4096, 4096, 1_000_000),
+        rng.uniform(-1e6, 1e6, 200_000),
+        near,
+        rng.normal(size=10_000) * 10.0 ** rng.uniform(-44, -1, 10_000),
+        [limit, -limit, np.nextafter(limit, np.float32(0)), np.nextafter(limit, np.float32(1e9)),
+         1e6, -3e9, np.finfo(np.float32).max, -np.finfo(np.float32).max],
+        [0.0, -0.0, np.finfo(np.float32).smallest_subnormal, np.pi / 4,
+         np.nextafter(np.float32(np.pi / 4), np.float32(1))],
+    ]).astype(np.float32)
+
+
+def _fourier_of(values, factor=1.0):
+    from skbudget._ogd_fast import fourier_from_projections
+    values = np.asarray(values)
+    P = np.ascontiguousarray(values, dtype=np.float32 if values.dtype == np.float32
+                             else np.float64).reshape(1, -1)
+    Z = np.empty((1, 2 * P.shape[1]))
+    not_finite = fourier_from_projections(P, Z, factor)
+    return Z[0, :P.shape[1]], Z[0, P.shape[1]:], not_finite
+
+
+def test_fourier_cosine_and_sine_are_within_one_ulp_of_libm():
+    # the vectorized cosine and sine are not libm's bits: within 1 ULP of
+    # NumPy's (and of the C library's, on a sample), on 2.2 million values
+    x = _trig_arguments()
+    cos, sin, not_finite = _fourier_of(x)
+    assert not not_finite
+    for got, reference in ((cos, np.cos(x)), (sin, np.sin(x))):
+        assert np.max(np.abs(got - reference) / np.spacing(np.abs(reference))) <= 1.0
+        assert np.max(np.abs(got - reference)) <= 2.3e-16
+    import math
+    sample = x[::97]
+    assert_allclose(cos[::97], [math.cos(v) for v in sample], rtol=0, atol=2.3e-16)
+    assert_allclose(sin[::97], [math.sin(v) for v in sample], rtol=0, atol=2.3e-16)
+    # the scale is one rounded product
+    cos_scaled, sin_scaled, _ = _fourier_of(x[:1000], factor=0.05)
+    assert_array_equal(cos_scaled, cos[:1000] * 0.05)
+    assert_array_equal(sin_scaled, sin[:1000] * 0.05)
+
+
+def test_fourier_features_of_non_finite_projections_are_nan_and_flagged():
+    cos, sin, not_finite = _fourier_of([1.0, np.nan, np.inf, -np.inf, 2.0])
+    assert not_finite
+    assert np.isnan(cos[1:4]).all() and np.isnan(sin[1:4]).all()
+    assert_array_equal(cos[[0, 4]], _fourier_of([1.0, 2.0])[0])
+
+
+FEATURES_DIGEST_SCRIPT = """
+import hashlib, numpy as np, scipy.sparse as sp
+from skbudget._ogd_fast import fourier_loops
+from skbudget._fourier import fourier_features
+from tests.test_ogd import _fourier_of, _trig_arguments
+from tests.test_ogd import _float32_arguments
+cos, sin, _ = _fourier_of(_trig_arguments(), 0.3)
+cos32, sin32, _ = _fourier_of(_float32_arguments(), 0.3)
+rng = np.random.RandomState(0)
+X = sp.random(300, 50, density=0.1, format="csr", random_state=rng)
+X[:100] = (X[:100] != 0).astype(float)              # binary rows
+U = rng.normal(size=(50, 101))
+Z = fourier_features(X, U)
+Z32 = fourier_features(X.astype(np.float32), U)
+D32 = fourier_features(X.toarray().astype(np.float32), U)
+print(fourier_loops(), hashlib.sha256(cos.tobytes() + sin.tobytes() + Z.tobytes()).hexdigest(),
+      hashlib.sha256(cos32.tobytes() + sin32.tobytes() + Z32.tobytes()
+                     + D32.tobytes()).hexdigest())
+"""
+
+
+def test_fourier_features_are_the_same_bits_from_every_build_of_the_loops():
+    # baseline, AVX2 and AVX-512 (what the CPU has), chosen at the import
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    from skbudget._ogd_fast import fourier_loops
+    settings = {"avx512": [("", ""), ("1", ""), ("", "1")], "avx2": [("", ""), ("", "1")]}
+    if fourier_loops() not in settings:
+        pytest.skip("this CPU runs the baseline loops only")
+    runs = []
+    for no_avx512, no_avx2 in settings[fourier_loops()]:
+        env = dict(os.environ, SKBUDGET_DISABLE_AVX512=no_avx512, SKBUDGET_DISABLE_AVX2=no_avx2)
+        result = subprocess.run([sys.executable, "-c", FEATURES_DIGEST_SCRIPT], env=env,
+                                capture_output=True, text=True, timeout=600,
+                                cwd=Path(__file__).parents[1])
+        assert result.returncode == 0, result.stderr[-2000:]
+        runs.append(result.stdout.split())
+    loops = [build for build, *_ in runs]
+    assert loops == ["avx512", "avx2", "baseline"][-len(runs):]
+    assert len({digest for _, digest, _ in runs}) == 1
+    assert len({digest32 for _, _, digest32 in runs}) == 1     # float32 input too
+
+
+@pytest.mark.parametrize("binary", [False, True], ids=["values", "binary"])
+@pytest.mark.parametrize("n_components", [1, 3, 4, 37, 64, 101])
+def test_fourier_sparse_projections_are_summed_as_scipy_sums_them(binary, n_components):
+    # each projection summed over the row's nonzeros in their stored order
+    # (duplicates and unsorted columns kept), one product and one addition
+    # each: the bits of scipy's X @ U, however many columns
+    rng = np.random.RandomState(n_components)
+    X = sp.random(60, 40, density=0.2, format="csr", random_state=rng)
+    if binary:
+        X.data[:] = 1.0
+    X.indices[:5], X.indices[5:10] = X.indices[5:10].copy(), X.indices[:5].copy()
+    X = sp.csr_matrix((np.append(X.data, 2.5), np.append(X.indices, X.indices[-1]),
+                       np.append(X.indptr[:-1], X.indptr[-1] + 1)), shape=X.shape)
+    U = rng.normal(size=(40, n_components))
+    expected = np.empty((60, 2 * n_components))
+    assert not skbudget._ogd_fast.fourier_from_projections(
+        np.ascontiguousarray(X @ U), expected, 1.0 / np.sqrt(n_components))
+    assert_array_equal(fourier_features(X, U), expected)
+    assert_allclose(fourier_features(X.toarray(), U), expected, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("chunk_size", [1, 5, 16, 17, 300])
+def test_fourier_ogd_csr_does_not_depend_on_the_segment(chunk_size):
+    X, y = _moons(300)
+    y3 = (y > 0).astype(int) + (X[:, 0] > 1.2)
+    X = sp.csr_matrix(np.where(np.abs(X) > 0.3, X, 0.0))
+    default = keeping_flags(FourierOGDClassifier(n_components=45, gamma=1.0, max_iter=2,
+                                                 random_state=3)).fit(X, y3)
+    other = keeping_flags(FourierOGDClassifier(n_components=45, gamma=1.0, max_iter=2,
+                                               random_state=3))
+    other._chunk_size = chunk_size
+    other.fit(X, y3)
+    assert_array_equal(other.coef_, default.coef_)
+    assert_array_equal(mistake_flags(other), mistake_flags(default))
+    assert other.n_updates_ == default.n_updates_
+
+
+def test_fourier_ogd_csr_refuses_non_finite_projections_and_malformed_rows():
+    X, y = _moons(60)
+    est = FourierOGDClassifier(n_components=5, gamma=1.0, random_state=0)
+    est._chunk_size = 16
+    est.fit(sp.csr_matrix(X), y)
+    before = pickle.dumps(est)
+    bad = sp.csr_matrix(np.vstack([X[:40], np.full((3, 2), 1e308)]))
+    with pytest.raises(ValueError, match="projection x U.*not a finite number"):
+        est.partial_fit(bad, y[:43])
+    assert pickle.dumps(est) == before
+    with pytest.raises(ValueError, match="projection x U.*not a finite number"):
+        est.decision_function(bad)
+    U = est.random_weights_
+    data, indices, indptr = np.ones(2), np.array([0, 7], dtype=np.int32), np.array(
+        [0, 2], dtype=np.int32)
+    with pytest.raises(ValueError, match="malformed CSR"):
+        skbudget._ogd_fast.fourier_sparse_features(data, indices, indptr, np.arange(1),
+                                                   U, 1.0, np.empty((1, 10)))
+
+
+# ---------------------------------------------------------------------------
+# FOGD on float32 input: features computed in float32
+# ---------------------------------------------------------------------------
+def _float32_ulp_errors(got, x):
+    """|got - f(x)| for f = cos, sin in float64, in units of the float32
+    spacing at f(x) rounded to float32, and in absolute value."""
+    exact = x.astype(np.float64)
+    errors = []
+    for values, reference in zip(got, (np.cos(exact), np.sin(exact))):
+        spacing = np.spacing(np.abs(reference.astype(np.float32))).astype(np.float64)
+        errors.append((np.max(np.abs(values - reference) / spacing),
+                       np.max(np.abs(values - reference))))
+    return errors
+
+
+def test_fourier_float32_cosine_and_sine_are_within_1_5_float32_ulp():
+    # float32 arguments: float32 results (stored as float64) within 1.5
+    # float32 ULP of the exact cosine and sine (measured: 1.01) on 4.2
+    # million arguments, edge cases included; the libm lanes (|x| > 2^12)
+    # are float64 libm's rounded to float32 (within 0.5 ULP)
+    x = _float32_arguments()
+    cos, sin, not_finite = _fourier_of(x)
+    assert not not_finite
+    assert_array_equal(cos.astype(np.float32), cos)     # float32 values
+    assert_array_equal(sin.astype(np.float32), sin)
+    for ulps, absolute in _float32_ulp_errors((cos, sin), x):
+        assert ulps <= 1.5 and absolute <= 1.2e-7
+    beyond = np.abs(x) > 2.0 ** 12
+    for values, reference in ((cos, np.cos), (sin, np.sin)):
+        assert_array_equal(values[beyond], reference(x[beyond].astype(np.float64)).astype(
+            np.float32))
+    # the scale: one float32 product by the factor rounded to float32
+    cos_scaled, sin_scaled, _ = _fourier_of(x[:1000], factor=0.05)
+    assert_array_equal(cos_scaled, (cos[:1000].astype(np.float32) * np.float32(0.05)))
+    assert_array_equal(sin_scaled, (sin[:1000].astype(np.float32) * np.float32(0.05)))
+
+
+def test_fourier_float32_features_of_non_finite_projections_are_nan_and_flagged():
+    x = np.array([1.0, np.nan, np.inf, -np.inf, 2.0], dtype=np.float32)
+    cos, sin, not_finite = _fourier_of(x)
+    assert not_finite
+    assert np.isnan(cos[1:4]).all() and np.isnan(sin[1:4]).all()
+    assert_array_equal(cos[[0, 4]], _fourier_of(x[[0, 4]])[0])
+
+
+def _digits_stream():
+    from sklearn.datasets import load_digits
+    X, y = load_digits(return_X_y=True)
+    return X / 16.0, y
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_fourier_float32_features_are_close_to_the_float64_ones(sparse):
+    # the projections rounded in float32 dominate the difference: within
+    # 2e-7 of the float64 features for D = 400 (measured 5.8e-8; 4.7e-8
+    # on a9a at gamma = 0.05)
+    X, _ = _digits_stream()
+    U = np.sqrt(2 * 0.05) * np.random.RandomState(0).standard_normal((64, 400))
+    X = sp.csr_matrix(X) if sparse else X
+    Z64 = fourier_features(X, U)
+    Z32 = fourier_features(X.astype(np.float32), U)
+    assert Z32.dtype == np.float64
+    assert_array_equal(Z32.astype(np.float32), Z32)
+    assert np.max(np.abs(Z32 - Z64)) < 2e-7
+    # and of NumPy's cosine and sine of the float32 projections, in float64
+    # (measured 5.1e-9: the float32 cosine, factor and product)
+    P = (X.astype(np.float32) @ U.astype(np.float32)).astype(np.float64)
+    exact = np.hstack([np.cos(P), np.sin(P)]) / np.sqrt(400)
+    assert np.max(np.abs(Z32 - exact)) < 1e-8
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_fourier_ogd_on_float32_agrees_with_float64(sparse):
+    # a real stream (digits, 10 classes, 3 passes): the float32 model's
+    # coefficients close to the float64 one's, nearly all predictions equal
+    X, y = _digits_stream()
+    X = sp.csr_matrix(X) if sparse else X
+    params = dict(n_components=400, gamma=0.05, max_iter=3, random_state=0)
+    est64 = FourierOGDClassifier(**params).fit(X, y)
+    est32 = FourierOGDClassifier(**params).fit(X.astype(np.float32), y)
+    assert_array_equal(est32.random_weights_, est64.random_weights_)
+    assert est32.coef_.dtype == np.float64
+    assert np.max(np.abs(est32.coef_ - est64.coef_)) < 1e-3 * np.max(np.abs(est64.coef_))
+    assert abs(est32.n_mistakes_ - est64.n_mistakes_) <= 0.01 * est64.n_mistakes_
+    assert np.mean(est32.predict(X) == est64.predict(X)) >= 0.995
+    assert np.mean(est32.predict(X.astype(np.float32)) == est64.predict(X)) >= 0.995
+    # gamma='scale' from float32 input: the float64 input's gamma
+    scale32 = FourierOGDClassifier(n_components=5).fit(X.astype(np.float32), y)
+    assert scale32.gamma_ == FourierOGDClassifier(n_components=5).fit(X, y).gamma_
+
+
+def test_fourier_ogd_each_call_computes_in_its_input_precision():
+    # partial_fit on float32 then float64 (and predicting either): each
+    # call's features in its own input's precision, the model float64
+    X, y = _moons(300)
+    X32 = X.astype(np.float32)
+    est = FourierOGDClassifier(n_components=30, gamma=1.0, random_state=2)
+    est.partial_fit(X32[:150], y[:150], classes=[-1, 1])
+    est.partial_fit(X[150:], y[150:])
+    U = est.random_weights_
+    learner = skbudget._ogd_fast.LinearHingeLearner(60, 0.5)
+    for Z, labels in ((fourier_features(X32[:150], U), y[:150]),
+                      (fourier_features(X[150:], U), y[150:])):
+        learner.run_block(Z, labels.astype(float), np.empty(len(labels)))
+    assert_array_equal(est.coef_[0], learner.w)
+    assert_array_equal(est.decision_function(X32), fourier_features(X32, U) @ est.coef_[0])
+    assert_array_equal(est.decision_function(X), fourier_features(X, U) @ est.coef_[0])
+    # the float32 copy of U is derived: never saved, rebuilt after loading
+    assert "_U32" in est._driver.__dict__
+    loaded = pickle.loads(pickle.dumps(est))
+    assert "_U32" not in loaded._driver.__dict__
+    assert "_U32" not in est.__getstate__()["_driver"]
+    assert_array_equal(loaded.decision_function(X32), est.decision_function(X32))
+
+
+@pytest.mark.parametrize("chunk_size", [1, 5, 16, 17, 300])
+def test_fourier_ogd_float32_csr_does_not_depend_on_the_segment(chunk_size):
+    X, y = _moons(300)
+    y3 = (y > 0).astype(int) + (X[:, 0] > 1.2)
+    X = sp.csr_matrix(np.where(np.abs(X) > 0.3, X, 0.0).astype(np.float32))
+    default = keeping_flags(FourierOGDClassifier(n_components=45, gamma=1.0, max_iter=2,
+                                                 random_state=3)).fit(X, y3)
+    other = keeping_flags(FourierOGDClassifier(n_components=45, gamma=1.0, max_iter=2,
+                                               random_state=3))
+    other._chunk_size = chunk_size
+    other.fit(X, y3)
+    assert_array_equal(other.coef_, default.coef_)
+    assert_array_equal(mistake_flags(other), mistake_flags(default))
+    # dense float32 input: the same features (BLAS sums the projections in
+    # its own order: close, not the same bits)
+    dense = FourierOGDClassifier(n_components=45, gamma=1.0, max_iter=2,
+                                 random_state=3).fit(X.toarray(), y3)
+    assert np.max(np.abs(dense.coef_ - default.coef_)) < 1e-4
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_fourier_ogd_float32_refuses_non_finite_projections_atomically(sparse, monkeypatch):
+    X, y = _moons(60)
+    X32 = X.astype(np.float32)
+    convert = sp.csr_matrix if sparse else np.asarray
+    est = FourierOGDClassifier(n_components=5, gamma=1.0, random_state=0)
+    est._chunk_size = 16
+    est.fit(convert(X32), y)
+    before = pickle.dumps(est)
+    # finite float32 values whose float32 projections overflow
+    bad = convert(np.vstack([X32[:40], np.full((3, 2), 3e38, dtype=np.float32)]))
+    with pytest.raises(ValueError, match="projection x U.*not a finite number"):
+        est.partial_fit(bad, y[:43])
+    assert pickle.dumps(est) == before
+    with pytest.raises(ValueError, match="projection x U.*not a finite number"):
+        est.decision_function(bad)
+    # a failure mid-call (an interrupt after some blocks) changes nothing
+    calls = {"left": 2}
+    rounds = skbudget._fourier.fourier_sparse_rounds
+    features = skbudget._fourier.fourier_features
+
+    def failing(function):
+        def wrapped(*args):
+            calls["left"] -= 1
+            if calls["left"] < 0:
+                raise KeyboardInterrupt
+            return function(*args)
+        return wrapped
+
+    monkeypatch.setattr(skbudget._fourier, "fourier_sparse_rounds", failing(rounds))
+    monkeypatch.setattr(skbudget._fourier, "fourier_features", failing(features))
+    with pytest.raises(KeyboardInterrupt):
+        est.partial_fit(convert(X32), y)
+    assert pickle.dumps(est) == before

@@ -84,6 +84,9 @@ def test_average_is_the_weighted_sum_of_the_decision_functions(name, est, k, n_m
         assert mixed.n_support_.sum() == sum(m.n_support_.sum() for m in models)
         assert mixed.n_rounds_ == sum(m.n_rounds_ for m in models)
         assert mixed.n_mistakes_ == sum(m.n_mistakes_ for m in models)
+        # the models' rounds have no order: the average's record starts at
+        # its last round, with the average's support size
+        assert mixed.support_curve_.tolist() == [[mixed.n_rounds_, mixed.n_support_.sum()]]
     # the support set: the models' sets one after the other, oldest first
     first = models[0].support_vectors_
     sv = mixed.support_vectors_
@@ -262,13 +265,19 @@ def test_one_worker_is_partial_fit_in_blocks():
     X, y = _stream(1200)
     est = BudgetedSGDClassifier(budget=40, alpha=1e-3, gamma=0.3)
     mixed = ParameterMixingClassifier(est, mix_every=300, n_workers=1).fit(X, y)
-    single = BudgetedSGDClassifier(budget=40, alpha=1e-3, gamma=0.3)
+    single, sizes = BudgetedSGDClassifier(budget=40, alpha=1e-3, gamma=0.3), {}
     for start in range(0, 1200, 300):
         single.partial_fit(X[start:start + 300], y[start:start + 300], classes=np.unique(y))
+        sizes[start + 300] = int(single.n_support_.sum())
     assert_allclose(mixed.decision_function(X), single.decision_function(X), rtol=1e-8,
                     atol=1e-10)
     assert mixed.estimator_.n_rounds_ == 1200 and mixed.n_mixing_rounds_ == 4
     assert mixed.estimator_.n_mistakes_ == single.n_mistakes_
+    # the mixed model's support size is known at the ends of the mixing
+    # rounds: those that are points of the curve (bins 8 wide: 600, 1200)
+    assert mixed.estimator_.support_curve_.tolist() == [[600, sizes[600]],
+                                                        [1200, sizes[1200]]]
+    assert_array_equal(mixed.estimator_.mistake_curve_, single.mistake_curve_)
 
 
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
@@ -285,6 +294,10 @@ def test_threads_train_one_budget_model(sparse):
     assert clf.n_workers_ == 3 and clf.n_mixing_rounds_ == 4
     assert clf.estimator_.n_rounds_ == 3000
     assert clf.estimator_.mistake_curve_[-1, 0] == 3000
+    support = clf.estimator_.support_curve_     # at the rounds' ends (750 rows each)
+    assert support[-1].tolist() == [3000, clf.estimator_.n_support_.sum()]
+    assert set(support[:, 0]) <= {750, 1500, 2250, 3000}
+    assert set(support[:, 0]) <= set(clf.estimator_.mistake_curve_[:, 0])
     assert clf.score(Xtr, y) > 0.8
     assert est.gamma == "scale" and not hasattr(est, "classes_")   # the estimator untouched
     assert_array_equal(clf.classes_, [0, 1, 2])

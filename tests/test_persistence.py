@@ -12,6 +12,7 @@ import pickle
 import numpy as np
 import pytest
 from numpy.testing import assert_array_equal
+from sklearn.datasets import make_classification
 
 from skbudget import BudgetedSGDClassifier, Forgetron
 from skbudget.discovery import all_estimators
@@ -145,7 +146,7 @@ def test_file_written_before_the_support_curve_loads(Est, binary_data):
     X, y = binary_data
     est = Est(budget=10, gamma=1.0, random_state=0).fit(X[:100], y[:100])
     state = est.__getstate__()
-    del state["_record"]["support"]
+    del state["_record"]["support_points"], state["_record"]["last_support"]
     del state["_call_params_of_attributes"]
     old = Est.__new__(Est)
     old.__setstate__(state)
@@ -157,3 +158,37 @@ def test_file_written_before_the_support_curve_loads(Est, binary_data):
     assert old.support_curve_[-1].tolist() == [len(y), int(np.sum(old.n_support_))]
     again = pickle.loads(pickle.dumps(old))
     assert_array_equal(again.support_curve_, old.support_curve_)
+
+
+@pytest.mark.parametrize("Est", [Forgetron, BudgetedSGDClassifier])
+def test_file_of_the_sparse_support_reads_loads(Est):
+    # a file of skbudget when the record read the support size at the end
+    # of every call only ('support': (round, size), the latest read in
+    # every bin): the reads at a bin end become the sizes there, the last
+    # one the last round's; the reads between bin ends have no point
+    X, y = make_classification(900, n_features=4, random_state=0)
+    ends = [37, 64, 101, 600]                   # 600 rounds: bins 4 wide
+    est, reads = Est(budget=10, gamma=1.0, random_state=0), []
+    for start, stop in zip([0] + ends, ends):
+        est.partial_fit(X[start:stop], y[start:stop], classes=[0, 1])
+        reads.append([stop, int(np.sum(est.n_support_))])
+    state = est.__getstate__()
+    assert state["_record"]["width"] == 4
+    del state["_record"]["support_points"], state["_record"]["last_support"]
+    state["_record"]["support"] = np.array(reads, dtype=np.int64)
+    old = Est.__new__(Est)
+    old.__setstate__(state)
+    assert_array_equal(old.decision_function(X), est.decision_function(X))
+    assert_array_equal(old.mistake_curve_, est.mistake_curve_)
+    assert old.support_curve_.tolist() == [reads[1], reads[3]]
+    for model in (old, est):
+        model.partial_fit(X[600:], y[600:])
+    _assert_identical(old, est)
+    # the points after loading are measured; merged bins keep what they had
+    assert old._record.width == 4
+    after = est.support_curve_[est.support_curve_[:, 0] > 600]
+    assert_array_equal(old.support_curve_, np.concatenate([[reads[1], reads[3]], after]))
+    again = pickle.loads(pickle.dumps(old))
+    assert_array_equal(again.support_curve_, old.support_curve_)
+    assert set(again._record.__dict__) >= {"support_points", "last_support"}
+    assert "support" not in again._record.__dict__

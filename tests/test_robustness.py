@@ -419,11 +419,12 @@ def test_gram_gather_checks_its_indices():
 def test_record_curve_is_bounded_and_exact_at_its_points(n_rounds):
     rng = np.random.RandomState(n_rounds)
     flags = (rng.uniform(size=n_rounds) < 0.3).astype(np.uint8)
+    sizes = rng.randint(0, 1000, size=n_rounds)
     record = OnlineRecord(max_points=64)
     start = 0
     while start < n_rounds:          # calls of random sizes
         stop = start + int(rng.randint(1, 300))
-        record = record.extended(flags[start:stop], n_support=start)
+        record = record.extended(flags[start:stop], sizes[start:stop])
         start = stop
     curve = record.curve()
     assert len(curve) <= 65
@@ -433,9 +434,9 @@ def test_record_curve_is_bounded_and_exact_at_its_points(n_rounds):
     if n_rounds >= 128:              # the curve spans the stream evenly
         assert len(curve) >= 32
         assert np.ptp(np.diff(curve[:-1, 0])) == 0 if len(curve) > 2 else True
-    support = record.support_curve()     # the latest read in every bin
-    assert len(support) <= 65 and tuple(support[-1, 0:1]) == (n_rounds,)
-    assert (np.diff((support[:, 0] - 1) // record.width) > 0).all()
+    support = record.support_curve()     # the sizes at the same rounds
+    assert_array_equal(support[:, 0], curve[:, 0])
+    assert_array_equal(support[:, 1], sizes[curve[:, 0] - 1])
 
 
 def test_record_keeps_no_flags_unless_asked(binary_data):

@@ -1,0 +1,206 @@
+/* FOGD's feature loops for one precision of the input: included twice by
+ * _fourier_loops.h, once for float64 input and once for float32 input,
+ * with these macros set (and unset after):
+ *   SKB_REAL             the type of the input values, of U and of the
+ *                        projections (double or float)
+ *   SKB_FLAGS            the unsigned integer of its size (the flags of
+ *                        SKB_SINCOS_VALUE: its top bit)
+ *   SKB_REAL_NAME(name)  the name of this version's function (float: name_f32)
+ *   SKB_SINCOS_VALUE     the cosine and sine of one value, scaled, into
+ *                        double outputs (skb_scaled_sincos_value or
+ *                        skb_scaled_sincosf_value)
+ *   SKB_LIBM_COS, SKB_LIBM_SIN   libm's, for the values SKB_SINCOS_VALUE
+ *                        flags (float: the float64 libm rounded to float)
+ * The features are stored as float64 in both (a float32 feature is a
+ * float64 value exactly): the learners' model stays float64.  The float64
+ * version is the code these loops had before the float32 one was added:
+ * the same operations in the same order, the same bits. */
+
+#define SKB_FLAG_SHIFT (8 * (int)sizeof(SKB_FLAGS) - 1)
+/* SKB_FOURIER_VERSIONS with its name argument expanded first (a name made
+ * by SKB_REAL_NAME) */
+#define SKB_FOURIER_VERSIONS_OF(ret, name, params, args) \
+    SKB_FOURIER_VERSIONS(ret, name, params, args)
+/* lanes of a 32-byte vector of SKB_REAL */
+#define SKB_LANES ((int)(32 / sizeof(SKB_REAL)))
+
+/* The values of x[0:n] that SKB_SINCOS_VALUE leaves to libm, by libm's cos
+ * and sin; returns bit 63 set if one of x[0:n] is not finite (its outputs
+ * are then NaN). */
+static SKB_UNUSED uint64_t SKB_REAL_NAME(skb_scaled_sincos_by_libm)(
+    const SKB_REAL *x, ptrdiff_t n, SKB_REAL factor, double *cos_out, double *sin_out)
+{
+    uint64_t nonfinite = 0;
+    double c, s;
+    ptrdiff_t j;
+    for (j = 0; j < n; j++)
+        if (SKB_SINCOS_VALUE(x[j], factor, &c, &s) >> SKB_FLAG_SHIFT) {
+            cos_out[j] = (SKB_REAL)(SKB_LIBM_COS(x[j])) * factor;
+            sin_out[j] = (SKB_REAL)(SKB_LIBM_SIN(x[j])) * factor;
+            nonfinite |= skb_nonfinite_bit(x[j]);
+        }
+    return nonfinite;
+}
+
+/* cos_out[j] = cos(x[j]) factor, sin_out[j] = sin(x[j]) factor for j < n;
+ * returns bit 63 set if one of x[0:n] is not finite. */
+static SKB_ALWAYS_INLINE uint64_t SKB_REAL_NAME(skb_scaled_sincos_block)(
+    const SKB_REAL *restrict x, ptrdiff_t n, SKB_REAL factor, double *restrict cos_out,
+    double *restrict sin_out)
+{
+    SKB_FLAGS flags = 0;
+    ptrdiff_t j;
+    for (j = 0; j < n; j++)
+        flags |= SKB_SINCOS_VALUE(x[j], factor, cos_out + j, sin_out + j);
+    if (flags >> SKB_FLAG_SHIFT)
+        return SKB_REAL_NAME(skb_scaled_sincos_by_libm)(x, n, factor, cos_out, sin_out);
+    return 0;
+}
+
+/* Z[i] = [cos(P[i]), sin(P[i])] factor for the rows i < rows of P (m values
+ * each, rows ldp apart; Z: rows of 2 m values); bit 63 set if a value of P
+ * is not finite. */
+SKB_FOURIER_VERSIONS_OF(uint64_t, SKB_REAL_NAME(skb_fourier_from_projections),
+             (const SKB_REAL *P, ptrdiff_t rows, ptrdiff_t m, ptrdiff_t ldp, SKB_REAL factor,
+              double *Z),
+             (P, rows, m, ldp, factor, Z))
+{
+    uint64_t nonfinite = 0;
+    ptrdiff_t i, j;
+    for (i = 0; i < rows; i++) {
+        double *z = Z + i * 2 * m;
+        for (j = 0; j < m; j += SKB_FOURIER_COLUMNS) {
+            ptrdiff_t width = m - j < SKB_FOURIER_COLUMNS ? m - j : SKB_FOURIER_COLUMNS;
+            nonfinite |= SKB_REAL_NAME(skb_scaled_sincos_block)(P + i * ldp + j, width, factor,
+                                                                z + j, z + m + j);
+        }
+    }
+    return nonfinite;
+}
+
+#if defined(__GNUC__) || defined(__clang__)
+/* a 32-byte vector: four doubles or eight floats (two SSE2 registers in
+ * the baseline version, one in the others) */
+typedef SKB_REAL SKB_REAL_NAME(skb_vector) __attribute__((vector_size(32)));
+
+/* out[0:LANES nv] = sum over p of values[p] U[indices[p], col:col + LANES
+ * nv], nonzeros in order, from +0 (nv registers of LANES sums each); ones:
+ * every values[p] is 1, whose products are the values of U themselves (the
+ * same sums without the multiplications). */
+static SKB_ALWAYS_INLINE void SKB_REAL_NAME(skb_sparse_projection_columns)(
+    const SKB_REAL *values, const int *indices, ptrdiff_t nnz, const SKB_REAL *U, ptrdiff_t ld,
+    ptrdiff_t col, int nv, int ones, SKB_REAL *out)
+{
+    SKB_REAL_NAME(skb_vector) acc[SKB_FOURIER_COLUMNS / 4], u;
+    ptrdiff_t p;
+    int v;
+    for (v = 0; v < nv; v++)
+        acc[v] = (SKB_REAL_NAME(skb_vector)){0};
+    for (p = 0; p < nnz; p++) {
+        const SKB_REAL *row = U + (ptrdiff_t)indices[p] * ld + col;
+        for (v = 0; v < nv; v++) {
+            memcpy(&u, row + SKB_LANES * v, sizeof u);
+            acc[v] += ones ? u : values[p] * u;
+        }
+    }
+    memcpy(out, acc, nv * sizeof(SKB_REAL_NAME(skb_vector)));
+}
+#else
+static SKB_ALWAYS_INLINE void SKB_REAL_NAME(skb_sparse_projection_columns)(
+    const SKB_REAL *values, const int *indices, ptrdiff_t nnz, const SKB_REAL *U, ptrdiff_t ld,
+    ptrdiff_t col, int nv, int ones, SKB_REAL *out)
+{
+    ptrdiff_t p, j, width = (ptrdiff_t)nv * SKB_LANES;
+    (void)ones;         /* (1 x is x: the same sums either way) */
+    for (j = 0; j < width; j++)
+        out[j] = 0;
+    for (p = 0; p < nnz; p++)
+        for (j = 0; j < width; j++)
+            out[j] += values[p] * U[(ptrdiff_t)indices[p] * ld + col + j];
+}
+#endif
+
+/* out[0:width] = the projections xU[j:j + width] of the CSR row x (width:
+ * LANES nv, or fewer columns than a vector when nv is 0); ones as in
+ * skb_sparse_projection_columns (nv and ones constants in each call: the
+ * accumulators stay in registers). */
+static SKB_ALWAYS_INLINE void SKB_REAL_NAME(skb_sparse_projection_block)(
+    const SKB_REAL *values, const int *indices, ptrdiff_t nnz, const SKB_REAL *U, ptrdiff_t m,
+    ptrdiff_t j, int nv, ptrdiff_t width, int ones, SKB_REAL *out)
+{
+    ptrdiff_t c, p;
+    if (nv) {
+        SKB_REAL_NAME(skb_sparse_projection_columns)(values, indices, nnz, U, m, j, nv, ones,
+                                                     out);
+        return;
+    }
+    for (c = 0; c < width; c++) {       /* one sum each, the same order */
+        out[c] = 0;
+        for (p = 0; p < nnz; p++)
+            out[c] += values[p] * U[(ptrdiff_t)indices[p] * m + j + c];
+    }
+}
+
+/* Z[i] = [cos(x_i U), sin(x_i U)] factor for the n_rows CSR rows x_i
+ * (values + starts[i], indices + starts[i], lengths[i] nonzeros; column
+ * indices < the rows of U, which is n_features x m C-contiguous), rows of
+ * 2 m values: for each block of 32 columns, every row's projections summed
+ * in registers and mapped while in L1 (the block's columns of U stay in L1
+ * across the rows); bit 63 set if a projection is not finite.  A row whose
+ * values are all 1 (binary features) is summed without its multiplications
+ * by 1: the same bits. */
+SKB_FOURIER_VERSIONS_OF(uint64_t, SKB_REAL_NAME(skb_fourier_sparse_rows),
+             (const SKB_REAL *values, const int *indices, const ptrdiff_t *starts,
+              const ptrdiff_t *lengths, ptrdiff_t n_rows, const SKB_REAL *U, ptrdiff_t m,
+              SKB_REAL factor, double *Z),
+             (values, indices, starts, lengths, n_rows, U, m, factor, Z))
+{
+    SKB_REAL projections[SKB_FOURIER_COLUMNS];
+    uint64_t nonfinite = 0;
+    ptrdiff_t i, j, p;
+    for (j = 0; j < m;) {
+        ptrdiff_t left = m - j;
+        /* 32, 16, 8 or 4 columns (in vectors of LANES sums; float's 4:
+         * summed one at a time), or the last fewer than 4 */
+        ptrdiff_t width = left >= 32 ? 32 : left >= 16 ? 16 : left >= 8 ? 8 : left >= 4 ? 4 : left;
+        for (i = 0; i < n_rows; i++) {
+            const SKB_REAL *x = values + starts[i];
+            const int *k = indices + starts[i];
+            ptrdiff_t nnz = lengths[i];
+            double *z = Z + i * 2 * m;
+            int ones = 1;
+            for (p = 0; p < nnz; p++)
+                ones &= x[p] == 1;
+/* (the constants spelled out, one call each) */
+#define SKB_PROJECT(WIDTH, ONES) \
+    SKB_REAL_NAME(skb_sparse_projection_block)(x, k, nnz, U, m, j, (WIDTH) / SKB_LANES, width, \
+                                               ONES, projections)
+            switch (width * 2 + ones) {
+            case 65: SKB_PROJECT(32, 1); break;
+            case 64: SKB_PROJECT(32, 0); break;
+            case 33: SKB_PROJECT(16, 1); break;
+            case 32: SKB_PROJECT(16, 0); break;
+            case 17: SKB_PROJECT(8, 1); break;
+            case 16: SKB_PROJECT(8, 0); break;
+            case 9: SKB_PROJECT(4, 1); break;
+            case 8: SKB_PROJECT(4, 0); break;
+            default: SKB_PROJECT(0, 0); break;
+            }
+#undef SKB_PROJECT
+            /* (two copies of the mapping, not nine: a constant width for
+             * the full blocks, whose loop is then unrolled) */
+            if (width == SKB_FOURIER_COLUMNS)
+                nonfinite |= SKB_REAL_NAME(skb_scaled_sincos_block)(
+                    projections, SKB_FOURIER_COLUMNS, factor, z + j, z + m + j);
+            else
+                nonfinite |= SKB_REAL_NAME(skb_scaled_sincos_block)(projections, width, factor,
+                                                                    z + j, z + m + j);
+        }
+        j += width;
+    }
+    return nonfinite;
+}
+
+#undef SKB_LANES
+#undef SKB_FOURIER_VERSIONS_OF
+#undef SKB_FLAG_SHIFT
