@@ -11,16 +11,32 @@ contiguous K-th of the order; simulated in one process, on threads), with
 row (K = 1 is that model, up to rounding) and one process on one worker's
 share alone.  The figure ``doc/images/parallel_mnist.png`` plots them.
 
-Speed (``--part speed``): a 400 000-row, 10-class stream (d = 20,
-``make_classification``) on a ``LocalCluster`` of 2 single-threaded worker
-processes, shared BSGD merging, ``B = 100``, against one process's
-``partial_fit`` over the same rows, the cluster started before the clock
-(the fit's placing of the data on the workers is timed).  Paired: the two
-are timed in turn, ``--repeats`` times, and each one's best and median
-kept; the load average is recorded beside them, and how many cores two
-processes of ours get at once (a fixed loop alone against two at a time:
-2.0 on two free cores, 1.0 when other jobs leave one core's worth).  Test accuracy on 20 000
-held-out rows of the same stream.
+Speed (``--part speed``, issue 36's target: the cluster at most 0.7x one
+process): a 400 000-row, 10-class stream (d = 20, ``make_classification``)
+on a ``LocalCluster`` of 2 single-threaded worker processes, shared BSGD
+merging, ``B = 100``, ``mix_every = 20 000`` (10 mixing rounds), against
+one process's ``partial_fit`` over the same rows.  The cluster is started,
+and skbudget imported on its workers, before the clock.  Each repeat times,
+in turn:
+
+- ``single``: ``BudgetedSGDClassifier.partial_fit(X, y)`` in this process
+  (validation included);
+- ``cluster``: ``ParameterMixingClassifier(...).fit(X, y)`` on the NumPy
+  arrays: validation, the classes, the workers' set-up, the data's travel
+  to the workers (piece by piece, overlapped with the rounds), the 10
+  rounds and their mixings; the fitted meta-estimator at the end;
+- ``cluster_dask``: the same fit on the data already on the cluster (a dask
+  array of 8 partitions persisted before the clock, 4 on each worker): what
+  a dask user has; nothing but models travels.
+
+Paired: the three are timed in turn, ``--repeats`` times, and each one's
+best and the median of the paired ratios kept; the load average is
+recorded beside them, and how many cores two processes of ours get at once
+(a fixed loop alone against two at a time: 2.0 on two free cores, 1.0 when
+other jobs leave one core's worth).  ``--direct-to-workers`` makes the
+client talk to the workers directly (``Client(direct_to_workers=True)``)
+instead of through the scheduler.  Test accuracy on 20 000 held-out rows of
+the same stream.
 
 Writes ``benchmarks/results/parallel[_quick].json``.
 """
@@ -133,7 +149,8 @@ def cores_available():
     return 2 * alone / max(together)
 
 
-def speed_part(repeats):
+def speed_part(repeats, direct=False):
+    import dask.array as da
     import distributed
     X, y = make_classification(SPEED_ROWS + SPEED_TEST, n_features=20, n_informative=15,
                                n_redundant=0, n_classes=10, n_clusters_per_class=1,
@@ -142,11 +159,18 @@ def speed_part(repeats):
     gamma = 1.0 / (X.shape[1] * X.var())
     est = BudgetedSGDClassifier(gamma=gamma, **SPEED)
     result = {"rows": SPEED_ROWS, "mix_every": SPEED_MIX, "single": [], "cluster": [],
+              "cluster_dask": [], "direct_to_workers": direct,
               "load_before": os.getloadavg()}
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as client:
+            distributed.Client(cluster, direct_to_workers=direct or None) as client:
         client.run(lambda: __import__("skbudget.parallel"))       # imports before the clock
+        result["worker_skbudget"] = sorted(set(client.run(
+            lambda: __import__("skbudget").__file__).values()))
+        # the data already on the cluster: 8 partitions, persisted (4 on each worker)
+        Xd = da.from_array(X, chunks=(SPEED_ROWS // 8, -1)).persist()
+        yd = da.from_array(y, chunks=SPEED_ROWS // 8).persist()
+        distributed.wait([Xd, yd])
         for rep in range(repeats):
             start = time.perf_counter()
             single = BudgetedSGDClassifier(gamma=gamma, **SPEED).partial_fit(
@@ -155,22 +179,33 @@ def speed_part(repeats):
             start = time.perf_counter()
             clf = ParameterMixingClassifier(est, mix_every=SPEED_MIX, client=client).fit(X, y)
             result["cluster"].append(time.perf_counter() - start)
+            start = time.perf_counter()
+            clf_dask = ParameterMixingClassifier(est, mix_every=SPEED_MIX,
+                                                 client=client).fit(Xd, yd)
+            result["cluster_dask"].append(time.perf_counter() - start)
             result.setdefault("load", []).append(os.getloadavg())
             result.setdefault("cores_available", []).append(cores_available())
             print(f"repeat {rep}: one process {result['single'][-1]:.2f} s, cluster "
-                  f"{result['cluster'][-1]:.2f} s (ratio "
-                  f"{result['cluster'][-1] / result['single'][-1]:.2f}), load "
+                  f"{result['cluster'][-1]:.2f} s from NumPy (ratio "
+                  f"{result['cluster'][-1] / result['single'][-1]:.2f}), "
+                  f"{result['cluster_dask'][-1]:.2f} s from a persisted dask array (ratio "
+                  f"{result['cluster_dask'][-1] / result['single'][-1]:.2f}), load "
                   f"{os.getloadavg()[0]:.1f}, cores available to two processes "
                   f"{result['cores_available'][-1]:.2f}", flush=True)
         result["accuracy_single"] = single.score(X_test, y_test)
         result["accuracy_cluster"] = clf.score(X_test, y_test)
-    ratios = np.array(result["cluster"]) / np.array(result["single"])
-    result["ratio_best"] = float(min(result["cluster"]) / min(result["single"]))
-    result["ratio_median_paired"] = float(np.median(ratios))
-    print(f"best {min(result['cluster']):.2f} / {min(result['single']):.2f} s = "
-          f"{result['ratio_best']:.2f}x, median paired ratio {result['ratio_median_paired']:.2f}; "
-          f"accuracy {100 * result['accuracy_cluster']:.2f} % against "
-          f"{100 * result['accuracy_single']:.2f} %")
+        result["accuracy_cluster_dask"] = clf_dask.score(X_test, y_test)
+        result["workers_dask"] = clf_dask.n_workers_
+    for name in ("cluster", "cluster_dask"):
+        ratios = np.array(result[name]) / np.array(result["single"])
+        result[f"ratio_best{name[7:]}"] = float(min(result[name]) / min(result["single"]))
+        result[f"ratio_median_paired{name[7:]}"] = float(np.median(ratios))
+        print(f"{'NumPy' if name == 'cluster' else 'dask array'}: best "
+              f"{min(result[name]):.2f} / {min(result['single']):.2f} s = "
+              f"{result[f'ratio_best{name[7:]}']:.2f}x, median paired ratio "
+              f"{result[f'ratio_median_paired{name[7:]}']:.2f}; accuracy "
+              f"{100 * result['accuracy_' + name]:.2f} % against "
+              f"{100 * result['accuracy_single']:.2f} %")
     return result
 
 
@@ -179,6 +214,8 @@ def main():
     parser.add_argument("--quick", action="store_true", help="one order, two timing repeats")
     parser.add_argument("--repeats", type=int, default=5, help="paired timings")
     parser.add_argument("--part", choices=("all", "accuracy", "speed"), default="all")
+    parser.add_argument("--direct-to-workers", action="store_true",
+                        help="the client calls the workers directly, not through the scheduler")
     args = parser.parse_args()
     out = RESULTS / f"parallel{'_quick' if args.quick else ''}.json"
     results = json.loads(out.read_text()) if out.exists() else {}
@@ -186,7 +223,8 @@ def main():
         results["accuracy"] = accuracy_part(1 if args.quick else 3)
         plot(results["accuracy"]["summary"], ROOT / "doc" / "images" / "parallel_mnist.png")
     if args.part in ("all", "speed"):
-        results["speed"] = speed_part(2 if args.quick else args.repeats)
+        key = "speed_direct" if args.direct_to_workers else "speed"
+        results[key] = speed_part(2 if args.quick else args.repeats, args.direct_to_workers)
     write_json(out, results)
 
 

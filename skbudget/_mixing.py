@@ -158,7 +158,7 @@ def _checked_weights(weights, n_models):
     return weights
 
 
-def averaged_model(models, weights=None, origin=None, record=None):
+def averaged_model(models, weights=None, origin=None, record=None, copy_first=True):
     """The fitted model whose decision function is ``sum_k w_k f_k`` (see
     :func:`skbudget.parallel.average`).
 
@@ -166,10 +166,13 @@ def averaged_model(models, weights=None, origin=None, record=None):
     continued from (the counts it holds, updates, maintenance steps,
     degradation and examples, are then counted once, not once per model,
     and vectors the models kept from it are stored once); ``record``, the
-    online record of the result (None: the models' records summed)."""
+    online record of the result (None: the models' records summed).
+    ``copy_first=False`` builds the result in ``models[0]`` itself (a model
+    the caller owns and drops: parameter mixing's, fresh from a worker);
+    each learner's state is composed before it is replaced."""
     models = _check_models(models)
     weights = _checked_weights(weights, len(models))
-    result = copy.deepcopy(models[0])
+    result = copy.deepcopy(models[0]) if copy_first else models[0]
     driver = result._driver
     for j, learner in enumerate(driver.learners):
         sources = [model._learners[j] for model in models]
@@ -189,12 +192,13 @@ def averaged_model(models, weights=None, origin=None, record=None):
     return result
 
 
-def compressed_model(model):
+def compressed_model(model, copy_model=True):
     """A copy of ``model`` with every learner over its budget brought back
-    to it by its maintenance rule (see :func:`skbudget.parallel.compress`)."""
+    to it by its maintenance rule (see :func:`skbudget.parallel.compress`);
+    ``copy_model=False``: ``model`` itself, compressed in place."""
     check_supported(model)
     check_is_fitted(model)
-    result = copy.deepcopy(model)
+    result = copy.deepcopy(model) if copy_model else model
     if isinstance(result, BudgetedSGDClassifier):
         driver = result._driver
         for j, learner in enumerate(driver.learners):

@@ -19,8 +19,10 @@ The user guide's "Scaling out" page gives the cost model and guidance on
 ``mix_every``.
 """
 
+import asyncio
 import copy
 import numbers
+import pickle
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -33,6 +35,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
+from skbudget._base import _checked_classes
 from skbudget._docstrings import samples_method_doc
 from skbudget._kernel_catalogue import named_kernel
 from skbudget._kernels import compute_gamma
@@ -46,9 +49,12 @@ from skbudget._record import UNMEASURED, OnlineRecord
 
 __all__ = ["ParameterMixingClassifier", "average", "compress"]
 
-# seconds between two looks at the cluster while a mixing round runs, and
-# between two looks at its tasks
-_WATCH_INTERVAL, _POLL_INTERVAL = 0.5, 0.002
+# seconds between two looks at the cluster while a mixing round runs; how
+# long a call that lost its worker's connection waits for the scheduler to
+# see the worker gone (the error then names it)
+_WATCH_INTERVAL, _LOSS_PATIENCE = 0.5, 10.0
+# rows of the pieces an in-memory X travels in (at least mix_every)
+_PIECE_ROWS = 16_384
 
 
 def average(models, weights=None):
@@ -180,11 +186,22 @@ def _mixed(models, weights, origin, record, flags):
     unmeasured = np.full(len(flags), UNMEASURED, dtype=np.int64)
     # the counts the attributes read are known before the compression, the
     # support size after it: the record is read again with that size
+    # the models are the workers' fresh copies: the average is built in
+    # the first, and compressed in place
     mixed = compressed_model(averaged_model(models, weights, origin,
-                                            record.extended(flags, unmeasured)))
+                                            record.extended(flags, unmeasured),
+                                            copy_first=False), copy_model=False)
     unmeasured[-1:] = int(np.sum(mixed.n_support_))
     mixed._record = record.extended(flags, unmeasured)
     return mixed
+
+
+def _check_two_classes(classes):
+    """``classes``, after checking that there are at least two."""
+    if len(classes) < 2:
+        raise ValueError(f"The number of classes has to be greater than one; got "
+                         f"{len(classes)} class")
+    return classes
 
 
 def _interleaved(flags):
@@ -289,15 +306,18 @@ class _ThreadWorkers:
         self.shards, self.classes = shards, classes
         self.pool = ThreadPoolExecutor(max_workers=len(shards))
 
-    def run(self, tasks):
-        """Run ``tasks`` (worker, model, rows) at once; their results in
-        order.  The first exception is raised once every task has ended."""
+    def run(self, tasks, following=()):
+        """Run ``tasks`` (worker, model, rows) at once, each on its own copy
+        of the model; their results in order.  The first exception is
+        raised once every task has ended.  (``following``: the next round's
+        rows, already here.)"""
         # BLAS on one thread around every task (inside, each partial_fit
         # limits it again and puts back the 1 it found, whatever the order
         # in which the threads end; their own limits alone, racing, could
         # leave the process on one thread)
         with threadpool_limits(limits=1, user_api="blas"):
-            futures = [self.pool.submit(self._task, k, model, rows) for k, model, rows in tasks]
+            futures = [self.pool.submit(self._task, k, copy.deepcopy(model), rows)
+                       for k, model, rows in tasks]
             for future in futures:
                 future.exception()          # waits
         return [future.result() for future in futures]
@@ -316,64 +336,206 @@ class _ThreadWorkers:
         self.pool.shutdown(wait=True)
 
 
-class _DaskWorkers:
-    """Workers of a ``dask.distributed`` cluster: each holds the partitions
-    of its shard (futures kept on it) and runs its part of every round
-    there; the model travels, the data does not."""
+class _ShardActor:
+    """One dask worker's part of parameter mixing, kept on the worker for
+    the whole fit (a dask actor): its shard (the partitions it was built
+    with, or pieces of an in-memory ``X`` that arrive with :meth:`run` or
+    ahead of it with :meth:`put`) and its part of every round.  Its
+    methods run one at a time in the worker's actor thread, except
+    :meth:`put`, on the worker's event loop."""
 
-    def __init__(self, client, addresses, shards, classes):
+    def __init__(self, lengths, parts=None):
+        self.shard = _Shard(parts if parts is not None else [None] * len(lengths), lengths)
+
+    def labels(self):
+        """The classes of the labels of the partitions it was built with
+        (checked as scikit-learn's targets)."""
+        return _checked_classes(np.concatenate(
+            [np.asarray(part[1]) for part in self.shard.parts if part is not None]))
+
+    def _store(self, pieces):
+        for index, X, y in pieces:
+            self.shard.parts[index] = (X, y)
+
+    async def put(self, pieces):
+        """Keep ``pieces`` (index, X, y) of the shard (runs on the worker's
+        event loop, beside a round that computes)."""
+        self._store(pieces)
+
+    def run(self, model, rows, classes, pieces=()):
+        """Keep ``pieces``, then stream the shard's rows ``rows`` (start,
+        stop) into ``model`` (pickled) of ``classes``: :func:`_stream_rows`,
+        pickled.  (A model travels as one pickle, not as dask's frame per
+        array: one frame each way is cheaper to send and to read; loading
+        it checks it, as any model from elsewhere.)"""
+        model = pickle.loads(model)
+        self._store(pieces)
+        indices, ranges = self.shard.pieces(*rows)
+        if any(self.shard.parts[i] is None for i in indices):
+            raise RuntimeError("ParameterMixingClassifier: a round's rows had not reached "
+                               "its worker")
+        return pickle.dumps(_stream_rows(model, [self.shard.parts[i] for i in indices], ranges,
+                                         classes, not hasattr(model, "classes_")),
+                            protocol=5)
+
+
+class _DaskWorkers:
+    """Workers of a ``dask.distributed`` cluster: on each, one actor
+    (:class:`_ShardActor`) holds the worker's shard and runs its part of
+    every round there.  A round is one call from the client to each
+    worker's actor, not a task for the scheduler to place (the call goes
+    straight to the worker with ``Client(direct_to_workers=True)``, else the
+    scheduler relays it): the round's model goes, the worker's model and
+    mistake flags come back; the data never travels back.
+
+    ``feeds``: per worker, None (the actor was built with its partitions)
+    or the pieces ``(X, y)`` of an in-memory shard still to send: each
+    round's call carries the pieces it needs that have not arrived, and the
+    next round's travel (:meth:`_ShardActor.put`) while this one computes.
+    """
+
+    def __init__(self, client, addresses, shards, classes, feeds):
         self.client, self.addresses, self.shards, self.classes = (client, addresses, shards,
                                                                   classes)
+        self.feeds, self.sent = feeds, [0] * len(shards)
+        self.actor_futures, self.actors = [], []
 
-    def run(self, tasks):
-        futures = []
-        for k, model, rows in tasks:
-            indices, ranges = self.shards[k].pieces(*rows)
-            futures.append(self.client.submit(
-                _stream_rows, model, [self.shards[k].parts[i] for i in indices], ranges,
-                self.classes, not hasattr(model, "classes_"), workers=[self.addresses[k]],
-                allow_other_workers=False, pure=False))
+    def start(self):
+        """Build the actors (each with its partitions when they are dask
+        futures, which the actor's worker then holds)."""
+        client = self.client
+        for k, (shard, address) in enumerate(zip(self.shards, self.addresses)):
+            parts = None if self.feeds[k] is not None else shard.parts
+            self.actor_futures.append(client.submit(
+                _ShardActor, shard.lengths, parts, actor=True,
+                workers=[address], allow_other_workers=False, pure=False))
+        outcomes = self._wait(self.actor_futures, self.addresses)
+        for ok, value in outcomes:
+            if not ok and not isinstance(value, asyncio.CancelledError):
+                raise value                 # the constructor's exception
+        if not all(ok for ok, _ in outcomes):
+            _check_workers(client, self.addresses)
+            raise RuntimeError("ParameterMixingClassifier: the cluster cancelled the "
+                               "workers' set-up; no model was fitted.")
+        self.actors = [value for _, value in outcomes]
+        for actor, future in zip(self.actors, self.actor_futures):
+            # an actor binds to the default client; ours may not be it
+            actor._client, actor._future = client, future
+
+    def _pieces(self, k, stop):
+        """The pieces of worker ``k``'s in-memory shard that rows up to
+        ``stop`` need and that were not sent yet (marked sent)."""
+        feed = self.feeds[k]
+        if feed is None:
+            return []
+        indices, _ = self.shards[k].pieces(0, stop)
+        new = [i for i in indices if i >= self.sent[k]]
+        if new:
+            self.sent[k] = new[-1] + 1
+        return [(i,) + feed[i] for i in new]
+
+    def labels(self):
+        """The classes of the labels on every worker."""
+        return np.unique(np.concatenate(self._results(
+            [actor.labels() for actor in self.actors], self.addresses)))
+
+    def run(self, tasks, following=()):
+        """Run ``tasks`` (worker, model, rows) at once; their results in
+        order.  ``following``: (worker, stop) of the next round, whose
+        rows travel meanwhile."""
+        blobs = {}                      # a model the tasks share is pickled once
+        for _, model, _ in tasks:
+            blobs.setdefault(id(model), pickle.dumps(model, protocol=5))
+        calls = [self.actors[k].run(blobs[id(model)], rows, self.classes,
+                                    self._pieces(k, rows[1]))
+                 for k, model, rows in tasks]
+        puts = [self.actors[k].put(pieces) for k, stop in following
+                for pieces in [self._pieces(k, stop)] if pieces]
         addresses = [self.addresses[k] for k, _, _ in tasks]
-        try:
-            self._wait(futures, addresses)
-            for future in futures:
-                if future.status == "error":
-                    future.result()         # raises the task's exception
-            if any(future.status != "finished" for future in futures):
-                _check_workers(self.client, addresses)      # lost data cancels the tasks
-                raise RuntimeError("ParameterMixingClassifier: the cluster cancelled a "
-                                   "mixing round's tasks; no model was fitted.")
-            return self.client.gather(futures)
-        finally:
-            self.client.cancel(futures)
+        results = self._results(calls + puts, addresses)
+        return [pickle.loads(result) for result in results[:len(calls)]]
+
+    def _results(self, calls, addresses):
+        """The results of actor ``calls`` to the workers ``addresses``, in
+        order, once all have ended; the first exception raised by a call
+        (a worker lost: ``RuntimeError`` naming it)."""
+        outcomes = self._wait(calls, addresses)
+        for ok, value in outcomes:
+            if not ok and not isinstance(value, OSError):
+                raise value                 # the task's own exception
+        # an OSError: the connection to its worker lost (or the task's own)
+        lost = next((value for ok, value in outcomes if not ok), None)
+        if lost is not None:
+            _check_workers(self.client, addresses, patience=_LOSS_PATIENCE)
+            raise lost
+        return [value for _, value in outcomes]
 
     def _wait(self, futures, addresses):
-        """Wait for ``futures``, and raise ``RuntimeError`` when a worker
-        they run on leaves the cluster (its tasks would never end)."""
-        next_look = time.monotonic() + _WATCH_INTERVAL
-        while not all(future.done() for future in futures):
-            time.sleep(_POLL_INTERVAL)
-            if time.monotonic() < next_look:
-                continue
-            next_look = time.monotonic() + _WATCH_INTERVAL
+        """The outcomes of ``futures`` (dask or actor futures, see
+        :func:`_outcomes`) once all have ended; ``RuntimeError`` when a
+        worker they run on leaves the cluster (its tasks would never
+        end)."""
+        while True:
+            outcomes = self.client.sync(_outcomes, futures, _WATCH_INTERVAL)
+            if outcomes is not None:
+                return outcomes
             _check_workers(self.client, addresses)
 
     def close(self):
-        """Release the shards' data on the workers."""
-        from distributed import Future
-        self.client.cancel([part for shard in self.shards for part in shard.parts
-                            if isinstance(part, Future)])
+        """Release the actors and the shards' data on the workers: the
+        futures are dropped, and the client releases their keys in the
+        background (``client.cancel`` would wait for the scheduler)."""
+        for actor in self.actors:
+            actor._future = None
+        self.actors, self.actor_futures = [], []
+        for shard in self.shards:
+            shard.parts = [None] * len(shard.parts)
 
 
-def _check_workers(client, addresses):
+async def _outcomes(futures, seconds):
+    """The outcomes of ``futures``, in order, ``(True, result)`` or
+    ``(False, exception)`` each, once every one has ended; None when some
+    has not within ``seconds``.  (Run on the client's event loop: one hand
+    over between threads for a whole round, not one per result.)"""
+
+    async def outcome(future):
+        try:
+            return True, await future
+        except (Exception, asyncio.CancelledError) as exc:
+            return False, exc
+
+    if not futures:
+        return []
+    tasks = [asyncio.ensure_future(outcome(future)) for future in futures]
+    _, waiting = await asyncio.wait(tasks, timeout=seconds)
+    for task in waiting:
+        task.cancel()
+    return None if waiting else [task.result() for task in tasks]
+
+
+def _check_workers(client, addresses, patience=0.0):
     """Raise ``RuntimeError`` unless every worker of ``addresses`` is in
-    ``client``'s cluster."""
-    lost = sorted(set(addresses) - set(client.run_on_scheduler(_worker_addresses)))
-    if lost:
-        raise RuntimeError(
-            f"ParameterMixingClassifier: dask worker(s) {', '.join(lost)} left the cluster "
-            f"during fit, with the partitions of the data they held; no model was fitted. "
-            f"Fit again (the data is placed on the workers alive then).")
+    ``client``'s cluster (looking again for ``patience`` seconds: the
+    scheduler may learn of a lost worker after the client)."""
+    deadline = time.monotonic() + patience
+    while True:
+        lost = sorted(set(addresses) - set(client.run_on_scheduler(_worker_addresses)))
+        if lost:
+            raise RuntimeError(
+                f"ParameterMixingClassifier: dask worker(s) {', '.join(lost)} left the cluster "
+                f"during fit, with the partitions of the data they held; no model was fitted. "
+                f"Fit again (the data is placed on the workers alive then).")
+        if time.monotonic() >= deadline:
+            return
+        time.sleep(_WATCH_INTERVAL / 5)
+
+
+def _holders(dask_scheduler, keys):
+    """The addresses of the workers holding each of ``keys`` in memory
+    (sorted; none for a key not computed), run on the scheduler."""
+    tasks = dask_scheduler.tasks
+    return [sorted(ws.address for ws in tasks[key].who_has) if key in tasks else []
+            for key in keys]
 
 
 def _worker_addresses(dask_scheduler):
@@ -414,6 +576,44 @@ def _grouped(parts, lengths, n_workers):
                    [lengths[i] for i in np.flatnonzero(owner == g)]) for g in range(n_groups)]
 
 
+def _placed_shards(client, parts, lengths, addresses):
+    """The shards of a dask collection's ``parts`` on the workers
+    ``addresses``, as dask futures, and the address of each shard's
+    worker.  Partitions already in the cluster's memory (a persisted
+    collection) stay where they are: each worker's shard is the partitions
+    it holds, in order.  Otherwise (some partition not held by one of
+    ``addresses``, or a worker holding less than half its share of the
+    rows, which would leave it idle while the others stream) the shards
+    are consecutive groups (:func:`_grouped`), each computed on its
+    worker."""
+    import dask
+    holders = client.run_on_scheduler(_holders, keys=[x.key for x, _ in parts])
+    shards = None
+    if all(holders):
+        owner, rows = [], dict.fromkeys(addresses, 0)
+        for i, own in enumerate(holders):
+            own = [a for a in own if a in rows]
+            if not own:
+                break
+            owner.append(min(own, key=rows.get))      # a replicated one: the least loaded
+            rows[owner[-1]] += lengths[i]
+        else:                           # every one held by one of the workers
+            share = sum(lengths) / min(len(addresses), len(parts))
+            used = [a for a in addresses if rows[a]]
+            if all(rows[a] >= share / 2 for a in used) and (
+                    len(used) == min(len(addresses), len(parts))):
+                shards = [_Shard([parts[i] for i in range(len(parts)) if owner[i] == a],
+                                 [lengths[i] for i in range(len(parts)) if owner[i] == a])
+                          for a in used]
+                addresses = used
+    if shards is None:
+        shards = _grouped(parts, lengths, len(addresses))
+    for shard, address in zip(shards, addresses):
+        shard.parts = client.compute([dask.delayed(part) for part in shard.parts],
+                                     workers=[address])
+    return shards, addresses[:len(shards)]
+
+
 def _delegated(method, returns, what):
     """The method ``method`` of the meta-estimator: the fitted model's."""
 
@@ -442,10 +642,16 @@ class ParameterMixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
     of the estimator's class.
 
     With a ``dask.distributed`` client (``client``, or else the current
-    one) the workers are dask workers: each holds its shard (a NumPy or
-    CSR ``X`` is split and scattered; a dask array's or data frame's
-    partitions are computed on the worker that streams them), no worker
-    ever holds the whole data, and only models travel between rounds.
+    one) the workers are dask workers, each keeping its shard and running
+    its part of every round in a dask actor for the whole fit: no worker
+    ever holds the whole data, and only models travel between rounds (one
+    call to each worker per round, not tasks through the scheduler).  A
+    NumPy or CSR ``X`` is split into contiguous shards that travel to their
+    workers in pieces, each while the round before the one that reads it
+    computes; the partitions of a dask array already in the cluster's
+    memory (persisted) stay where they are, each worker's shard being the
+    partitions it holds; other partitions (a data frame's too) are
+    computed, consecutive ones together, on the worker that streams them.
     Without a client the workers are local threads (the compiled loops
     release the GIL).  With one worker the model is the one
     ``estimator.partial_fit`` would give over the same rows in blocks of
@@ -571,21 +777,22 @@ class ParameterMixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
         client = self.client if self.client is not None else _current_client()
         template = clone(self.estimator)
         if _is_dask_collection(X):
-            classes, gamma = self._dask_summary(X, y, client)
+            # on a cluster, the workers read the classes off their shards
+            classes, gamma = self._dask_summary(X, y, client, classes=client is None)
             partitions = _dask_partitions(X, y)
         else:
             X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
-            check_classification_targets(y)
-            classes, partitions = np.unique(y), None
+            classes, partitions = _checked_classes(y), None
             gamma = compute_gamma(template.gamma, X) if self._resolves_gamma() else None
-        if len(classes) < 2:
-            raise ValueError(f"The number of classes has to be greater than one; got "
-                             f"{len(classes)} class")
+        if classes is not None:
+            _check_two_classes(classes)
         if gamma is not None:       # resolved once over the whole data
             template.set_params(gamma=gamma)
         n_features = X.shape[1]
         workers = self._workers(client, X, y, partitions, classes)
         try:
+            if workers.classes is None:
+                workers.classes = _check_two_classes(workers.labels())
             estimator, n_rounds = self._train(workers, template)
         finally:
             workers.close()
@@ -596,16 +803,19 @@ class ParameterMixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
         self.n_mixing_rounds_ = n_rounds
         return self
 
-    def _dask_summary(self, X, y, client):
-        """The classes of a dask ``y`` and the numeric ``gamma`` of a dask
-        ``X`` (None when the estimator's needs no resolving), as
-        :func:`~skbudget._kernels.compute_gamma` on the whole data (the
-        variance in one pass), computed by ``client`` (None: dask's default
-        scheduler)."""
+    def _dask_summary(self, X, y, client, classes=True):
+        """The classes of a dask ``y`` (None unless ``classes``) and the
+        numeric ``gamma`` of a dask ``X`` (None when the estimator's needs
+        no resolving), as :func:`~skbudget._kernels.compute_gamma` on the
+        whole data (the variance in one pass), computed by ``client``
+        (None: dask's default scheduler)."""
         import dask.array as da
-        labels = y.drop_duplicates() if hasattr(y, "drop_duplicates") else da.unique(y)
-        classes = np.unique(np.asarray(_computed(client, labels)))
-        check_classification_targets(classes)
+        if classes:
+            labels = y.drop_duplicates() if hasattr(y, "drop_duplicates") else da.unique(y)
+            classes = np.unique(np.asarray(_computed(client, labels)))
+            check_classification_targets(classes)
+        else:
+            classes = None
         if not self._resolves_gamma():
             return classes, None
         if self.estimator.gamma == "auto":
@@ -635,17 +845,20 @@ class ParameterMixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
         if not addresses:
             raise RuntimeError("ParameterMixingClassifier: the dask cluster has no worker")
         addresses = addresses[:self.n_workers or len(addresses)]
-        shards = (_local_shards(X, y, len(addresses)) if partitions is None
-                  else _grouped(*partitions, len(addresses)))
-        workers = _DaskWorkers(client, addresses[:len(shards)], shards, classes)
+        if partitions is None:          # split here, sent to the workers piece by piece
+            pieces = max(self.mix_every, _PIECE_ROWS)
+            shards, feeds = [], []
+            for shard in _local_shards(X, y, len(addresses)):
+                (Xs, ys), = shard.parts
+                bounds = list(range(0, shard.n_rows, pieces)) + [shard.n_rows]
+                feeds.append([(Xs[a:b], ys[a:b]) for a, b in zip(bounds[:-1], bounds[1:])])
+                shards.append(_Shard([None] * len(feeds[-1]), np.diff(bounds)))
+        else:
+            shards, addresses = _placed_shards(client, *partitions, addresses)
+            feeds = [None] * len(shards)
+        workers = _DaskWorkers(client, addresses[:len(shards)], shards, classes, feeds)
         try:
-            for shard, address in zip(shards, addresses):
-                if partitions is None:
-                    shard.parts = client.scatter(shard.parts, workers=[address], hash=False)
-                else:
-                    import dask
-                    shard.parts = client.compute([dask.delayed(part) for part in shard.parts],
-                                                 workers=[address])
+            workers.start()
         except Exception:               # a worker lost while the data is placed
             workers.close()
             _check_workers(client, workers.addresses)
@@ -658,20 +871,22 @@ class ParameterMixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
         shards = workers.shards
         common, record, n_rounds = None, OnlineRecord(), 0
         longest = max(shard.n_rows for shard in shards)
-        for _ in range(template.max_iter):
-            for start in range(0, longest, self.mix_every):
-                active = [k for k, shard in enumerate(shards) if shard.n_rows > start]
-                starting = clone(template) if common is None else common
-                tasks = [(k, copy.deepcopy(starting),
-                          (start, min(start + self.mix_every, shards[k].n_rows)))
-                         for k in active]
-                results = workers.run(tasks)
-                rows = np.array([b - a for _, _, (a, b) in tasks], dtype=np.float64)
-                models = [model for model, _ in results]
-                flags = _interleaved([flags for _, flags in results])
-                common = _mixed(models, rows / rows.sum(), common, record, flags)
-                record = common._record
-                n_rounds += 1
+        starts = [start for _ in range(template.max_iter)
+                  for start in range(0, longest, self.mix_every)]
+        for i, start in enumerate(starts):
+            starting = clone(template) if common is None else common
+            tasks = [(k, starting, (start, min(start + self.mix_every, shard.n_rows)))
+                     for k, shard in enumerate(shards) if shard.n_rows > start]
+            following = [] if i + 1 == len(starts) else [
+                (k, min(starts[i + 1] + self.mix_every, shard.n_rows))
+                for k, shard in enumerate(shards) if shard.n_rows > starts[i + 1]]
+            results = workers.run(tasks, following)
+            rows = np.array([b - a for _, _, (a, b) in tasks], dtype=np.float64)
+            models = [model for model, _ in results]
+            flags = _interleaved([flags for _, flags in results])
+            common = _mixed(models, rows / rows.sum(), common, record, flags)
+            record = common._record
+            n_rounds += 1
         common.n_iter_ = template.max_iter
         return common, n_rounds
 

@@ -5,6 +5,7 @@ on a real dask.distributed LocalCluster (failures included)."""
 
 import os
 import pickle
+import time
 
 import numpy as np
 import pytest
@@ -356,6 +357,87 @@ def test_dask_workers_train_on_their_own_partitions(client):
     assert sp.issparse(on_csr.estimator_.support_vectors_)
     assert_allclose(on_csr.decision_function(Xs), ParameterMixingClassifier(
         est, mix_every=200, n_workers=2).fit(Xs, y).decision_function(Xs), rtol=1e-9)
+
+
+def test_numpy_input_travels_in_pieces_as_the_rounds_need_them(client, monkeypatch):
+    """An in-memory X reaches each worker in pieces (here of 250 rows,
+    across the rounds' boundaries of 200), each before the round that reads
+    it; the second pass reads the pieces the workers kept."""
+    from skbudget import parallel
+    monkeypatch.setattr(parallel, "_PIECE_ROWS", 250)
+    X, y = _stream(1200)
+    est = BudgetedSGDClassifier(budget=50, alpha=1e-3, gamma=0.3, max_iter=2)
+    local = ParameterMixingClassifier(est, mix_every=200, n_workers=2).fit(X, y)
+    on_dask = ParameterMixingClassifier(est, mix_every=200, client=client).fit(X, y)
+    assert on_dask.n_mixing_rounds_ == local.n_mixing_rounds_ == 6
+    assert_allclose(on_dask.decision_function(X), local.decision_function(X), rtol=1e-9,
+                    atol=1e-12)
+
+
+def _sent_bytes(dask_worker):
+    return dask_worker.transfer_outgoing_bytes_total
+
+
+def test_a_persisted_dask_array_stays_on_the_workers_that_hold_it(client):
+    """Each worker streams the partitions it holds: no partition of X
+    moves, to another worker or to the client (only models travel, in the
+    calls' replies)."""
+    X, y = _stream(4000)
+    addresses = sorted(client.scheduler_info()["workers"])
+    # partitions 0, 2 on the second worker, 1, 3 on the first (persist
+    # computes each on the worker holding its data)
+    chunks = [client.scatter(X[i * 1000:(i + 1) * 1000], workers=[addresses[1 - i % 2]])
+              for i in range(4)]
+    labels = [client.scatter(y[i * 1000:(i + 1) * 1000], workers=[addresses[1 - i % 2]])
+              for i in range(4)]
+    Xd = da.concatenate([da.from_delayed(c, shape=(1000, 6), dtype=X.dtype) for c in chunks])
+    yd = da.concatenate([da.from_delayed(c, shape=(1000,), dtype=y.dtype) for c in labels])
+    Xd, yd = client.persist([Xd.rechunk((1000, 6)), yd.rechunk(1000)])
+    futures = distributed.futures_of(Xd)
+    with client.as_current():
+        distributed.wait(futures + distributed.futures_of(yd))
+    holder = {key[1]: min(workers) for key, workers in client.who_has(futures).items()}
+    assert [holder[i] for i in range(4)] == [addresses[1 - i % 2] for i in range(4)]
+    before, held = client.run(_sent_bytes), _keys(client)
+    est = BudgetedSGDClassifier(budget=30, alpha=1e-3, gamma=0.3)
+    clf = ParameterMixingClassifier(est, mix_every=250, client=client).fit(Xd, yd)
+    sent = sum(client.run(_sent_bytes).values()) - sum(before.values())
+    assert sent < X[:1000].nbytes / 4
+    assert clf.n_workers_ == 2 and clf.estimator_.n_rounds_ == 4000
+    # each worker streams the partitions it holds, in order: the threads
+    # given the same shards give the same model
+    order = np.concatenate([np.arange(i * 1000, (i + 1) * 1000) for address in addresses
+                            for i in range(4) if holder[i] == address])
+    local = ParameterMixingClassifier(est, mix_every=250, n_workers=2).fit(X[order], y[order])
+    assert_allclose(clf.decision_function(X), local.decision_function(X), rtol=1e-9,
+                    atol=1e-12)
+    # the fit's own keys (actors, partitions' pairs) are released in the
+    # background, the collection's stay
+    deadline = time.monotonic() + 10
+    while _keys(client) != held and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _keys(client) == held
+
+
+def test_a_persisted_dask_array_on_one_worker_is_shared_out(client):
+    """Partitions all held by one worker would leave the other idle: the
+    shards are then consecutive groups, as for data not yet computed."""
+    X, y = _stream(1200)
+    address = sorted(client.scheduler_info()["workers"])[0]
+    Xd, yd = client.persist([da.from_array(X, chunks=(300, 6)), da.from_array(y, chunks=300)],
+                            workers=[address])
+    with client.as_current():
+        distributed.wait(distributed.futures_of(Xd) + distributed.futures_of(yd))
+    est = BudgetedSGDClassifier(budget=30, alpha=1e-3, gamma=0.3)
+    clf = ParameterMixingClassifier(est, mix_every=200, client=client).fit(Xd, yd)
+    local = ParameterMixingClassifier(est, mix_every=200, n_workers=2).fit(X, y)
+    assert clf.n_workers_ == 2
+    assert_allclose(clf.decision_function(X), local.decision_function(X), rtol=1e-9,
+                    atol=1e-12)
+
+
+def _keys(client):
+    return {key for keys in client.has_what().values() for key in keys}
 
 
 def test_clone_shares_the_client(client):
