@@ -25,6 +25,7 @@ import numbers
 import pickle
 import time
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 
 import numpy as np
 import scipy.sparse as sp
@@ -550,19 +551,22 @@ def _local_shards(X, y, n_workers):
             if b > a]
 
 
-def _dask_partitions(X, y):
+def _dask_partitions(X, y, client):
     """Pairs of delayed ``(X, y)`` partitions of dask collections (arrays or
     data frames, split along the rows alike) and their lengths (computed
-    where unknown)."""
-    if hasattr(X, "to_dask_array"):
-        X = X.to_dask_array(lengths=True)
-    if hasattr(y, "to_dask_array"):
-        y = y.to_dask_array(lengths=True)
-    if X.ndim != 2:
-        raise ValueError(f"Expected a 2D dask array X; got {X.ndim} dimensions")
-    X = X.rechunk({1: -1})
-    if np.isnan(X.shape[0]):
-        X.compute_chunk_sizes()
+    where unknown, by ``client``: a persisted collection's partitions are
+    in its cluster's memory only; None: dask's default scheduler)."""
+    import dask
+    with dask.config.set(scheduler=client) if client is not None else nullcontext():
+        if hasattr(X, "to_dask_array"):
+            X = X.to_dask_array(lengths=True)
+        if hasattr(y, "to_dask_array"):
+            y = y.to_dask_array(lengths=True)
+        if X.ndim != 2:
+            raise ValueError(f"Expected a 2D dask array X; got {X.ndim} dimensions")
+        X = X.rechunk({1: -1})
+        if np.isnan(X.shape[0]):
+            X.compute_chunk_sizes()
     y = y.rechunk({0: X.chunks[0]})
     parts = list(zip(X.to_delayed().ravel(), y.to_delayed().ravel()))
     return parts, X.chunks[0]
@@ -779,7 +783,7 @@ class ParameterMixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
         if _is_dask_collection(X):
             # on a cluster, the workers read the classes off their shards
             classes, gamma = self._dask_summary(X, y, client, classes=client is None)
-            partitions = _dask_partitions(X, y)
+            partitions = _dask_partitions(X, y, client)
         else:
             X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
             classes, partitions = _checked_classes(y), None

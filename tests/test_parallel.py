@@ -468,6 +468,20 @@ def test_dask_dataframe_input(client):
     assert clf.estimator_.n_rounds_ == 1000 and clf.score(X, y) > 0.8
 
 
+def test_persisted_dask_dataframe_with_a_client_that_is_not_the_default(client):
+    # the partitions are only in the cluster's memory: their lengths must be
+    # computed by the client given, not by dask's default scheduler
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    X, y = _stream(1000)
+    frame = client.persist(dd.from_pandas(pd.DataFrame(X, columns=[f"f{i}" for i in range(6)]),
+                                          npartitions=4))
+    labels = client.persist(dd.from_pandas(pd.Series(y), npartitions=4))
+    clf = ParameterMixingClassifier(KernelPassiveAggressive(gamma=0.3), mix_every=100,
+                                    client=client).fit(frame, labels)
+    assert clf.estimator_.n_rounds_ == 1000 and clf.score(X, y) > 0.8
+
+
 def test_a_task_that_raises_on_a_worker_is_a_clear_error(client):
     X, y = _stream(600)
     Xd = da.from_array(np.where(np.arange(600)[:, None] == 500, np.inf, X), chunks=(150, 6))
