@@ -268,25 +268,41 @@ SKB_VERSIONS(double, skb_dot16, (const double *a, const double *b, ptrdiff_t n),
 #define SKB_MOMENT_SUMS 32
 
 /* Mean and sum of squared deviations of x[0:n] - shift, two passes
- * (SKB_MOMENT_SUMS partial sums each, added in order). */
+ * (SKB_MOMENT_SUMS partial sums each, added in order); the first pass also
+ * takes the smallest and the largest value of x (a NaN is never taken:
+ * with one the sums are NaN anyway), into *lowest and *highest when they
+ * are smaller or larger. */
 SKB_VERSIONS(int, skb_block_moments,
-             (const double *x, ptrdiff_t n, double shift, double *mean, double *m2),
-             (x, n, shift, mean, m2))
+             (const double *x, ptrdiff_t n, double shift, double *mean, double *m2,
+              double *lowest, double *highest),
+             (x, n, shift, mean, m2, lowest, highest))
 {
-    double s[SKB_MOMENT_SUMS];
-    double mu, total = 0.0;
+    double s[SKB_MOMENT_SUMS], lo[SKB_MOMENT_SUMS], hi[SKB_MOMENT_SUMS];
+    double mu, total = 0.0, low = *lowest, high = *highest;
     ptrdiff_t i, n_whole = n - n % SKB_MOMENT_SUMS;
     int k;
-    for (k = 0; k < SKB_MOMENT_SUMS; k++)
+    for (k = 0; k < SKB_MOMENT_SUMS; k++) {
         s[k] = 0.0;
+        lo[k] = low;
+        hi[k] = high;
+    }
     for (i = 0; i < n_whole; i += SKB_MOMENT_SUMS)
-        for (k = 0; k < SKB_MOMENT_SUMS; k++)
-            s[k] += x[i + k] - shift;
-    for (i = n_whole; i < n; i++)
+        for (k = 0; k < SKB_MOMENT_SUMS; k++) {
+            double v = x[i + k];
+            s[k] += v - shift;
+            lo[k] = v < lo[k] ? v : lo[k];
+            hi[k] = v > hi[k] ? v : hi[k];
+        }
+    for (i = n_whole; i < n; i++) {
         total += x[i] - shift;
+        low = x[i] < low ? x[i] : low;
+        high = x[i] > high ? x[i] : high;
+    }
     for (k = 0; k < SKB_MOMENT_SUMS; k++) {
         total += s[k];
         s[k] = 0.0;
+        low = lo[k] < low ? lo[k] : low;
+        high = hi[k] > high ? hi[k] : high;
     }
     mu = total / n;
     total = 0.0;
@@ -303,6 +319,8 @@ SKB_VERSIONS(int, skb_block_moments,
         total += s[k];
     *mean = mu;
     *m2 = total;
+    *lowest = low;
+    *highest = high;
     return 0;
 }
 
