@@ -1049,3 +1049,21 @@ def test_validated_parameters_are_checked_again_when_they_change():
         with pytest.raises(ValueError):
             clone(est).fit(X, y)
 
+
+def test_single_threaded_blas_sets_one_thread_and_restores():
+    # the training loop's and prediction's BLAS context: every BLAS library
+    # on one thread inside, its own count back after (an error included)
+    from threadpoolctl import threadpool_limits
+
+    from skbudget._blas import _BLAS_LIBRARIES, single_threaded_blas
+    if not _BLAS_LIBRARIES:
+        pytest.skip("no BLAS library known to threadpoolctl")
+    with threadpool_limits(limits=2, user_api="blas"):
+        before = [library.get_num_threads() for library in _BLAS_LIBRARIES]
+        with single_threaded_blas():
+            assert all(library.get_num_threads() == 1 for library in _BLAS_LIBRARIES)
+        assert [library.get_num_threads() for library in _BLAS_LIBRARIES] == before
+        with pytest.raises(KeyError):
+            with single_threaded_blas():
+                raise KeyError
+        assert [library.get_num_threads() for library in _BLAS_LIBRARIES] == before
