@@ -426,24 +426,22 @@ __attribute__((target("avx2"))) static ptrdiff_t skb_largest_avx2(const double *
     return c;
 }
 
-/* skb_first_at_least's blocks of four (AVX2 compares); returns where the
- * scalar tail starts. */
+/* skb_first_at_least's blocks of four (AVX2 compares): the first value and
+ * the number of values that are >= threshold *or NaN* (one compare,
+ * "not less than", unordered); returns where the scalar tail starts. */
 __attribute__((target("avx2"))) static ptrdiff_t skb_first_at_least_avx2(
-    const double *values, ptrdiff_t n, double threshold, ptrdiff_t *first, ptrdiff_t *count,
-    ptrdiff_t *n_nan)
+    const double *values, ptrdiff_t n, double threshold, ptrdiff_t *first, ptrdiff_t *count)
 {
     const __m256d t = _mm256_set1_pd(threshold);
     ptrdiff_t c;
     for (c = 0; c + 4 <= n; c += 4) {
-        __m256d v = _mm256_loadu_pd(values + c);
-        int mask = _mm256_movemask_pd(_mm256_cmp_pd(v, t, _CMP_GE_OQ));
-        int nan_mask = _mm256_movemask_pd(_mm256_cmp_pd(v, v, _CMP_UNORD_Q));
+        int mask = _mm256_movemask_pd(_mm256_cmp_pd(_mm256_loadu_pd(values + c), t,
+                                                    _CMP_NLT_UQ));
         if (mask) {
             if (*first < 0)
                 *first = c + __builtin_ctz(mask);
             *count += __builtin_popcount(mask);
         }
-        *n_nan += __builtin_popcount(nan_mask);
     }
     return c;
 }
@@ -469,25 +467,43 @@ static SKB_UNUSED double skb_largest(const double *values, ptrdiff_t n)
 /* The index of the first of values[0:n] that is >= threshold (-1 if none);
  * *count = how many are (NaNs are not), *n_nan = how many values are NaN
  * (a caller raises then: no comparison sees a NaN silently).  Exact
- * comparisons: the same answer from either version. */
+ * comparisons: the same answer from either version.  One pass takes the
+ * values that are >= threshold or NaN together (a compare per value); only
+ * when it finds more than one (a tie, or a NaN) does a second pass tell them
+ * apart: the usual answer, one value, is told apart by looking at it. */
 static SKB_UNUSED ptrdiff_t skb_first_at_least(const double *values, ptrdiff_t n,
                                                double threshold, ptrdiff_t *count,
                                                ptrdiff_t *n_nan)
 {
-    ptrdiff_t c = 0, first = -1;
-    *count = 0;
-    *n_nan = 0;
+    ptrdiff_t c = 0, first = -1, either = 0;
 #ifdef SKB_DISPATCH_AVX2
     if (skb_avx2_chosen > 0)
-        c = skb_first_at_least_avx2(values, n, threshold, &first, count, n_nan);
+        c = skb_first_at_least_avx2(values, n, threshold, &first, &either);
 #endif
-    for (; c < n; c++) {
-        if (values[c] >= threshold) {
+    for (; c < n; c++)
+        if (!(values[c] < threshold)) {
             if (first < 0)
                 first = c;
-            *count += 1;
+            either += 1;
         }
-        *n_nan += values[c] != values[c];
+    *count = either;
+    *n_nan = 0;
+    if (either == 1 && values[first] != values[first] && threshold == threshold) {
+        *count = 0;         /* the one is a NaN */
+        *n_nan = 1;
+        return -1;
+    }
+    if (either > 1 || (either == 1 && threshold != threshold)) {
+        *count = 0;
+        first = -1;
+        for (c = 0; c < n; c++) {
+            if (values[c] >= threshold) {
+                if (first < 0)
+                    first = c;
+                *count += 1;
+            }
+            *n_nan += values[c] != values[c];
+        }
     }
     return first;
 }
