@@ -419,3 +419,12 @@ cdef class PassiveAggressiveLearner(MistakeDrivenLearner):
         if self.k_tt > 0.0 and loss / self.k_tt < cap:
             return y * loss / self.k_tt
         return y * cap
+
+
+def _first_at_least(const double[::1] values, double threshold):
+    """Python access for the tests: ``skb_first_at_least`` (the Budget
+    Perceptron's removal search) on ``values``: ``(first, count, n_nan)``."""
+    cdef Py_ssize_t count = 0, n_nan = 0, first
+    first = skb_first_at_least(&values[0] if values.shape[0] else NULL, values.shape[0],
+                               threshold, &count, &n_nan)
+    return first, count, n_nan

@@ -19,7 +19,7 @@ cimport numpy as cnp
 import numpy as np
 from libc.math cimport INFINITY, fabs
 
-from skbudget._vector_loops cimport skb_block_moments, skb_vector_loops_init
+from skbudget._vector_loops cimport skb_block_moments, skb_range, skb_vector_loops_init
 
 cnp.import_array()
 cnp.import_ufunc()
@@ -115,27 +115,32 @@ cdef enum:
 
 
 def flat_moments(const double[::1] values):
-    """``(values.mean(), ((values - values.mean()) ** 2).sum())`` in one
-    pass over memory: per block of ``VARIANCE_BLOCK`` values its mean and
-    squared deviations (two passes in cache), merged with Chan, Golub &
-    LeVeque's pairwise update, all of ``values - values[0]`` (so a large
-    common offset costs no digits).  As accurate as NumPy's two passes
-    (equal to the last few bits), without their temporary of the array's
-    size; 3x faster than ``values.var()`` on 10^6 values."""
+    """``(values.mean(), ((values - values.mean()) ** 2).sum(), values.min(),
+    values.max())`` in one pass over memory: per block of ``VARIANCE_BLOCK``
+    values its mean and squared deviations (two passes in cache), merged
+    with Chan, Golub & LeVeque's pairwise update, all of ``values -
+    values[0]`` (so a large common offset costs no digits), and the
+    smallest and largest value, from a third pass over the block.  As
+    accurate as NumPy's two passes (equal to the last few bits), without
+    their temporary of the array's size; 3x faster than ``values.var()``
+    on 10^6 values.  (With a NaN among the values the sums are NaN; the
+    smallest and largest are then of the other values.)"""
     cdef Py_ssize_t n = values.shape[0], start = 0, m
     cdef double mean = 0.0, m2 = 0.0, block_mean, block_m2, delta
+    cdef double lowest = INFINITY, highest = -INFINITY
     if n == 0:
-        return float("nan"), 0.0
+        return float("nan"), 0.0, float("nan"), float("nan")
     cdef double shift = values[0]
     with nogil:
         while start < n:
             m = min(<Py_ssize_t>VARIANCE_BLOCK, n - start)
             skb_block_moments(&values[start], m, shift, &block_mean, &block_m2)
+            skb_range(&values[start], m, &lowest, &highest)     # (the block in L1)
             delta = block_mean - mean
             m2 += block_m2 + delta * delta * (<double>start * m / (start + m))
             mean += delta * m / (start + m)
             start += m
-    return mean + shift, m2
+    return mean + shift, m2, lowest, highest
 
 
 def _apply(name, double[::1] values, double exponent=1.0):

@@ -54,7 +54,7 @@ def compute_gamma(gamma, X, unchecked_for=None):
     non-finite; scikit-learn's own error is raised then)."""
     if gamma == "scale":
         with np.errstate(over="ignore", invalid="ignore"):
-            variance = _variance(X)
+            variance, mean, lowest, highest = _moments(X)
         if not np.isfinite(variance):
             if unchecked_for is not None:
                 assert_all_finite(X, estimator_name=unchecked_for, input_name="X")
@@ -63,7 +63,7 @@ def compute_gamma(gamma, X, unchecked_for=None):
                 "values too large to square). Rescale X (e.g. StandardScaler) or pass a "
                 "numeric gamma."
             )
-        if variance != 0:
+        if variance != 0 and not _no_row_can_dominate(X, variance, mean, lowest, highest):
             _warn_if_one_row_dominates(X, variance)
         return 1.0 / (X.shape[1] * variance) if variance != 0 else 1.0
     if gamma == "auto":
@@ -76,6 +76,30 @@ def compute_gamma(gamma, X, unchecked_for=None):
 _OUTLIER_SHARE = 0.99
 # values of X read per block when looking for that row
 _OUTLIER_BLOCK_VALUES = 1 << 16
+
+
+# _no_row_can_dominate answers only when its bound is below this share of
+# _OUTLIER_SHARE (far beyond the rounding of either side)
+_BOUND_SLACK = 0.98
+
+
+def _no_row_can_dominate(X, variance, mean, lowest, highest):
+    """Whether no row of ``X`` can make up more than ``_OUTLIER_SHARE`` of
+    its squared deviations, known without reading ``X`` again: a row's are
+    at most ``n_features`` times the largest squared deviation of one value,
+    ``max(highest - mean, mean - lowest) ** 2`` (``lowest`` and ``highest``
+    the smallest and largest value of ``X``, a CSR matrix's implicit zeros
+    included; None when unknown).  Only a value some ``sqrt(n_samples)``
+    standard deviations from the mean leaves the question open (then
+    :func:`_warn_if_one_row_dominates` reads the rows): on ordinary data
+    the warning costs nothing beyond the variance's pass."""
+    if lowest is None or X.shape[0] < 2:
+        return False
+    spread = max(highest - mean, mean - lowest)
+    with np.errstate(over="ignore", invalid="ignore"):
+        bound = X.shape[1] * (spread * spread)
+        return bool(bound <= _BOUND_SLACK * _OUTLIER_SHARE
+                    * (X.shape[0] * X.shape[1]) * variance)
 
 
 def _warn_if_one_row_dominates(X, variance):
@@ -115,7 +139,16 @@ def _warn_if_one_row_dominates(X, variance):
 
 def _variance(X, block_values=1 << 16):
     """``X.var()`` (a CSR ``X``: over all its entries, zeros included)
-    without a temporary of its size: one compiled pass
+    without a temporary of its size (:func:`_moments`)."""
+    return _moments(X, block_values)[0]
+
+
+def _moments(X, block_values=1 << 16):
+    """``(X.var(), mean, lowest, highest)``: the variance (a CSR ``X``: over
+    all its entries, zeros included) without a temporary of its size, and,
+    where the compiled pass computes it, the mean and the smallest and
+    largest value (a CSR matrix's implicit zeros included; else None for
+    all three).  One compiled pass
     (:func:`~skbudget._elementwise.flat_moments`) over a contiguous float64
     ``X`` or over a canonical CSR matrix's stored values (merged with its
     implicit zeros by the same pairwise update); otherwise the mean, then
@@ -129,22 +162,26 @@ def _variance(X, block_values=1 << 16):
         X = X.astype(np.float64)
     if sp.issparse(X):
         if X.dtype != np.float64 or not X.has_canonical_format:
-            return X.multiply(X).mean() - X.mean() ** 2
+            return X.multiply(X).mean() - X.mean() ** 2, None, None, None
         n_stored = X.data.shape[0]
         if n_stored == 0:
-            return 0.0
-        mean, m2 = flat_moments(X.data)
+            return 0.0, None, None, None
+        mean, m2, lowest, highest = flat_moments(X.data)
         # the n_values - n_stored implicit zeros: mean 0, no spread
-        return (m2 + mean * mean * (n_stored * ((n_values - n_stored) / n_values))) / n_values
+        variance = (m2 + mean * mean * (n_stored * ((n_values - n_stored) / n_values))) / n_values
+        if n_stored < n_values:
+            lowest, highest = min(lowest, 0.0), max(highest, 0.0)
+        return variance, mean * (n_stored / n_values), lowest, highest
     if X.dtype == np.float64 and (X.flags.c_contiguous or X.flags.f_contiguous):
-        return flat_moments(X.ravel(order="K"))[1] / n_values
+        mean, m2, lowest, highest = flat_moments(X.ravel(order="K"))
+        return m2 / n_values, mean, lowest, highest
     mean = X.mean()
     rows = max(1, block_values // max(X.shape[1], 1))
     total = 0.0
     for start in range(0, X.shape[0], rows):
         deviation = X[start:start + rows] - mean
         total += np.einsum("ij,ij->", deviation, deviation)
-    return total / n_values
+    return total / n_values, None, None, None
 
 
 def check_finite(K, kernel):

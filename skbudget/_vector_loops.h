@@ -306,6 +306,55 @@ SKB_VERSIONS(int, skb_block_moments,
     return 0;
 }
 
+/* The smallest and the largest of x[0:n], into *lowest and *highest when
+ * smaller or larger (NaNs passed over): with AVX2, four running minima and
+ * maxima of four lanes.  Exact: the same values from either version (but
+ * for the sign of a zero). */
+#ifdef SKB_DISPATCH_AVX2
+__attribute__((target("avx2"))) static ptrdiff_t skb_range_avx2(const double *x, ptrdiff_t n,
+                                                                double *lowest, double *highest)
+{
+    __m256d lo0 = _mm256_set1_pd(*lowest), lo1 = lo0, lo2 = lo0, lo3 = lo0;
+    __m256d hi0 = _mm256_set1_pd(*highest), hi1 = hi0, hi2 = hi0, hi3 = hi0;
+    double lanes[4];
+    ptrdiff_t c;
+    int k;
+    for (c = 0; c + 16 <= n; c += 16) {
+        __m256d v0 = _mm256_loadu_pd(x + c), v1 = _mm256_loadu_pd(x + c + 4);
+        __m256d v2 = _mm256_loadu_pd(x + c + 8), v3 = _mm256_loadu_pd(x + c + 12);
+        lo0 = _mm256_min_pd(v0, lo0);
+        lo1 = _mm256_min_pd(v1, lo1);
+        lo2 = _mm256_min_pd(v2, lo2);
+        lo3 = _mm256_min_pd(v3, lo3);
+        hi0 = _mm256_max_pd(v0, hi0);
+        hi1 = _mm256_max_pd(v1, hi1);
+        hi2 = _mm256_max_pd(v2, hi2);
+        hi3 = _mm256_max_pd(v3, hi3);
+    }
+    _mm256_storeu_pd(lanes, _mm256_min_pd(_mm256_min_pd(lo0, lo1), _mm256_min_pd(lo2, lo3)));
+    for (k = 0; k < 4; k++)
+        *lowest = lanes[k] < *lowest ? lanes[k] : *lowest;
+    _mm256_storeu_pd(lanes, _mm256_max_pd(_mm256_max_pd(hi0, hi1), _mm256_max_pd(hi2, hi3)));
+    for (k = 0; k < 4; k++)
+        *highest = lanes[k] > *highest ? lanes[k] : *highest;
+    return c;
+}
+#endif
+
+static SKB_UNUSED int skb_range(const double *x, ptrdiff_t n, double *lowest, double *highest)
+{
+    ptrdiff_t c = 0;
+#ifdef SKB_DISPATCH_AVX2
+    if (skb_avx2_chosen > 0)
+        c = skb_range_avx2(x, n, lowest, highest);
+#endif
+    for (; c < n; c++) {
+        *lowest = x[c] < *lowest ? x[c] : *lowest;
+        *highest = x[c] > *highest ? x[c] : *highest;
+    }
+    return 0;
+}
+
 /* y scale (margin - alpha kself), y the sign of alpha scale: a support
  * vector's leave-one-out margin (a free cell, alpha 0 and margin +inf, gets
  * -inf). */
@@ -408,24 +457,22 @@ __attribute__((target("avx2"))) static ptrdiff_t skb_largest_avx2(const double *
     return c;
 }
 
-/* skb_first_at_least's blocks of four (AVX2 compares); returns where the
- * scalar tail starts. */
+/* skb_first_at_least's blocks of four (AVX2 compares): the first value and
+ * the number of values that are >= threshold *or NaN* (one compare,
+ * "not less than", unordered); returns where the scalar tail starts. */
 __attribute__((target("avx2"))) static ptrdiff_t skb_first_at_least_avx2(
-    const double *values, ptrdiff_t n, double threshold, ptrdiff_t *first, ptrdiff_t *count,
-    ptrdiff_t *n_nan)
+    const double *values, ptrdiff_t n, double threshold, ptrdiff_t *first, ptrdiff_t *count)
 {
     const __m256d t = _mm256_set1_pd(threshold);
     ptrdiff_t c;
     for (c = 0; c + 4 <= n; c += 4) {
-        __m256d v = _mm256_loadu_pd(values + c);
-        int mask = _mm256_movemask_pd(_mm256_cmp_pd(v, t, _CMP_GE_OQ));
-        int nan_mask = _mm256_movemask_pd(_mm256_cmp_pd(v, v, _CMP_UNORD_Q));
+        int mask = _mm256_movemask_pd(_mm256_cmp_pd(_mm256_loadu_pd(values + c), t,
+                                                    _CMP_NLT_UQ));
         if (mask) {
             if (*first < 0)
                 *first = c + __builtin_ctz(mask);
             *count += __builtin_popcount(mask);
         }
-        *n_nan += __builtin_popcount(nan_mask);
     }
     return c;
 }
@@ -451,25 +498,43 @@ static SKB_UNUSED double skb_largest(const double *values, ptrdiff_t n)
 /* The index of the first of values[0:n] that is >= threshold (-1 if none);
  * *count = how many are (NaNs are not), *n_nan = how many values are NaN
  * (a caller raises then: no comparison sees a NaN silently).  Exact
- * comparisons: the same answer from either version. */
+ * comparisons: the same answer from either version.  One pass takes the
+ * values that are >= threshold or NaN together (a compare per value); only
+ * when it finds more than one (a tie, or a NaN) does a second pass tell them
+ * apart: the usual answer, one value, is told apart by looking at it. */
 static SKB_UNUSED ptrdiff_t skb_first_at_least(const double *values, ptrdiff_t n,
                                                double threshold, ptrdiff_t *count,
                                                ptrdiff_t *n_nan)
 {
-    ptrdiff_t c = 0, first = -1;
-    *count = 0;
-    *n_nan = 0;
+    ptrdiff_t c = 0, first = -1, either = 0;
 #ifdef SKB_DISPATCH_AVX2
     if (skb_avx2_chosen > 0)
-        c = skb_first_at_least_avx2(values, n, threshold, &first, count, n_nan);
+        c = skb_first_at_least_avx2(values, n, threshold, &first, &either);
 #endif
-    for (; c < n; c++) {
-        if (values[c] >= threshold) {
+    for (; c < n; c++)
+        if (!(values[c] < threshold)) {
             if (first < 0)
                 first = c;
-            *count += 1;
+            either += 1;
         }
-        *n_nan += values[c] != values[c];
+    *count = either;
+    *n_nan = 0;
+    if (either == 1 && values[first] != values[first] && threshold == threshold) {
+        *count = 0;         /* the one is a NaN */
+        *n_nan = 1;
+        return -1;
+    }
+    if (either > 1 || (either == 1 && threshold != threshold)) {
+        *count = 0;
+        first = -1;
+        for (c = 0; c < n; c++) {
+            if (values[c] >= threshold) {
+                if (first < 0)
+                    first = c;
+                *count += 1;
+            }
+            *n_nan += values[c] != values[c];
+        }
     }
     return first;
 }

@@ -20,6 +20,7 @@ cdef extern from "_vector_loops.h" nogil:
     int skb_row_norms(const double* rows, Py_ssize_t c, Py_ssize_t d, double* out)
     int skb_block_moments(const double* x, Py_ssize_t n, double shift, double* mean,
                           double* m2)
+    int skb_range(const double* x, Py_ssize_t n, double* lowest, double* highest)
     double skb_replace_in_margins(double* gram, Py_ssize_t cap, Py_ssize_t cell,
                                   const double* k_row, const double* alpha, double* margin,
                                   double a_old, double a_new, const double* kself,

@@ -325,3 +325,50 @@ def test_forgetron_phi_is_the_largest_feasible_shrink(sigma, mu, room):
     grid = np.linspace(phi, 1, 200)[1:]
     beyond = PlainForgetron.psi(sigma, grid, mu)
     assert phi == 1 or np.all(beyond > room * (1 - 1e-9))
+
+
+_FIRST_AT_LEAST_CASES = """
+import json, numpy as np
+from skbudget._budget_fast import _first_at_least
+rng = np.random.RandomState(0)
+out = []
+for n in list(range(0, 14)) + [31, 100, 101]:
+    for case in range(12):
+        values = rng.choice([-1.0, 0.0, 0.5, 1.0, 2.0, -np.inf, np.inf], size=n)
+        if case % 3 == 0 and n:
+            values[rng.randint(n, size=1 + case % 4)] = np.nan
+        for threshold in (1.0, 2.0, 5.0, -np.inf, np.nan, float(values[0]) if n else 0.0):
+            out.append((n, case, repr(threshold), _first_at_least(values, threshold)))
+print(json.dumps(out))
+"""
+
+
+def test_removal_search_counts_ties_and_nans_as_a_plain_loop():
+    # skb_first_at_least (the Budget Perceptron's removal search): one pass
+    # takes values >= threshold and NaNs together, a second tells them
+    # apart only when it found more than one: the answer of the plain loop,
+    # with the AVX2 loops and with the baseline loops
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from skbudget._budget_fast import _first_at_least
+    rng = np.random.RandomState(0)
+    for n in list(range(0, 14)) + [31, 100, 101]:
+        for case in range(12):
+            values = rng.choice([-1.0, 0.0, 0.5, 1.0, 2.0, -np.inf, np.inf], size=n)
+            if case % 3 == 0 and n:
+                values[rng.randint(n, size=1 + case % 4)] = np.nan
+            for threshold in (1.0, 2.0, 5.0, -np.inf, np.nan, values[0] if n else 0.0):
+                at_least = values >= threshold
+                expected = (int(np.argmax(at_least)) if at_least.any() else -1,
+                            int(at_least.sum()), int(np.isnan(values).sum()))
+                assert _first_at_least(values, threshold) == expected, (values, threshold)
+    runs = []
+    for disable in ("", "1"):
+        env = dict(os.environ, SKBUDGET_DISABLE_AVX2=disable)
+        done = subprocess.run([sys.executable, "-c", _FIRST_AT_LEAST_CASES], env=env,
+                              capture_output=True, text=True, check=True)
+        runs.append(json.loads(done.stdout))
+    assert runs[0] == runs[1]

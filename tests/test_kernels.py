@@ -3,6 +3,7 @@ pairwise_kernels."""
 
 import pickle
 import re
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -143,6 +144,49 @@ def test_gamma_scale_variance_equals_numpy(make, sparse):
     assert variance == pytest.approx(X.var(), rel=1e-13, abs=1e-300)
     assert compute_gamma("scale", X_csr if sparse else X) == pytest.approx(
         1.0 / (X.shape[1] * X.var()) if X.var() else 1.0, rel=1e-13)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_gamma_scale_moments_give_the_range_of_X(sparse):
+    # the variance's pass also takes X's smallest and largest value (a CSR
+    # matrix's implicit zeros included) and its mean
+    from skbudget._kernels import _moments
+    rng = np.random.RandomState(3)
+    X = rng.randn(517, 13) * 4 + 2
+    if sparse:
+        X[X < 3] = 0.0
+    variance, mean, lowest, highest = _moments(sp.csr_matrix(X) if sparse else X)
+    assert variance == pytest.approx(X.var(), rel=1e-13)
+    assert mean == pytest.approx(X.mean(), rel=1e-13)
+    assert (lowest, highest) == (X.min(), X.max())
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_outlier_bound_never_hides_the_warning(sparse):
+    # gamma='scale' reads X's rows for the outlier warning only when the
+    # bound from the variance's pass (n_features times the largest squared
+    # deviation of one value) leaves it open: wherever the bound answers,
+    # the rows' own pass would not have warned, and a planted outlier of
+    # any size either warns or is within the bound
+    from skbudget._kernels import _moments, _no_row_can_dominate, _warn_if_one_row_dominates
+    rng = np.random.RandomState(0)
+    answered = 0
+    for n, d in [(2, 1), (3, 2), (5, 1), (20, 3), (50, 54), (400, 2)]:
+        for size in [0.0, 1.0, 3.0, 10.0, 30.0, 100.0, 1e3, 1e6]:
+            X = rng.randn(n, d)
+            X[rng.randint(n), rng.randint(d)] += size
+            if sparse:
+                X[np.abs(X) < 0.5] = 0.0
+            Xin = sp.csr_matrix(X) if sparse else X
+            variance, mean, lowest, highest = _moments(Xin)
+            if variance == 0:
+                continue
+            if _no_row_can_dominate(Xin, variance, mean, lowest, highest):
+                answered += 1
+                with warnings.catch_warnings():
+                    warnings.simplefilter("error")
+                    _warn_if_one_row_dominates(Xin, variance)
+    assert answered > 10          # the bound answers on ordinary data
 
 
 def test_gamma_scale_variance_of_csr_with_duplicates_or_no_values():

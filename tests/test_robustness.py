@@ -932,3 +932,139 @@ def test_cumulative_at_bin_ends_counts_each_bin_end():
     assert at_ends.shape == (0,) and total == 5
     with pytest.raises(ValueError, match="at least 1"):
         cumulative_at_bin_ends(flags, 0, 1, 0)
+
+
+# ---- the per-call shortcuts of fit: X's validation, seeding, parameters ----
+
+def _validation_outcome(call):
+    """What a validation call gave: ('ok', returned object) or ('error',
+    its type and message), with the warnings it raised."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            out = ("ok", call())
+        except Exception as error:          # noqa: BLE001 (compared below)
+            out = ("error", (type(error), str(error)))
+    return out, [str(w.message) for w in caught]
+
+
+@pytest.mark.parametrize("make", [
+    lambda rng: rng.randn(30, 4),
+    lambda rng: np.asfortranarray(rng.randn(30, 4)),
+    lambda rng: rng.randn(60, 8)[::2, 1::2],
+    lambda rng: sp.csr_matrix(rng.randn(30, 4)),
+    lambda rng: sp.csr_array(rng.randn(30, 4)),
+    lambda rng: np.where(rng.randn(30, 4) > 1, np.nan, 1.0),
+    lambda rng: sp.csr_matrix(np.where(rng.randn(30, 4) > 1, np.inf, 1.0)),
+    lambda rng: rng.randn(0, 4),
+    lambda rng: rng.randn(30, 0),
+    lambda rng: rng.randn(30),
+    lambda rng: rng.randn(30, 4).astype(np.float32),
+    lambda rng: rng.randn(30, 4).astype(">f8"),
+    lambda rng: rng.randn(30, 4, 2),
+    lambda rng: pd.DataFrame(rng.randn(30, 4), columns=list("abcd")),
+])
+@pytest.mark.parametrize("fitted_with_names", [False, True])
+@pytest.mark.parametrize("ensure_all_finite", [True, False])
+def test_checked_X_is_validate_data(make, fitted_with_names, ensure_all_finite):
+    # fit's and decision_function's X: a plain float64 array or CSR matrix
+    # skips validate_data's generic path; the same X, n_features_in_,
+    # feature names, errors and warnings as validate_data for any input
+    from sklearn.utils.validation import validate_data
+
+    from skbudget._base import _checked_X
+    X = make(np.random.RandomState(0))
+    for reset in (True, False):
+        outcomes = []
+        for check in (_checked_X, None):
+            est = Forgetron(budget=5)
+            names = pd.DataFrame(np.ones((3, 4)), columns=list("abcd"))
+            if fitted_with_names:
+                validate_data(est, names, reset=True)
+            elif not reset:
+                validate_data(est, np.ones((3, 4)), reset=True)
+            if check is None:
+                outcome = _validation_outcome(lambda: validate_data(
+                    est, X, accept_sparse="csr", dtype=np.float64, reset=reset,
+                    ensure_all_finite=ensure_all_finite))
+            else:
+                outcome = _validation_outcome(lambda: check(
+                    est, X, reset, ensure_all_finite=ensure_all_finite))
+            outcomes.append((outcome, getattr(est, "n_features_in_", None),
+                             list(getattr(est, "feature_names_in_", []))))
+        (a, a_warnings), a_n, a_names = outcomes[0]
+        (b, b_warnings), b_n, b_names = outcomes[1]
+        assert a[0] == b[0] and a_warnings == b_warnings and (a_n, a_names) == (b_n, b_names)
+        if a[0] == "error":
+            assert a[1] == b[1]
+        else:
+            assert type(a[1]) is type(b[1])
+            if isinstance(X, np.ndarray) and X.dtype == np.float64 and X.ndim == 2:
+                assert a[1] is X                # validated as it is, no copy
+            left, right = a[1], b[1]
+            if sp.issparse(left):
+                left, right = left.toarray(), right.toarray()
+            assert_array_equal(np.asarray(left), np.asarray(right))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 42, 2 ** 31, 2 ** 32 - 1, np.int64(7), np.uint32(9)])
+def test_seeded_random_state_is_numpys(seed):
+    # fit's generator from an int random_state: RandomState(seed), state and
+    # draws, made without RandomState's entropy-seeded first key
+    from skbudget._base import _FAST_SEEDING, _random_state, _seeded_random_state
+    assert _FAST_SEEDING          # (else the shortcut is off: RandomState itself)
+    for made in (_seeded_random_state(seed), _random_state(seed)):
+        reference = np.random.RandomState(seed)
+        a, b = made.get_state(), reference.get_state()
+        assert a[0] == b[0] and a[2:] == b[2:]
+        assert_array_equal(a[1], b[1])
+        assert_array_equal(made.randint(1000, size=50), reference.randint(1000, size=50))
+        assert_array_equal(made.standard_normal(5), reference.standard_normal(5))
+        assert_array_equal(pickle.loads(pickle.dumps(made)).random_sample(3),
+                           reference.random_sample(3))
+    for bad in (-1, 2 ** 32):
+        with pytest.raises(ValueError) as expected:
+            np.random.RandomState(bad)
+        with pytest.raises(ValueError) as raised:
+            _seeded_random_state(bad)
+        assert str(raised.value) == str(expected.value)
+    given_state = np.random.RandomState(3)
+    assert _random_state(given_state) is given_state
+    assert _random_state(None) is np.random.mtrand._rand
+
+
+def test_validated_parameters_are_checked_again_when_they_change():
+    # parameter validation skips a set of simple values that passed before:
+    # any change is validated, an invalid set never passes, and the
+    # estimators' own checks still run on every call
+    X, y = np.random.RandomState(0).randn(40, 3), np.arange(40) % 2
+    for _ in range(2):
+        Forgetron(budget=5).fit(X, y)
+        for bad in ({"budget": 0}, {"budget": 5.0}, {"budget": True}, {"gamma": -1.0},
+                    {"kernel": "nope"}, {"max_iter": 0}):
+            with pytest.raises(ValueError, match="must be"):
+                Forgetron(budget=5).set_params(**bad).fit(X, y)
+    from skbudget import BudgetedSGDClassifier
+    est = BudgetedSGDClassifier(budget=5, kernel="linear", maintenance="merging")
+    for _ in range(2):      # BSGD's own check (merging needs rbf) on every call
+        with pytest.raises(ValueError):
+            clone(est).fit(X, y)
+
+
+def test_single_threaded_blas_sets_one_thread_and_restores():
+    # the training loop's and prediction's BLAS context: every BLAS library
+    # on one thread inside, its own count back after (an error included)
+    from threadpoolctl import threadpool_limits
+
+    from skbudget._blas import _BLAS_LIBRARIES, single_threaded_blas
+    if not _BLAS_LIBRARIES:
+        pytest.skip("no BLAS library known to threadpoolctl")
+    with threadpool_limits(limits=2, user_api="blas"):
+        before = [library.get_num_threads() for library in _BLAS_LIBRARIES]
+        with single_threaded_blas():
+            assert all(library.get_num_threads() == 1 for library in _BLAS_LIBRARIES)
+        assert [library.get_num_threads() for library in _BLAS_LIBRARIES] == before
+        with pytest.raises(KeyError):
+            with single_threaded_blas():
+                raise KeyError
+        assert [library.get_num_threads() for library in _BLAS_LIBRARIES] == before
