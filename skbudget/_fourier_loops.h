@@ -9,7 +9,8 @@
  *
  * The projection xU of a CSR row sums x_k U[k, j] over the row's nonzeros
  * in their stored order, from +0, one product and one addition each (as
- * scipy's CSR @ dense sums it): blocks of 32 columns are kept in registers
+ * scipy's CSR @ dense sums it): blocks of SKB_FOURIER_VECTORS vectors of
+ * sums (32 columns of float64, 64 of float32) are kept in registers
  * while the row's nonzeros are read once per block.
  *
  * The cosine and sine: one shared argument reduction and two polynomials,
@@ -82,8 +83,10 @@ static SKB_UNUSED int skb_fourier_loops_init(void)
 #define SKB_FOURIER_VERSIONS SKB_VERSIONS
 #endif
 
-/* columns of U per block of projections (eight AVX2 registers) */
-#define SKB_FOURIER_COLUMNS 32
+/* 32-byte vectors of sums per block of projections (eight AVX2
+ * registers: 32 columns of U for float64 input, 64 for float32; eight
+ * independent chains of additions over a row's nonzeros) */
+#define SKB_FOURIER_VECTORS 8
 
 /* 2/pi; pi/2 to 33 bits (so that n P1 is exact for |n| < 2^20); the next
  * 53 bits of pi/2 */

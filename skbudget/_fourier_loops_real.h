@@ -23,6 +23,8 @@
     SKB_FOURIER_VERSIONS(ret, name, params, args)
 /* lanes of a 32-byte vector of SKB_REAL */
 #define SKB_LANES ((int)(32 / sizeof(SKB_REAL)))
+/* columns of U per block of projections */
+#define SKB_FOURIER_COLUMNS (SKB_FOURIER_VECTORS * SKB_LANES)
 
 /* The values of x[0:n] that SKB_SINCOS_VALUE leaves to libm, by libm's cos
  * and sin; returns bit 63 set if one of x[0:n] is not finite (its outputs
@@ -91,7 +93,7 @@ static SKB_ALWAYS_INLINE void SKB_REAL_NAME(skb_sparse_projection_columns)(
     const SKB_REAL *values, const int *indices, ptrdiff_t nnz, const SKB_REAL *U, ptrdiff_t ld,
     ptrdiff_t col, int nv, int ones, SKB_REAL *out)
 {
-    SKB_REAL_NAME(skb_vector) acc[SKB_FOURIER_COLUMNS / 4], u;
+    SKB_REAL_NAME(skb_vector) acc[SKB_FOURIER_VECTORS], u;
     ptrdiff_t p;
     int v;
     for (v = 0; v < nv; v++)
@@ -144,9 +146,9 @@ static SKB_ALWAYS_INLINE void SKB_REAL_NAME(skb_sparse_projection_block)(
 /* Z[i] = [cos(x_i U), sin(x_i U)] factor for the n_rows CSR rows x_i
  * (values + starts[i], indices + starts[i], lengths[i] nonzeros; column
  * indices < the rows of U, which is n_features x m C-contiguous), rows of
- * 2 m values: for each block of 32 columns, every row's projections summed
- * in registers and mapped while in L1 (the block's columns of U stay in L1
- * across the rows); bit 63 set if a projection is not finite.  A row whose
+ * 2 m values: for each block of SKB_FOURIER_COLUMNS columns, every row's
+ * projections summed in registers and mapped while in L1 (the block's
+ * columns of U stay in L1 across the rows); bit 63 set if a projection is not finite.  A row whose
  * values are all 1 (binary features) is summed without its multiplications
  * by 1: the same bits. */
 SKB_FOURIER_VERSIONS_OF(uint64_t, SKB_REAL_NAME(skb_fourier_sparse_rows),
@@ -160,9 +162,12 @@ SKB_FOURIER_VERSIONS_OF(uint64_t, SKB_REAL_NAME(skb_fourier_sparse_rows),
     ptrdiff_t i, j, p;
     for (j = 0; j < m;) {
         ptrdiff_t left = m - j;
-        /* 32, 16, 8 or 4 columns (in vectors of LANES sums; float's 4:
-         * summed one at a time), or the last fewer than 4 */
-        ptrdiff_t width = left >= 32 ? 32 : left >= 16 ? 16 : left >= 8 ? 8 : left >= 4 ? 4 : left;
+        /* 8, 4, 2 or 1 vectors of LANES sums, or the last fewer than
+         * LANES columns (summed one at a time) */
+        ptrdiff_t width = left >= SKB_FOURIER_COLUMNS ? SKB_FOURIER_COLUMNS
+                          : left >= 4 * SKB_LANES ? 4 * SKB_LANES
+                          : left >= 2 * SKB_LANES ? 2 * SKB_LANES
+                          : left >= SKB_LANES ? SKB_LANES : left;
         for (i = 0; i < n_rows; i++) {
             const SKB_REAL *x = values + starts[i];
             const int *k = indices + starts[i];
@@ -172,18 +177,18 @@ SKB_FOURIER_VERSIONS_OF(uint64_t, SKB_REAL_NAME(skb_fourier_sparse_rows),
             for (p = 0; p < nnz; p++)
                 ones &= x[p] == 1;
 /* (the constants spelled out, one call each) */
-#define SKB_PROJECT(WIDTH, ONES) \
-    SKB_REAL_NAME(skb_sparse_projection_block)(x, k, nnz, U, m, j, (WIDTH) / SKB_LANES, width, \
-                                               ONES, projections)
-            switch (width * 2 + ones) {
-            case 65: SKB_PROJECT(32, 1); break;
-            case 64: SKB_PROJECT(32, 0); break;
-            case 33: SKB_PROJECT(16, 1); break;
-            case 32: SKB_PROJECT(16, 0); break;
+#define SKB_PROJECT(NV, ONES) \
+    SKB_REAL_NAME(skb_sparse_projection_block)(x, k, nnz, U, m, j, NV, width, ONES, \
+                                               projections)
+            switch ((width >= SKB_LANES ? width / SKB_LANES : 0) * 2 + ones) {
             case 17: SKB_PROJECT(8, 1); break;
             case 16: SKB_PROJECT(8, 0); break;
             case 9: SKB_PROJECT(4, 1); break;
             case 8: SKB_PROJECT(4, 0); break;
+            case 5: SKB_PROJECT(2, 1); break;
+            case 4: SKB_PROJECT(2, 0); break;
+            case 3: SKB_PROJECT(1, 1); break;
+            case 2: SKB_PROJECT(1, 0); break;
             default: SKB_PROJECT(0, 0); break;
             }
 #undef SKB_PROJECT
@@ -202,5 +207,6 @@ SKB_FOURIER_VERSIONS_OF(uint64_t, SKB_REAL_NAME(skb_fourier_sparse_rows),
 }
 
 #undef SKB_LANES
+#undef SKB_FOURIER_COLUMNS
 #undef SKB_FOURIER_VERSIONS_OF
 #undef SKB_FLAG_SHIFT
