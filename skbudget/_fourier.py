@@ -229,10 +229,10 @@ class FourierOGDClassifier(BaseOnlineKernelClassifier):
     float64 for ``|xU| > 2^12``), for training and prediction alike, each
     call in its own input's precision; ``coef_`` and ``random_weights_``
     stay float64 (other dtypes are converted to float64).  The authors'
-    MATLAB code and
-    the C++ LIBOKL/KOL toolbox leave out the ``1 / sqrt(D)``, so their step
-    is this one's divided by ``D``; KOL's cosine also has the wrong sign on
-    half the circle, and it seeds from the clock.""",
+    MATLAB code and the C++ LIBOKL/KOL toolbox leave out the ``1 /
+    sqrt(D)``, so their step is this one's divided by ``D``; KOL's cosine
+    also has the wrong sign on half the circle, and it seeds from the
+    clock.""",
         ["""n_components : int, default=400
         ``D``, the number of random directions (the features are ``2 D``
         values: a cosine and a sine each).""",
