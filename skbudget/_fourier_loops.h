@@ -112,13 +112,6 @@ static SKB_UNUSED int skb_fourier_loops_init(void)
 #define SKB_C5 0x1.1ee9ebdb4b1c4p-29
 #define SKB_C6 (-0x1.8fae9be8838d4p-37)
 
-static SKB_ALWAYS_INLINE uint64_t skb_bits(double v)
-{
-    uint64_t bits;
-    memcpy(&bits, &v, sizeof bits);
-    return bits;
-}
-
 static SKB_ALWAYS_INLINE double skb_from_bits(uint64_t bits)
 {
     double v;

@@ -81,21 +81,25 @@ static SKB_UNUSED int skb_vector_loops_init(void)
 #define SKB_ABS_MASK 0x7fffffffffffffffULL
 #define SKB_INF_BITS 0x7ff0000000000000ULL
 
+/* The bits of v (no conversion: a copy the compiler turns into a move). */
+static SKB_ALWAYS_INLINE uint64_t skb_bits(double v)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    return bits;
+}
+
 /* Bit 63 set iff v is NaN (integer arithmetic on the bits: it vectorizes,
  * where a comparison v != v OR-ed into a flag keeps the loop scalar). */
 static SKB_ALWAYS_INLINE uint64_t skb_nan_bit(double v)
 {
-    uint64_t bits;
-    memcpy(&bits, &v, sizeof bits);
-    return (bits & SKB_ABS_MASK) + (SKB_SIGN_BIT - SKB_INF_BITS - 1);
+    return (skb_bits(v) & SKB_ABS_MASK) + (SKB_SIGN_BIT - SKB_INF_BITS - 1);
 }
 
 /* Bit 63 set iff v is NaN or infinite. */
 static SKB_ALWAYS_INLINE uint64_t skb_nonfinite_bit(double v)
 {
-    uint64_t bits;
-    memcpy(&bits, &v, sizeof bits);
-    return (bits & SKB_ABS_MASK) + (SKB_SIGN_BIT - SKB_INF_BITS);
+    return (skb_bits(v) & SKB_ABS_MASK) + (SKB_SIGN_BIT - SKB_INF_BITS);
 }
 
 /* -gamma ||x - v||^2 from <x, v>, summed as rbf_kernel sums it,
