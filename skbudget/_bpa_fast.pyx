@@ -33,6 +33,11 @@ support vector.
   When ``x_t`` lies in span ``S`` (``delta^2 <= 1e-12 k_tt``) nothing is
   removed or added: the step is projected onto ``S``
   (``alpha += tau y d``), so ``K_S`` stays invertible.
+  The engine also keeps ``K_S`` (``track_gram``): when a bound on the
+  rounding error of the updates (``drift``) grows large, ``A`` is checked
+  against it (O(B^2)) and, if inaccurate, recomputed (Cholesky, O(B^3)):
+  after an ill-conditioned insertion the updates alone carry a large error
+  on (doc/algorithms.md#bpa, "How accurate BPA-P's inverse stays").
 
 Every removal score is a squared distance: a value below 0 (rounding, or a
 kernel that is not positive semi-definite) counts as 0.  Scores agreeing to
@@ -41,6 +46,7 @@ a relative 1e-9 are tied (``_numbers.oldest_least``), and ties go to the oldest.
 
 import numpy as np
 from libc.math cimport fabs, INFINITY
+from scipy.linalg.cython_lapack cimport dpotrf, dpotri
 
 from skbudget._engine cimport OnlineLearner
 from skbudget._engine import _resized, size_problem, square_problem
@@ -50,6 +56,26 @@ from skbudget._numbers cimport is_finite, oldest_least, raise_not_finite
 # K_V is singular (BPA-NN's 2 x 2 determinant, BPA-P's delta^2) at or below
 # SPAN_TOL times the product of its diagonal (the contract's 1e-12)
 cdef double SPAN_TOL = 1e-12
+
+# BPA-P keeps K_S^{-1} incrementally (O(B^2) a round) and checks it against
+# the Gram matrix when its estimated rounding error (``drift``) exceeds
+# CHECK_DRIFT times that of an inverse computed afresh; the check, O(B^2),
+# measures the residual ``max |K_S (A u) - u|`` for two probes ``u`` and
+# recomputes the inverse (Cholesky, O(B^3)) when it exceeds both
+# RESIDUAL_TOL and the residual floor of the last recomputation
+# (doc/algorithms.md#bpa)
+cdef double CHECK_DRIFT = 1e3
+cdef double RESIDUAL_TOL = 1e-10
+
+
+def _set_refresh_rule(double check_drift, double residual_tol):
+    """Set BPA-P's ``CHECK_DRIFT`` and ``RESIDUAL_TOL`` (benchmarks and
+    tests; ``check_drift = inf``: never check); returns the previous
+    pair."""
+    global CHECK_DRIFT, RESIDUAL_TOL
+    old = (CHECK_DRIFT, RESIDUAL_TOL)
+    CHECK_DRIFT, RESIDUAL_TOL = check_drift, residual_tol
+    return old
 
 # what a non-finite removal score is called in the error
 cdef const char* REMOVAL_SCORE = b"A removal score of the budgeted Passive-Aggressive"
@@ -83,18 +109,28 @@ cdef class BudgetedPALearner(OnlineLearner):
     # when it is alone) and their squared feature-space distance
     cdef public Py_ssize_t[::1] nearest
     cdef public double[::1] nearest_dist
-    # BPA-P: K_S^{-1} by cell (zero rows and columns for free cells)
+    # BPA-P: K_S^{-1} by cell (zero rows and columns for free cells); a
+    # bound on the rounding error its updates added since it was last
+    # checked, in units of the unit roundoff (note_drift); the residual a
+    # check tolerates besides RESIDUAL_TOL (check_inverse); how many checks
+    # and recomputations from the Gram matrix there were
     cdef public double[:, ::1] inverse
+    cdef public double drift
+    cdef public double residual_floor
+    cdef public long long n_checks
+    cdef public long long n_refreshes
     # scratch (not state): removal scores by position; by cell: the round's
     # kernel row (0 for free cells), d = K_S^{-1} k_t, the update vectors
     cdef double[::1] values
     cdef double[::1] k_vec
     cdef double[::1] d_vec
     cdef double[::1] g_vec
+    cdef double[::1] lapack_work        # BPA-P: the n x n Gram matrix, factored
+    cdef double k_d_magnitude           # BPA-P: sum_c |k_c d_c| of the round
 
     _state_names = OnlineLearner._state_names + (
         "budget", "C", "maintenance", "n_removals", "n_projections", "nearest",
-        "nearest_dist", "inverse")
+        "nearest_dist", "inverse", "drift", "residual_floor", "n_checks", "n_refreshes")
 
     def __cinit__(self, *args, **kwargs):
         # before the engine's __init__ grows them
@@ -105,11 +141,15 @@ cdef class BudgetedPALearner(OnlineLearner):
     def __init__(self, Py_ssize_t budget=1, double C=1.0, int maintenance=RULE_SIMPLE):
         self.maintenance = maintenance     # (before the engine's __init__ calls grow)
         OnlineLearner.__init__(self, capacity=budget + 1,
-                               track_gram=maintenance == RULE_NEAREST)
+                               track_gram=maintenance != RULE_SIMPLE)
         self.budget = budget
         self.C = C
         self.n_removals = 0
         self.n_projections = 0
+        self.drift = 0.0
+        self.residual_floor = 0.0
+        self.n_checks = 0
+        self.n_refreshes = 0
 
     cdef int grow(self, Py_ssize_t new_capacity) except -1:
         cdef Py_ssize_t old = self.nearest.shape[0]
@@ -131,6 +171,8 @@ cdef class BudgetedPALearner(OnlineLearner):
         self.k_vec = np.zeros(self.capacity)
         self.d_vec = np.zeros(self.capacity)
         self.g_vec = np.zeros(self.capacity)
+        self.lapack_work = np.zeros(self.capacity * self.capacity
+                                    if self.maintenance == RULE_PROJECTION else 0)
         return 0
 
     def check_policy_state(self, Py_ssize_t pool_size):
@@ -144,6 +186,13 @@ cdef class BudgetedPALearner(OnlineLearner):
             return f"maintenance={self.maintenance} is no rule"
         if self.maintenance == RULE_NEAREST and not self.track_gram:
             return "BPA-NN without the Gram matrix"
+        if self.maintenance == RULE_PROJECTION and not self.track_gram:
+            return "BPA-P without the Gram matrix"
+        if not (self.drift >= 0.0 and is_finite(self.drift) and self.residual_floor >= 0.0
+                and is_finite(self.residual_floor)) or self.n_checks < 0 or self.n_refreshes < 0:
+            return (f"drift={self.drift}, residual_floor={self.residual_floor}, "
+                    f"n_checks={self.n_checks}, n_refreshes={self.n_refreshes} are not "
+                    f"non-negative numbers")
         problem = size_problem({"nearest": self.nearest, "nearest_dist": self.nearest_dist},
                                self.capacity)
         if problem is None and self.maintenance == RULE_PROJECTION:
@@ -157,7 +206,9 @@ cdef class BudgetedPALearner(OnlineLearner):
                     return f"the nearest neighbour {n} of cell {c} is no other support vector"
                 if n != -1 and not is_finite(self.nearest_dist[c]):
                     return f"the distance to the nearest neighbour of cell {c} is not finite"
-        if problem is None and self.values.shape[0] < self.capacity:
+        if problem is None and (self.values.shape[0] < self.capacity or (
+                self.maintenance == RULE_PROJECTION
+                and self.lapack_work.shape[0] < self.capacity * self.capacity)):
             self.make_scratch()     # (a state set with a larger capacity)
         return problem
 
@@ -348,6 +399,10 @@ cdef class BudgetedPALearner(OnlineLearner):
         for c in range(cap):
             d[c] = dense_dot(&self.inverse[c, 0], k_vec, cap)
         delta2 = self.k_tt - dense_dot(k_vec, d, cap)
+        self.k_d_magnitude = 0.0
+        for i in range(self.n_sv):
+            c = self.order[i]
+            self.k_d_magnitude += fabs(k_vec[c] * d[c])
         if not is_finite(delta2):
             raise_not_finite(b"The distance of x_t from the span of the support set")
         if delta2 <= SPAN_TOL * self.k_tt or delta2 <= 0.0:
@@ -358,7 +413,7 @@ cdef class BudgetedPALearner(OnlineLearner):
         """BPA-P: project the step onto S, append x_t, or remove the best
         ``r`` from ``U = S + {t}`` and let the rest absorb it."""
         cdef Py_ssize_t i, c, r, cell, cap = self.capacity
-        cdef double delta2 = self.span_distance(), g_rr, a_r, d_r, g_t, s
+        cdef double delta2 = self.span_distance(), g_rr, a_r, d_r, g_t, s, peak
         cdef double* d = &self.d_vec[0]
         cdef double* g = &self.g_vec[0]
         cdef double* values = &self.values[0]
@@ -369,14 +424,22 @@ cdef class BudgetedPALearner(OnlineLearner):
                     self.add_to_coef(c, step * d[c])
             self.n_projections += 1
             return 0
+        peak = 1.0 / delta2             # the largest diagonal entry of G
         if self.n_sv < self.budget:
+            for i in range(self.n_sv):
+                c = self.order[i]
+                g_rr = self.inverse[c, c] + d[c] * d[c] / delta2
+                if g_rr > peak:
+                    peak = g_rr
             cell = self.append_current(step)
             d[cell] = -1.0       # the border [d; -1] [d; -1]^T / delta^2
             self.rank_two(d, 1.0 / delta2, NULL, 0.0)
-            return 0
+            return self.note_drift(peak, delta2)
         for i in range(self.n_sv):      # s_r = 1 / G_rr
             c = self.order[i]
             g_rr = self.inverse[c, c] + d[c] * d[c] / delta2
+            if g_rr > peak:
+                peak = g_rr
             s = 1.0 / g_rr if g_rr > 0.0 else 0.0
             a_r = self.alpha[c] * self.scale
             values[i] = a_r * a_r * s
@@ -403,7 +466,131 @@ cdef class BudgetedPALearner(OnlineLearner):
         d[cell] = -1.0
         g[cell] = g_t
         self.rank_two(d, 1.0 / delta2, g, -1.0 / g_rr)
+        return self.note_drift(peak, delta2)
+
+    cdef int note_drift(self, double peak, double delta2) except -1 nogil:
+        """After an update of ``inverse`` (``peak``: the largest diagonal
+        entry of the bordered ``G``, ``delta2``: the round's ``delta^2``).
+
+        The round's ``delta^2 = k_tt - k^T d`` is a difference of sums of
+        at most ``k_tt + sum |k_c d_c|``: its relative error, up to that
+        over ``delta^2`` (in units of the unit roundoff), is that of the
+        update ``[d; -1] [d; -1]^T / delta^2`` and of ``G``, whose entries
+        are at most ``peak``; the downdate to the new ``K_S^{-1}`` keeps
+        that absolute error, however small its entries.  ``drift`` sums
+        these bounds.  ``K_S^{-1}`` computed afresh has an error of about
+        the unit roundoff times its largest entry (its largest diagonal
+        entry: it is SPD); when ``drift`` exceeds ``CHECK_DRIFT`` times
+        that, :meth:`check_inverse` measures the error
+        (doc/algorithms.md#bpa)."""
+        cdef Py_ssize_t i, c
+        cdef double largest = 0.0
+        if not (is_finite(peak) and is_finite(self.k_d_magnitude)):
+            raise_not_finite(b"The inverse Gram matrix of the budgeted Passive-Aggressive")
+        self.drift += peak * (self.k_tt + self.k_d_magnitude) / delta2
+        for i in range(self.n_sv):
+            c = self.order[i]
+            if self.inverse[c, c] > largest:
+                largest = self.inverse[c, c]
+        if not (self.drift <= CHECK_DRIFT * largest):    # (NaN: check)
+            self.check_inverse()
         return 0
+
+    cdef double residual(self) noexcept nogil:
+        """``max_c |(K_S (inverse u))_c - u_c|`` over the support cells and
+        two probes ``u``: ``1 + frac((c + 1) phi)`` and ``1 + frac((c + 1)
+        sqrt 2)`` (``phi`` the golden ratio; values in [1, 2), no two cells
+        alike: an error of opposite signs on two near-duplicates, which
+        cancels in ``u = 1``, shows unless the cells are close in both
+        sequences), two O(B^2) passes (``d_vec``, ``g_vec``, ``values``,
+        ``k_vec`` as scratch; NaN stays NaN)."""
+        cdef Py_ssize_t i, c, cap = self.capacity
+        cdef double* u = &self.g_vec[0]
+        cdef double* v = &self.k_vec[0]
+        cdef double* z = &self.d_vec[0]
+        cdef double* w = &self.values[0]
+        cdef const double* row
+        cdef double r, worst = 0.0
+        for c in range(cap):
+            u[c] = 0.0
+            v[c] = 0.0
+        for i in range(self.n_sv):
+            c = self.order[i]
+            r = (c + 1) * 0.6180339887498949
+            u[c] = 1.0 + (r - <double>(<long long>r))
+            r = (c + 1) * 1.4142135623730951
+            v[c] = 1.0 + (r - <double>(<long long>r))
+        for c in range(cap):
+            row = &self.inverse[c, 0]
+            z[c] = dense_dot(row, u, cap)
+            w[c] = dense_dot(row, v, cap)
+        for i in range(self.n_sv):      # (the Gram matrix's free cells are stale)
+            c = self.order[i]
+            row = &self.gram[c, 0]
+            r = fabs(dense_dot(row, z, cap) - u[c])
+            if not (r <= worst):
+                worst = r
+            r = fabs(dense_dot(row, w, cap) - v[c])
+            if not (r <= worst):
+                worst = r
+        return worst
+
+    cdef int check_inverse(self) except -1 nogil:
+        """Measure :meth:`residual`; above ``RESIDUAL_TOL`` and above the
+        floor (what the last recomputation reached), recompute the inverse
+        from the Gram matrix and set the floor to ten times its residual.
+        The floor halves at every check that passes, so a support set that
+        became better conditioned gets its tolerance back.  ``drift``
+        restarts from 0."""
+        cdef double res = self.residual()
+        self.drift = 0.0
+        self.n_checks += 1
+        if res <= RESIDUAL_TOL or res <= self.residual_floor:
+            self.residual_floor *= 0.5
+            return 0
+        if self.refresh_inverse():
+            res = self.residual()
+            self.residual_floor = 10.0 * res if is_finite(res) else 0.0
+        else:
+            self.residual_floor = res if is_finite(res) else 0.0
+        return 0
+
+    cdef int refresh_inverse(self) except -1 nogil:
+        """``inverse`` = ``K_S^{-1}`` computed afresh from the Gram matrix
+        (LAPACK's Cholesky factorization ``dpotrf`` and ``dpotri``,
+        O(B^3)); 1 if done, 0 (the incremental inverse left in place) if
+        the Gram matrix is not numerically positive definite."""
+        cdef int n = <int>self.n_sv, info = 0
+        cdef char uplo = b'L'
+        cdef Py_ssize_t i, j, ci, cj
+        cdef double v
+        cdef double* M = &self.lapack_work[0]
+        if n == 0:
+            return 0
+        for i in range(n):
+            ci = self.order[i]
+            for j in range(n):
+                M[i * n + j] = self.gram[ci, self.order[j]]
+            M[i * n + i] = self.kself[ci]
+        # (M is symmetric: row-major or column-major alike)
+        dpotrf(&uplo, &n, M, &n, &info)
+        if info != 0:
+            return 0
+        dpotri(&uplo, &n, M, &n, &info)
+        if info != 0:
+            return 0
+        for i in range(n):
+            if not (M[i * n + i] > 0.0 and is_finite(M[i * n + i])):
+                return 0
+        for i in range(n):          # LAPACK's lower triangle (r, c), r >= c: M[c * n + r]
+            ci = self.order[i]
+            for j in range(i, n):
+                cj = self.order[j]
+                v = M[i * n + j]
+                self.inverse[ci, cj] = v
+                self.inverse[cj, ci] = v
+        self.n_refreshes += 1
+        return 1
 
     # ------------------------------------------------------------------
     # read-out (for tests)
