@@ -45,6 +45,7 @@ a relative 1e-9 are tied (``_numbers.oldest_least``), and ties go to the oldest.
 """
 
 import numpy as np
+from libc.float cimport DBL_EPSILON
 from libc.math cimport fabs, sqrt, INFINITY
 from scipy.linalg.cython_lapack cimport dpotrf, dpotri
 
@@ -499,14 +500,17 @@ cdef class BudgetedPALearner(OnlineLearner):
         stayed accurate).  ``K_S^{-1}`` computed afresh has an error of about
         the unit roundoff times its largest entry (its largest diagonal
         entry: it is SPD); when ``drift`` exceeds ``CHECK_DRIFT`` times
-        that, :meth:`check_inverse` measures the error
-        (doc/algorithms.md#bpa)."""
+        that, or the error it bounds exceeds ``RESIDUAL_TOL`` (``drift eps
+        > RESIDUAL_TOL``: within 1e3 of a fresh inverse may still be too
+        inaccurate when ``K_S`` is ill-conditioned), :meth:`check_inverse`
+        measures the error (doc/algorithms.md#bpa)."""
         cdef double bound
         if not (is_finite(peak) and is_finite(self.k_d_magnitude)):
             raise_not_finite(b"The inverse Gram matrix of the budgeted Passive-Aggressive")
         bound = peak * (self.k_tt + self.k_d_magnitude) / delta2
         self.drift = sqrt(self.drift * self.drift + bound * bound)
-        if not (self.drift <= CHECK_DRIFT * largest):    # (NaN: check)
+        if not (self.drift <= CHECK_DRIFT * largest
+                and self.drift * DBL_EPSILON <= RESIDUAL_TOL):  # (NaN: check)
             self.check_inverse()
         return 0
 
