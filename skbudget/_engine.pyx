@@ -1619,6 +1619,10 @@ cdef class OnlineLearner:
         return {name: _copied(getattr(self, name)) for name in self._state_names}
 
     def set_state(self, state):
+        missing = [name for name in self._state_names if name not in state]
+        if missing:
+            raise ValueError(f"{type(self).__name__}: the saved state has no {missing}; the "
+                             f"file is corrupted or was written by another version of skbudget.")
         for name in self._state_names:
             setattr(self, name, _copied(state[name]))
         self._sync_kernel()

@@ -113,6 +113,21 @@ def test_skops_refuses_a_learner_of_another_class(binary_data):
         Forgetron().__setstate__(state)
 
 
+def test_a_learner_state_without_one_of_its_fields_is_refused(binary_data):
+    # a file written before a learner gained state (BPA-P's inverse checks
+    # added ``drift``): a clear error naming the field, not a KeyError
+    from skbudget import BudgetedPassiveAggressive
+
+    X, y = binary_data
+    est = BudgetedPassiveAggressive(budget=7, maintenance="projection").fit(X, y)
+    state = est.__getstate__()
+    del state["_driver"]["learners"][0]["state"]["drift"]
+    with pytest.raises(ValueError, match=r"BudgetedPALearner: the saved state has no \['drift'\]"):
+        BudgetedPassiveAggressive().__setstate__(state)
+    with pytest.raises(ValueError, match="another version of skbudget"):
+        pickle.loads(pickle.dumps(est._learners[0]).replace(b"drift", b"drifu"))
+
+
 @pytest.mark.parametrize("Est, params", [
     ("BudgetedSGDClassifier", dict(multi_class="crammer_singer")),
     ("BudgetedSGDClassifier", dict(multi_class="ovr")),
