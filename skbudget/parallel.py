@@ -23,6 +23,7 @@ import asyncio
 import copy
 import numbers
 import pickle
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
@@ -197,6 +198,25 @@ def _mixed(models, weights, origin, record, flags):
     return mixed
 
 
+def _schedule(n_rows, mix_every, n_passes):
+    """The rounds of parameter mixing over shards of ``n_rows`` rows: per
+    round (every pass, every ``mix_every`` rows), the (worker, (start,
+    stop)) of the workers with rows in it, in worker order."""
+    return [[(k, (start, min(start + mix_every, n))) for k, n in enumerate(n_rows) if n > start]
+            for _ in range(n_passes) for start in range(0, max(n_rows), mix_every)]
+
+
+def _mix_round(results, tasks, origin, record):
+    """The mixed model of one round: the workers' ``results`` (model,
+    mistake flags) of ``tasks`` (worker, (start, stop)), weighted by the
+    rows each streamed (``origin``, ``record``: as :func:`_mixed`).  The
+    same function mixes on the client's threads and on the dask worker that
+    mixes."""
+    rows = np.array([b - a for _, (a, b) in tasks], dtype=np.float64)
+    return _mixed([model for model, _ in results], rows / rows.sum(), origin, record,
+                  _interleaved([flags for _, flags in results]))
+
+
 def _check_two_classes(classes):
     """``classes``, after checking that there are at least two."""
     if len(classes) < 2:
@@ -307,11 +327,10 @@ class _ThreadWorkers:
         self.shards, self.classes = shards, classes
         self.pool = ThreadPoolExecutor(max_workers=len(shards))
 
-    def run(self, tasks, following=()):
+    def run(self, tasks):
         """Run ``tasks`` (worker, model, rows) at once, each on its own copy
         of the model; their results in order.  The first exception is
-        raised once every task has ended.  (``following``: the next round's
-        rows, already here.)"""
+        raised once every task has ended."""
         # BLAS on one thread around every task (inside, each partial_fit
         # limits it again and puts back the 1 it found, whatever the order
         # in which the threads end; their own limits alone, racing, could
@@ -337,16 +356,33 @@ class _ThreadWorkers:
         self.pool.shutdown(wait=True)
 
 
+class _Stopped(RuntimeError):
+    """A worker's part of a fit ended because the fit was abandoned (a
+    peer failed or left, the client gave up): not the cause of the
+    failure, which the client reports."""
+
+
 class _ShardActor:
     """One dask worker's part of parameter mixing, kept on the worker for
     the whole fit (a dask actor): its shard (the partitions it was built
-    with, or pieces of an in-memory ``X`` that arrive with :meth:`run` or
-    ahead of it with :meth:`put`) and its part of every round.  Its
-    methods run one at a time in the worker's actor thread, except
-    :meth:`put`, on the worker's event loop."""
+    with, or pieces of an in-memory ``X`` that arrive with :meth:`fit` or
+    after it with :meth:`put`) and its part of every round, the mixings
+    included.  :meth:`labels` and :meth:`fit` run in the worker's actor
+    thread; :meth:`put`, :meth:`deposit` and :meth:`abort` on its event
+    loop, beside a fit that computes (they hand over under ``_ready``).
+
+    The workers mix among themselves (doc/user_guide/scaling_out.rst,
+    "Cost"): every worker sends its model of a round to the first worker
+    (the mixer), which averages and compresses them and sends the mixed
+    model, pickled once, to every other worker; each continues from that
+    pickle.  The client sends one call per worker for the whole fit and
+    receives the final model from the mixer."""
 
     def __init__(self, lengths, parts=None):
         self.shard = _Shard(parts if parts is not None else [None] * len(lengths), lengths)
+        self._ready = threading.Condition()
+        self._inbox = {}                # (round, sender) -> pickled message
+        self._stopped = None            # why the fit was abandoned
 
     def labels(self):
         """The classes of the labels of the partitions it was built with
@@ -359,47 +395,132 @@ class _ShardActor:
             self.shard.parts[index] = (X, y)
 
     async def put(self, pieces):
-        """Keep ``pieces`` (index, X, y) of the shard (runs on the worker's
-        event loop, beside a round that computes)."""
-        self._store(pieces)
+        """Keep ``pieces`` (index, X, y) of the shard."""
+        with self._ready:
+            self._store(pieces)
+            self._ready.notify_all()
 
-    def run(self, model, rows, classes, pieces=()):
-        """Keep ``pieces``, then stream the shard's rows ``rows`` (start,
-        stop) into ``model`` (pickled) of ``classes``: :func:`_stream_rows`,
-        pickled.  (A model travels as one pickle, not as dask's frame per
-        array: one frame each way is cheaper to send and to read; loading
-        it checks it, as any model from elsewhere.)"""
-        model = pickle.loads(model)
-        self._store(pieces)
+    async def deposit(self, key, blob):
+        """Keep a peer's message ``blob`` for round ``key[0]`` (``key``:
+        (round, sender index), or (round, -1) for the mixed model)."""
+        with self._ready:
+            self._inbox[tuple(key)] = blob
+            self._ready.notify_all()
+
+    async def abort(self, reason):
+        """End a fit that waits (the client or a peer gave it up)."""
+        with self._ready:
+            self._stopped = self._stopped or reason
+            self._ready.notify_all()
+
+    def _wait_for(self, ready):
+        """``ready()`` once it is not None, looking again whenever a message
+        arrives; ``_Stopped`` when the fit is abandoned (or the actor
+        released: its client is gone)."""
+        with self._ready:
+            while True:
+                if self._stopped is not None:
+                    raise _Stopped(self._stopped)
+                value = ready()
+                if value is not None:
+                    return value
+                if not self._ready.wait(_WATCH_INTERVAL) and (
+                        self._key not in self._worker.state.actors):
+                    raise _Stopped("the fit's actor was released")
+
+    def _take(self, key):
+        """The message ``key`` (round, sender), once it has arrived."""
+        return self._wait_for(lambda: self._inbox.pop(key, None))
+
+    def _send(self, index, key, blob):
+        """Send ``blob`` to peer ``index``'s :meth:`deposit` (without
+        waiting: the worker's event loop sends it; a failure abandons this
+        worker's fit).  The call is the one a dask ``Actor`` handle makes,
+        straight to the peer worker; a handle built on a worker would bind
+        a client of its own to the scheduler first."""
+        from distributed.protocol import to_serialize
+        address, actor = self._peers[index]
+        worker = self._worker
+
+        async def send():
+            try:
+                reply = await worker.rpc(address).actor_execute(
+                    function="deposit", actor=actor,
+                    args=[to_serialize(key), to_serialize(blob)], kwargs={})
+                failure = None if reply["status"] == "OK" else repr(reply["exception"])
+            except Exception as exc:        # the peer's worker lost
+                failure = repr(exc)
+            if failure is not None:
+                await self.abort(f"worker {address} could not be reached: {failure}")
+
+        worker.loop.add_callback(send)
+
+    def fit(self, index, peers, rounds, template, classes):
+        """This worker's part of the whole fit (``index``: its place in
+        ``peers``, the (address, actor key) of every worker; index 0 mixes):
+        for every round of ``rounds`` (per round, the (worker, (start,
+        stop)) that stream, in worker order), stream its rows if it has
+        any, then mix (index 0) or take the mixed model.  ``template``:
+        the pickled unfitted estimator.  The mixer returns the final model,
+        pickled; the others None."""
+        from distributed import get_worker
+        self._worker, self._peers = get_worker(), peers
+        self._key = peers[index][1]
+        common, blob, record = None, template, OnlineRecord()
+        for i, tasks in enumerate(rounds):
+            for k, rows in tasks:
+                if k == index:
+                    mine = pickle.dumps(self._round(pickle.loads(blob), rows, classes),
+                                        protocol=5)
+                    if index == 0:
+                        with self._ready:
+                            self._inbox[i, 0] = mine
+                    else:
+                        self._send(0, (i, index), mine)
+            if index != 0:
+                if i + 1 < len(rounds):
+                    blob = self._take((i, -1))
+                continue
+            results = [pickle.loads(self._take((i, k))) for k, _ in tasks]
+            common = _mix_round(results, tasks, common, record)
+            record = common._record
+            blob = pickle.dumps(common, protocol=5)
+            if i + 1 < len(rounds):
+                for k in range(1, len(peers)):
+                    self._send(k, (i, -1), blob)
+        return blob if index == 0 else None
+
+    def _round(self, model, rows, classes):
+        """Stream the shard's rows ``rows`` (start, stop) into ``model``
+        (its pieces awaited): :func:`_stream_rows`."""
         indices, ranges = self.shard.pieces(*rows)
-        if any(self.shard.parts[i] is None for i in indices):
-            raise RuntimeError("ParameterMixingClassifier: a round's rows had not reached "
-                               "its worker")
-        return pickle.dumps(_stream_rows(model, [self.shard.parts[i] for i in indices], ranges,
-                                         classes, not hasattr(model, "classes_")),
-                            protocol=5)
+        parts = self._wait_for(lambda: None if any(
+            self.shard.parts[i] is None for i in indices) else [self.shard.parts[i]
+                                                               for i in indices])
+        return _stream_rows(model, parts, ranges, classes, not hasattr(model, "classes_"))
 
 
 class _DaskWorkers:
     """Workers of a ``dask.distributed`` cluster: on each, one actor
     (:class:`_ShardActor`) holds the worker's shard and runs its part of
-    every round there.  A round is one call from the client to each
-    worker's actor, not a task for the scheduler to place (the call goes
-    straight to the worker with ``Client(direct_to_workers=True)``, else the
-    scheduler relays it): the round's model goes, the worker's model and
-    mistake flags come back; the data never travels back.
+    the whole fit there, mixing included.  The client makes one call to
+    each worker's actor for the fit (straight to the worker with
+    ``Client(direct_to_workers=True)``, else the scheduler relays it); the
+    models travel between the workers, and the final model comes back to
+    the client; the data never travels back.
 
     ``feeds``: per worker, None (the actor was built with its partitions)
-    or the pieces ``(X, y)`` of an in-memory shard still to send: each
-    round's call carries the pieces it needs that have not arrived, and the
-    next round's travel (:meth:`_ShardActor.put`) while this one computes.
+    or the pieces ``(X, y)`` of an in-memory shard to send, in order, one
+    after another from the start of the fit (:meth:`_ShardActor.put`): a
+    round waits only for pieces that have not arrived.
     """
 
     def __init__(self, client, addresses, shards, classes, feeds):
         self.client, self.addresses, self.shards, self.classes = (client, addresses, shards,
                                                                   classes)
-        self.feeds, self.sent = feeds, [0] * len(shards)
+        self.feeds = feeds
         self.actor_futures, self.actors = [], []
+        self.failure, self.ended = None, False
 
     def start(self):
         """Build the actors (each with its partitions when they are dask
@@ -423,69 +544,94 @@ class _DaskWorkers:
             # an actor binds to the default client; ours may not be it
             actor._client, actor._future = client, future
 
-    def _pieces(self, k, stop):
-        """The pieces of worker ``k``'s in-memory shard that rows up to
-        ``stop`` need and that were not sent yet (marked sent)."""
-        feed = self.feeds[k]
-        if feed is None:
-            return []
-        indices, _ = self.shards[k].pieces(0, stop)
-        new = [i for i in indices if i >= self.sent[k]]
-        if new:
-            self.sent[k] = new[-1] + 1
-        return [(i,) + feed[i] for i in new]
-
     def labels(self):
         """The classes of the labels on every worker."""
         return np.unique(np.concatenate(self._results(
             [actor.labels() for actor in self.actors], self.addresses)))
 
-    def run(self, tasks, following=()):
-        """Run ``tasks`` (worker, model, rows) at once; their results in
-        order.  ``following``: (worker, stop) of the next round, whose
-        rows travel meanwhile."""
-        blobs = {}                      # a model the tasks share is pickled once
-        for _, model, _ in tasks:
-            blobs.setdefault(id(model), pickle.dumps(model, protocol=5))
-        calls = [self.actors[k].run(blobs[id(model)], rows, self.classes,
-                                    self._pieces(k, rows[1]))
-                 for k, model, rows in tasks]
-        puts = [self.actors[k].put(pieces) for k, stop in following
-                for pieces in [self._pieces(k, stop)] if pieces]
-        addresses = [self.addresses[k] for k, _, _ in tasks]
-        results = self._results(calls + puts, addresses)
-        return [pickle.loads(result) for result in results[:len(calls)]]
+    def fit(self, template, rounds):
+        """Run the whole fit (``rounds``: per round, the (worker, (start,
+        stop)) that stream); the final mixed model."""
+        peers = [(address, future.key) for address, future in zip(self.addresses,
+                                                                    self.actor_futures)]
+        template = pickle.dumps(template, protocol=5)
+        calls = [actor.fit(k, peers, rounds, template, self.classes)
+                 for k, actor in enumerate(self.actors)]
+        if any(feed is not None for feed in self.feeds):
+            self.client.loop.add_callback(self._feed)
+        outcomes = self._wait(calls, self.addresses, early=True)
+        if not all(ok for ok, _ in outcomes):
+            self._abort("another worker's part of the fit failed")
+            outcomes = self._wait(calls, self.addresses)
+        self.ended = True
+        if self.failure is not None:
+            raise self.failure
+        return pickle.loads(self._checked(outcomes, self.addresses)[0])
+
+    async def _feed(self):
+        """Send every worker the pieces of its shard, in order, one after
+        another (on the client's event loop, while the rounds compute)."""
+        async def feed(k, actor):
+            for i, (X, y) in enumerate(self.feeds[k]):
+                await actor.put([(i, X, y)])
+
+        try:
+            await asyncio.gather(*[feed(k, actor) for k, actor in enumerate(self.actors)
+                                   if self.feeds[k] is not None])
+        except Exception as exc:
+            if not self.ended:
+                self.failure = exc
+                self._abort(f"the data could not be sent: {exc!r}")
+
+    def _abort(self, reason):
+        """Tell every actor to abandon its fit (without waiting)."""
+        for actor in self.actors:
+            try:
+                actor.abort(reason)
+            except Exception:           # its worker lost
+                pass
 
     def _results(self, calls, addresses):
         """The results of actor ``calls`` to the workers ``addresses``, in
         order, once all have ended; the first exception raised by a call
         (a worker lost: ``RuntimeError`` naming it)."""
-        outcomes = self._wait(calls, addresses)
+        return self._checked(self._wait(calls, addresses), addresses)
+
+    def _checked(self, outcomes, addresses):
+        """The results of ``outcomes``; the first exception a call raised
+        of its own (not a fit abandoned because of another's), else a
+        worker lost: ``RuntimeError`` naming it."""
         for ok, value in outcomes:
-            if not ok and not isinstance(value, OSError):
+            if not ok and not isinstance(value, (OSError, _Stopped)):
                 raise value                 # the task's own exception
         # an OSError: the connection to its worker lost (or the task's own)
-        lost = next((value for ok, value in outcomes if not ok), None)
-        if lost is not None:
+        lost = next((value for ok, value in outcomes
+                     if not ok and not isinstance(value, _Stopped)), None)
+        stopped = next((value for ok, value in outcomes if not ok), None)
+        if lost is not None or stopped is not None:
             _check_workers(self.client, addresses, patience=_LOSS_PATIENCE)
-            raise lost
+            raise lost if lost is not None else stopped
         return [value for _, value in outcomes]
 
-    def _wait(self, futures, addresses):
+    def _wait(self, futures, addresses, early=False):
         """The outcomes of ``futures`` (dask or actor futures, see
-        :func:`_outcomes`) once all have ended; ``RuntimeError`` when a
-        worker they run on leaves the cluster (its tasks would never
-        end)."""
+        :func:`_outcomes`) once all have ended (``early``: or one has
+        failed); ``RuntimeError`` when a worker they run on leaves the
+        cluster (its tasks would never end)."""
         while True:
-            outcomes = self.client.sync(_outcomes, futures, _WATCH_INTERVAL)
+            outcomes = self.client.sync(_outcomes, futures, _WATCH_INTERVAL, early)
             if outcomes is not None:
                 return outcomes
             _check_workers(self.client, addresses)
 
     def close(self):
-        """Release the actors and the shards' data on the workers: the
-        futures are dropped, and the client releases their keys in the
-        background (``client.cancel`` would wait for the scheduler)."""
+        """Release the actors and the shards' data on the workers: a fit
+        still running is abandoned, the futures are dropped, and the client
+        releases their keys in the background (``client.cancel`` would wait
+        for the scheduler)."""
+        if not self.ended:
+            self.ended = True
+            self._abort("the client abandoned the fit")
         for actor in self.actors:
             actor._future = None
         self.actors, self.actor_futures = [], []
@@ -493,11 +639,12 @@ class _DaskWorkers:
             shard.parts = [None] * len(shard.parts)
 
 
-async def _outcomes(futures, seconds):
+async def _outcomes(futures, seconds, early=False):
     """The outcomes of ``futures``, in order, ``(True, result)`` or
-    ``(False, exception)`` each, once every one has ended; None when some
-    has not within ``seconds``.  (Run on the client's event loop: one hand
-    over between threads for a whole round, not one per result.)"""
+    ``(False, exception)`` each, once every one has ended (``early``: or
+    one has failed; those still running are then ``(False, None)``); None
+    when neither within ``seconds``.  (Run on the client's event loop: one
+    hand over between threads for a whole round, not one per result.)"""
 
     async def outcome(future):
         try:
@@ -508,10 +655,22 @@ async def _outcomes(futures, seconds):
     if not futures:
         return []
     tasks = [asyncio.ensure_future(outcome(future)) for future in futures]
-    _, waiting = await asyncio.wait(tasks, timeout=seconds)
+    waiting, failed = set(tasks), False
+    deadline = asyncio.get_running_loop().time() + seconds
+    while waiting and not failed:
+        timeout = deadline - asyncio.get_running_loop().time()
+        if timeout <= 0:
+            break
+        done, waiting = await asyncio.wait(
+            waiting, timeout=timeout,
+            return_when=asyncio.FIRST_COMPLETED if early else asyncio.ALL_COMPLETED)
+        failed = early and any(not task.result()[0] for task in done)
     for task in waiting:
         task.cancel()
-    return None if waiting else [task.result() for task in tasks]
+    if waiting and not failed:
+        return None
+    return [task.result() if task.done() and not task.cancelled() else (False, None)
+            for task in tasks]
 
 
 def _check_workers(client, addresses, patience=0.0):
@@ -872,27 +1031,19 @@ class ParameterMixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
     def _train(self, workers, template):
         """The mixing rounds: every pass, every worker's next ``mix_every``
         rows per round; returns the mixed model and the number of mixings."""
-        shards = workers.shards
-        common, record, n_rounds = None, OnlineRecord(), 0
-        longest = max(shard.n_rows for shard in shards)
-        starts = [start for _ in range(template.max_iter)
-                  for start in range(0, longest, self.mix_every)]
-        for i, start in enumerate(starts):
-            starting = clone(template) if common is None else common
-            tasks = [(k, starting, (start, min(start + self.mix_every, shard.n_rows)))
-                     for k, shard in enumerate(shards) if shard.n_rows > start]
-            following = [] if i + 1 == len(starts) else [
-                (k, min(starts[i + 1] + self.mix_every, shard.n_rows))
-                for k, shard in enumerate(shards) if shard.n_rows > starts[i + 1]]
-            results = workers.run(tasks, following)
-            rows = np.array([b - a for _, _, (a, b) in tasks], dtype=np.float64)
-            models = [model for model, _ in results]
-            flags = _interleaved([flags for _, flags in results])
-            common = _mixed(models, rows / rows.sum(), common, record, flags)
-            record = common._record
-            n_rounds += 1
+        rounds = _schedule([shard.n_rows for shard in workers.shards], self.mix_every,
+                           template.max_iter)
+        if isinstance(workers, _DaskWorkers):
+            common = workers.fit(template, rounds)      # the workers mix among themselves
+        else:
+            common, record = None, OnlineRecord()
+            for tasks in rounds:
+                starting = clone(template) if common is None else common
+                results = workers.run([(k, starting, rows) for k, rows in tasks])
+                common = _mix_round(results, tasks, common, record)
+                record = common._record
         common.n_iter_ = template.max_iter
-        return common, n_rounds
+        return common, len(rounds)
 
     decision_function = _delegated(
         "decision_function", "scores : ndarray of shape (n_samples,) or (n_samples, n_classes)",
