@@ -744,7 +744,9 @@ def _placed_shards(client, parts, lengths, addresses):
     ``addresses``, as dask futures, and the address of each shard's
     worker.  Partitions already in the cluster's memory (a persisted
     collection) stay where they are: each worker's shard is the partitions
-    it holds, in order.  Otherwise (some partition not held by one of
+    it holds, in order, but for those :func:`_balance` moves to even out
+    the shards' rows (the workers wait for the longest shard at every
+    round).  Otherwise (some partition not held by one of
     ``addresses``, or a worker holding less than half its share of the
     rows, which would leave it idle while the others stream) the shards
     are consecutive groups (:func:`_grouped`), each computed on its
@@ -765,6 +767,7 @@ def _placed_shards(client, parts, lengths, addresses):
             used = [a for a in addresses if rows[a]]
             if all(rows[a] >= share / 2 for a in used) and (
                     len(used) == min(len(addresses), len(parts))):
+                _balance(owner, lengths, rows, used)
                 shards = [_Shard([parts[i] for i in range(len(parts)) if owner[i] == a],
                                  [lengths[i] for i in range(len(parts)) if owner[i] == a])
                           for a in used]
@@ -775,6 +778,30 @@ def _placed_shards(client, parts, lengths, addresses):
         shard.parts = client.compute([dask.delayed(part) for part in shard.parts],
                                      workers=[address])
     return shards, addresses[:len(shards)]
+
+
+def _balance(owner, lengths, rows, addresses):
+    """Move partitions between the workers ``addresses`` while it shortens
+    the longest shard: each time the last partition of the worker with the
+    most rows that lowers the maximum most goes to the worker with the
+    fewest (``owner``: each partition's worker; ``rows``: each worker's
+    rows; both updated).  (Every round waits for the worker with the most
+    rows; a moved partition travels once, worker to worker, before the
+    first round.)"""
+    while True:
+        most = max(addresses, key=lambda a: (rows[a], a))
+        least = min(addresses, key=lambda a: (rows[a], a))
+        best, best_max = None, rows[most]
+        for i in reversed(range(len(owner))):
+            if owner[i] == most:
+                after = max(rows[most] - lengths[i], rows[least] + lengths[i])
+                if after < best_max:
+                    best, best_max = i, after
+        if best is None:
+            return
+        owner[best] = least
+        rows[most] -= lengths[best]
+        rows[least] += lengths[best]
 
 
 def _delegated(method, returns, what):

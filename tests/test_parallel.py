@@ -496,6 +496,30 @@ def test_a_persisted_dask_array_on_one_worker_is_shared_out(client):
                     atol=1e-12)
 
 
+def test_a_persisted_dask_array_held_unevenly_is_balanced(client):
+    """Three partitions on one worker, one on the other: the first's last
+    partition moves to the second (every round waits for the longest
+    shard), and the shards are the halves, in order."""
+    X, y = _stream(1200)
+    addresses = sorted(client.scheduler_info()["workers"])
+    where = [addresses[0]] * 3 + [addresses[1]]
+    chunks = [client.scatter(X[i * 300:(i + 1) * 300], workers=[a]) for i, a in enumerate(where)]
+    labels = [client.scatter(y[i * 300:(i + 1) * 300], workers=[a]) for i, a in enumerate(where)]
+    Xd = da.concatenate([da.from_delayed(c, shape=(300, 6), dtype=X.dtype) for c in chunks])
+    yd = da.concatenate([da.from_delayed(c, shape=(300,), dtype=y.dtype) for c in labels])
+    Xd, yd = client.persist([Xd.rechunk((300, 6)), yd.rechunk(300)])
+    with client.as_current():
+        distributed.wait(distributed.futures_of(Xd) + distributed.futures_of(yd))
+    holder = {key[1]: min(workers)
+              for key, workers in client.who_has(distributed.futures_of(Xd)).items()}
+    assert [holder[i] for i in range(4)] == where
+    est = BudgetedSGDClassifier(budget=30, alpha=1e-3, gamma=0.3)
+    clf = ParameterMixingClassifier(est, mix_every=200, client=client).fit(Xd, yd)
+    local = ParameterMixingClassifier(est, mix_every=200, n_workers=2).fit(X, y)
+    assert clf.n_workers_ == 2 and clf.n_mixing_rounds_ == 3      # 600 rows each
+    _assert_same_model(clf.estimator_, local.estimator_)
+
+
 def _keys(client):
     return {key for keys in client.has_what().values() for key in keys}
 
