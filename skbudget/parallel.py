@@ -21,10 +21,12 @@ The user guide's "Scaling out" page gives the cost model and guidance on
 
 import asyncio
 import copy
+import functools
 import numbers
 import pickle
 import threading
 import time
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 
@@ -540,6 +542,9 @@ class _DaskWorkers:
             raise RuntimeError("ParameterMixingClassifier: the cluster cancelled the "
                                "workers' set-up; no model was fitted.")
         self.actors = [value for _, value in outcomes]
+        if _reaches_workers(client, self.addresses):
+            self.actors = [_direct_actor_class()(actor._cls, actor._address, actor.key)
+                           for actor in self.actors]
         for actor, future in zip(self.actors, self.actor_futures):
             # an actor binds to the default client; ours may not be it
             actor._client, actor._future = client, future
@@ -637,6 +642,49 @@ class _DaskWorkers:
         self.actors, self.actor_futures = [], []
         for shard in self.shards:
             shard.parts = [None] * len(shard.parts)
+
+
+# per client with no direct_to_workers setting: whether it reaches the
+# workers itself; seconds the first look waits for them
+_REACHES = weakref.WeakKeyDictionary()
+_REACH_TIMEOUT = 2.0
+
+
+def _reaches_workers(client, addresses):
+    """Whether ``client``'s calls go straight to the workers: its
+    ``direct_to_workers`` when set, else (dask's default, where a client's
+    calls to actors go through the scheduler) whether it can connect to
+    them, looked at once per client.  The rows of an in-memory ``X``, the
+    fit's calls and the final model then travel once, not through the
+    scheduler (doc/user_guide/scaling_out.rst, "Cost")."""
+    if client.direct_to_workers is not None:
+        return bool(client.direct_to_workers)
+    if client not in _REACHES:
+        async def look():
+            try:
+                await asyncio.wait_for(asyncio.gather(
+                    *[client.rpc(address).identity() for address in addresses]),
+                    _REACH_TIMEOUT)
+            except (OSError, asyncio.TimeoutError):
+                return False
+            return True
+
+        _REACHES[client] = client.sync(look)
+    return _REACHES[client]
+
+
+@functools.cache
+def _direct_actor_class():
+    """A dask ``Actor`` handle whose calls go straight to its worker from
+    the client (the handle's own choice follows ``direct_to_workers``)."""
+    from distributed import Actor
+
+    class DirectActor(Actor):
+        @property
+        def _worker_rpc(self):
+            return self._client.rpc(self._address)
+
+    return DirectActor
 
 
 async def _outcomes(futures, seconds, early=False):
