@@ -800,7 +800,10 @@ def _placed_shards(client, parts, lengths, addresses):
     are consecutive groups (:func:`_grouped`), each computed on its
     worker."""
     import dask
-    holders = client.run_on_scheduler(_holders, keys=[x.key for x, _ in parts])
+    from distributed import Future
+    holders = client.run_on_scheduler(_holders, keys=[x.key for x, _ in parts]
+                                      + [y.key for _, y in parts])
+    holders, labels_held = holders[:len(parts)], all(holders[len(parts):])
     shards = None
     if all(holders):
         owner, rows = [], dict.fromkeys(addresses, 0)
@@ -820,6 +823,13 @@ def _placed_shards(client, parts, lengths, addresses):
                                  [lengths[i] for i in range(len(parts)) if owner[i] == a])
                           for a in used]
                 addresses = used
+    if shards is not None and labels_held:
+        # the partitions themselves are the actors' arguments (no task per
+        # partition; one the balance moved travels to its new worker)
+        for shard in shards:
+            shard.parts = [(Future(x.key, client), Future(y.key, client))
+                           for x, y in shard.parts]
+        return shards, addresses
     if shards is None:
         shards = _grouped(parts, lengths, len(addresses))
     for shard, address in zip(shards, addresses):
