@@ -23,20 +23,25 @@ in turn:
   (validation included);
 - ``cluster``: ``ParameterMixingClassifier(...).fit(X, y)`` on the NumPy
   arrays: validation, the classes, the workers' set-up, the data's travel
-  to the workers (piece by piece, overlapped with the rounds), the 10
-  rounds and their mixings; the fitted meta-estimator at the end;
+  to the workers (piece by piece from the start, overlapped with the
+  rounds), the 10 rounds and their mixings (among the workers); the fitted
+  meta-estimator at the end;
 - ``cluster_dask``: the same fit on the data already on the cluster (a dask
-  array of 8 partitions persisted before the clock, 4 on each worker): what
-  a dask user has; nothing but models travels.
+  array of 8 partitions persisted before the clock, wherever ``persist``
+  put them; the fit balances them, moving a partition when one worker
+  holds 5): what a dask user has; nothing but models travels.
 
-Paired: the three are timed in turn, ``--repeats`` times, and each one's
-best and the median of the paired ratios kept; the load average is
-recorded beside them, and how many cores two processes of ours get at once
-(a fixed loop alone against two at a time: 2.0 on two free cores, 1.0 when
-other jobs leave one core's worth).  ``--direct-to-workers`` makes the
-client talk to the workers directly (``Client(direct_to_workers=True)``)
-instead of through the scheduler.  Test accuracy on 20 000 held-out rows of
-the same stream.
+Paired: the three are timed in turn, ``--repeats`` times; each one's best,
+the paired ratios' min / median / max and the CPU seconds of this process
+(with a ``LocalCluster`` also the scheduler's and the nannies') and of each
+worker process over each fit are kept; the load average is recorded beside
+them, and how many cores two processes of ours get at once (a fixed loop
+alone against two at a time: 2.0 on two free cores, 1.0 when other jobs
+leave one core's worth).  ``--direct-to-workers`` passes
+``Client(direct_to_workers=True)``; without it the client has dask's
+default (None), with which ``ParameterMixingClassifier`` still calls the
+workers directly when it can reach them.  Test accuracy on 20 000 held-out
+rows of the same stream.
 
 Writes ``benchmarks/results/parallel[_quick].json``.
 """
@@ -149,6 +154,16 @@ def cores_available():
     return 2 * alone / max(together)
 
 
+def _cpu_seconds(processes):
+    """The CPU seconds (user + system) each process has used so far."""
+    return {name: sum(proc.cpu_times()[:2]) for name, proc in processes.items()}
+
+
+def _spread(values):
+    """min, median and max."""
+    return [float(np.min(values)), float(np.median(values)), float(np.max(values))]
+
+
 def speed_part(repeats, direct=False):
     import dask.array as da
     import distributed
@@ -167,6 +182,12 @@ def speed_part(repeats, direct=False):
         client.run(lambda: __import__("skbudget.parallel"))       # imports before the clock
         result["worker_skbudget"] = sorted(set(client.run(
             lambda: __import__("skbudget").__file__).values()))
+        import psutil
+        # this process (the client, and with a LocalCluster the scheduler and
+        # the nannies too) and the two worker processes
+        processes = {"client": psutil.Process()}
+        for address, pid in sorted(client.run(os.getpid).items()):
+            processes[f"worker {len(processes)}"] = psutil.Process(pid)
         # the data already on the cluster: 8 partitions, persisted (4 on each worker)
         Xd = da.from_array(X, chunks=(SPEED_ROWS // 8, -1)).persist()
         yd = da.from_array(y, chunks=SPEED_ROWS // 8).persist()
@@ -176,13 +197,19 @@ def speed_part(repeats, direct=False):
             single = BudgetedSGDClassifier(gamma=gamma, **SPEED).partial_fit(
                 X, y, classes=np.arange(10))
             result["single"].append(time.perf_counter() - start)
-            start = time.perf_counter()
-            clf = ParameterMixingClassifier(est, mix_every=SPEED_MIX, client=client).fit(X, y)
-            result["cluster"].append(time.perf_counter() - start)
-            start = time.perf_counter()
-            clf_dask = ParameterMixingClassifier(est, mix_every=SPEED_MIX,
-                                                 client=client).fit(Xd, yd)
-            result["cluster_dask"].append(time.perf_counter() - start)
+            for name, data in (("cluster", (X, y)), ("cluster_dask", (Xd, yd))):
+                before = _cpu_seconds(processes)
+                start = time.perf_counter()
+                fitted = ParameterMixingClassifier(est, mix_every=SPEED_MIX,
+                                                   client=client).fit(*data)
+                result[name].append(time.perf_counter() - start)
+                after = _cpu_seconds(processes)
+                result.setdefault(f"cpu_{name}", []).append(
+                    {p: round(after[p] - before[p], 3) for p in processes})
+                if name == "cluster":
+                    clf = fitted
+                else:
+                    clf_dask = fitted
             result.setdefault("load", []).append(os.getloadavg())
             result.setdefault("cores_available", []).append(cores_available())
             print(f"repeat {rep}: one process {result['single'][-1]:.2f} s, cluster "
@@ -191,7 +218,9 @@ def speed_part(repeats, direct=False):
                   f"{result['cluster_dask'][-1]:.2f} s from a persisted dask array (ratio "
                   f"{result['cluster_dask'][-1] / result['single'][-1]:.2f}), load "
                   f"{os.getloadavg()[0]:.1f}, cores available to two processes "
-                  f"{result['cores_available'][-1]:.2f}", flush=True)
+                  f"{result['cores_available'][-1]:.2f}; CPU s NumPy "
+                  f"{result['cpu_cluster'][-1]}, dask {result['cpu_cluster_dask'][-1]}",
+                  flush=True)
         result["accuracy_single"] = single.score(X_test, y_test)
         result["accuracy_cluster"] = clf.score(X_test, y_test)
         result["accuracy_cluster_dask"] = clf_dask.score(X_test, y_test)
@@ -200,10 +229,12 @@ def speed_part(repeats, direct=False):
         ratios = np.array(result[name]) / np.array(result["single"])
         result[f"ratio_best{name[7:]}"] = float(min(result[name]) / min(result["single"]))
         result[f"ratio_median_paired{name[7:]}"] = float(np.median(ratios))
+        result[f"ratio_spread{name[7:]}"] = _spread(ratios)       # min, median, max
         print(f"{'NumPy' if name == 'cluster' else 'dask array'}: best "
               f"{min(result[name]):.2f} / {min(result['single']):.2f} s = "
               f"{result[f'ratio_best{name[7:]}']:.2f}x, median paired ratio "
-              f"{result[f'ratio_median_paired{name[7:]}']:.2f}; accuracy "
+              f"{result[f'ratio_median_paired{name[7:]}']:.2f} (paired ratios "
+              f"{min(ratios):.2f} - {max(ratios):.2f}); accuracy "
               f"{100 * result['accuracy_' + name]:.2f} % against "
               f"{100 * result['accuracy_single']:.2f} %")
     return result
