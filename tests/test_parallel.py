@@ -574,6 +574,10 @@ def test_a_task_that_raises_on_a_worker_is_a_clear_error(client):
     with pytest.raises(ValueError, match="infinity"):
         clf.fit(Xd, da.from_array(y, chunks=150))
     assert not hasattr(clf, "estimator_")
+    # the other worker's part ended: the cluster fits again at once
+    start = time.monotonic()
+    clf.fit(X, y)
+    assert time.monotonic() - start < 5 and clf.estimator_.n_rounds_ == 600
 
 
 class _ExitingBSGD(BudgetedSGDClassifier):
@@ -590,16 +594,24 @@ def _mark_victim():
     os.environ["SKBUDGET_TEST_VICTIM"] = "1"
 
 
-def test_a_worker_that_dies_mid_fit_is_a_clear_error(client):
+@pytest.mark.parametrize("victim", [1, 0], ids=["another", "the-mixer"])
+def test_a_worker_that_dies_mid_fit_is_a_clear_error(client, victim):
     """One worker's process ends in the second mixing round (its nanny
     starts a new one, at another address): RuntimeError naming the lost
-    worker, and the meta-estimator as it was.  (Last in the module: the
-    cluster has a new worker after it.)"""
+    worker, and the meta-estimator as it was, whether it was the worker
+    that mixes (the first) or another; the survivor's part ends, and the
+    cluster fits again.  (Last in the module: the cluster has a new worker
+    after it.)"""
     X, y = _stream(1200)
-    victim = sorted(client.scheduler_info()["workers"])[1]
+    victim = sorted(client.scheduler_info()["workers"])[victim]
     client.run(_mark_victim, workers=[victim])
     clf = ParameterMixingClassifier(_ExitingBSGD(budget=50, gamma=0.3), mix_every=200,
                                     client=client)
     with pytest.raises(RuntimeError, match=f"{victim} left the cluster"):
         clf.fit(X, y)
     assert not hasattr(clf, "estimator_") and not hasattr(clf, "n_features_in_")
+    client.wait_for_workers(2, timeout=30)
+    est = BudgetedSGDClassifier(budget=50, gamma=0.3)
+    assert_array_equal(
+        ParameterMixingClassifier(est, mix_every=200, client=client).fit(X, y).predict(X),
+        ParameterMixingClassifier(est, mix_every=200, n_workers=2).fit(X, y).predict(X))
