@@ -35,9 +35,12 @@ Paired: the three are timed in turn, ``--repeats`` times; each one's best,
 the paired ratios' min / median / max and the CPU seconds of this process
 (with a ``LocalCluster`` also the scheduler's and the nannies') and of each
 worker process over each fit are kept; the load average is recorded beside
-them, and how many cores two processes of ours get at once (a fixed loop
+them, how many cores two processes of ours get at once (a fixed loop
 alone against two at a time: 2.0 on two free cores, 1.0 when other jobs
-leave one core's worth).  ``--direct-to-workers`` passes
+leave one core's worth), and the CPU seconds other processes used during
+each run (the machine's busy time from /proc/stat less ours); a repeat
+where they used at most 30 ms during the one process's run and the fit is
+*quiet*, and the ratios over the quiet repeats are kept apart.  ``--direct-to-workers`` passes
 ``Client(direct_to_workers=True)``; without it the client has dask's
 default (None), with which ``ParameterMixingClassifier`` still calls the
 workers directly when it can reach them.  Test accuracy on 20 000 held-out
@@ -159,6 +162,25 @@ def _cpu_seconds(processes):
     return {name: sum(proc.cpu_times()[:2]) for name, proc in processes.items()}
 
 
+def _machine_cpu():
+    """CPU seconds the whole machine has been busy (every process), from
+    /proc/stat (None where there is none)."""
+    try:
+        with open("/proc/stat") as fh:
+            fields = [int(v) for v in fh.readline().split()[1:9]]
+    except OSError:
+        return None
+    return (sum(fields) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
+
+
+def _others_cpu(machine_before, machine_after, ours):
+    """CPU seconds other processes than ours used meanwhile (None: not
+    known): 0 on a quiet machine, the wall time on one busy core."""
+    if machine_before is None:
+        return None
+    return round(max(machine_after - machine_before - ours, 0.0), 3)
+
+
 def _spread(values):
     """min, median and max."""
     return [float(np.min(values)), float(np.median(values)), float(np.max(values))]
@@ -193,12 +215,16 @@ def speed_part(repeats, direct=False):
         yd = da.from_array(y, chunks=SPEED_ROWS // 8).persist()
         distributed.wait([Xd, yd])
         for rep in range(repeats):
+            before, machine = _cpu_seconds(processes), _machine_cpu()
             start = time.perf_counter()
             single = BudgetedSGDClassifier(gamma=gamma, **SPEED).partial_fit(
                 X, y, classes=np.arange(10))
             result["single"].append(time.perf_counter() - start)
+            after = _cpu_seconds(processes)
+            result.setdefault("others_cpu_single", []).append(_others_cpu(
+                machine, _machine_cpu(), sum(after.values()) - sum(before.values())))
             for name, data in (("cluster", (X, y)), ("cluster_dask", (Xd, yd))):
-                before = _cpu_seconds(processes)
+                before, machine = _cpu_seconds(processes), _machine_cpu()
                 start = time.perf_counter()
                 fitted = ParameterMixingClassifier(est, mix_every=SPEED_MIX,
                                                    client=client).fit(*data)
@@ -206,6 +232,8 @@ def speed_part(repeats, direct=False):
                 after = _cpu_seconds(processes)
                 result.setdefault(f"cpu_{name}", []).append(
                     {p: round(after[p] - before[p], 3) for p in processes})
+                result.setdefault(f"others_cpu_{name}", []).append(_others_cpu(
+                    machine, _machine_cpu(), sum(after.values()) - sum(before.values())))
                 if name == "cluster":
                     clf = fitted
                 else:
@@ -219,8 +247,10 @@ def speed_part(repeats, direct=False):
                   f"{result['cluster_dask'][-1] / result['single'][-1]:.2f}), load "
                   f"{os.getloadavg()[0]:.1f}, cores available to two processes "
                   f"{result['cores_available'][-1]:.2f}; CPU s NumPy "
-                  f"{result['cpu_cluster'][-1]}, dask {result['cpu_cluster_dask'][-1]}",
-                  flush=True)
+                  f"{result['cpu_cluster'][-1]}, dask {result['cpu_cluster_dask'][-1]}; "
+                  f"other processes' CPU s during the three "
+                  f"{result['others_cpu_single'][-1]}, {result['others_cpu_cluster'][-1]}, "
+                  f"{result['others_cpu_cluster_dask'][-1]}", flush=True)
         result["accuracy_single"] = single.score(X_test, y_test)
         result["accuracy_cluster"] = clf.score(X_test, y_test)
         result["accuracy_cluster_dask"] = clf_dask.score(X_test, y_test)
@@ -230,6 +260,18 @@ def speed_part(repeats, direct=False):
         result[f"ratio_best{name[7:]}"] = float(min(result[name]) / min(result["single"]))
         result[f"ratio_median_paired{name[7:]}"] = float(np.median(ratios))
         result[f"ratio_spread{name[7:]}"] = _spread(ratios)       # min, median, max
+        # the repeats no other process disturbed (at most 30 ms of others' CPU
+        # during the single process's run and during this fit)
+        quiet = [i for i in range(len(ratios))
+                 if all(result[f"others_cpu_{n}"][i] is not None
+                        and result[f"others_cpu_{n}"][i] <= 0.03 for n in ("single", name))]
+        result[f"quiet_repeats{name[7:]}"] = quiet
+        if quiet:
+            result[f"ratio_spread_quiet{name[7:]}"] = _spread(ratios[quiet])
+            print(f"{'NumPy' if name == 'cluster' else 'dask array'}, the {len(quiet)} quiet "
+                  f"repeats: paired ratios {np.min(ratios[quiet]):.2f} / "
+                  f"{np.median(ratios[quiet]):.2f} / {np.max(ratios[quiet]):.2f} "
+                  f"(min / median / max)")
         print(f"{'NumPy' if name == 'cluster' else 'dask array'}: best "
               f"{min(result[name]):.2f} / {min(result['single']):.2f} s = "
               f"{result[f'ratio_best{name[7:]}']:.2f}x, median paired ratio "
