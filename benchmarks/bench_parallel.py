@@ -43,7 +43,10 @@ where they used at most 30 ms during the one process's run and the fit is
 *quiet*, and the ratios over the quiet repeats are kept apart.  ``--direct-to-workers`` passes
 ``Client(direct_to_workers=True)``; without it the client has dask's
 default (None), with which ``ParameterMixingClassifier`` still calls the
-workers directly when it can reach them.  Test accuracy on 20 000 held-out
+workers directly when it can reach them.  ``--no-worker-profile`` starts
+the workers without dask's statistical profiler (a dask setting a user may
+choose: it samples every computing thread 100 times a second), the results
+under ``speed_noprofile`` (``speed_direct_noprofile``).  Test accuracy on 20 000 held-out
 rows of the same stream.
 
 Writes ``benchmarks/results/parallel[_quick].json``.
@@ -186,7 +189,8 @@ def _spread(values):
     return [float(np.min(values)), float(np.median(values)), float(np.max(values))]
 
 
-def speed_part(repeats, direct=False):
+def speed_part(repeats, direct=False, profile=True):
+    import dask
     import dask.array as da
     import distributed
     X, y = make_classification(SPEED_ROWS + SPEED_TEST, n_features=20, n_informative=15,
@@ -197,10 +201,14 @@ def speed_part(repeats, direct=False):
     est = BudgetedSGDClassifier(gamma=gamma, **SPEED)
     result = {"rows": SPEED_ROWS, "mix_every": SPEED_MIX, "single": [], "cluster": [],
               "cluster_dask": [], "direct_to_workers": direct,
-              "load_before": os.getloadavg()}
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
+              "worker_profile": profile, "load_before": os.getloadavg()}
+    # (the nannies pass this process's dask configuration to the workers)
+    with dask.config.set({"distributed.worker.profile.enabled": profile}), \
+            distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                     dashboard_address=None) as cluster, \
             distributed.Client(cluster, direct_to_workers=direct or None) as client:
+        result["worker_profile_seen"] = sorted(set(client.run(
+            lambda: dask.config.get("distributed.worker.profile.enabled")).values()))
         client.run(lambda: __import__("skbudget.parallel"))       # imports before the clock
         result["worker_skbudget"] = sorted(set(client.run(
             lambda: __import__("skbudget").__file__).values()))
@@ -289,6 +297,9 @@ def main():
     parser.add_argument("--part", choices=("all", "accuracy", "speed"), default="all")
     parser.add_argument("--direct-to-workers", action="store_true",
                         help="the client calls the workers directly, not through the scheduler")
+    parser.add_argument("--no-worker-profile", action="store_true",
+                        help="the workers without dask's statistical profiler "
+                             "(distributed.worker.profile.enabled: False)")
     args = parser.parse_args()
     out = RESULTS / f"parallel{'_quick' if args.quick else ''}.json"
     results = json.loads(out.read_text()) if out.exists() else {}
@@ -296,8 +307,10 @@ def main():
         results["accuracy"] = accuracy_part(1 if args.quick else 3)
         plot(results["accuracy"]["summary"], ROOT / "doc" / "images" / "parallel_mnist.png")
     if args.part in ("all", "speed"):
-        key = "speed_direct" if args.direct_to_workers else "speed"
-        results[key] = speed_part(2 if args.quick else args.repeats, args.direct_to_workers)
+        key = ("speed_direct" if args.direct_to_workers else "speed") + (
+            "_noprofile" if args.no_worker_profile else "")
+        results[key] = speed_part(2 if args.quick else args.repeats, args.direct_to_workers,
+                                  not args.no_worker_profile)
     write_json(out, results)
 
 
