@@ -22,7 +22,6 @@ The user guide's "Scaling out" page gives the cost model and guidance on
 import asyncio
 import copy
 import functools
-import hashlib
 import numbers
 import pickle
 import threading
@@ -209,25 +208,6 @@ def _schedule(n_rows, mix_every, n_passes):
             for _ in range(n_passes) for start in range(0, max(n_rows), mix_every)]
 
 
-def _fingerprint(model):
-    """A digest of ``model``'s state: every learner's state and stored
-    vectors, and the online record (equal for models equal bit for bit)."""
-    digest = hashlib.sha256()
-    learners = model._learners
-    for learner in learners:
-        for name, value in sorted(learner.get_state().items()):
-            digest.update(name.encode())
-            digest.update(np.ascontiguousarray(value).tobytes() if isinstance(value, np.ndarray)
-                          else repr(value).encode())
-    if not model._driver.uses_store:
-        for pool in model._driver.pools:
-            digest.update(pickle.dumps(pool, protocol=5))
-    for name in ("n_rounds", "n_mistakes", "width", "last_support", "points",
-                 "support_points"):
-        digest.update(np.asarray(getattr(model._record, name)).tobytes())
-    return digest.hexdigest()
-
-
 def _mix_round(results, tasks, origin, record):
     """The mixed model of one round: the workers' ``results`` (model,
     mistake flags) of ``tasks`` (worker, (start, stop)), weighted by the
@@ -394,13 +374,11 @@ class _ShardActor:
     loop, beside a fit that computes (they hand over under ``_ready``).
 
     The workers mix among themselves (doc/user_guide/scaling_out.rst,
-    "Cost"): at the end of a round every worker sends its model to every
-    other, and each averages and compresses the same pickles in the same
-    order with the same code, so every worker holds the same mixed model
-    (checked at the end by a fingerprint of each worker's) and continues
-    from it: one message's latency between rounds, not a round trip.  The
-    client sends one call per worker for the whole fit and receives the
-    final model from the first."""
+    "Cost"): every worker sends its model of a round to the first worker
+    (the mixer), which averages and compresses them and sends the mixed
+    model, pickled once, to every other worker; each continues from that
+    pickle.  The client sends one call per worker for the whole fit and
+    receives the final model from the mixer."""
 
     def __init__(self, lengths, parts=None):
         self.shard = _Shard(parts if parts is not None else [None] * len(lengths), lengths)
@@ -481,14 +459,12 @@ class _ShardActor:
 
     def fit(self, index, peers, rounds, template, classes):
         """This worker's part of the whole fit (``index``: its place in
-        ``peers``, the (address, actor key) of every worker): for every
-        round of ``rounds`` (per round, the (worker, (start, stop)) that
-        stream, in worker order), stream its rows if it has any and send
-        its model to every other worker, then mix the round's models as
-        every worker does (the same pickles, in the same order, by the same
-        code: the same model).  ``template``: the pickled unfitted
-        estimator.  Returns the final model's fingerprint, and the first
-        worker the model too, pickled."""
+        ``peers``, the (address, actor key) of every worker; index 0 mixes):
+        for every round of ``rounds`` (per round, the (worker, (start,
+        stop)) that stream, in worker order), stream its rows if it has
+        any, then mix (index 0) or take the mixed model.  ``template``:
+        the pickled unfitted estimator.  The mixer returns the final model,
+        pickled; the others None."""
         from distributed import get_worker
         self._worker, self._peers = get_worker(), peers
         self._key = peers[index][1]
@@ -498,18 +474,23 @@ class _ShardActor:
                 if k == index:
                     mine = pickle.dumps(self._round(pickle.loads(blob), rows, classes),
                                         protocol=5)
-                    for peer in range(len(peers)):
-                        if peer != index:
-                            self._send(peer, (i, index), mine)
-                    with self._ready:
-                        self._inbox[i, index] = mine
-            # the round's models as the client would have them: each loaded
-            # from its pickle (this worker's own too)
+                    if index == 0:
+                        with self._ready:
+                            self._inbox[i, 0] = mine
+                    else:
+                        self._send(0, (i, index), mine)
+            if index != 0:
+                if i + 1 < len(rounds):
+                    blob = self._take((i, -1))
+                continue
             results = [pickle.loads(self._take((i, k))) for k, _ in tasks]
             common = _mix_round(results, tasks, common, record)
             record = common._record
             blob = pickle.dumps(common, protocol=5)
-        return (_fingerprint(common), blob if index == 0 else None)
+            if i + 1 < len(rounds):
+                for k in range(1, len(peers)):
+                    self._send(k, (i, -1), blob)
+        return blob if index == 0 else None
 
     def _round(self, model, rows, classes):
         """Stream the shard's rows ``rows`` (start, stop) into ``model``
@@ -525,10 +506,10 @@ class _DaskWorkers:
     """Workers of a ``dask.distributed`` cluster: on each, one actor
     (:class:`_ShardActor`) holds the worker's shard and runs its part of
     the whole fit there, mixing included.  The client makes one call to
-    each worker's actor for the fit (straight to the worker when the
-    client reaches it, :func:`_reaches_workers`, else the scheduler relays
-    it); the models travel between the workers, and the final model comes
-    back to the client; the data never travels back.
+    each worker's actor for the fit (straight to the worker with
+    ``Client(direct_to_workers=True)``, else the scheduler relays it); the
+    models travel between the workers, and the final model comes back to
+    the client; the data never travels back.
 
     ``feeds``: per worker, None (the actor was built with its partitions)
     or the pieces ``(X, y)`` of an in-memory shard to send, in order, one
@@ -590,13 +571,7 @@ class _DaskWorkers:
         self.ended = True
         if self.failure is not None:
             raise self.failure
-        results = self._checked(outcomes, self.addresses)
-        if len({fingerprint for fingerprint, _ in results}) > 1:
-            raise RuntimeError(
-                "ParameterMixingClassifier: the workers' mixed models differ (their arithmetic "
-                "differs: workers of different machines or library builds?); no model was "
-                "fitted. Fit on workers of one kind, or without a client (threads).")
-        return pickle.loads(results[0][1])
+        return pickle.loads(self._checked(outcomes, self.addresses)[0])
 
     async def _feed(self):
         """Send every worker the pieces of its shard, in order, one after
@@ -918,9 +893,10 @@ class ParameterMixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
     one) the workers are dask workers, each keeping its shard and running
     its part of the whole fit in a dask actor: no worker ever holds the
     whole data, and the workers mix among themselves (each round every
-    worker sends its model to the others, and each averages and
-    compresses them: the same model as the threads would mix); the client
-    makes one call to each worker and receives the final model.  A NumPy or CSR ``X`` is split into contiguous shards that
+    worker sends its model to the first, which averages and compresses
+    them and sends the mixed model back: the same model as the threads
+    would mix); the client makes one call to each worker and receives the
+    final model.  A NumPy or CSR ``X`` is split into contiguous shards that
     travel to their workers in pieces, one after another from the start of
     the fit (a round waits only for rows not yet arrived); the partitions of
     a dask array already in the cluster's memory (persisted) stay where
@@ -979,11 +955,10 @@ class ParameterMixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
 
     Notes
     -----
-    Communication per mixing round is ``(K - 1) B (d + k)`` numbers into
-    and out of each of ``K`` workers, for budget ``B``, ``d`` features and
-    ``k`` coefficients per vector (every worker's model to every other);
-    the compression makes ``(K - 1) B`` maintenance steps, on every worker
-    at once.  A worker that leaves the cluster during ``fit``, or a task that
+    Communication per mixing round is ``(K - 1) B (d + k)`` numbers for
+    ``K`` workers, budget ``B``, ``d`` features and ``k`` coefficients per
+    vector, each way (the other workers' models to the first, the mixed
+    model back); the compression makes ``(K - 1) B`` maintenance steps.  A worker that leaves the cluster during ``fit``, or a task that
     raises, ends ``fit`` with an error; no partly mixed model is kept (the
     estimator keeps what it had).
 
