@@ -23,20 +23,31 @@ in turn:
   (validation included);
 - ``cluster``: ``ParameterMixingClassifier(...).fit(X, y)`` on the NumPy
   arrays: validation, the classes, the workers' set-up, the data's travel
-  to the workers (piece by piece, overlapped with the rounds), the 10
-  rounds and their mixings; the fitted meta-estimator at the end;
+  to the workers (piece by piece from the start, overlapped with the
+  rounds), the 10 rounds and their mixings (among the workers); the fitted
+  meta-estimator at the end;
 - ``cluster_dask``: the same fit on the data already on the cluster (a dask
-  array of 8 partitions persisted before the clock, 4 on each worker): what
-  a dask user has; nothing but models travels.
+  array of 8 partitions persisted before the clock, wherever ``persist``
+  put them; the fit balances them, moving a partition when one worker
+  holds 5): what a dask user has; nothing but models travels.
 
-Paired: the three are timed in turn, ``--repeats`` times, and each one's
-best and the median of the paired ratios kept; the load average is
-recorded beside them, and how many cores two processes of ours get at once
-(a fixed loop alone against two at a time: 2.0 on two free cores, 1.0 when
-other jobs leave one core's worth).  ``--direct-to-workers`` makes the
-client talk to the workers directly (``Client(direct_to_workers=True)``)
-instead of through the scheduler.  Test accuracy on 20 000 held-out rows of
-the same stream.
+Paired: the three are timed in turn, ``--repeats`` times; each one's best,
+the paired ratios' min / median / max and the CPU seconds of this process
+(with a ``LocalCluster`` also the scheduler's and the nannies') and of each
+worker process over each fit are kept; the load average is recorded beside
+them, how many cores two processes of ours get at once (a fixed loop
+alone against two at a time: 2.0 on two free cores, 1.0 when other jobs
+leave one core's worth), and the CPU seconds other processes used during
+each run (the machine's busy time from /proc/stat less ours); a repeat
+where they used at most 30 ms during the one process's run and the fit is
+*quiet*, and the ratios over the quiet repeats are kept apart.  ``--direct-to-workers`` passes
+``Client(direct_to_workers=True)``; without it the client has dask's
+default (None), with which ``ParameterMixingClassifier`` still calls the
+workers directly when it can reach them.  ``--no-worker-profile`` starts
+the workers without dask's statistical profiler (a dask setting a user may
+choose: it samples every computing thread 100 times a second), the results
+under ``speed_noprofile`` (``speed_direct_noprofile``).  Test accuracy on 20 000 held-out
+rows of the same stream.
 
 Writes ``benchmarks/results/parallel[_quick].json``.
 """
@@ -149,7 +160,37 @@ def cores_available():
     return 2 * alone / max(together)
 
 
-def speed_part(repeats, direct=False):
+def _cpu_seconds(processes):
+    """The CPU seconds (user + system) each process has used so far."""
+    return {name: sum(proc.cpu_times()[:2]) for name, proc in processes.items()}
+
+
+def _machine_cpu():
+    """CPU seconds the whole machine has been busy (every process), from
+    /proc/stat (None where there is none)."""
+    try:
+        with open("/proc/stat") as fh:
+            fields = [int(v) for v in fh.readline().split()[1:9]]
+    except OSError:
+        return None
+    return (sum(fields) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
+
+
+def _others_cpu(machine_before, machine_after, ours):
+    """CPU seconds other processes than ours used meanwhile (None: not
+    known): 0 on a quiet machine, the wall time on one busy core."""
+    if machine_before is None:
+        return None
+    return round(max(machine_after - machine_before - ours, 0.0), 3)
+
+
+def _spread(values):
+    """min, median and max."""
+    return [float(np.min(values)), float(np.median(values)), float(np.max(values))]
+
+
+def speed_part(repeats, direct=False, profile=True):
+    import dask
     import dask.array as da
     import distributed
     X, y = make_classification(SPEED_ROWS + SPEED_TEST, n_features=20, n_informative=15,
@@ -160,29 +201,51 @@ def speed_part(repeats, direct=False):
     est = BudgetedSGDClassifier(gamma=gamma, **SPEED)
     result = {"rows": SPEED_ROWS, "mix_every": SPEED_MIX, "single": [], "cluster": [],
               "cluster_dask": [], "direct_to_workers": direct,
-              "load_before": os.getloadavg()}
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
+              "worker_profile": profile, "load_before": os.getloadavg()}
+    # (the nannies pass this process's dask configuration to the workers)
+    with dask.config.set({"distributed.worker.profile.enabled": profile}), \
+            distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                     dashboard_address=None) as cluster, \
             distributed.Client(cluster, direct_to_workers=direct or None) as client:
+        result["worker_profile_seen"] = sorted(set(client.run(
+            lambda: dask.config.get("distributed.worker.profile.enabled")).values()))
         client.run(lambda: __import__("skbudget.parallel"))       # imports before the clock
         result["worker_skbudget"] = sorted(set(client.run(
             lambda: __import__("skbudget").__file__).values()))
+        import psutil
+        # this process (the client, and with a LocalCluster the scheduler and
+        # the nannies too) and the two worker processes
+        processes = {"client": psutil.Process()}
+        for address, pid in sorted(client.run(os.getpid).items()):
+            processes[f"worker {len(processes)}"] = psutil.Process(pid)
         # the data already on the cluster: 8 partitions, persisted (4 on each worker)
         Xd = da.from_array(X, chunks=(SPEED_ROWS // 8, -1)).persist()
         yd = da.from_array(y, chunks=SPEED_ROWS // 8).persist()
         distributed.wait([Xd, yd])
         for rep in range(repeats):
+            before, machine = _cpu_seconds(processes), _machine_cpu()
             start = time.perf_counter()
             single = BudgetedSGDClassifier(gamma=gamma, **SPEED).partial_fit(
                 X, y, classes=np.arange(10))
             result["single"].append(time.perf_counter() - start)
-            start = time.perf_counter()
-            clf = ParameterMixingClassifier(est, mix_every=SPEED_MIX, client=client).fit(X, y)
-            result["cluster"].append(time.perf_counter() - start)
-            start = time.perf_counter()
-            clf_dask = ParameterMixingClassifier(est, mix_every=SPEED_MIX,
-                                                 client=client).fit(Xd, yd)
-            result["cluster_dask"].append(time.perf_counter() - start)
+            after = _cpu_seconds(processes)
+            result.setdefault("others_cpu_single", []).append(_others_cpu(
+                machine, _machine_cpu(), sum(after.values()) - sum(before.values())))
+            for name, data in (("cluster", (X, y)), ("cluster_dask", (Xd, yd))):
+                before, machine = _cpu_seconds(processes), _machine_cpu()
+                start = time.perf_counter()
+                fitted = ParameterMixingClassifier(est, mix_every=SPEED_MIX,
+                                                   client=client).fit(*data)
+                result[name].append(time.perf_counter() - start)
+                after = _cpu_seconds(processes)
+                result.setdefault(f"cpu_{name}", []).append(
+                    {p: round(after[p] - before[p], 3) for p in processes})
+                result.setdefault(f"others_cpu_{name}", []).append(_others_cpu(
+                    machine, _machine_cpu(), sum(after.values()) - sum(before.values())))
+                if name == "cluster":
+                    clf = fitted
+                else:
+                    clf_dask = fitted
             result.setdefault("load", []).append(os.getloadavg())
             result.setdefault("cores_available", []).append(cores_available())
             print(f"repeat {rep}: one process {result['single'][-1]:.2f} s, cluster "
@@ -191,7 +254,11 @@ def speed_part(repeats, direct=False):
                   f"{result['cluster_dask'][-1]:.2f} s from a persisted dask array (ratio "
                   f"{result['cluster_dask'][-1] / result['single'][-1]:.2f}), load "
                   f"{os.getloadavg()[0]:.1f}, cores available to two processes "
-                  f"{result['cores_available'][-1]:.2f}", flush=True)
+                  f"{result['cores_available'][-1]:.2f}; CPU s NumPy "
+                  f"{result['cpu_cluster'][-1]}, dask {result['cpu_cluster_dask'][-1]}; "
+                  f"other processes' CPU s during the three "
+                  f"{result['others_cpu_single'][-1]}, {result['others_cpu_cluster'][-1]}, "
+                  f"{result['others_cpu_cluster_dask'][-1]}", flush=True)
         result["accuracy_single"] = single.score(X_test, y_test)
         result["accuracy_cluster"] = clf.score(X_test, y_test)
         result["accuracy_cluster_dask"] = clf_dask.score(X_test, y_test)
@@ -200,10 +267,24 @@ def speed_part(repeats, direct=False):
         ratios = np.array(result[name]) / np.array(result["single"])
         result[f"ratio_best{name[7:]}"] = float(min(result[name]) / min(result["single"]))
         result[f"ratio_median_paired{name[7:]}"] = float(np.median(ratios))
+        result[f"ratio_spread{name[7:]}"] = _spread(ratios)       # min, median, max
+        # the repeats no other process disturbed (at most 30 ms of others' CPU
+        # during the single process's run and during this fit)
+        quiet = [i for i in range(len(ratios))
+                 if all(result[f"others_cpu_{n}"][i] is not None
+                        and result[f"others_cpu_{n}"][i] <= 0.03 for n in ("single", name))]
+        result[f"quiet_repeats{name[7:]}"] = quiet
+        if quiet:
+            result[f"ratio_spread_quiet{name[7:]}"] = _spread(ratios[quiet])
+            print(f"{'NumPy' if name == 'cluster' else 'dask array'}, the {len(quiet)} quiet "
+                  f"repeats: paired ratios {np.min(ratios[quiet]):.2f} / "
+                  f"{np.median(ratios[quiet]):.2f} / {np.max(ratios[quiet]):.2f} "
+                  f"(min / median / max)")
         print(f"{'NumPy' if name == 'cluster' else 'dask array'}: best "
               f"{min(result[name]):.2f} / {min(result['single']):.2f} s = "
               f"{result[f'ratio_best{name[7:]}']:.2f}x, median paired ratio "
-              f"{result[f'ratio_median_paired{name[7:]}']:.2f}; accuracy "
+              f"{result[f'ratio_median_paired{name[7:]}']:.2f} (paired ratios "
+              f"{min(ratios):.2f} - {max(ratios):.2f}); accuracy "
               f"{100 * result['accuracy_' + name]:.2f} % against "
               f"{100 * result['accuracy_single']:.2f} %")
     return result
@@ -216,6 +297,9 @@ def main():
     parser.add_argument("--part", choices=("all", "accuracy", "speed"), default="all")
     parser.add_argument("--direct-to-workers", action="store_true",
                         help="the client calls the workers directly, not through the scheduler")
+    parser.add_argument("--no-worker-profile", action="store_true",
+                        help="the workers without dask's statistical profiler "
+                             "(distributed.worker.profile.enabled: False)")
     args = parser.parse_args()
     out = RESULTS / f"parallel{'_quick' if args.quick else ''}.json"
     results = json.loads(out.read_text()) if out.exists() else {}
@@ -223,8 +307,10 @@ def main():
         results["accuracy"] = accuracy_part(1 if args.quick else 3)
         plot(results["accuracy"]["summary"], ROOT / "doc" / "images" / "parallel_mnist.png")
     if args.part in ("all", "speed"):
-        key = "speed_direct" if args.direct_to_workers else "speed"
-        results[key] = speed_part(2 if args.quick else args.repeats, args.direct_to_workers)
+        key = ("speed_direct" if args.direct_to_workers else "speed") + (
+            "_noprofile" if args.no_worker_profile else "")
+        results[key] = speed_part(2 if args.quick else args.repeats, args.direct_to_workers,
+                                  not args.no_worker_profile)
     write_json(out, results)
 
 

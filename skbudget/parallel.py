@@ -21,9 +21,12 @@ The user guide's "Scaling out" page gives the cost model and guidance on
 
 import asyncio
 import copy
+import functools
 import numbers
 import pickle
+import threading
 import time
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 
@@ -197,6 +200,25 @@ def _mixed(models, weights, origin, record, flags):
     return mixed
 
 
+def _schedule(n_rows, mix_every, n_passes):
+    """The rounds of parameter mixing over shards of ``n_rows`` rows: per
+    round (every pass, every ``mix_every`` rows), the (worker, (start,
+    stop)) of the workers with rows in it, in worker order."""
+    return [[(k, (start, min(start + mix_every, n))) for k, n in enumerate(n_rows) if n > start]
+            for _ in range(n_passes) for start in range(0, max(n_rows), mix_every)]
+
+
+def _mix_round(results, tasks, origin, record):
+    """The mixed model of one round: the workers' ``results`` (model,
+    mistake flags) of ``tasks`` (worker, (start, stop)), weighted by the
+    rows each streamed (``origin``, ``record``: as :func:`_mixed`).  The
+    same function mixes on the client's threads and on the dask worker that
+    mixes."""
+    rows = np.array([b - a for _, (a, b) in tasks], dtype=np.float64)
+    return _mixed([model for model, _ in results], rows / rows.sum(), origin, record,
+                  _interleaved([flags for _, flags in results]))
+
+
 def _check_two_classes(classes):
     """``classes``, after checking that there are at least two."""
     if len(classes) < 2:
@@ -307,11 +329,10 @@ class _ThreadWorkers:
         self.shards, self.classes = shards, classes
         self.pool = ThreadPoolExecutor(max_workers=len(shards))
 
-    def run(self, tasks, following=()):
+    def run(self, tasks):
         """Run ``tasks`` (worker, model, rows) at once, each on its own copy
         of the model; their results in order.  The first exception is
-        raised once every task has ended.  (``following``: the next round's
-        rows, already here.)"""
+        raised once every task has ended."""
         # BLAS on one thread around every task (inside, each partial_fit
         # limits it again and puts back the 1 it found, whatever the order
         # in which the threads end; their own limits alone, racing, could
@@ -337,16 +358,33 @@ class _ThreadWorkers:
         self.pool.shutdown(wait=True)
 
 
+class _Stopped(RuntimeError):
+    """A worker's part of a fit ended because the fit was abandoned (a
+    peer failed or left, the client gave up): not the cause of the
+    failure, which the client reports."""
+
+
 class _ShardActor:
     """One dask worker's part of parameter mixing, kept on the worker for
     the whole fit (a dask actor): its shard (the partitions it was built
-    with, or pieces of an in-memory ``X`` that arrive with :meth:`run` or
-    ahead of it with :meth:`put`) and its part of every round.  Its
-    methods run one at a time in the worker's actor thread, except
-    :meth:`put`, on the worker's event loop."""
+    with, or pieces of an in-memory ``X`` that arrive with :meth:`fit` or
+    after it with :meth:`put`) and its part of every round, the mixings
+    included.  :meth:`labels` and :meth:`fit` run in the worker's actor
+    thread; :meth:`put`, :meth:`deposit` and :meth:`abort` on its event
+    loop, beside a fit that computes (they hand over under ``_ready``).
+
+    The workers mix among themselves (doc/user_guide/scaling_out.rst,
+    "Cost"): every worker sends its model of a round to the first worker
+    (the mixer), which averages and compresses them and sends the mixed
+    model, pickled once, to every other worker; each continues from that
+    pickle.  The client sends one call per worker for the whole fit and
+    receives the final model from the mixer."""
 
     def __init__(self, lengths, parts=None):
         self.shard = _Shard(parts if parts is not None else [None] * len(lengths), lengths)
+        self._ready = threading.Condition()
+        self._inbox = {}                # (round, sender) -> pickled message
+        self._stopped = None            # why the fit was abandoned
 
     def labels(self):
         """The classes of the labels of the partitions it was built with
@@ -359,47 +397,132 @@ class _ShardActor:
             self.shard.parts[index] = (X, y)
 
     async def put(self, pieces):
-        """Keep ``pieces`` (index, X, y) of the shard (runs on the worker's
-        event loop, beside a round that computes)."""
-        self._store(pieces)
+        """Keep ``pieces`` (index, X, y) of the shard."""
+        with self._ready:
+            self._store(pieces)
+            self._ready.notify_all()
 
-    def run(self, model, rows, classes, pieces=()):
-        """Keep ``pieces``, then stream the shard's rows ``rows`` (start,
-        stop) into ``model`` (pickled) of ``classes``: :func:`_stream_rows`,
-        pickled.  (A model travels as one pickle, not as dask's frame per
-        array: one frame each way is cheaper to send and to read; loading
-        it checks it, as any model from elsewhere.)"""
-        model = pickle.loads(model)
-        self._store(pieces)
+    async def deposit(self, key, blob):
+        """Keep a peer's message ``blob`` for round ``key[0]`` (``key``:
+        (round, sender index), or (round, -1) for the mixed model)."""
+        with self._ready:
+            self._inbox[tuple(key)] = blob
+            self._ready.notify_all()
+
+    async def abort(self, reason):
+        """End a fit that waits (the client or a peer gave it up)."""
+        with self._ready:
+            self._stopped = self._stopped or reason
+            self._ready.notify_all()
+
+    def _wait_for(self, ready):
+        """``ready()`` once it is not None, looking again whenever a message
+        arrives; ``_Stopped`` when the fit is abandoned (or the actor
+        released: its client is gone)."""
+        with self._ready:
+            while True:
+                if self._stopped is not None:
+                    raise _Stopped(self._stopped)
+                value = ready()
+                if value is not None:
+                    return value
+                if not self._ready.wait(_WATCH_INTERVAL) and (
+                        self._key not in self._worker.state.actors):
+                    raise _Stopped("the fit's actor was released")
+
+    def _take(self, key):
+        """The message ``key`` (round, sender), once it has arrived."""
+        return self._wait_for(lambda: self._inbox.pop(key, None))
+
+    def _send(self, index, key, blob):
+        """Send ``blob`` to peer ``index``'s :meth:`deposit` (without
+        waiting: the worker's event loop sends it; a failure abandons this
+        worker's fit).  The call is the one a dask ``Actor`` handle makes,
+        straight to the peer worker; a handle built on a worker would bind
+        a client of its own to the scheduler first."""
+        from distributed.protocol import to_serialize
+        address, actor = self._peers[index]
+        worker = self._worker
+
+        async def send():
+            try:
+                reply = await worker.rpc(address).actor_execute(
+                    function="deposit", actor=actor,
+                    args=[to_serialize(key), to_serialize(blob)], kwargs={})
+                failure = None if reply["status"] == "OK" else repr(reply["exception"])
+            except Exception as exc:        # the peer's worker lost
+                failure = repr(exc)
+            if failure is not None:
+                await self.abort(f"worker {address} could not be reached: {failure}")
+
+        worker.loop.add_callback(send)
+
+    def fit(self, index, peers, rounds, template, classes):
+        """This worker's part of the whole fit (``index``: its place in
+        ``peers``, the (address, actor key) of every worker; index 0 mixes):
+        for every round of ``rounds`` (per round, the (worker, (start,
+        stop)) that stream, in worker order), stream its rows if it has
+        any, then mix (index 0) or take the mixed model.  ``template``:
+        the pickled unfitted estimator.  The mixer returns the final model,
+        pickled; the others None."""
+        from distributed import get_worker
+        self._worker, self._peers = get_worker(), peers
+        self._key = peers[index][1]
+        common, blob, record = None, template, OnlineRecord()
+        for i, tasks in enumerate(rounds):
+            for k, rows in tasks:
+                if k == index:
+                    mine = pickle.dumps(self._round(pickle.loads(blob), rows, classes),
+                                        protocol=5)
+                    if index == 0:
+                        with self._ready:
+                            self._inbox[i, 0] = mine
+                    else:
+                        self._send(0, (i, index), mine)
+            if index != 0:
+                if i + 1 < len(rounds):
+                    blob = self._take((i, -1))
+                continue
+            results = [pickle.loads(self._take((i, k))) for k, _ in tasks]
+            common = _mix_round(results, tasks, common, record)
+            record = common._record
+            blob = pickle.dumps(common, protocol=5)
+            if i + 1 < len(rounds):
+                for k in range(1, len(peers)):
+                    self._send(k, (i, -1), blob)
+        return blob if index == 0 else None
+
+    def _round(self, model, rows, classes):
+        """Stream the shard's rows ``rows`` (start, stop) into ``model``
+        (its pieces awaited): :func:`_stream_rows`."""
         indices, ranges = self.shard.pieces(*rows)
-        if any(self.shard.parts[i] is None for i in indices):
-            raise RuntimeError("ParameterMixingClassifier: a round's rows had not reached "
-                               "its worker")
-        return pickle.dumps(_stream_rows(model, [self.shard.parts[i] for i in indices], ranges,
-                                         classes, not hasattr(model, "classes_")),
-                            protocol=5)
+        parts = self._wait_for(lambda: None if any(
+            self.shard.parts[i] is None for i in indices) else [self.shard.parts[i]
+                                                               for i in indices])
+        return _stream_rows(model, parts, ranges, classes, not hasattr(model, "classes_"))
 
 
 class _DaskWorkers:
     """Workers of a ``dask.distributed`` cluster: on each, one actor
     (:class:`_ShardActor`) holds the worker's shard and runs its part of
-    every round there.  A round is one call from the client to each
-    worker's actor, not a task for the scheduler to place (the call goes
-    straight to the worker with ``Client(direct_to_workers=True)``, else the
-    scheduler relays it): the round's model goes, the worker's model and
-    mistake flags come back; the data never travels back.
+    the whole fit there, mixing included.  The client makes one call to
+    each worker's actor for the fit (straight to the worker with
+    ``Client(direct_to_workers=True)``, else the scheduler relays it); the
+    models travel between the workers, and the final model comes back to
+    the client; the data never travels back.
 
     ``feeds``: per worker, None (the actor was built with its partitions)
-    or the pieces ``(X, y)`` of an in-memory shard still to send: each
-    round's call carries the pieces it needs that have not arrived, and the
-    next round's travel (:meth:`_ShardActor.put`) while this one computes.
+    or the pieces ``(X, y)`` of an in-memory shard to send, in order, one
+    after another from the start of the fit (:meth:`_ShardActor.put`): a
+    round waits only for pieces that have not arrived.
     """
 
     def __init__(self, client, addresses, shards, classes, feeds):
         self.client, self.addresses, self.shards, self.classes = (client, addresses, shards,
                                                                   classes)
-        self.feeds, self.sent = feeds, [0] * len(shards)
+        self.feeds = feeds
         self.actor_futures, self.actors = [], []
+        self.failure, self.ended = None, False
 
     def start(self):
         """Build the actors (each with its partitions when they are dask
@@ -419,73 +542,101 @@ class _DaskWorkers:
             raise RuntimeError("ParameterMixingClassifier: the cluster cancelled the "
                                "workers' set-up; no model was fitted.")
         self.actors = [value for _, value in outcomes]
+        if _reaches_workers(client, self.addresses):
+            self.actors = [_direct_actor_class()(actor._cls, actor._address, actor.key)
+                           for actor in self.actors]
         for actor, future in zip(self.actors, self.actor_futures):
             # an actor binds to the default client; ours may not be it
             actor._client, actor._future = client, future
-
-    def _pieces(self, k, stop):
-        """The pieces of worker ``k``'s in-memory shard that rows up to
-        ``stop`` need and that were not sent yet (marked sent)."""
-        feed = self.feeds[k]
-        if feed is None:
-            return []
-        indices, _ = self.shards[k].pieces(0, stop)
-        new = [i for i in indices if i >= self.sent[k]]
-        if new:
-            self.sent[k] = new[-1] + 1
-        return [(i,) + feed[i] for i in new]
 
     def labels(self):
         """The classes of the labels on every worker."""
         return np.unique(np.concatenate(self._results(
             [actor.labels() for actor in self.actors], self.addresses)))
 
-    def run(self, tasks, following=()):
-        """Run ``tasks`` (worker, model, rows) at once; their results in
-        order.  ``following``: (worker, stop) of the next round, whose
-        rows travel meanwhile."""
-        blobs = {}                      # a model the tasks share is pickled once
-        for _, model, _ in tasks:
-            blobs.setdefault(id(model), pickle.dumps(model, protocol=5))
-        calls = [self.actors[k].run(blobs[id(model)], rows, self.classes,
-                                    self._pieces(k, rows[1]))
-                 for k, model, rows in tasks]
-        puts = [self.actors[k].put(pieces) for k, stop in following
-                for pieces in [self._pieces(k, stop)] if pieces]
-        addresses = [self.addresses[k] for k, _, _ in tasks]
-        results = self._results(calls + puts, addresses)
-        return [pickle.loads(result) for result in results[:len(calls)]]
+    def fit(self, template, rounds):
+        """Run the whole fit (``rounds``: per round, the (worker, (start,
+        stop)) that stream); the final mixed model."""
+        peers = [(address, future.key) for address, future in zip(self.addresses,
+                                                                    self.actor_futures)]
+        template = pickle.dumps(template, protocol=5)
+        calls = [actor.fit(k, peers, rounds, template, self.classes)
+                 for k, actor in enumerate(self.actors)]
+        if any(feed is not None for feed in self.feeds):
+            self.client.loop.add_callback(self._feed)
+        outcomes = self._wait(calls, self.addresses, early=True)
+        if not all(ok for ok, _ in outcomes):
+            self._abort("another worker's part of the fit failed")
+            outcomes = self._wait(calls, self.addresses)
+        self.ended = True
+        if self.failure is not None:
+            raise self.failure
+        return pickle.loads(self._checked(outcomes, self.addresses)[0])
+
+    async def _feed(self):
+        """Send every worker the pieces of its shard, in order, one after
+        another (on the client's event loop, while the rounds compute)."""
+        async def feed(k, actor):
+            for i, (X, y) in enumerate(self.feeds[k]):
+                await actor.put([(i, X, y)])
+
+        try:
+            await asyncio.gather(*[feed(k, actor) for k, actor in enumerate(self.actors)
+                                   if self.feeds[k] is not None])
+        except Exception as exc:
+            if not self.ended:
+                self.failure = exc
+                self._abort(f"the data could not be sent: {exc!r}")
+
+    def _abort(self, reason):
+        """Tell every actor to abandon its fit (without waiting)."""
+        for actor in self.actors:
+            try:
+                actor.abort(reason)
+            except Exception:           # its worker lost
+                pass
 
     def _results(self, calls, addresses):
         """The results of actor ``calls`` to the workers ``addresses``, in
         order, once all have ended; the first exception raised by a call
         (a worker lost: ``RuntimeError`` naming it)."""
-        outcomes = self._wait(calls, addresses)
+        return self._checked(self._wait(calls, addresses), addresses)
+
+    def _checked(self, outcomes, addresses):
+        """The results of ``outcomes``; the first exception a call raised
+        of its own (not a fit abandoned because of another's), else a
+        worker lost: ``RuntimeError`` naming it."""
         for ok, value in outcomes:
-            if not ok and not isinstance(value, OSError):
+            if not ok and not isinstance(value, (OSError, _Stopped)):
                 raise value                 # the task's own exception
         # an OSError: the connection to its worker lost (or the task's own)
-        lost = next((value for ok, value in outcomes if not ok), None)
-        if lost is not None:
+        lost = next((value for ok, value in outcomes
+                     if not ok and not isinstance(value, _Stopped)), None)
+        stopped = next((value for ok, value in outcomes if not ok), None)
+        if lost is not None or stopped is not None:
             _check_workers(self.client, addresses, patience=_LOSS_PATIENCE)
-            raise lost
+            raise lost if lost is not None else stopped
         return [value for _, value in outcomes]
 
-    def _wait(self, futures, addresses):
+    def _wait(self, futures, addresses, early=False):
         """The outcomes of ``futures`` (dask or actor futures, see
-        :func:`_outcomes`) once all have ended; ``RuntimeError`` when a
-        worker they run on leaves the cluster (its tasks would never
-        end)."""
+        :func:`_outcomes`) once all have ended (``early``: or one has
+        failed); ``RuntimeError`` when a worker they run on leaves the
+        cluster (its tasks would never end)."""
         while True:
-            outcomes = self.client.sync(_outcomes, futures, _WATCH_INTERVAL)
+            outcomes = self.client.sync(_outcomes, futures, _WATCH_INTERVAL, early)
             if outcomes is not None:
                 return outcomes
             _check_workers(self.client, addresses)
 
     def close(self):
-        """Release the actors and the shards' data on the workers: the
-        futures are dropped, and the client releases their keys in the
-        background (``client.cancel`` would wait for the scheduler)."""
+        """Release the actors and the shards' data on the workers: a fit
+        still running is abandoned, the futures are dropped, and the client
+        releases their keys in the background (``client.cancel`` would wait
+        for the scheduler)."""
+        if not self.ended:
+            self.ended = True
+            self._abort("the client abandoned the fit")
         for actor in self.actors:
             actor._future = None
         self.actors, self.actor_futures = [], []
@@ -493,11 +644,55 @@ class _DaskWorkers:
             shard.parts = [None] * len(shard.parts)
 
 
-async def _outcomes(futures, seconds):
+# per client with no direct_to_workers setting: whether it reaches the
+# workers itself; seconds the first look waits for them
+_REACHES = weakref.WeakKeyDictionary()
+_REACH_TIMEOUT = 2.0
+
+
+def _reaches_workers(client, addresses):
+    """Whether ``client``'s calls go straight to the workers: its
+    ``direct_to_workers`` when set, else (dask's default, where a client's
+    calls to actors go through the scheduler) whether it can connect to
+    them, looked at once per client.  The rows of an in-memory ``X``, the
+    fit's calls and the final model then travel once, not through the
+    scheduler (doc/user_guide/scaling_out.rst, "Cost")."""
+    if client.direct_to_workers is not None:
+        return bool(client.direct_to_workers)
+    if client not in _REACHES:
+        async def look():
+            try:
+                await asyncio.wait_for(asyncio.gather(
+                    *[client.rpc(address).identity() for address in addresses]),
+                    _REACH_TIMEOUT)
+            except (OSError, asyncio.TimeoutError):
+                return False
+            return True
+
+        _REACHES[client] = client.sync(look)
+    return _REACHES[client]
+
+
+@functools.cache
+def _direct_actor_class():
+    """A dask ``Actor`` handle whose calls go straight to its worker from
+    the client (the handle's own choice follows ``direct_to_workers``)."""
+    from distributed import Actor
+
+    class DirectActor(Actor):
+        @property
+        def _worker_rpc(self):
+            return self._client.rpc(self._address)
+
+    return DirectActor
+
+
+async def _outcomes(futures, seconds, early=False):
     """The outcomes of ``futures``, in order, ``(True, result)`` or
-    ``(False, exception)`` each, once every one has ended; None when some
-    has not within ``seconds``.  (Run on the client's event loop: one hand
-    over between threads for a whole round, not one per result.)"""
+    ``(False, exception)`` each, once every one has ended (``early``: or
+    one has failed; those still running are then ``(False, None)``); None
+    when neither within ``seconds``.  (Run on the client's event loop: one
+    hand over between threads for a whole round, not one per result.)"""
 
     async def outcome(future):
         try:
@@ -508,10 +703,22 @@ async def _outcomes(futures, seconds):
     if not futures:
         return []
     tasks = [asyncio.ensure_future(outcome(future)) for future in futures]
-    _, waiting = await asyncio.wait(tasks, timeout=seconds)
+    waiting, failed = set(tasks), False
+    deadline = asyncio.get_running_loop().time() + seconds
+    while waiting and not failed:
+        timeout = deadline - asyncio.get_running_loop().time()
+        if timeout <= 0:
+            break
+        done, waiting = await asyncio.wait(
+            waiting, timeout=timeout,
+            return_when=asyncio.FIRST_COMPLETED if early else asyncio.ALL_COMPLETED)
+        failed = early and any(not task.result()[0] for task in done)
     for task in waiting:
         task.cancel()
-    return None if waiting else [task.result() for task in tasks]
+    if waiting and not failed:
+        return None
+    return [task.result() if task.done() and not task.cancelled() else (False, None)
+            for task in tasks]
 
 
 def _check_workers(client, addresses, patience=0.0):
@@ -585,13 +792,18 @@ def _placed_shards(client, parts, lengths, addresses):
     ``addresses``, as dask futures, and the address of each shard's
     worker.  Partitions already in the cluster's memory (a persisted
     collection) stay where they are: each worker's shard is the partitions
-    it holds, in order.  Otherwise (some partition not held by one of
+    it holds, in order, but for those :func:`_balance` moves to even out
+    the shards' rows (the workers wait for the longest shard at every
+    round).  Otherwise (some partition not held by one of
     ``addresses``, or a worker holding less than half its share of the
     rows, which would leave it idle while the others stream) the shards
     are consecutive groups (:func:`_grouped`), each computed on its
     worker."""
     import dask
-    holders = client.run_on_scheduler(_holders, keys=[x.key for x, _ in parts])
+    from distributed import Future
+    holders = client.run_on_scheduler(_holders, keys=[x.key for x, _ in parts]
+                                      + [y.key for _, y in parts])
+    holders, labels_held = holders[:len(parts)], all(holders[len(parts):])
     shards = None
     if all(holders):
         owner, rows = [], dict.fromkeys(addresses, 0)
@@ -606,16 +818,48 @@ def _placed_shards(client, parts, lengths, addresses):
             used = [a for a in addresses if rows[a]]
             if all(rows[a] >= share / 2 for a in used) and (
                     len(used) == min(len(addresses), len(parts))):
+                _balance(owner, lengths, rows, used)
                 shards = [_Shard([parts[i] for i in range(len(parts)) if owner[i] == a],
                                  [lengths[i] for i in range(len(parts)) if owner[i] == a])
                           for a in used]
                 addresses = used
+    if shards is not None and labels_held:
+        # the partitions themselves are the actors' arguments (no task per
+        # partition; one the balance moved travels to its new worker)
+        for shard in shards:
+            shard.parts = [(Future(x.key, client), Future(y.key, client))
+                           for x, y in shard.parts]
+        return shards, addresses
     if shards is None:
         shards = _grouped(parts, lengths, len(addresses))
     for shard, address in zip(shards, addresses):
         shard.parts = client.compute([dask.delayed(part) for part in shard.parts],
                                      workers=[address])
     return shards, addresses[:len(shards)]
+
+
+def _balance(owner, lengths, rows, addresses):
+    """Move partitions between the workers ``addresses`` while it shortens
+    the longest shard: each time the last partition of the worker with the
+    most rows that lowers the maximum most goes to the worker with the
+    fewest (``owner``: each partition's worker; ``rows``: each worker's
+    rows; both updated).  (Every round waits for the worker with the most
+    rows; a moved partition travels once, worker to worker, before the
+    first round.)"""
+    while True:
+        most = max(addresses, key=lambda a: (rows[a], a))
+        least = min(addresses, key=lambda a: (rows[a], a))
+        best, best_max = None, rows[most]
+        for i in reversed(range(len(owner))):
+            if owner[i] == most:
+                after = max(rows[most] - lengths[i], rows[least] + lengths[i])
+                if after < best_max:
+                    best, best_max = i, after
+        if best is None:
+            return
+        owner[best] = least
+        rows[most] -= lengths[best]
+        rows[least] += lengths[best]
 
 
 def _delegated(method, returns, what):
@@ -647,15 +891,19 @@ class ParameterMixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
 
     With a ``dask.distributed`` client (``client``, or else the current
     one) the workers are dask workers, each keeping its shard and running
-    its part of every round in a dask actor for the whole fit: no worker
-    ever holds the whole data, and only models travel between rounds (one
-    call to each worker per round, not tasks through the scheduler).  A
-    NumPy or CSR ``X`` is split into contiguous shards that travel to their
-    workers in pieces, each while the round before the one that reads it
-    computes; the partitions of a dask array already in the cluster's
-    memory (persisted) stay where they are, each worker's shard being the
-    partitions it holds; other partitions (a data frame's too) are
-    computed, consecutive ones together, on the worker that streams them.
+    its part of the whole fit in a dask actor: no worker ever holds the
+    whole data, and the workers mix among themselves (each round every
+    worker sends its model to the first, which averages and compresses
+    them and sends the mixed model back: the same model as the threads
+    would mix); the client makes one call to each worker and receives the
+    final model.  A NumPy or CSR ``X`` is split into contiguous shards that
+    travel to their workers in pieces, one after another from the start of
+    the fit (a round waits only for rows not yet arrived); the partitions of
+    a dask array already in the cluster's memory (persisted) stay where
+    they are, each worker's shard being the partitions it holds (but for
+    partitions moved to even out the shards' rows); other partitions (a
+    data frame's too) are computed, consecutive ones together, on the
+    worker that streams them.
     Without a client the workers are local threads (the compiled loops
     release the GIL).  With one worker the model is the one
     ``estimator.partial_fit`` would give over the same rows in blocks of
@@ -707,10 +955,10 @@ class ParameterMixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
 
     Notes
     -----
-    Communication per mixing round is ``K B (d + k)`` numbers for ``K``
-    workers, budget ``B``, ``d`` features and ``k`` coefficients per
-    vector, each way; the compression makes ``(K - 1) B`` maintenance
-    steps.  A worker that leaves the cluster during ``fit``, or a task that
+    Communication per mixing round is ``(K - 1) B (d + k)`` numbers for
+    ``K`` workers, budget ``B``, ``d`` features and ``k`` coefficients per
+    vector, each way (the other workers' models to the first, the mixed
+    model back); the compression makes ``(K - 1) B`` maintenance steps.  A worker that leaves the cluster during ``fit``, or a task that
     raises, ends ``fit`` with an error; no partly mixed model is kept (the
     estimator keeps what it had).
 
@@ -872,27 +1120,19 @@ class ParameterMixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
     def _train(self, workers, template):
         """The mixing rounds: every pass, every worker's next ``mix_every``
         rows per round; returns the mixed model and the number of mixings."""
-        shards = workers.shards
-        common, record, n_rounds = None, OnlineRecord(), 0
-        longest = max(shard.n_rows for shard in shards)
-        starts = [start for _ in range(template.max_iter)
-                  for start in range(0, longest, self.mix_every)]
-        for i, start in enumerate(starts):
-            starting = clone(template) if common is None else common
-            tasks = [(k, starting, (start, min(start + self.mix_every, shard.n_rows)))
-                     for k, shard in enumerate(shards) if shard.n_rows > start]
-            following = [] if i + 1 == len(starts) else [
-                (k, min(starts[i + 1] + self.mix_every, shard.n_rows))
-                for k, shard in enumerate(shards) if shard.n_rows > starts[i + 1]]
-            results = workers.run(tasks, following)
-            rows = np.array([b - a for _, _, (a, b) in tasks], dtype=np.float64)
-            models = [model for model, _ in results]
-            flags = _interleaved([flags for _, flags in results])
-            common = _mixed(models, rows / rows.sum(), common, record, flags)
-            record = common._record
-            n_rounds += 1
+        rounds = _schedule([shard.n_rows for shard in workers.shards], self.mix_every,
+                           template.max_iter)
+        if isinstance(workers, _DaskWorkers):
+            common = workers.fit(template, rounds)      # the workers mix among themselves
+        else:
+            common, record = None, OnlineRecord()
+            for tasks in rounds:
+                starting = clone(template) if common is None else common
+                results = workers.run([(k, starting, rows) for k, rows in tasks])
+                common = _mix_round(results, tasks, common, record)
+                record = common._record
         common.n_iter_ = template.max_iter
-        return common, n_rounds
+        return common, len(rounds)
 
     decision_function = _delegated(
         "decision_function", "scores : ndarray of shape (n_samples,) or (n_samples, n_classes)",

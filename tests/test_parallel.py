@@ -374,6 +374,66 @@ def test_numpy_input_travels_in_pieces_as_the_rounds_need_them(client, monkeypat
                     atol=1e-12)
 
 
+def _assert_same_model(a, b, X=None, y=None):
+    """``a`` and ``b`` are the same model bit for bit: every learner's
+    state but the scratch ``k_row`` (the kernel row of a round's example,
+    filled before it is read), the stored vectors (block mode), the online
+    record and the fitted attributes; and, given ``X``, ``y``, the same
+    scores after both continue over them."""
+    assert type(a) is type(b)
+    for la, lb in zip(a._learners, b._learners, strict=True):
+        sa, sb = la.get_state(), lb.get_state()
+        assert sa.keys() == sb.keys()
+        for name in set(sa) - {"k_row"}:
+            assert_array_equal(np.asarray(sa[name]), np.asarray(sb[name]), err_msg=name)
+    if not a._driver.uses_store:
+        for pa, pb in zip(a._driver.pools, b._driver.pools, strict=True):
+            assert_array_equal(pa.toarray() if sp.issparse(pa) else pa,
+                               pb.toarray() if sp.issparse(pb) else pb)
+    ra, rb = a._record, b._record
+    for name in ("n_rounds", "n_mistakes", "width", "last_support", "points",
+                 "support_points"):
+        assert_array_equal(getattr(ra, name), getattr(rb, name), err_msg=name)
+    for name in ("n_support_", "classes_", "n_iter_", "intercept_"):
+        if hasattr(a, name):
+            assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    if X is not None:
+        a, b = pickle.loads(pickle.dumps(a)), pickle.loads(pickle.dumps(b))
+        assert_array_equal(a.partial_fit(X, y).decision_function(X),
+                           b.partial_fit(X, y).decision_function(X))
+
+
+@pytest.mark.parametrize("est", [
+    BudgetedSGDClassifier(budget=40, alpha=1e-3, gamma=0.3, maintenance="merging"),
+    BudgetedSGDClassifier(budget=30, alpha=1e-3, gamma=0.3, maintenance="projection",
+                          multi_class="ovr", max_iter=2),
+    KernelPassiveAggressive(C=0.5, gamma=0.3),
+    KernelPerceptron(gamma=0.3, max_iter=1),
+], ids=["bsgd-merging-shared", "bsgd-projection-ovr-2-passes", "pa", "kp"])
+def test_workers_mixing_among_themselves_is_the_threads_model_bit_for_bit(client, est):
+    """The dask workers mix among themselves (the first averages and
+    compresses, the others continue from its pickle): the model is the one
+    the threads mixing on the client give for the same shards, bit for bit,
+    from NumPy, CSR and dask input; with shards of different lengths, the
+    mixing worker or another one has no rows in the last rounds."""
+    X, y = _stream(1400)
+    local = ParameterMixingClassifier(est, mix_every=200, n_workers=2).fit(X, y)
+    on_numpy = ParameterMixingClassifier(est, mix_every=200, client=client).fit(X, y)
+    _assert_same_model(on_numpy.estimator_, local.estimator_, *_stream(300, seed=1))
+    assert on_numpy.n_mixing_rounds_ == local.n_mixing_rounds_
+    Xs = sp.csr_matrix(np.where(np.abs(X) < 0.5, 0.0, X))
+    _assert_same_model(
+        ParameterMixingClassifier(est, mix_every=200, client=client).fit(Xs, y).estimator_,
+        ParameterMixingClassifier(est, mix_every=200, n_workers=2).fit(Xs, y).estimator_)
+    for chunks in ((900, 500), (500, 900)):         # the mixer's shard longer, then shorter
+        Xd, yd = da.from_array(X, chunks=(chunks, 6)), da.from_array(y, chunks=(chunks,))
+        on_dask = ParameterMixingClassifier(est, mix_every=200, client=client).fit(Xd, yd)
+        on_threads = ParameterMixingClassifier(est, mix_every=200, n_workers=2).fit(Xd, yd)
+        assert on_dask.n_workers_ == on_threads.n_workers_ == 2
+        _assert_same_model(on_dask.estimator_, on_threads.estimator_)
+        assert_array_equal(on_dask.decision_function(X), on_threads.decision_function(X))
+
+
 def _sent_bytes(dask_worker):
     return dask_worker.transfer_outgoing_bytes_total
 
@@ -436,6 +496,30 @@ def test_a_persisted_dask_array_on_one_worker_is_shared_out(client):
                     atol=1e-12)
 
 
+def test_a_persisted_dask_array_held_unevenly_is_balanced(client):
+    """Three partitions on one worker, one on the other: the first's last
+    partition moves to the second (every round waits for the longest
+    shard), and the shards are the halves, in order."""
+    X, y = _stream(1200)
+    addresses = sorted(client.scheduler_info()["workers"])
+    where = [addresses[0]] * 3 + [addresses[1]]
+    chunks = [client.scatter(X[i * 300:(i + 1) * 300], workers=[a]) for i, a in enumerate(where)]
+    labels = [client.scatter(y[i * 300:(i + 1) * 300], workers=[a]) for i, a in enumerate(where)]
+    Xd = da.concatenate([da.from_delayed(c, shape=(300, 6), dtype=X.dtype) for c in chunks])
+    yd = da.concatenate([da.from_delayed(c, shape=(300,), dtype=y.dtype) for c in labels])
+    Xd, yd = client.persist([Xd.rechunk((300, 6)), yd.rechunk(300)])
+    with client.as_current():
+        distributed.wait(distributed.futures_of(Xd) + distributed.futures_of(yd))
+    holder = {key[1]: min(workers)
+              for key, workers in client.who_has(distributed.futures_of(Xd)).items()}
+    assert [holder[i] for i in range(4)] == where
+    est = BudgetedSGDClassifier(budget=30, alpha=1e-3, gamma=0.3)
+    clf = ParameterMixingClassifier(est, mix_every=200, client=client).fit(Xd, yd)
+    local = ParameterMixingClassifier(est, mix_every=200, n_workers=2).fit(X, y)
+    assert clf.n_workers_ == 2 and clf.n_mixing_rounds_ == 3      # 600 rows each
+    _assert_same_model(clf.estimator_, local.estimator_)
+
+
 def _keys(client):
     return {key for keys in client.has_what().values() for key in keys}
 
@@ -490,6 +574,10 @@ def test_a_task_that_raises_on_a_worker_is_a_clear_error(client):
     with pytest.raises(ValueError, match="infinity"):
         clf.fit(Xd, da.from_array(y, chunks=150))
     assert not hasattr(clf, "estimator_")
+    # the other worker's part ended: the cluster fits again at once
+    start = time.monotonic()
+    clf.fit(X, y)
+    assert time.monotonic() - start < 5 and clf.estimator_.n_rounds_ == 600
 
 
 class _ExitingBSGD(BudgetedSGDClassifier):
@@ -506,16 +594,24 @@ def _mark_victim():
     os.environ["SKBUDGET_TEST_VICTIM"] = "1"
 
 
-def test_a_worker_that_dies_mid_fit_is_a_clear_error(client):
+@pytest.mark.parametrize("victim", [1, 0], ids=["another", "the-mixer"])
+def test_a_worker_that_dies_mid_fit_is_a_clear_error(client, victim):
     """One worker's process ends in the second mixing round (its nanny
     starts a new one, at another address): RuntimeError naming the lost
-    worker, and the meta-estimator as it was.  (Last in the module: the
-    cluster has a new worker after it.)"""
+    worker, and the meta-estimator as it was, whether it was the worker
+    that mixes (the first) or another; the survivor's part ends, and the
+    cluster fits again.  (Last in the module: the cluster has a new worker
+    after it.)"""
     X, y = _stream(1200)
-    victim = sorted(client.scheduler_info()["workers"])[1]
+    victim = sorted(client.scheduler_info()["workers"])[victim]
     client.run(_mark_victim, workers=[victim])
     clf = ParameterMixingClassifier(_ExitingBSGD(budget=50, gamma=0.3), mix_every=200,
                                     client=client)
     with pytest.raises(RuntimeError, match=f"{victim} left the cluster"):
         clf.fit(X, y)
     assert not hasattr(clf, "estimator_") and not hasattr(clf, "n_features_in_")
+    client.wait_for_workers(2, timeout=30)
+    est = BudgetedSGDClassifier(budget=50, gamma=0.3)
+    assert_array_equal(
+        ParameterMixingClassifier(est, mix_every=200, client=client).fit(X, y).predict(X),
+        ParameterMixingClassifier(est, mix_every=200, n_workers=2).fit(X, y).predict(X))
