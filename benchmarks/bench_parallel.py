@@ -46,7 +46,12 @@ default (None), with which ``ParameterMixingClassifier`` still calls the
 workers directly when it can reach them.  ``--no-worker-profile`` starts
 the workers without dask's statistical profiler (a dask setting a user may
 choose: it samples every computing thread 100 times a second), the results
-under ``speed_noprofile`` (``speed_direct_noprofile``).  Test accuracy on 20 000 held-out
+under ``speed_noprofile`` (``speed_direct_noprofile``).  ``--in-process``
+starts the LocalCluster with ``processes=False`` (two single-threaded
+workers as threads of this process: no nannies, in-process messages; the
+compiled loops release the GIL), the results under a key ending in
+``_in_process``; ``--mix-every N`` mixes every N rows per worker instead
+of 20 000 (key ending in ``_mixN``).  Test accuracy on 20 000 held-out
 rows of the same stream.
 
 Writes ``benchmarks/results/parallel[_quick].json``.
@@ -189,7 +194,7 @@ def _spread(values):
     return [float(np.min(values)), float(np.median(values)), float(np.max(values))]
 
 
-def speed_part(repeats, direct=False, profile=True):
+def speed_part(repeats, direct=False, profile=True, in_process=False, mix_every=SPEED_MIX):
     import dask
     import dask.array as da
     import distributed
@@ -199,12 +204,13 @@ def speed_part(repeats, direct=False, profile=True):
     X_test, y_test, X, y = X[SPEED_ROWS:], y[SPEED_ROWS:], X[:SPEED_ROWS], y[:SPEED_ROWS]
     gamma = 1.0 / (X.shape[1] * X.var())
     est = BudgetedSGDClassifier(gamma=gamma, **SPEED)
-    result = {"rows": SPEED_ROWS, "mix_every": SPEED_MIX, "single": [], "cluster": [],
-              "cluster_dask": [], "direct_to_workers": direct,
+    result = {"rows": SPEED_ROWS, "mix_every": mix_every, "single": [], "cluster": [],
+              "cluster_dask": [], "direct_to_workers": direct, "in_process": in_process,
               "worker_profile": profile, "load_before": os.getloadavg()}
     # (the nannies pass this process's dask configuration to the workers)
     with dask.config.set({"distributed.worker.profile.enabled": profile}), \
-            distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+            distributed.LocalCluster(n_workers=2, threads_per_worker=1,
+                                     processes=not in_process,
                                      dashboard_address=None) as cluster, \
             distributed.Client(cluster, direct_to_workers=direct or None) as client:
         result["worker_profile_seen"] = sorted(set(client.run(
@@ -217,7 +223,8 @@ def speed_part(repeats, direct=False, profile=True):
         # the nannies too) and the two worker processes
         processes = {"client": psutil.Process()}
         for address, pid in sorted(client.run(os.getpid).items()):
-            processes[f"worker {len(processes)}"] = psutil.Process(pid)
+            if pid != os.getpid():      # (in_process: the workers are threads of this one)
+                processes[f"worker {len(processes)}"] = psutil.Process(pid)
         # the data already on the cluster: 8 partitions, persisted (4 on each worker)
         Xd = da.from_array(X, chunks=(SPEED_ROWS // 8, -1)).persist()
         yd = da.from_array(y, chunks=SPEED_ROWS // 8).persist()
@@ -234,7 +241,7 @@ def speed_part(repeats, direct=False, profile=True):
             for name, data in (("cluster", (X, y)), ("cluster_dask", (Xd, yd))):
                 before, machine = _cpu_seconds(processes), _machine_cpu()
                 start = time.perf_counter()
-                fitted = ParameterMixingClassifier(est, mix_every=SPEED_MIX,
+                fitted = ParameterMixingClassifier(est, mix_every=mix_every,
                                                    client=client).fit(*data)
                 result[name].append(time.perf_counter() - start)
                 after = _cpu_seconds(processes)
@@ -300,6 +307,12 @@ def main():
     parser.add_argument("--no-worker-profile", action="store_true",
                         help="the workers without dask's statistical profiler "
                              "(distributed.worker.profile.enabled: False)")
+    parser.add_argument("--in-process", action="store_true",
+                        help="a LocalCluster of threads in this process (processes=False), "
+                             "not of worker processes")
+    parser.add_argument("--mix-every", type=int, default=SPEED_MIX,
+                        help=f"rows per worker between mixes in the speed part "
+                             f"(default {SPEED_MIX})")
     args = parser.parse_args()
     out = RESULTS / f"parallel{'_quick' if args.quick else ''}.json"
     results = json.loads(out.read_text()) if out.exists() else {}
@@ -308,9 +321,11 @@ def main():
         plot(results["accuracy"]["summary"], ROOT / "doc" / "images" / "parallel_mnist.png")
     if args.part in ("all", "speed"):
         key = ("speed_direct" if args.direct_to_workers else "speed") + (
-            "_noprofile" if args.no_worker_profile else "")
+            "_noprofile" if args.no_worker_profile else "") + (
+            "_in_process" if args.in_process else "") + (
+            f"_mix{args.mix_every}" if args.mix_every != SPEED_MIX else "")
         results[key] = speed_part(2 if args.quick else args.repeats, args.direct_to_workers,
-                                  not args.no_worker_profile)
+                                  not args.no_worker_profile, args.in_process, args.mix_every)
     write_json(out, results)
 
 
