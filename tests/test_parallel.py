@@ -434,6 +434,25 @@ def test_workers_mixing_among_themselves_is_the_threads_model_bit_for_bit(client
         assert_array_equal(on_dask.decision_function(X), on_threads.decision_function(X))
 
 
+def test_a_cluster_of_worker_threads_gives_the_threads_model():
+    """A LocalCluster of threads (``processes=False``, the user guide's
+    advice on one machine): the models pass between the workers in
+    process, unpickled; the same model as the threads without dask, bit
+    for bit, from NumPy and dask input."""
+    X, y = _stream(1400)
+    est = BudgetedSGDClassifier(budget=40, alpha=1e-3, gamma=0.3, maintenance="merging")
+    local = ParameterMixingClassifier(est, mix_every=200, n_workers=2).fit(X, y)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster, set_as_default=False) as client:
+        on_numpy = ParameterMixingClassifier(est, mix_every=200, client=client).fit(X, y)
+        Xd, yd = da.from_array(X, chunks=(700, 6)), da.from_array(y, chunks=700)
+        on_dask = ParameterMixingClassifier(est, mix_every=200, client=client).fit(Xd, yd)
+    assert on_numpy.n_workers_ == on_dask.n_workers_ == 2
+    _assert_same_model(on_numpy.estimator_, local.estimator_, *_stream(300, seed=1))
+    _assert_same_model(on_dask.estimator_, local.estimator_)
+
+
 def _sent_bytes(dask_worker):
     return dask_worker.transfer_outgoing_bytes_total
 
