@@ -958,8 +958,9 @@ class ParameterMixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
     Communication per mixing round is ``(K - 1) B (d + k)`` numbers for
     ``K`` workers, budget ``B``, ``d`` features and ``k`` coefficients per
     vector, each way (the other workers' models to the first, the mixed
-    model back); the compression makes ``(K - 1) B`` maintenance steps.  A worker that leaves the cluster during ``fit``, or a task that
-    raises, ends ``fit`` with an error; no partly mixed model is kept (the
+    model back); the compression makes ``(K - 1) B`` maintenance steps.  A
+    worker that leaves the cluster during ``fit``, or a task that raises,
+    ends ``fit`` with an error; no partly mixed model is kept (the
     estimator keeps what it had).
 
     References
