@@ -68,16 +68,6 @@ cdef double SPAN_TOL = 1e-12
 cdef double CHECK_DRIFT = 1e3
 cdef double RESIDUAL_TOL = 1e-10
 
-
-def _set_refresh_rule(double check_drift, double residual_tol):
-    """Set BPA-P's ``CHECK_DRIFT`` and ``RESIDUAL_TOL`` (benchmarks and
-    tests; ``check_drift = inf``: never check); returns the previous
-    pair."""
-    global CHECK_DRIFT, RESIDUAL_TOL
-    old = (CHECK_DRIFT, RESIDUAL_TOL)
-    CHECK_DRIFT, RESIDUAL_TOL = check_drift, residual_tol
-    return old
-
 # what a non-finite removal score is called in the error
 cdef const char* REMOVAL_SCORE = b"A removal score of the budgeted Passive-Aggressive"
 
