@@ -202,9 +202,31 @@ def compressed_model(model, copy_model=True):
     if isinstance(result, BudgetedSGDClassifier):
         driver = result._driver
         for j, learner in enumerate(driver.learners):
+            n_before = learner.n_sv
             learner.compress(-1 if driver.uses_store else driver.pools[j].shape[0])
+            if learner.n_sv < n_before:
+                _laid_out_afresh(result, j)
         result._update_fitted_attributes()
     return result
+
+
+def _laid_out_afresh(result, j):
+    """Learner ``j`` of ``result`` (just compressed) laid out as a new
+    learner of its budget would be: its support vectors in cells 0, 1, ...
+    oldest first, at the capacity of a fresh learner, the store holding
+    just them.  The compression leaves the survivors in the union's cells,
+    up to twice the budget apart, and every later round's kernel block
+    covers every cell up to the highest in use (a mixed model continued 15 %
+    slower than a stream's own, doc/user_guide/scaling_out.rst, "Cost").
+    The same model: the same vectors, coefficients, scale and counts."""
+    driver = result._driver
+    learner = driver.learners[j]
+    state, vectors = _union_state(result, learner, [learner], [driver.support_vectors(j)],
+                                  np.ones(1), None, capacity=learner.n_sv + 2)
+    learner.set_state(state)
+    if not driver.uses_store:
+        driver.pools[j] = vectors
+        driver.pool_ids[j] = np.full(vectors.shape[0], -1, dtype=np.intp)
 
 
 def _summed(values, base):
@@ -230,12 +252,14 @@ def _summed_record(records, n_support):
     return record
 
 
-def _union_state(result, learner, sources, rows, weights, base):
+def _union_state(result, learner, sources, rows, weights, base, capacity=None):
     """The state of ``learner`` (a copy of ``sources[0]``) holding the
     weighted union of the ``sources``' expansions, whose support vectors
     are ``rows``.  ``base``: the learner every source continued from, or
     None; with it, a vector several sources hold (one of ``base``'s they
-    all kept) is stored once, with the sum of its coefficients."""
+    all kept) is stored once, with the sum of its coefficients.
+    ``capacity``: the state's cells (None: ``learner``'s, or the union's
+    size and 2 when larger)."""
     state = learner.get_state()
     rule = _RULES[type(learner)]
     cells = [src.support_order() for src in sources]
@@ -250,7 +274,7 @@ def _union_state(result, learner, sources, rows, weights, base):
     if base is not None:
         vectors, per_vector = _without_repeats(vectors, per_vector, rule.summed)
     n = vectors.shape[0]
-    capacity = max(n + 2, int(state["capacity"]))
+    capacity = max(n + 2, int(state["capacity"]) if capacity is None else capacity)
     order = np.zeros(capacity, dtype=np.intp)
     order[:n] = np.arange(n)
     free = np.zeros(capacity, dtype=np.intp)

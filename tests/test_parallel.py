@@ -197,6 +197,44 @@ def test_compress_leaves_models_within_budget_and_unbudgeted_ones_as_they_are():
     assert (compress(ovr).n_support_ == 10).all()
 
 
+@pytest.mark.parametrize("kw", [dict(maintenance="merging"), dict(maintenance="projection"),
+                                dict(maintenance="removal", multi_class="ovr"),
+                                dict(maintenance="merging", sparse=True)],
+                         ids=["merging-shared", "projection-shared", "removal-ovr", "csr"])
+def test_compress_lays_the_learners_out_as_fresh_ones(kw, monkeypatch):
+    """After a compression the survivors sit in cells 0, 1, ... at a fresh
+    learner's capacity, the store holding just them (a mixed model then
+    streams as fast as a stream's own model): the same model as the
+    compression left in the union's cells, bit for bit, and it continues
+    the same up to rounding."""
+    import skbudget._mixing as mixing
+    kw = dict(kw)
+    sparse = kw.pop("sparse", False)
+    X, y = _data(3)
+    if sparse:
+        X = sp.csr_matrix(np.where(np.abs(X) < 0.5, 0.0, X))
+    est = BudgetedSGDClassifier(budget=12, gamma=0.7, alpha=1e-3, **kw)
+    mixed = average([clone(est).fit(X[i::2], y[i::2]) for i in range(2)])
+    out = compress(mixed)
+    with monkeypatch.context() as patch:
+        patch.setattr(mixing, "_laid_out_afresh", lambda result, j: None)
+        in_place = compress(mixed)
+    fresh = clone(est).partial_fit(X[:30], y[:30], classes=np.unique(y))
+    for learner, new in zip(out._learners, fresh._learners):
+        assert learner.capacity == new.capacity < in_place._learners[0].capacity
+        assert_array_equal(learner.support_order(), np.arange(learner.n_sv))
+        if learner.uses_store:
+            assert learner.n_slots == learner.n_sv
+    assert_array_equal(out.n_support_, in_place.n_support_)
+    for name in ("support_vectors_", "dual_coef_", "intercept_"):
+        a, b = getattr(out, name), getattr(in_place, name)
+        assert_array_equal(a.toarray() if sp.issparse(a) else a,
+                           b.toarray() if sp.issparse(b) else b)
+    assert_array_equal(out.decision_function(X), in_place.decision_function(X))
+    assert_allclose(out.partial_fit(X, y).decision_function(X),
+                    in_place.partial_fit(X, y).decision_function(X), rtol=1e-9, atol=1e-12)
+
+
 def test_compress_sparse_merging_keeps_csr_support_vectors():
     est, X, mixed = _over_budget("merging", 3, sparse=True)
     out = compress(mixed)
