@@ -420,22 +420,19 @@ cdef class BudgetedPALearner(OnlineLearner):
             self.n_projections += 1
             return 0
         peak = 1.0 / delta2             # the largest diagonal entry of G
+        for i in range(self.n_sv):      # G's diagonal on S: A_cc + d_c^2 / delta^2
+            c = self.order[i]
+            g_diag[c] = self.inverse[c, c] + d[c] * d[c] / delta2
+            if g_diag[c] > peak:
+                peak = g_diag[c]
         if self.n_sv < self.budget:
-            for i in range(self.n_sv):
-                c = self.order[i]
-                g_rr = self.inverse[c, c] + d[c] * d[c] / delta2
-                if g_rr > peak:
-                    peak = g_rr
             cell = self.append_current(step)
             d[cell] = -1.0       # the border [d; -1] [d; -1]^T / delta^2
             self.rank_two(d, 1.0 / delta2, NULL, 0.0)
             return self.note_drift(peak, delta2, peak)     # (the new A is G)
         for i in range(self.n_sv):      # s_r = 1 / G_rr
             c = self.order[i]
-            g_rr = self.inverse[c, c] + d[c] * d[c] / delta2
-            g_diag[c] = g_rr
-            if g_rr > peak:
-                peak = g_rr
+            g_rr = g_diag[c]
             s = 1.0 / g_rr if g_rr > 0.0 else 0.0
             a_r = self.alpha[c] * self.scale
             values[i] = a_r * a_r * s
@@ -443,7 +440,7 @@ cdef class BudgetedPALearner(OnlineLearner):
         c = self.order[r]
         a_r = self.alpha[c] * self.scale
         d_r = d[c]
-        g_rr = self.inverse[c, c] + d_r * d_r / delta2
+        g_rr = g_diag[c]
         if not (g_rr > 0.0 and is_finite(g_rr)):
             raise_not_finite(b"The inverse Gram matrix of the budgeted Passive-Aggressive")
         # g = column r of G over U - {r}: A[:, r] + d d_r / delta^2 on S, and
