@@ -178,11 +178,7 @@ def averaged_model(models, weights=None, origin=None, record=None, copy_first=Tr
         sources = [model._learners[j] for model in models]
         base = None if origin is None else origin._learners[j]
         rows = [model._driver.support_vectors(j) for model in models]
-        state, vectors = _union_state(result, learner, sources, rows, weights, base)
-        learner.set_state(state)
-        if not driver.uses_store:
-            driver.pools[j] = vectors
-            driver.pool_ids[j] = np.full(vectors.shape[0], -1, dtype=np.intp)
+        _install(driver, j, *_union_state(result, learner, sources, rows, weights, base))
     result._record = (_summed_record([m._record for m in models],
                                       int(sum(np.sum(m.n_support_) for m in models)))
                       if record is None else record)
@@ -221,9 +217,15 @@ def _laid_out_afresh(result, j):
     The same model: the same vectors, coefficients, scale and counts."""
     driver = result._driver
     learner = driver.learners[j]
-    state, vectors = _union_state(result, learner, [learner], [driver.support_vectors(j)],
-                                  np.ones(1), None, capacity=learner.n_sv + 2)
-    learner.set_state(state)
+    _install(driver, j, *_union_state(result, learner, [learner], [driver.support_vectors(j)],
+                                      np.ones(1), None, capacity=learner.n_sv + 2))
+
+
+def _install(driver, j, state, vectors):
+    """Give learner ``j`` of ``driver`` the state :func:`_union_state` built
+    and, when the driver keeps the learners' vectors in pools (not in the
+    learners' stores), ``vectors`` as its pool (no row of the stream)."""
+    driver.learners[j].set_state(state)
     if not driver.uses_store:
         driver.pools[j] = vectors
         driver.pool_ids[j] = np.full(vectors.shape[0], -1, dtype=np.intp)

@@ -606,16 +606,16 @@ class _DaskWorkers:
         """The results of ``outcomes``; the first exception a call raised
         of its own (not a fit abandoned because of another's), else a
         worker lost: ``RuntimeError`` naming it."""
-        for ok, value in outcomes:
-            if not ok and not isinstance(value, (OSError, _Stopped)):
+        failures = [value for ok, value in outcomes if not ok]
+        for value in failures:
+            if not isinstance(value, (OSError, _Stopped)):
                 raise value                 # the task's own exception
-        # an OSError: the connection to its worker lost (or the task's own)
-        lost = next((value for ok, value in outcomes
-                     if not ok and not isinstance(value, _Stopped)), None)
-        stopped = next((value for ok, value in outcomes if not ok), None)
-        if lost is not None or stopped is not None:
+        if failures:
+            # an OSError: the connection to its worker lost (or the task's
+            # own); else every part stopped because the fit was abandoned
             _check_workers(self.client, addresses, patience=_LOSS_PATIENCE)
-            raise lost if lost is not None else stopped
+            raise next((value for value in failures if not isinstance(value, _Stopped)),
+                       failures[0])
         return [value for _, value in outcomes]
 
     def _wait(self, futures, addresses, early=False):
