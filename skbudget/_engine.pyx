@@ -84,6 +84,49 @@ cdef int _raise_overflowing_row() except -1 nogil:
             "Rescale X (e.g. StandardScaler); the model is left as it was.")
 
 
+cdef int _raise_nonfinite_kernel() except -1 nogil:
+    with gil:
+        raise NonFiniteKernelValues("a kernel value is not finite (inf or NaN)")
+
+
+cdef inline int _check_self_value(const KernelSpec* kspec, double k_tt,
+                                  double xx) except -1 nogil:
+    """Refuse an example whose kernel value with itself, ``k_tt``, is not
+    finite, or, for the 'rbf' kernel (whose ``k_tt`` is 1), whose squared
+    norm ``xx`` overflows: its distances cannot be computed.  Every round
+    in store mode runs this check (:meth:`OnlineLearner.set_current`), and
+    :func:`check_rows_to_themselves` runs it ahead of a call."""
+    if not _finite(k_tt):
+        _raise_nonfinite_kernel()
+    if not _finite(xx) and kspec.kind == RBF_KERNEL:
+        _raise_overflowing_row()
+    return 0
+
+
+def check_rows_to_themselves(const double[:, ::1] X, int kind, double gamma, double coef0,
+                             double degree):
+    """Raise the error a store-mode round raises for a row of ``X`` that no
+    learner state can accept (:func:`_check_self_value`: a kernel value of
+    the row with itself that is not finite, a NonFiniteKernelValues, or an
+    'rbf' row whose squared norm overflows, a ValueError), the first such
+    row's; the rows' squared norms computed as a dense call's rounds
+    compute them (``skb_row_norms``).  ``kind`` and the parameters are the
+    kernel's (:meth:`OnlineLearner.use_store`)."""
+    cdef KernelSpec kspec
+    kspec.kind = kind
+    kspec.gamma = gamma
+    kspec.coef0 = coef0
+    kspec.degree = degree
+    cdef Py_ssize_t i, n = X.shape[0]
+    if n == 0 or X.shape[1] == 0:
+        return
+    cdef double[::1] norms = np.empty(n)
+    with nogil:
+        skb_row_norms(&X[0, 0], n, X.shape[1], &norms[0])
+        for i in range(n):
+            _check_self_value(&kspec, kernel_to_itself(&kspec, norms[i]), norms[i])
+
+
 # OpenBLAS multiplies matrices of at most this many m * n * k products with
 # the "small matrix" kernels of its SkylakeX-class cores, which do not pack
 # the operands: a chunk's GEMM that fits, in the layout they accept, costs
@@ -559,10 +602,7 @@ cdef class OnlineLearner:
         self.cur_slot = -1
         self.k_tt = kernel_to_itself(&self.kspec, xx)
         self.row_ready = False
-        if not _finite(self.k_tt):
-            self.raise_nonfinite()
-        if not _finite(xx) and self.kernel_kind == RBF_KERNEL:
-            _raise_overflowing_row()    # (rbf's k_tt is 1: its distances are not finite)
+        _check_self_value(&self.kspec, self.k_tt, xx)
         if gather:
             self.ensure_row()
         return 0
@@ -577,8 +617,7 @@ cdef class OnlineLearner:
         return 0
 
     cdef int raise_nonfinite(self) except -1 nogil:
-        with gil:
-            raise NonFiniteKernelValues("a kernel value is not finite (inf or NaN)")
+        return _raise_nonfinite_kernel()
 
     cdef bint gather_row(self) noexcept nogil:
         """k_row[c] = k(x_t, x_c) for every support-vector cell (the hottest

@@ -152,6 +152,12 @@ class FourierDriver:
         """``z(X)`` (see :func:`fourier_features`)."""
         return fourier_features(X, self.weights_for(X))
 
+    def check_rows(self, X):
+        """Raise the error :meth:`run` raises for a row of ``X`` that it
+        refuses whatever the learners hold: a projection ``xU`` that is not
+        finite (its features, :meth:`features`, computed and dropped)."""
+        self.features(X)
+
     def run(self, X, y, targets, order, first_id, record, gram=None, progress=None,
             weights=None):
         """Feed the examples ``X[order]`` (stream order when None) through

@@ -29,7 +29,12 @@ from sklearn import config_context
 from skbudget import _threads
 from skbudget._blas import single_threaded_blas
 from skbudget._elementwise import mistake_flags
-from skbudget._engine import NonFiniteKernelValues, csr_parts, gather_block
+from skbudget._engine import (
+    NonFiniteKernelValues,
+    check_rows_to_themselves,
+    csr_parts,
+    gather_block,
+)
 from skbudget._kernels import kernel_name, non_finite_kernel_error, squared_distances
 
 __all__ = ["ProgressLog", "StreamDriver"]
@@ -267,6 +272,25 @@ class StreamDriver:
         except NonFiniteKernelValues:
             # the compiled loop's error, worded with the kernel's name
             raise non_finite_kernel_error(self.kernel.kernel) from None
+
+    def check_rows(self, X):
+        """Raise the error :meth:`run` raises for a row of ``X`` (dense,
+        float64, checked finite) that it refuses whatever the learners hold:
+        a kernel value of the row with itself that is not finite, or an
+        'rbf' row whose squared norm overflows.  Store mode: the check each
+        compiled round runs (``_engine.check_rows_to_themselves``); block
+        mode: the finiteness check of the kernel's values ``k(x, x)``, part
+        of every chunk's block."""
+        if not self.uses_store:
+            self.kernel.diagonal(X)         # (raises on a value that is not finite)
+            return
+        kernel = self.kernel
+        try:
+            check_rows_to_themselves(np.ascontiguousarray(X, dtype=np.float64),
+                                     kernel.compiled_kind, kernel.gamma, kernel.coef0,
+                                     kernel.degree)
+        except NonFiniteKernelValues:
+            raise non_finite_kernel_error(kernel.kernel) from None
 
     def _run_segments(self, X, pieces, first_id, record, progress):
         """Store mode: one compiled call per learner and segment (learners
