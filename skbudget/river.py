@@ -7,6 +7,9 @@ in :class:`river.compose.Pipeline`, :func:`river.evaluate.progressive_val_score`
 and with river's metrics, and passes :func:`river.checks.check_estimator`.
 """
 
+import math
+import numbers
+
 import numpy as np
 from scipy.special import expit, softmax
 from sklearn.base import clone
@@ -25,6 +28,12 @@ _QUERY_PARAMETERS = """x : dict
             The features, ``{name: number}``.
         **kwargs
             Ignored (river's signature)."""
+# the types of a feature's value: real numbers (Python's bool is an int;
+# NumPy's bool is no numbers.Real but is a number to NumPy and scikit-learn)
+_NUMBER_TYPES = (numbers.Real, np.bool_)
+# the commonest of them, told by a set lookup (an isinstance of the ABC
+# numbers.Real costs several times more)
+_PLAIN_NUMBER_TYPES = frozenset({float, int, bool, np.float64, np.float32, np.int64})
 
 
 def _sorted_keys(keys):
@@ -36,6 +45,28 @@ def _sorted_keys(keys):
         return tuple(sorted(keys, key=repr))
 
 
+def _feature_value(name, value):
+    """``value``, the value of feature ``name``, as a float, or a
+    ValueError naming the feature: a real number (int, float, bool,
+    NumPy's, ``Fraction``), not a string, even a numeric one such as
+    ``"1.5"``, and finite as a float64 (``partial_fit`` refuses NaN and
+    infinity, an int beyond the float64 range included)."""
+    if type(value) not in _PLAIN_NUMBER_TYPES and not isinstance(value, _NUMBER_TYPES):
+        raise ValueError(
+            f"feature {name!r} has the value {value!r} (a {type(value).__name__}), which is "
+            f"not a number: feature values must be real numbers (int, float, bool or "
+            f"NumPy's); convert other values first (e.g. float() on numeric strings, an "
+            f"encoder on categories).")
+    try:
+        number = float(value)
+    except OverflowError:       # an int beyond the float64 range
+        number = math.inf
+    if not math.isfinite(number):
+        raise ValueError(f"feature {name!r} has the value {value!r}: feature values must be "
+                         f"finite numbers (as float64)")
+    return number
+
+
 class RiverClassifier(base.Classifier):
     """A skbudget classifier as a river classifier, learning one dict at a time.
 
@@ -43,26 +74,52 @@ class RiverClassifier(base.Classifier):
     ``partial_fit``; ``predict_one(x)`` is its ``predict`` and
     ``predict_proba_one(x)`` a squashing of its ``decision_function``
     (see below).  The estimator given is never changed: the adapter trains
-    a clone of it, ``estimator_``, made at the first ``learn_one``.
+    a clone of it, ``estimator_``, started by the first example learned.
 
     **Features.** A dict's keys map to the columns of a fixed feature
-    order: ``features`` if given, else the keys of the first example
-    learned, sorted.  A key missing from a dict is a 0 (river's sparse
+    order: ``features`` if given, else the keys, sorted, of the first
+    example learned that has any (an example ``learn_one`` refuses fixes
+    nothing; a first example without features is refused, as there is no
+    order to learn it in: pass ``features`` to learn such examples
+    first).  A key missing from a dict is a 0 (river's sparse
     convention).  A key outside the order raises a :class:`ValueError` by
     default (``unknown_features='raise'``: a kernel model cannot grow a
-    column); ``unknown_features='ignore'`` drops it.  Values must be
-    finite numbers.
+    column); ``unknown_features='ignore'`` drops it.  Values must be real
+    numbers (int, float, bool, NumPy's), finite: a string, even a numeric
+    one such as ``"1.5"``, ``None`` or a complex number is refused with a
+    :class:`ValueError` naming the feature, by ``learn_one``,
+    ``predict_one`` and ``predict_proba_one`` alike.
 
-    **Mini-batches.** ``learn_one`` copies the example into a buffer of
-    ``batch_size`` rows and calls ``partial_fit`` once the buffer is full,
-    or before anything reads the model (``predict_one``,
+    **A bad example raises at learn_one, and nothing else is lost.**
+    ``learn_one`` refuses, before it keeps the example, whatever
+    ``partial_fit`` refuses for that example whatever the model has
+    learned: a label outside ``classes``, an unknown key, a value that is
+    not a finite number, or a row the kernel cannot take (e.g. an 'rbf'
+    row whose squared norm overflows, such as a value of ``1e200``): the
+    estimator's own checks of a row, run on it.  The first example is
+    learned at once (its ``partial_fit`` starts the model; if it refuses
+    the example, nothing changes).  A refused example leaves the adapter
+    exactly as it was.
+
+    **Mini-batches.** Later examples are copied into a buffer of
+    ``batch_size`` rows, learned by one ``partial_fit`` once the buffer is
+    full, or before anything reads the model (``predict_one``,
     ``predict_proba_one``, ``estimator_``).  The model is the same, bit for
-    bit, as that of one ``partial_fit`` per example: the estimators give
-    the same model whatever the sizes of the pieces of a stream.  (One
-    exception: ``gamma='scale'`` is resolved from the first call's rows,
-    here the first batch; give ``gamma`` a number, as streaming calls for.)
-    Labels and feature values are checked by ``learn_one`` itself, so a
-    bad example raises there, not at a later prediction.
+    bit, as that of one ``partial_fit`` per example, with ``gamma='scale'``
+    too (resolved from the first example, as one ``partial_fit`` per
+    example resolves it; give ``gamma`` a number, as streaming calls for):
+    the estimators give the same model whatever the sizes of the pieces of
+    a stream.  ``partial_fit`` is atomic: if it raises (an interrupt, a
+    ``MemoryError``), the model is as it was, the examples stay buffered
+    for the next attempt, and the error propagates.  A refusal that
+    depends on what the model has learned (an overflow of the scores or of
+    a kernel value between the example and a support vector: rare, with
+    values near the floating-point limit) cannot be seen by ``learn_one``:
+    the buffered examples are then learned one ``partial_fit`` each up to
+    the one refused, which is dropped and whose error propagates (saying
+    which example it was), the later ones staying buffered; the model is
+    then that of one ``partial_fit`` per example, the refused one
+    skipped.
 
     **Labels.** The estimator learns the positions of the labels in
     ``classes`` (``0, 1, ...``: its ``classes_``), so labels may be any
@@ -91,8 +148,8 @@ class RiverClassifier(base.Classifier):
         model's positive class.
     features : tuple or list, default=None
         The feature names, in the order of the estimator's columns.
-        ``None``: the keys of the first example learned, sorted (by
-        ``repr`` if they are not comparable).
+        ``None``: the keys of the first example learned that has any,
+        sorted (by ``repr`` if they are not comparable).
     unknown_features : {'raise', 'ignore'}, default='raise'
         What a key outside the feature order does: raise a
         :class:`ValueError`, or be ignored.
@@ -104,7 +161,7 @@ class RiverClassifier(base.Classifier):
     ----------
     estimator_ : classifier of skbudget
         The trained clone of ``estimator`` (``None`` before the first
-        ``learn_one``).
+        example is learned).
     features_ : tuple
         The feature order (``None`` before it is fixed).
 
@@ -137,12 +194,13 @@ class RiverClassifier(base.Classifier):
         self._index = None if features is None else self._feature_index(self._features)
         self._buffer = None
         self._labels = []
+        self._n_accepted = 0        # examples learn_one accepted (learned or buffered)
 
     def _check_params(self):
-        if not (hasattr(self.estimator, "partial_fit")
-                and hasattr(self.estimator, "decision_function")):
-            raise TypeError(f"estimator must be a skbudget classifier (with partial_fit and "
-                            f"decision_function); got {self.estimator!r}")
+        if not all(hasattr(self.estimator, method) for method in
+                   ("partial_fit", "decision_function", "_check_learnable_rows")):
+            raise TypeError(f"estimator must be an online skbudget classifier (one with "
+                            f"partial_fit, not a meta-estimator); got {self.estimator!r}")
         try:
             labels = list(self.classes)
             index = {label: position for position, label in enumerate(labels)}
@@ -183,12 +241,12 @@ class RiverClassifier(base.Classifier):
     # ------------------------------------------------------------------
     # dicts to rows
     # ------------------------------------------------------------------
-    def _fill(self, row, x):
+    def _fill(self, row, x, index):
         """Write the features of dict ``x`` into ``row`` (zeros first),
-        columns by the feature order; raise on an unknown key (with
-        ``unknown_features='raise'``) or a value that is not a finite number."""
+        columns by the feature order ``index`` (name -> column); raise on
+        an unknown key (with ``unknown_features='raise'``) or a value that
+        is not a finite real number (:func:`_feature_value`)."""
         row[:] = 0.0
-        index = self._index
         for name, value in x.items():
             column = index.get(name)
             if column is None:
@@ -199,28 +257,26 @@ class RiverClassifier(base.Classifier):
                         f"); a kernel model cannot add a column. Pass every feature name in "
                         f"features=..., or unknown_features='ignore' to drop unknown ones.")
                 continue
-            try:
-                row[column] = value
-            except (TypeError, ValueError) as exc:
-                raise ValueError(f"feature {name!r} has the value {value!r}, which is not a "
-                                 f"number") from exc
-        if not np.isfinite(row).all():
-            name = self._features[int(np.flatnonzero(~np.isfinite(row))[0])]
-            raise ValueError(f"feature {name!r} has the value {x[name]!r}: values must be "
-                             f"finite numbers")
+            row[column] = _feature_value(name, value)
         return row
 
     def _query_row(self, x):
-        """``x`` as a (1, n_features) row for prediction."""
+        """``x`` as a (1, n_features) row for prediction (None before the
+        feature order is fixed: its values are checked then)."""
+        if self._index is None:
+            for name, value in x.items():
+                _feature_value(name, value)
+            return None
         row = np.empty((1, len(self._features)))
-        self._fill(row[0], x)
+        self._fill(row[0], x, self._index)
         return row
 
     # ------------------------------------------------------------------
     # river's API
     # ------------------------------------------------------------------
     def learn_one(self, x, y):
-        """Learn one example.
+        """Learn one example, or raise (leaving the adapter as it was) if
+        ``partial_fit`` would refuse it.
 
         Parameters
         ----------
@@ -237,35 +293,96 @@ class RiverClassifier(base.Classifier):
         label = self._class_index.get(y)
         if label is None:
             raise ValueError(f"y={y!r} is not one of classes {self.classes!r}")
-        if self._features is None:
-            self._features = _sorted_keys(x)
-            self._index = self._feature_index(self._features)
-        if self._buffer is None:
-            self._buffer = np.zeros((self.batch_size, len(self._features)))
+        if self._estimator is None:
+            self._start(x, label)
+            return
+        if len(self._labels) == self.batch_size:   # a flush failed: try it again first
+            self._flush()
         n = len(self._labels)
-        self._fill(self._buffer[n], x)       # a bad example leaves the buffer as it was
+        row = self._buffer[n:n + 1]
+        self._fill(row[0], x, self._index)
+        self._estimator._check_learnable_rows(row)     # partial_fit's own checks of a row
         self._labels.append(label)
+        self._n_accepted += 1
         if len(self._labels) == self.batch_size:
             self._flush()
 
+    def _start(self, x, label):
+        """Learn the first example by a ``partial_fit`` of its own (which
+        starts the model), and fix the feature order (``features``, else
+        the example's keys, sorted) if the estimator accepts it."""
+        features, index = self._features, self._index
+        if features is None:
+            if not x:
+                raise ValueError(
+                    "the first example learned fixes the feature order (its keys, sorted), "
+                    "and this one has no features; pass features=[...] to learn examples "
+                    "without features before others.")
+            features = _sorted_keys(x)
+            index = self._feature_index(features)
+        row = np.empty((1, len(features)))
+        self._fill(row[0], x, index)
+        estimator = clone(self.estimator)
+        estimator.partial_fit(row, np.array([label]), classes=np.arange(len(self._class_labels)))
+        self._estimator, self._features, self._index = estimator, features, index
+        self._buffer = np.empty((self.batch_size, len(features)))
+        self._n_accepted += 1
+
     def _flush(self):
-        """``partial_fit`` on the buffered examples (if any).  If it raises
-        (the model is then left as it was) the examples are dropped."""
-        if not self._labels:
+        """``partial_fit`` on the buffered examples (if any), which are
+        dropped from the buffer once learned.  ``partial_fit`` is atomic:
+        if it raises, the model is as it was and the examples stay
+        buffered; a refusal (a ValueError) that depends on the model's
+        state is resolved example by example (:meth:`_learn_one_by_one`)."""
+        n = len(self._labels)
+        if not n:
             return
-        X, y = self._buffer[:len(self._labels)], np.asarray(self._labels, dtype=np.intp)
+        try:
+            self._estimator.partial_fit(self._buffer[:n], np.asarray(self._labels, dtype=np.intp))
+        except ValueError:
+            self._learn_one_by_one()
+            return
         self._labels = []
-        if self._estimator is None:
-            self._estimator = clone(self.estimator)
-        self._estimator.partial_fit(X, y, classes=np.arange(len(self._class_labels)))
+
+    def _learn_one_by_one(self):
+        """After ``partial_fit`` refused the buffered examples: learn them
+        one ``partial_fit`` each (the same model, whatever the cut), up to
+        the first one refused, which is dropped, and raise its error; the
+        examples after it stay buffered (if none is refused, all are
+        learned and nothing is raised).  If the checks ``learn_one`` ran
+        now refuse them all (a parameter of ``estimator_`` changed since),
+        nothing is learned nor dropped and that error propagates."""
+        n, X, labels = len(self._labels), self._buffer, np.asarray(self._labels, dtype=np.intp)
+        self._estimator._check_learnable_rows(X[:n])
+        done = 0
+        try:
+            for i in range(n):
+                try:
+                    self._estimator.partial_fit(X[i:i + 1], labels[i:i + 1])
+                except ValueError as error:
+                    done = i + 1                # learned, then the refused one dropped
+                    position = self._n_accepted - n + i + 1
+                    error.add_note(
+                        f"(skbudget.river: partial_fit refused example {position} of those "
+                        f"learn_one accepted, given what the model had learned; it is dropped. "
+                        f"The {i} buffered before it are learned, the {n - i - 1} after it "
+                        f"stay buffered.)")
+                    raise
+                done = i + 1
+        finally:
+            rest = n - done
+            X[:rest] = X[done:n].copy()
+            self._labels = self._labels[done:]
 
     def _scores(self, x):
         """The estimator's scores of ``x`` (one per class, or the binary
-        score), or None before anything was learned."""
-        self._flush()
+        score), or None before anything was learned (``x``'s values are
+        checked either way)."""
+        row = self._query_row(x)
         if self._estimator is None:
             return None
-        return self._estimator.decision_function(self._query_row(x))[0]
+        self._flush()
+        return self._estimator.decision_function(row)[0]
 
     def predict_proba_one(self, x, **kwargs):
         """Squash the scores into a distribution over the classes (not
