@@ -96,10 +96,13 @@ class RiverClassifier(base.Classifier):
     learned: a label outside ``classes``, an unknown key, a value that is
     not a finite number, or a row the kernel cannot take (e.g. an 'rbf'
     row whose squared norm overflows, such as a value of ``1e200``): the
-    estimator's own checks of a row, run on it.  The first example is
-    learned at once (its ``partial_fit`` starts the model; if it refuses
-    the example, nothing changes).  A refused example leaves the adapter
-    exactly as it was.
+    estimator's own checks of a row, run on it.  When they refuse it,
+    ``partial_fit`` itself has the last word: the buffered examples are
+    learned, then ``partial_fit`` on the example raises its own error
+    (the model left as it was).  The first example is learned at once
+    (its ``partial_fit`` starts the model; if it refuses the example,
+    nothing changes).  A refused example is not kept, and leaves the
+    feature order and the model as they were.
 
     **Mini-batches.** Later examples are copied into a buffer of
     ``batch_size`` rows, learned by one ``partial_fit`` once the buffer is
@@ -301,11 +304,27 @@ class RiverClassifier(base.Classifier):
         n = len(self._labels)
         row = self._buffer[n:n + 1]
         self._fill(row[0], x, self._index)
-        self._estimator._check_learnable_rows(row)     # partial_fit's own checks of a row
+        try:
+            self._estimator._check_learnable_rows(row)     # partial_fit's own checks of a row
+        except ValueError:
+            self._learn_refused(row.copy(), label)
+            return
         self._labels.append(label)
         self._n_accepted += 1
         if len(self._labels) == self.batch_size:
             self._flush()
+
+    def _learn_refused(self, row, label):
+        """An example the estimator's checks refuse: ``partial_fit`` has
+        the last word, after the buffered examples are learned (stream
+        order).  It refuses the example (the model left as it was) with
+        its own error, the message of the check it runs first, which may
+        depend on the model (a kernel value between the example and a
+        support vector, say, before the example's own); if it ever
+        accepted it, the example would be learned."""
+        self._flush()
+        self._estimator.partial_fit(row, np.array([label]))
+        self._n_accepted += 1
 
     def _start(self, x, label):
         """Learn the first example by a ``partial_fit`` of its own (which

@@ -236,7 +236,9 @@ def test_learn_one_refuses_what_partial_fit_refuses_and_loses_nothing(estimator,
     with pytest.raises(ValueError) as refused:
         adapter.learn_one(bad, 1)
     assert str(refused.value) == str(expected.value)
-    assert len(adapter._labels) == 19            # the first learned at once, 19 buffered
+    # the buffered examples were learned first (stream order), then
+    # partial_fit refused the bad one
+    assert adapter._labels == [] and adapter._estimator._n_examples_seen == 20
     adapter.predict_one(dicts[0])                # a valid row: no error
     _assert_same_model(adapter.estimator_, reference)
 
@@ -429,3 +431,48 @@ def test_a_changed_parameter_is_refused_and_drops_nothing():
     reference = Forgetron(budget=5, gamma=0.5).partial_fit(X[:1], y[:1], classes=[0, 1])
     reference.partial_fit(X[1:], y[1:])
     _assert_same_model(adapter.estimator_, reference)
+
+
+def _online_estimators():
+    from skbudget.discovery import all_estimators
+
+    for name, cls in all_estimators():
+        if hasattr(cls, "partial_fit"):
+            for kernel in ("rbf", "linear", "poly"):
+                params = {"kernel": kernel, "gamma": 0.5}
+                if "random_state" in cls().get_params():
+                    params["random_state"] = 0
+                if name == "FourierOGDClassifier":     # (an rbf kernel of its own)
+                    if kernel != "rbf":
+                        continue
+                    params = {"gamma": 0.5, "n_components": 16, "random_state": 0}
+                if name == "BudgetedSGDClassifier" and kernel != "rbf":
+                    params["maintenance"] = "removal"
+                if name == "NystromOGDClassifier":
+                    params["n_components"] = 4
+                yield pytest.param(cls, params, id=f"{name}-{kernel}")
+
+
+@pytest.mark.parametrize("cls, params", list(_online_estimators()))
+def test_learn_one_and_partial_fit_refuse_the_same_rows(cls, params):
+    # every online estimator and kernel: values from ordinary to the
+    # float64 limit, each refused by learn_one exactly when partial_fit
+    # (on the model the adapter holds) refuses it, with the same message
+    dicts, X, y = _valid_stream(6)
+    adapter = RiverClassifier(cls(**params), classes=[0, 1])
+    for x, label in zip(dicts, y.tolist()):
+        adapter.learn_one(x, label)
+    for value in (3.0, 1e100, 1.3e154, 1e155, 1e200, 1e300, 1.7e308, -1.7e308):
+        model = copy.deepcopy(adapter.estimator_)
+        try:
+            model.partial_fit(np.array([[0.5, value, -0.5]]), [1])
+            expected = None
+        except ValueError as error:
+            expected = str(error)
+        try:
+            adapter.learn_one({"f0": 0.5, "f1": value, "f2": -0.5}, 1)
+            refused = None
+        except ValueError as error:
+            refused = str(error)
+        assert refused == expected, value
+        adapter.estimator_                      # (learned, if accepted)
