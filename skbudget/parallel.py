@@ -108,7 +108,10 @@ def average(models, weights=None):
         (dense or CSR).
     weights : array-like of shape (n_models,), default=None
         Finite non-negative weights, not all 0 (None: ``1 / n_models`` each).
-        They need not sum to 1.
+        They need not sum to 1, and their sum need not be finite (the
+        weighted mean of the step counters divides them by the largest
+        first); but the average's coefficients ``weights[k] a_i`` (and
+        their sum) must be: larger weights are refused, naming them.
 
     Returns
     -------
@@ -121,7 +124,8 @@ def average(models, weights=None):
         For an estimator whose online state has no defined average (named
         with the reason), or models of different classes.
     ValueError
-        For models fitted differently, or bad weights.
+        For models fitted differently, or bad weights (weights so large
+        that the average's coefficients overflow included).
 
     References
     ----------

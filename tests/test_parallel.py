@@ -284,6 +284,42 @@ def test_average_refuses_models_that_differ():
         average([a, unfitted])
 
 
+def test_the_mean_step_counter_of_weights_whose_sum_overflows():
+    """The weighted mean of the step counters with finite weights whose sum
+    is not (1.5e308 twice): the mean of the counters, as with equal small
+    weights."""
+    from types import SimpleNamespace
+
+    from skbudget._mixing import _Pegasos
+    sources = [SimpleNamespace(n_steps=100), SimpleNamespace(n_steps=201)]
+    for weights in ([1.5e308, 1.5e308], [1.0, 1.0], [1e-300, 1e-300]):
+        assert _Pegasos.steps(sources, np.array(weights)) == 150
+    assert _Pegasos.steps(sources, np.array([1.5e308, 0.5e308])) == 125
+
+
+HUGE_WEIGHTS = [e for e in ESTIMATORS if e[0] in ("bsgd-merging-crammer_singer-3",
+                                                  "bsgd-removal-ovr-3", "pa-3", "kp-3")]
+
+
+@pytest.mark.parametrize("name, est, k", HUGE_WEIGHTS, ids=[e[0] for e in HUGE_WEIGHTS])
+def test_average_with_huge_weights_is_the_scaled_average_or_says_the_weights_are_too_large(
+        name, est, k):
+    """``average`` is ``sum_k w_k f_k``: weights of 1e300 give 1e300 times
+    the average of weights 1 (for models whose coefficients stay in range);
+    weights of 1e308 (valid, but whose sum overflows) are refused with a
+    message naming them when the average's coefficients overflow, the
+    models unchanged."""
+    X, y, models = _shards(est, k, False, 2)
+    before = [pickle.dumps(m) for m in models]
+    unit = average(models, [1.0, 1.0]).decision_function(X)
+    if name != "bsgd-merging-crammer_singer-3":    # its squared rows overflow at 1e300
+        assert_allclose(average(models, [1e300, 1e300]).decision_function(X) / 1e300, unit,
+                        rtol=1e-12)
+    with pytest.raises(ValueError, match=r"weights \[1e\+308, 1e\+308\] are too large"):
+        average(models, [1e308, 1e308])
+    assert [pickle.dumps(m) for m in models] == before
+
+
 # ----------------------------------------------------------------------
 # ParameterMixingClassifier
 # ----------------------------------------------------------------------
