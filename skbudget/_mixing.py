@@ -152,7 +152,7 @@ def _checked_weights(weights, n_models):
     if weights.shape != (n_models,):
         raise ValueError(f"weights must hold one number per model ({n_models}); got shape "
                          f"{weights.shape}")
-    if not (np.all(np.isfinite(weights)) and np.all(weights >= 0) and weights.sum() > 0):
+    if not (np.all(np.isfinite(weights)) and np.all(weights >= 0) and np.any(weights > 0)):
         raise ValueError(f"weights must be finite, non-negative and not all 0; got "
                          f"{weights.tolist()}")
     return weights
