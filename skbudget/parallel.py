@@ -836,14 +836,21 @@ def _placed_shards(client, parts, lengths, addresses, persisted):
     are consecutive groups (:func:`_grouped`), each computed on its worker
     from its graph.
 
-    Only the collection's own futures are taken as held: a key the
-    scheduler holds for no one (an earlier fit's partitions, computed from
-    the same graph and released) may be dropped at any moment, so it is
-    computed again as any other (the scheduler reuses it if it is still
-    there); the futures keep theirs until the fit ends."""
+    Only the collection's own futures are taken as held (once computed: a
+    persist still running is waited for): a key the scheduler holds for no
+    one (an earlier fit's partitions, computed from the same graph and
+    released) may be dropped at any moment, so it is computed again as
+    any other (the scheduler reuses it if it is still there); the futures
+    keep theirs until the fit ends."""
     import dask
+    from distributed import wait
     keys = [x.key for x, _ in parts] + [y.key for _, y in parts]
     held = [key for key in keys if key in persisted]
+    if held:
+        # a persist still computing: the shards are where it puts them,
+        # the same as once it has ended
+        with client.as_current():
+            wait([persisted[key] for key in held])
     holders = dict(zip(held, client.run_on_scheduler(_holders, keys=held) if held else []))
     holders = [holders.get(key, []) for key in keys]
     holders, labels_held = holders[:len(parts)], all(holders[len(parts):])

@@ -720,18 +720,21 @@ def _slowly(block):
     return block
 
 
-def test_a_collection_still_being_persisted_is_computed_where_it_streams(client):
-    """Fitting a collection whose persist is still computing: its
-    partitions are not held yet (the scheduler's ``who_has`` None), so the
-    shards are consecutive groups, computed on their workers: the threads'
-    model."""
+def test_a_collection_still_being_persisted_is_fitted_where_it_lands(client):
+    """Fitting a collection whose persist is still computing (its tasks
+    held by no worker yet: the scheduler's ``who_has`` None) waits for it:
+    the same model as a fit once it has ended, the partitions staying
+    where the persist put them."""
     X, y = _stream(800)
     Xd = client.persist(da.from_array(X, chunks=(200, 6)).map_blocks(_slowly))
     yd = client.persist(da.from_array(y, chunks=200))
     est = KernelPassiveAggressive(gamma=0.3)
-    clf = ParameterMixingClassifier(est, mix_every=100, client=client).fit(Xd, yd)
-    local = ParameterMixingClassifier(est, mix_every=100, n_workers=2).fit(X, y)
-    assert_allclose(clf.decision_function(X), local.decision_function(X), rtol=1e-12)
+    while_persisting = ParameterMixingClassifier(est, mix_every=100, client=client).fit(Xd, yd)
+    assert while_persisting.n_workers_ == 2
+    with distributed.get_task_stream(client) as tasks:
+        persisted = ParameterMixingClassifier(est, mix_every=100, client=client).fit(Xd, yd)
+    assert not [task for task in tasks.data if "slowly" in str(task["key"])]
+    _assert_same_model(while_persisting.estimator_, persisted.estimator_)
 
 
 def _numpy_message(X, y):
