@@ -750,8 +750,8 @@ def _check_workers(client, addresses, patience=0.0):
 def _holders(dask_scheduler, keys):
     """The addresses of the workers holding each of ``keys`` in memory
     (sorted; none for a key not in memory: not computed yet, being
-    computed, or being released -- whose ``who_has`` is empty, or None
-    since distributed 2024.x), run on the scheduler."""
+    computed, or being released, whose ``who_has`` distributed sets to
+    None), run on the scheduler."""
     tasks = dask_scheduler.tasks
     return [sorted(ws.address for ws in tasks[key].who_has or ())
             if key in tasks and tasks[key].state == "memory" else [] for key in keys]

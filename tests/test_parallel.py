@@ -702,12 +702,12 @@ def test_the_same_dask_collection_refits_back_to_back(client, persist):
     """The same dask collection fitted again and again at once: the
     partitions an earlier fit computed are being released by the scheduler
     (not held: computed again), a persisted collection's stay where they
-    are; every fit is the same model."""
+    are (the first fit waiting for the persist); every fit is the same
+    model."""
     X, y = _stream(1200)
     Xd, yd = da.from_array(X, chunks=(150, 6)), da.from_array(y, chunks=150)
-    if persist:
+    if persist:                 # fitted at once, while the persist may still compute
         Xd, yd = client.persist([Xd, yd])
-        client.gather(distributed.futures_of([Xd, yd]))     # in memory
     est = BudgetedSGDClassifier(budget=30, alpha=1e-3, gamma=0.3)
     first = ParameterMixingClassifier(est, mix_every=150, client=client).fit(Xd, yd)
     for _ in range(6):
