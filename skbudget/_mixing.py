@@ -152,10 +152,29 @@ def _checked_weights(weights, n_models):
     if weights.shape != (n_models,):
         raise ValueError(f"weights must hold one number per model ({n_models}); got shape "
                          f"{weights.shape}")
-    if not (np.all(np.isfinite(weights)) and np.all(weights >= 0) and weights.sum() > 0):
+    if not (np.all(np.isfinite(weights)) and np.all(weights >= 0) and np.any(weights > 0)):
         raise ValueError(f"weights must be finite, non-negative and not all 0; got "
                          f"{weights.tolist()}")
     return weights
+
+
+def _check_representable(state, weights):
+    """``ValueError`` naming ``weights`` when the weighted coefficients of
+    a learner's average ``state`` overflow (are not all finite): the
+    average ``sum_k w_k f_k`` is beyond the floating-point range."""
+    values = [np.asarray(state[name], dtype=np.float64) for name in
+              ("alpha", "tau", "row_sqnorm", "intercept", "theta", "scale") if name in state]
+    # and the coefficients' absolute sum: a bound of the decision function
+    # under a kernel bounded by 1 (RBF, Laplacian), which would overflow
+    with np.errstate(over="ignore"):
+        values += [np.sum(np.abs(state[name]), axis=0) for name in ("alpha", "tau")
+                   if name in state]
+    if not all(np.all(np.isfinite(v)) for v in values):
+        raise ValueError(
+            f"weights {weights.tolist()} are too large for these models: the coefficients "
+            f"of the average sum_k weights[k] f_k overflow the floating-point range. "
+            f"Scale the weights down (the ratios between them alone set the average's "
+            f"predictions; divided by their sum they give the convex average).")
 
 
 def averaged_model(models, weights=None, origin=None, record=None, copy_first=True):
@@ -178,7 +197,10 @@ def averaged_model(models, weights=None, origin=None, record=None, copy_first=Tr
         sources = [model._learners[j] for model in models]
         base = None if origin is None else origin._learners[j]
         rows = [model._driver.support_vectors(j) for model in models]
-        _install(driver, j, *_union_state(result, learner, sources, rows, weights, base))
+        with np.errstate(over="ignore", invalid="ignore"):      # checked below
+            state, vectors = _union_state(result, learner, sources, rows, weights, base)
+        _check_representable(state, weights)
+        _install(driver, j, state, vectors)
     result._record = (_summed_record([m._record for m in models],
                                       int(sum(np.sum(m.n_support_) for m in models)))
                       if record is None else record)
@@ -378,7 +400,10 @@ class _Pegasos(_Expansion):
 
     @staticmethod
     def steps(sources, weights):
-        t = np.dot(weights, [src.n_steps for src in sources]) / weights.sum()
+        # the weighted mean with the weights over their largest: in [1, K]
+        # their sum never overflows, nor the dot product lose precision
+        ratios = weights / weights.max()
+        t = np.dot(ratios, [src.n_steps for src in sources]) / ratios.sum()
         return max(int(np.rint(t)), 1)
 
     @classmethod

@@ -13,6 +13,49 @@ _SUPPORT_AXIS_LABEL = "skbudget-support-size"
 _FEW_POINTS = 20
 
 
+def _has_record(obj):
+    return hasattr(obj, "mistake_curve_") and hasattr(obj, "support_curve_")
+
+
+def _record_places(estimator):
+    """Where the fitted models with an online record are in ``estimator``
+    (one without a record of its own): its fitted attributes (``name``,
+    or ``name[i]`` for a list of models), and a pipeline's last step
+    (``[-1]``).  Properties are not read (one may compute, or change the
+    estimator)."""
+    places = []
+    for name, value in vars(estimator).items():
+        if not name.endswith("_") or name.startswith("_"):
+            continue
+        if _has_record(value):
+            places.append(f".{name}")
+        elif isinstance(value, (list, tuple)) and value and all(map(_has_record, value)):
+            places.append(f".{name}[i]")
+    steps = getattr(estimator, "steps", None)
+    if isinstance(steps, list) and steps and _has_record(steps[-1][-1]):
+        places.append("[-1]")
+    return places
+
+
+def _check_has_record(estimator):
+    """``AttributeError`` naming ``estimator`` when it has no online record,
+    and where the models that hold one are."""
+    if _has_record(estimator):
+        return
+    name = type(estimator).__name__
+    places = _record_places(estimator)
+    if places:
+        where = " or ".join(f"{name}{place}" for place in places)
+        several = len(places) > 1 or places[0].endswith("[i]")
+        hint = (f"the record is in its fitted model{'s' if several else ''}, {where}: "
+                f"plot that, OnlineRecordDisplay.from_estimator(estimator{places[0]})")
+    else:
+        hint = ("only skbudget's online classifiers keep one, and meta-estimators hold "
+                "it in their fitted model")
+    raise AttributeError(f"{name} has no online record of its own (mistake_curve_ and "
+                         f"support_curve_); {hint}.")
+
+
 class OnlineRecordDisplay:
     """The online record: cumulative mistake rate and support size against rounds.
 
@@ -92,7 +135,12 @@ class OnlineRecordDisplay:
         Parameters
         ----------
         estimator : fitted classifier of skbudget
-            The model (``fit`` or ``partial_fit`` called).
+            The model (``fit`` or ``partial_fit`` called).  A
+            meta-estimator keeps no record of its own: pass the model that
+            holds it (``estimator_`` of
+            :class:`~skbudget.parallel.ParameterMixingClassifier`,
+            ``best_estimator_`` of a search, a pipeline's last step); the
+            error raised for one names it.
         name : str, default=None
             Its legend name; the estimator's class name if None.
         ax : matplotlib Axes, default=None
@@ -106,9 +154,17 @@ class OnlineRecordDisplay:
         -------
         display : OnlineRecordDisplay
             The plotted display.
+
+        Raises
+        ------
+        AttributeError
+            For an estimator without an online record (``mistake_curve_``
+            and ``support_curve_``), naming it and, when it holds fitted
+            models that have one, where they are.
         """
         check_matplotlib_support(f"{cls.__name__}.from_estimator")
         check_is_fitted(estimator)
+        _check_has_record(estimator)
         mistakes = np.asarray(estimator.mistake_curve_, dtype=np.float64)
         support = np.asarray(estimator.support_curve_)
         display = cls(rounds=mistakes[:, 0], mistake_rate=mistakes[:, 1] / mistakes[:, 0],

@@ -36,7 +36,12 @@ from joblib import cpu_count
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, _fit_context, clone
 from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import (
+    check_consistent_length,
+    check_is_fitted,
+    column_or_1d,
+    validate_data,
+)
 from threadpoolctl import threadpool_limits
 
 from skbudget._base import _checked_classes
@@ -103,7 +108,10 @@ def average(models, weights=None):
         (dense or CSR).
     weights : array-like of shape (n_models,), default=None
         Finite non-negative weights, not all 0 (None: ``1 / n_models`` each).
-        They need not sum to 1.
+        They need not sum to 1, and their sum need not be finite (the
+        weighted mean of the step counters divides them by the largest
+        first); but the average's coefficients ``weights[k] a_i`` (and
+        their sum) must be: larger weights are refused, naming them.
 
     Returns
     -------
@@ -116,7 +124,8 @@ def average(models, weights=None):
         For an estimator whose online state has no defined average (named
         with the reason), or models of different classes.
     ValueError
-        For models fitted differently, or bad weights.
+        For models fitted differently, or bad weights (weights so large
+        that the average's coefficients overflow included).
 
     References
     ----------
@@ -740,10 +749,12 @@ def _check_workers(client, addresses, patience=0.0):
 
 def _holders(dask_scheduler, keys):
     """The addresses of the workers holding each of ``keys`` in memory
-    (sorted; none for a key not computed), run on the scheduler."""
+    (sorted; none for a key not in memory: not computed yet, being
+    computed, or being released, whose ``who_has`` distributed sets to
+    None), run on the scheduler."""
     tasks = dask_scheduler.tasks
-    return [sorted(ws.address for ws in tasks[key].who_has) if key in tasks else []
-            for key in keys]
+    return [sorted(ws.address for ws in tasks[key].who_has or ())
+            if key in tasks and tasks[key].state == "memory" else [] for key in keys]
 
 
 def _worker_addresses(dask_scheduler):
@@ -758,11 +769,15 @@ def _local_shards(X, y, n_workers):
             if b > a]
 
 
-def _dask_partitions(X, y, client):
-    """Pairs of delayed ``(X, y)`` partitions of dask collections (arrays or
-    data frames, split along the rows alike) and their lengths (computed
-    where unknown, by ``client``: a persisted collection's partitions are
-    in its cluster's memory only; None: dask's default scheduler)."""
+def _checked_dask_input(X, y, client):
+    """Dask collections ``X``, ``y`` (arrays or data frames, split along
+    the rows alike) as dask arrays: ``X`` 2-D with one chunk of columns,
+    ``y`` 1-D chunked as ``X``'s rows, their lengths known (computed where
+    unknown, by ``client``: a persisted collection's partitions are in its
+    cluster's memory only; None: dask's default scheduler).  The shapes are
+    checked as scikit-learn checks NumPy input, with its messages: a ``y``
+    of one column is raveled (with its ``DataConversionWarning``), other
+    2-D ``y`` and lengths that differ are a ``ValueError``."""
     import dask
     with dask.config.set(scheduler=client) if client is not None else nullcontext():
         if hasattr(X, "to_dask_array"):
@@ -771,12 +786,32 @@ def _dask_partitions(X, y, client):
             y = y.to_dask_array(lengths=True)
         if X.ndim != 2:
             raise ValueError(f"Expected a 2D dask array X; got {X.ndim} dimensions")
-        X = X.rechunk({1: -1})
-        if np.isnan(X.shape[0]):
-            X.compute_chunk_sizes()
-    y = y.rechunk({0: X.chunks[0]})
-    parts = list(zip(X.to_delayed().ravel(), y.to_delayed().ravel()))
-    return parts, X.chunks[0]
+        for array in (X, y):
+            if any(np.isnan(array.shape)):
+                array.compute_chunk_sizes()
+    if y.ndim != 1:
+        # scikit-learn's own check and message, on a view of y's shape
+        column_or_1d(np.broadcast_to(np.zeros(()), y.shape), warn=True)
+        y = y[:, 0]
+    check_consistent_length(X, y)
+    return X.rechunk({1: -1}), y.rechunk({0: X.chunks[0]})
+
+
+def _dask_partitions(X, y):
+    """Pairs of delayed ``(X, y)`` partitions of dask arrays checked by
+    :func:`_checked_dask_input`, and their lengths."""
+    return list(zip(X.to_delayed().ravel(), y.to_delayed().ravel())), X.chunks[0]
+
+
+def _persisted(client, collections):
+    """The futures of ``collections`` (persisted ones hold their
+    partitions' futures), by key, each bound to ``client``: a future of
+    another client is replaced by ``client``'s own on its key, which that
+    client's future keeps in the cluster while the caller holds the
+    collection."""
+    from distributed import Future, futures_of
+    return {future.key: future if future.client is client else Future(future.key, client)
+            for future in futures_of(collections)}
 
 
 def _grouped(parts, lengths, n_workers):
@@ -787,22 +822,37 @@ def _grouped(parts, lengths, n_workers):
                    [lengths[i] for i in np.flatnonzero(owner == g)]) for g in range(n_groups)]
 
 
-def _placed_shards(client, parts, lengths, addresses):
+def _placed_shards(client, parts, lengths, addresses, persisted):
     """The shards of a dask collection's ``parts`` on the workers
     ``addresses``, as dask futures, and the address of each shard's
-    worker.  Partitions already in the cluster's memory (a persisted
-    collection) stay where they are: each worker's shard is the partitions
-    it holds, in order, but for those :func:`_balance` moves to even out
-    the shards' rows (the workers wait for the longest shard at every
-    round).  Otherwise (some partition not held by one of
+    worker.  Partitions of a persisted collection already in the cluster's
+    memory (``persisted``: the collection's futures, by key) stay where
+    they are: each worker's shard is the partitions it holds, in order, but
+    for those :func:`_balance` moves to even out the shards' rows (the
+    workers wait for the longest shard at every round).  Otherwise (some
+    partition not persisted, not yet in memory or not held by one of
     ``addresses``, or a worker holding less than half its share of the
     rows, which would leave it idle while the others stream) the shards
-    are consecutive groups (:func:`_grouped`), each computed on its
-    worker."""
+    are consecutive groups (:func:`_grouped`), each computed on its worker
+    from its graph.
+
+    Only the collection's own futures are taken as held (once computed: a
+    persist still running is waited for): a key the scheduler holds for no
+    one (an earlier fit's partitions, computed from the same graph and
+    released) may be dropped at any moment, so it is computed again as
+    any other (the scheduler reuses it if it is still there); the futures
+    keep theirs until the fit ends."""
     import dask
-    from distributed import Future
-    holders = client.run_on_scheduler(_holders, keys=[x.key for x, _ in parts]
-                                      + [y.key for _, y in parts])
+    from distributed import wait
+    keys = [x.key for x, _ in parts] + [y.key for _, y in parts]
+    held = [key for key in keys if key in persisted]
+    if held:
+        # a persist still computing: the shards are where it puts them,
+        # the same as once it has ended
+        with client.as_current():
+            wait([persisted[key] for key in held])
+    holders = dict(zip(held, client.run_on_scheduler(_holders, keys=held) if held else []))
+    holders = [holders.get(key, []) for key in keys]
     holders, labels_held = holders[:len(parts)], all(holders[len(parts):])
     shards = None
     if all(holders):
@@ -827,8 +877,7 @@ def _placed_shards(client, parts, lengths, addresses):
         # the partitions themselves are the actors' arguments (no task per
         # partition; one the balance moved travels to its new worker)
         for shard in shards:
-            shard.parts = [(Future(x.key, client), Future(y.key, client))
-                           for x, y in shard.parts]
+            shard.parts = [(persisted[x.key], persisted[y.key]) for x, y in shard.parts]
         return shards, addresses
     if shards is None:
         shards = _grouped(parts, lengths, len(addresses))
@@ -1030,9 +1079,10 @@ class ParameterMixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
         client = self.client if self.client is not None else _current_client()
         template = clone(self.estimator)
         if _is_dask_collection(X):
+            X, y = _checked_dask_input(X, y, client)
             # on a cluster, the workers read the classes off their shards
             classes, gamma = self._dask_summary(X, y, client, classes=client is None)
-            partitions = _dask_partitions(X, y, client)
+            partitions = _dask_partitions(X, y)
         else:
             X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
             classes, partitions = _checked_classes(y), None
@@ -1057,14 +1107,15 @@ class ParameterMixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
         return self
 
     def _dask_summary(self, X, y, client, classes=True):
-        """The classes of a dask ``y`` (None unless ``classes``) and the
-        numeric ``gamma`` of a dask ``X`` (None when the estimator's needs
-        no resolving), as :func:`~skbudget._kernels.compute_gamma` on the
-        whole data (the variance in one pass), computed by ``client``
-        (None: dask's default scheduler)."""
+        """The classes of a dask array ``y`` (None unless ``classes``) and
+        the numeric ``gamma`` of a dask array ``X`` (None when the
+        estimator's needs no resolving), as
+        :func:`~skbudget._kernels.compute_gamma` on the whole data (the
+        variance in one pass), computed by ``client`` (None: dask's default
+        scheduler)."""
         import dask.array as da
         if classes:
-            labels = y.drop_duplicates() if hasattr(y, "drop_duplicates") else da.unique(y)
+            labels = da.unique(y)
             classes = np.unique(np.asarray(_computed(client, labels)))
             check_classification_targets(classes)
         else:
@@ -1073,8 +1124,7 @@ class ParameterMixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
             return classes, None
         if self.estimator.gamma == "auto":
             return classes, 1.0 / X.shape[1]
-        array = X.to_dask_array() if hasattr(X, "to_dask_array") else X
-        variance = float(_computed(client, array.astype(np.float64).var()))
+        variance = float(_computed(client, X.astype(np.float64).var()))
         if not np.isfinite(variance):
             raise ValueError("gamma='scale' cannot be resolved: the variance of X is not "
                              "finite. Rescale X or pass a numeric gamma.")
@@ -1107,7 +1157,8 @@ class ParameterMixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
                 feeds.append([(Xs[a:b], ys[a:b]) for a, b in zip(bounds[:-1], bounds[1:])])
                 shards.append(_Shard([None] * len(feeds[-1]), np.diff(bounds)))
         else:
-            shards, addresses = _placed_shards(client, *partitions, addresses)
+            shards, addresses = _placed_shards(client, *partitions, addresses,
+                                               _persisted(client, [X, y]))
             feeds = [None] * len(shards)
         workers = _DaskWorkers(client, addresses[:len(shards)], shards, classes, feeds)
         try:

@@ -1,5 +1,7 @@
 """OnlineRecordDisplay (matplotlib's Agg backend) and the record it plots."""
 
+import re
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -10,7 +12,8 @@ from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.preprocessing import StandardScaler
 
 from skbudget import (
-    BudgetedSGDClassifier, Forgetron, KernelPerceptron, Projectron, ProjectronPlusPlus,
+    BudgetedSGDClassifier, Forgetron, KernelPassiveAggressive, KernelPerceptron, Projectron,
+    ProjectronPlusPlus,
 )
 import skbudget._stream
 from skbudget._record import OnlineRecord
@@ -107,6 +110,42 @@ def test_display_marks_a_support_curve_of_few_points(binary_data):
 def test_display_of_an_unfitted_model_raises():
     with pytest.raises(NotFittedError):
         OnlineRecordDisplay.from_estimator(Forgetron())
+
+
+def test_display_of_a_parameter_mixing_classifier_names_its_fitted_model(binary_data):
+    """The meta-estimator keeps no record: the error names it and its
+    ``estimator_``, which holds the record of every worker's rows."""
+    from skbudget.parallel import ParameterMixingClassifier
+    X, y = binary_data
+    clf = ParameterMixingClassifier(KernelPassiveAggressive(gamma=1.0), mix_every=20,
+                                    n_workers=2).fit(X, y)
+    message = ("ParameterMixingClassifier has no online record of its own (mistake_curve_ "
+               "and support_curve_); the record is in its fitted model, "
+               "ParameterMixingClassifier.estimator_: plot that, "
+               "OnlineRecordDisplay.from_estimator(estimator.estimator_).")
+    with pytest.raises(AttributeError) as raised:
+        OnlineRecordDisplay.from_estimator(clf)
+    assert str(raised.value) == message
+    display = OnlineRecordDisplay.from_estimator(clf.estimator_)
+    assert display.rounds[-1] == clf.estimator_.n_rounds_ == len(X)
+
+
+def test_display_of_other_estimators_without_a_record_names_them(binary_data):
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.multiclass import OneVsRestClassifier
+    from sklearn.pipeline import make_pipeline
+    X, y = binary_data
+    for est, where in [
+            (make_pipeline(StandardScaler(), Forgetron(budget=10)), "model, Pipeline[-1]:"),
+            (GridSearchCV(Forgetron(), {"budget": [5, 10]}, cv=2),
+             "model, GridSearchCV.best_estimator_:"),
+            (OneVsRestClassifier(Forgetron(budget=10)),
+             "models, OneVsRestClassifier.estimators_[i]:"),
+            (LogisticRegression(), "only skbudget's online classifiers keep one")]:
+        with pytest.raises(AttributeError, match=rf"^{type(est).__name__} has no online record"
+                                                 rf".*{re.escape(where)}"):
+            OnlineRecordDisplay.from_estimator(est.fit(X, y))
 
 
 # ---- the support curve: exact at the mistake curve's rounds -------------

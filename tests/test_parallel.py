@@ -284,6 +284,42 @@ def test_average_refuses_models_that_differ():
         average([a, unfitted])
 
 
+def test_the_mean_step_counter_of_weights_whose_sum_overflows():
+    """The weighted mean of the step counters with finite weights whose sum
+    is not (1.5e308 twice): the mean of the counters, as with equal small
+    weights."""
+    from types import SimpleNamespace
+
+    from skbudget._mixing import _Pegasos
+    sources = [SimpleNamespace(n_steps=100), SimpleNamespace(n_steps=201)]
+    for weights in ([1.5e308, 1.5e308], [1.0, 1.0], [1e-300, 1e-300]):
+        assert _Pegasos.steps(sources, np.array(weights)) == 150
+    assert _Pegasos.steps(sources, np.array([1.5e308, 0.5e308])) == 125
+
+
+HUGE_WEIGHTS = [e for e in ESTIMATORS if e[0] in ("bsgd-merging-crammer_singer-3",
+                                                  "bsgd-removal-ovr-3", "pa-3", "kp-3")]
+
+
+@pytest.mark.parametrize("name, est, k", HUGE_WEIGHTS, ids=[e[0] for e in HUGE_WEIGHTS])
+def test_average_with_huge_weights_is_the_scaled_average_or_says_the_weights_are_too_large(
+        name, est, k):
+    """``average`` is ``sum_k w_k f_k``: weights of 1e300 give 1e300 times
+    the average of weights 1 (for models whose coefficients stay in range);
+    weights of 1e308 (valid, but whose sum overflows) are refused with a
+    message naming them when the average's coefficients overflow, the
+    models unchanged."""
+    X, y, models = _shards(est, k, False, 2)
+    before = [pickle.dumps(m) for m in models]
+    unit = average(models, [1.0, 1.0]).decision_function(X)
+    if name != "bsgd-merging-crammer_singer-3":    # its squared rows overflow at 1e300
+        assert_allclose(average(models, [1e300, 1e300]).decision_function(X) / 1e300, unit,
+                        rtol=1e-12)
+    with pytest.raises(ValueError, match=r"weights \[1e\+308, 1e\+308\] are too large"):
+        average(models, [1e308, 1e308])
+    assert [pickle.dumps(m) for m in models] == before
+
+
 # ----------------------------------------------------------------------
 # ParameterMixingClassifier
 # ----------------------------------------------------------------------
@@ -635,6 +671,123 @@ def test_a_task_that_raises_on_a_worker_is_a_clear_error(client):
     start = time.monotonic()
     clf.fit(X, y)
     assert time.monotonic() - start < 5 and clf.estimator_.n_rounds_ == 600
+
+
+def test_holders_are_the_workers_of_keys_in_memory_only():
+    """A task the scheduler is releasing (or computing, or has not
+    computed) is held by no one: distributed >= 2024.x sets its
+    ``who_has`` to None, 2024.1 to an empty set; a task in memory is held
+    by its workers."""
+    from types import SimpleNamespace
+
+    from skbudget.parallel import _holders
+
+    def task(state, *holders):
+        # a list stands for the set of WorkerState
+        return SimpleNamespace(state=state, who_has=[SimpleNamespace(address=a)
+                                                     for a in holders] or None)
+
+    scheduler = SimpleNamespace(tasks={
+        "in-memory": task("memory", "tcp://b", "tcp://a"),
+        "released": task("released"),
+        "processing": task("processing"),
+        "released-2024.1": SimpleNamespace(state="released", who_has=[]),
+    })
+    assert _holders(scheduler, ["in-memory", "released", "processing", "released-2024.1",
+                                "unknown"]) == [["tcp://a", "tcp://b"], [], [], [], []]
+
+
+@pytest.mark.parametrize("persist", [False, True], ids=["computed", "persisted"])
+def test_the_same_dask_collection_refits_back_to_back(client, persist):
+    """The same dask collection fitted again and again at once: the
+    partitions an earlier fit computed are being released by the scheduler
+    (not held: computed again), a persisted collection's stay where they
+    are (the first fit waiting for the persist); every fit is the same
+    model."""
+    X, y = _stream(1200)
+    Xd, yd = da.from_array(X, chunks=(150, 6)), da.from_array(y, chunks=150)
+    if persist:                 # fitted at once, while the persist may still compute
+        Xd, yd = client.persist([Xd, yd])
+    est = BudgetedSGDClassifier(budget=30, alpha=1e-3, gamma=0.3)
+    first = ParameterMixingClassifier(est, mix_every=150, client=client).fit(Xd, yd)
+    for _ in range(6):
+        again = ParameterMixingClassifier(est, mix_every=150, client=client).fit(Xd, yd)
+        assert_array_equal(again.decision_function(X), first.decision_function(X))
+
+
+def _slowly(block):
+    time.sleep(1.0)
+    return block
+
+
+def test_a_collection_still_being_persisted_is_fitted_where_it_lands(client):
+    """Fitting a collection whose persist is still computing (its tasks
+    held by no worker yet: the scheduler's ``who_has`` None) waits for it:
+    the same model as a fit once it has ended, the partitions staying
+    where the persist put them."""
+    X, y = _stream(800)
+    Xd = client.persist(da.from_array(X, chunks=(200, 6)).map_blocks(_slowly))
+    yd = client.persist(da.from_array(y, chunks=200))
+    est = KernelPassiveAggressive(gamma=0.3)
+    while_persisting = ParameterMixingClassifier(est, mix_every=100, client=client).fit(Xd, yd)
+    assert while_persisting.n_workers_ == 2
+    with distributed.get_task_stream(client) as tasks:
+        persisted = ParameterMixingClassifier(est, mix_every=100, client=client).fit(Xd, yd)
+    assert not [task for task in tasks.data if "slowly" in str(task["key"])]
+    _assert_same_model(while_persisting.estimator_, persisted.estimator_)
+
+
+def _numpy_message(X, y):
+    """The message of the ValueError fit raises on NumPy input."""
+    est = ParameterMixingClassifier(BudgetedSGDClassifier(gamma=0.3), mix_every=100,
+                                    n_workers=2)
+    with pytest.raises(ValueError) as raised:
+        est.fit(X, y)
+    return str(raised.value)
+
+
+def _bad_inputs():
+    X, y = _stream(600)
+    X_inf = X.copy()
+    X_inf[500, 2] = np.inf
+    return {"2d-y": (X, np.c_[y, y]), "lengths": (X, y[:590]), "y-longer": (X[:590], y),
+            "inf": (X_inf, y)}
+
+
+@pytest.mark.parametrize("where", ["threads", "cluster", "cluster-persisted",
+                                   "cluster-persisting"])
+@pytest.mark.parametrize("case", list(_bad_inputs()))
+def test_bad_dask_input_gets_scikit_learns_message_for_numpy(client, case, where):
+    """A 2-D ``y``, X and y of different lengths, an inf in a partition:
+    the message ``fit`` gives for the NumPy equivalent (scikit-learn's),
+    each time the same collection is fitted (persisted, or still being
+    persisted at the first fit), and the meta-estimator as it was."""
+    X, y = _bad_inputs()[case]
+    message = _numpy_message(X, y)
+    Xd, yd = da.from_array(X, chunks=(150, 6)), da.from_array(y, chunks=150)
+    if where == "cluster-persisted":
+        Xd, yd = client.persist([Xd, yd])
+    elif where == "cluster-persisting":
+        Xd, yd = client.persist([Xd.map_blocks(_slowly), yd])
+    clf = ParameterMixingClassifier(BudgetedSGDClassifier(gamma=0.3), mix_every=100,
+                                    n_workers=2, client=client if where != "threads" else None)
+    for _ in range(3):
+        with pytest.raises(ValueError) as raised:
+            clf.fit(Xd, yd)
+        assert str(raised.value) == message
+        assert not hasattr(clf, "estimator_")
+
+
+def test_a_dask_column_vector_y_is_raveled_with_scikit_learns_warning(client):
+    from sklearn.exceptions import DataConversionWarning
+    X, y = _stream(600)
+    est = KernelPassiveAggressive(gamma=0.3)
+    with pytest.warns(DataConversionWarning, match="column-vector y") as warned:
+        clf = ParameterMixingClassifier(est, mix_every=100, client=client).fit(
+            da.from_array(X, chunks=(150, 6)), da.from_array(y[:, None], chunks=(150, 1)))
+    assert len([w for w in warned if w.category is DataConversionWarning]) == 1
+    assert_array_equal(clf.decision_function(X), ParameterMixingClassifier(
+        est, mix_every=100, client=client).fit(X, y).decision_function(X))
 
 
 class _ExitingBSGD(BudgetedSGDClassifier):
