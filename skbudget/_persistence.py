@@ -16,9 +16,9 @@ never accepted to fail later (``PersistentModelMixin.__setstate__``):
   parameters the model was started with (``_params_at_start``) also against
   the estimator's own checks (``_validate_params``);
 - the fitted scalars, against :data:`_FITTED_SCALARS` (and an estimator's
-  own ``_fitted_scalar_constraints``) and what they follow from (the resolved gamma from the parameters, the kernel function from
-  them, the multi-class mode, the input format and width from the stored
-  rows);
+  own ``_fitted_scalar_constraints``) and what they follow from (the
+  resolved gamma and the kernel function from the parameters, the
+  multi-class mode, the input format and width from the stored rows);
 - every scalar of a learner's state, by the type of the field in a learner
   made anew (``_make_learner``, as when the model started); the fields the
   learner is built with (:data:`_LEARNER_CONSTANTS`) must equal the new
@@ -141,9 +141,11 @@ class PersistentModelMixin:
     def __setstate__(self, state):
         state = dict(state)
         plain_driver = state.get("_driver")
-        if not isinstance(plain_driver, dict):     # unfitted, or an in-memory copy
+        if plain_driver is None and "classes_" not in state:     # unfitted
             super().__setstate__(state)
             return
+        if not isinstance(plain_driver, dict):
+            self._refuse("_driver", plain_driver, "the plain state of a fitted model's driver")
         state.setdefault("_shared_support", plain_driver.get("shared_support", False))
         for name, cls in _PLAIN_ATTRIBUTES.items():
             if not isinstance(state.get(name), dict):
@@ -163,6 +165,7 @@ class PersistentModelMixin:
         self._driver = _rebuilt(self._driver_class, plain_driver)
         self._check_driver_scalars()
         self._check_attributes_match_learners()
+        self._check_input_width()
 
     def _refuse(self, name, value, expected):
         """Raise the ValueError of a saved field ``name`` whose ``value`` is
@@ -171,15 +174,17 @@ class PersistentModelMixin:
                          f"which is not {expected}; the file is corrupted or was not written "
                          f"by skbudget.")
 
-    def _check_constraints(self, values, constraints, what, numbers_in_c_range=True):
-        """Raise unless every value of ``values`` (name -> value) satisfies
-        its scikit-learn ``constraints`` (name -> list of constraints) and,
-        with ``numbers_in_c_range``, every number is one the compiled code
-        can hold (an integer in the range of int64, a real number in the
-        range of float64)."""
+    def _check_in_c_range(self, values):
+        """Raise unless every number of ``values`` (name -> value) is one
+        the compiled code can hold: an integer in the range of int64, a
+        real number in the range of float64."""
         for name, value in values.items():
-            if numbers_in_c_range and not _in_c_range(value):
+            if not _in_c_range(value):
                 self._refuse(name, value, "a number in the range of int64 and float64")
+
+    def _check_constraints(self, values, constraints, what):
+        """Raise unless every value of ``values`` (name -> value) satisfies
+        its scikit-learn ``constraints`` (name -> list of constraints)."""
         try:
             validate_parameter_constraints(constraints, values,
                                            caller_name=f"the loaded {type(self).__name__}")
@@ -195,20 +200,19 @@ class PersistentModelMixin:
         names = self._get_param_names()
         missing = [name for name in names if name not in self.__dict__]
         if missing:
-            self._refuse("parameters", sorted(self.__dict__.keys() & set(names)),
-                         f"all of {names} (it lacks {missing})")
-        # (as set_params would take them: a number beyond C's range is
-        # refused by the next training call)
+            raise ValueError(f"{type(self).__name__}: the saved state has no parameters "
+                             f"{missing}; the file is corrupted or was not written by "
+                             f"skbudget.")
+        # (as set_params takes them: a number beyond C's range is refused by
+        # the next training call, as for the model before it was saved)
         self._check_constraints({name: self.__dict__[name] for name in names},
-                                self._parameter_constraints, "the saved parameters",
-                                numbers_in_c_range=False)
+                                self._parameter_constraints, "the saved parameters")
         at_start = self.__dict__.get("_params_at_start")
         expected = set(_model_param_names(type(self)))
         if not (isinstance(at_start, dict) and set(at_start) == expected):
             self._refuse("_params_at_start", at_start, f"a dict of {sorted(expected)}")
-        self._check_constraints({f"_params_at_start.{name}": value
-                                 for name, value in at_start.items()}, {},
-                                "the parameters the model was started with")
+        self._check_in_c_range({f"_params_at_start.{name}": value
+                                for name, value in at_start.items()})
         with self._started_params():
             try:
                 self._validate_params()
@@ -241,7 +245,7 @@ class PersistentModelMixin:
         has the fields ``expected`` (a dict) gives, and a convention that
         fits its kernel."""
         if not isinstance(kernel, dict) or not set(_KERNEL_FIELDS) <= set(kernel):
-            self._refuse(name, kernel, f"the plain state of a KernelFunction")
+            self._refuse(name, kernel, "the plain state of a KernelFunction")
         for field in _KERNEL_FIELDS:
             if not _same_value(kernel[field], expected[field]):
                 self._refuse(f"{name}.{field}", kernel[field],
@@ -255,8 +259,9 @@ class PersistentModelMixin:
         """The resolved gamma (``_gamma``, ``gamma_``) and the kernel
         function: those the parameters the model was started with give (a
         'scale' or 'auto' gamma was resolved from the data: any number > 0)."""
-        self._check_constraints({name: self.__dict__.get(name) for name in ("_gamma", "gamma_")},
-                                _FITTED_SCALARS, "the saved fitted scalars")
+        resolved = {name: self.__dict__.get(name) for name in ("_gamma", "gamma_")}
+        self._check_in_c_range(resolved)
+        self._check_constraints(resolved, _FITTED_SCALARS, "the saved fitted scalars")
         with self._started_params():
             if callable(self.kernel):
                 gamma = None
@@ -277,9 +282,9 @@ class PersistentModelMixin:
         ``_fitted_scalar_constraints`` (type and range), and the classes."""
         attributes = self.__dict__
         constraints = {**_FITTED_SCALARS, **getattr(self, "_fitted_scalar_constraints", {})}
-        self._check_constraints({name: attributes.get(name, getattr(self, name, None))
-                                 for name in constraints},
-                                constraints, "the saved fitted scalars")
+        values = {name: attributes.get(name, getattr(self, name, None)) for name in constraints}
+        self._check_in_c_range(values)
+        self._check_constraints(values, constraints, "the saved fitted scalars")
         classes = attributes.get("classes_")
         if not (isinstance(classes, np.ndarray) and classes.ndim == 1 and classes.size >= 2):
             self._refuse("classes_", classes, "a 1-D array of at least two classes")
@@ -308,6 +313,22 @@ class PersistentModelMixin:
         if self._n_examples_seen <= last_id:
             self._refuse("_n_examples_seen", self._n_examples_seen,
                          f"greater than {last_id}, the identity of an example seen")
+
+    def _check_input_width(self):
+        """``n_features_in_`` (and ``feature_names_in_``): the width of
+        the rows the model holds (``support_vectors_``; a model on random
+        features, its ``random_weights_``), once those are known to be the
+        learners'."""
+        if hasattr(self, "support_vectors_"):
+            width = self.support_vectors_.shape[1]
+        else:
+            width = self.random_weights_.shape[0]
+        if self.n_features_in_ != width:
+            self._refuse("n_features_in_", self.n_features_in_,
+                         f"{width}, the width of the rows the model holds")
+        names = self.__dict__.get("feature_names_in_")
+        if names is not None and not (isinstance(names, np.ndarray) and names.shape == (width,)):
+            self._refuse("feature_names_in_", names, f"an array of {width} feature names")
 
     def _check_attributes_match_learners(self):
         """Raise unless the public fitted attributes (what ``predict``
@@ -401,8 +422,7 @@ class PersistentModelMixin:
                 valid, expected = isinstance(found, (bool, np.bool_)), "a bool"
             elif isinstance(value, numbers.Integral):
                 valid = (isinstance(found, numbers.Integral)
-                         and not isinstance(found, (bool, np.bool_))
-                         and -_INT64_MAX - 1 <= found <= _INT64_MAX)
+                         and not isinstance(found, (bool, np.bool_)) and _in_c_range(found))
                 expected = "an integer in the range of int64"
             elif isinstance(value, numbers.Real):
                 number = _as_float(found)

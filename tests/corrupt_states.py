@@ -69,14 +69,14 @@ def field_name(path):
 def bad_scalars(value):
     """Values to put in place of a scalar ``value`` of a saved state: of
     another type (None, a string, a float for an integer, a bool for a
-    number), not finite, negative, or beyond C's integers and beyond
-    floats."""
+    number), not finite, negative, beyond C's integers and beyond floats,
+    and for an integer the next one."""
     nan, inf = float("nan"), float("inf")
     if isinstance(value, (bool, np.bool_)):
         bad = [None, "x", 1, 0.5, nan]
     elif isinstance(value, (int, np.integer)):
-        bad = [None, "x", nan, inf, -abs(int(value)) - 1, 2 ** 63, 10 ** 30, int(value) + 0.5,
-               True]
+        bad = [None, "x", nan, inf, -abs(int(value)) - 1, int(value) + 1, 2 ** 63, 10 ** 30,
+               int(value) + 0.5, True]
     elif isinstance(value, (float, np.floating)):
         bad = [None, "x", nan, inf, -inf, -abs(float(value)) - 1.0, 10 ** 400, True]
     elif isinstance(value, str):

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_array_equal
 from sklearn.datasets import make_classification
+from sklearn.utils._param_validation import StrOptions
 
 from skbudget import BudgetedSGDClassifier, Forgetron
 from skbudget.discovery import all_estimators
@@ -352,3 +353,32 @@ def test_every_tampered_scalar_of_a_pickle_is_refused_on_loading(Est, binary_dat
     # ValueError naming it, or the model behaves as the original
     broken = _tamper_sweep(Est, *binary_data, _tampered_pickle, corrupt_states.bad_scalars)
     assert not broken, f"{len(broken)} tampered scalars:\n" + "\n".join(broken)
+
+
+def _options(Est):
+    """Parameter settings that change what a learner is built with: each
+    value of every option parameter (``StrOptions``) of ``Est``, and the
+    defaults."""
+    settings = [{}]
+    for name, constraints in Est._parameter_constraints.items():
+        for constraint in constraints:
+            if isinstance(constraint, StrOptions) and name not in ("gamma", "kernel"):
+                settings += [{name: value} for value in sorted(constraint.options)]
+    return settings
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
+def test_a_trained_model_of_every_option_loads(Est, binary_data, multiclass_data):
+    # the fields a learner is built with (skbudget._persistence's
+    # _LEARNER_CONSTANTS) must keep their values while it learns, or a valid
+    # file would be refused: every option, long enough to fill the budget
+    # and to run its maintenance, then saved and loaded, predicts the same
+    for params in _options(Est):
+        for X, y in (binary_data, multiclass_data):
+            est = _small(Est).set_params(**params)
+            try:
+                est.partial_fit(X[:100], y[:100], classes=np.unique(y)).partial_fit(X[100:], y[100:])
+            except ValueError:          # an option that needs another one
+                continue
+            loaded = pickle.loads(pickle.dumps(est))
+            assert_array_equal(loaded.decision_function(X), est.decision_function(X))
