@@ -94,6 +94,9 @@ class KernelPerceptron(BaseOnlineKernelClassifier):
     }
     # the learner keeps every hypothesis: which one predicts may change between calls
     _call_params = BaseOnlineKernelClassifier._call_params + ("hypothesis",)
+    # its fitted scalar of its own, checked when a model is loaded
+    # (``skbudget._persistence``): the mean of the kernel's diagonal
+    _fitted_scalar_constraints = {"kappa_": [RealNumber(None, None, closed="neither")]}
 
     def __init__(self, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0, kernel_params=None,
                  eta0=1.0, theta_init=0.0, threshold_step=0.0, tau=0.0, lam=0.0, alpha_bound=None,

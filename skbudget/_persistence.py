@@ -7,15 +7,84 @@ record as dicts, each learner as its ``get_state()`` (arrays, numbers, its
 random generator) and the name of its class (a string, compared on
 loading, never imported).  So a file names no type of skbudget's but the
 estimator's own class, and a loaded model continues its stream.
+
+Loading checks every value of the state before the model is used, so that
+a corrupted or tampered file is refused with a ValueError naming the field,
+never accepted to fail later (``PersistentModelMixin.__setstate__``):
+
+- the parameters, against the estimator's ``_parameter_constraints``; the
+  parameters the model was started with (``_params_at_start``) also against
+  the estimator's own checks (``_validate_params``);
+- the fitted scalars, against :data:`_FITTED_SCALARS` (and an estimator's
+  own ``_fitted_scalar_constraints``) and what they follow from (the
+  resolved gamma and the kernel function from the parameters, the
+  multi-class mode, the input format and width from the stored rows);
+- every scalar of a learner's state, by the type of the field in a learner
+  made anew (``_make_learner``, as when the model started); the fields the
+  learner is built with (:data:`_LEARNER_CONSTANTS`) must equal the new
+  learner's; then the learner's own consistency check (``check_state``, the
+  one its compiled calls run);
+- the online record and the stream driver, by their own ``__setstate__``;
+- last, the fitted attributes against the model the learners hold.
 """
+
+import contextlib
+import math
+import numbers
+import reprlib
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils._param_validation import (
+    InvalidParameterError,
+    make_constraint,
+    validate_parameter_constraints,
+)
 
+from skbudget._engine import OnlineLearner
 from skbudget._kernels import KernelFunction
+from skbudget._params import Integer, RealNumber, _model_param_names, _same_value
 from skbudget._record import OnlineRecord
 
 __all__ = ["PersistentModelMixin"]
+
+# the reprs of saved values in messages (a tampered file may hold a huge one)
+_SHORT = reprlib.Repr()
+_SHORT.maxlong, _SHORT.maxstring, _SHORT.maxother = 40, 80, 80
+
+# the largest value of a C integer (Py_ssize_t, int64) a count may take
+_INT64_MAX = 2 ** 63 - 1
+
+# the fitted scalars of every estimator: their types and ranges
+_FITTED_SCALARS = {
+    "n_features_in_": [Integer(1, _INT64_MAX, closed="both")],
+    "n_iter_": [Integer(0, _INT64_MAX, closed="both")],
+    "_n_examples_seen": [Integer(0, _INT64_MAX, closed="both")],
+    "_shared_support": ["boolean"],
+    "_sparse_storage": ["boolean"],
+    # (None: a callable kernel)
+    "_gamma": [RealNumber(0.0, None, closed="neither"), None],
+    "gamma_": [RealNumber(0.0, None, closed="neither"), None],
+    "_chunk_size": [Integer(1, _INT64_MAX, closed="both"), None],
+}
+
+# the fields of a learner's state it is built with (by ``_make_learner``
+# from the model's parameters, and by ``use_store`` from its kernel and
+# input width): they never change while it learns, so a loaded learner's
+# must be those of a learner made anew.  The other scalars change as it
+# learns; they are checked by type, and by the learner's ``check_state``.
+_LEARNER_CONSTANTS = frozenset({
+    "C", "alpha_bound", "beta", "bound", "budget", "distill", "eta", "kernel_coef0",
+    "kernel_degree", "kernel_gamma", "kernel_kind", "lam", "maintenance", "margin_width",
+    "merge_search", "mode", "n_components", "n_features", "n_outputs", "prior_neg",
+    "prior_pos", "reservoir_size", "sampling", "self_tuned", "theta", "threshold_step",
+    "track_gram", "track_margins", "track_scores", "use_distances", "uses_store",
+})
+
+# the fields of a kernel function's state (KernelFunction.__init__'s
+# arguments, and the convention of a callable)
+_KERNEL_FIELDS = ("kernel", "gamma", "degree", "coef0", "kernel_params")
+_CALLABLE_CONVENTIONS = (None, "matrix", "pair")
 
 # estimator attributes that persist as plain dicts of their instance state
 _PLAIN_ATTRIBUTES = {"_kernel_function": KernelFunction, "_record": OnlineRecord}
@@ -72,21 +141,194 @@ class PersistentModelMixin:
     def __setstate__(self, state):
         state = dict(state)
         plain_driver = state.get("_driver")
-        if not isinstance(plain_driver, dict):     # unfitted, or an in-memory copy
+        if plain_driver is None and "classes_" not in state:     # unfitted
             super().__setstate__(state)
             return
-        state.setdefault("_shared_support", bool(plain_driver.get("shared_support", False)))
+        if not isinstance(plain_driver, dict):
+            self._refuse("_driver", plain_driver, "the plain state of a fitted model's driver")
+        state.setdefault("_shared_support", plain_driver.get("shared_support", False))
         for name, cls in _PLAIN_ATTRIBUTES.items():
-            if isinstance(state.get(name), dict):
-                state[name] = _rebuilt(cls, state[name])
+            if not isinstance(state.get(name), dict):
+                self._refuse(name, state.get(name), f"the plain state of a {cls.__name__}")
+            state[name] = _rebuilt(cls, state[name])
         super().__setstate__(state)
+        self._check_saved_parameters()
+        self._check_kernel_function()
+        self._check_fitted_scalars()
         plain_driver = dict(plain_driver)
         kernel = plain_driver.get("kernel")
+        if kernel is not None:
+            self._check_kernel_state(kernel, "_driver.kernel", self._kernel_function.__dict__)
         plain_driver["kernel"] = (self._kernel_function if kernel is None
                                   else _rebuilt(KernelFunction, kernel))
-        plain_driver["learners"] = self._rebuilt_learners(plain_driver["learners"])
+        plain_driver["learners"] = self._rebuilt_learners(plain_driver)
         self._driver = _rebuilt(self._driver_class, plain_driver)
+        self._check_driver_scalars()
         self._check_attributes_match_learners()
+        self._check_input_width()
+
+    def _refuse(self, name, value, expected):
+        """Raise the ValueError of a saved field ``name`` whose ``value`` is
+        not ``expected``."""
+        raise ValueError(f"{type(self).__name__}: the saved {name!r} is {_SHORT.repr(value)}, "
+                         f"which is not {expected}; the file is corrupted or was not written "
+                         f"by skbudget.")
+
+    def _check_in_c_range(self, values):
+        """Raise unless every number of ``values`` (name -> value) is one
+        the compiled code can hold: an integer in the range of int64, a
+        real number in the range of float64."""
+        for name, value in values.items():
+            if not _in_c_range(value):
+                self._refuse(name, value, "a number in the range of int64 and float64")
+
+    def _check_constraints(self, values, constraints, what):
+        """Raise unless every value of ``values`` (name -> value) satisfies
+        its scikit-learn ``constraints`` (name -> list of constraints)."""
+        try:
+            validate_parameter_constraints(constraints, values,
+                                           caller_name=f"the loaded {type(self).__name__}")
+        except InvalidParameterError as exc:
+            raise ValueError(f"{type(self).__name__}: {what} are invalid: {exc} The file is "
+                             f"corrupted or was not written by skbudget.") from None
+
+    def _check_saved_parameters(self):
+        """The parameters (each against its ``_parameter_constraints``; the
+        estimator's checks across parameters are ``fit``'s), the ones the
+        model was started with, and the call parameters its fitted
+        attributes were read with."""
+        names = self._get_param_names()
+        missing = [name for name in names if name not in self.__dict__]
+        if missing:
+            raise ValueError(f"{type(self).__name__}: the saved state has no parameters "
+                             f"{missing}; the file is corrupted or was not written by "
+                             f"skbudget.")
+        # (as set_params takes them: a number beyond C's range is refused by
+        # the next training call, as for the model before it was saved)
+        self._check_constraints({name: self.__dict__[name] for name in names},
+                                self._parameter_constraints, "the saved parameters")
+        at_start = self.__dict__.get("_params_at_start")
+        expected = set(_model_param_names(type(self)))
+        if not (isinstance(at_start, dict) and set(at_start) == expected):
+            self._refuse("_params_at_start", at_start, f"a dict of {sorted(expected)}")
+        self._check_in_c_range({f"_params_at_start.{name}": value
+                                for name, value in at_start.items()})
+        with self._started_params():
+            try:
+                self._validate_params()
+            except ValueError as exc:
+                raise ValueError(f"{type(self).__name__}: the saved parameters the model was "
+                                 f"started with ('_params_at_start') are invalid: {exc} The "
+                                 f"file is corrupted or was not written by skbudget.") from None
+        used = self.__dict__.get("_call_params_of_attributes")
+        if used is not None:       # (files written before it was kept have none)
+            if not (isinstance(used, dict) and set(used) <= set(self._call_params)):
+                self._refuse("_call_params_of_attributes", used,
+                             f"a dict of some of {list(self._call_params)}")
+            self._check_constraints(used, self._parameter_constraints,
+                                    "the saved call parameters of the fitted attributes "
+                                    "('_call_params_of_attributes')")
+
+    @contextlib.contextmanager
+    def _started_params(self):
+        """The parameters set to the values the model was started with
+        (``_params_at_start``), then back to their own."""
+        current = {name: self.__dict__[name] for name in self._params_at_start}
+        self.__dict__.update(self._params_at_start)
+        try:
+            yield
+        finally:
+            self.__dict__.update(current)
+
+    def _check_kernel_state(self, kernel, name, expected):
+        """Raise unless a saved kernel function's state ``kernel`` (a dict)
+        has the fields ``expected`` (a dict) gives, and a convention that
+        fits its kernel."""
+        if not isinstance(kernel, dict) or not set(_KERNEL_FIELDS) <= set(kernel):
+            self._refuse(name, kernel, "the plain state of a KernelFunction")
+        for field in _KERNEL_FIELDS:
+            if not _same_value(kernel[field], expected[field]):
+                self._refuse(f"{name}.{field}", kernel[field],
+                             f"{expected[field]!r}, the value the model's parameters give")
+        conventions = _CALLABLE_CONVENTIONS if callable(kernel["kernel"]) else (None,)
+        if kernel.get("convention") not in conventions:
+            self._refuse(f"{name}.convention", kernel.get("convention"),
+                         f"one of {list(conventions)}")
+
+    def _check_kernel_function(self):
+        """The resolved gamma (``_gamma``, ``gamma_``) and the kernel
+        function: those the parameters the model was started with give (a
+        'scale' or 'auto' gamma was resolved from the data: any number > 0)."""
+        resolved = {name: self.__dict__.get(name) for name in ("_gamma", "gamma_")}
+        self._check_in_c_range(resolved)
+        self._check_constraints(resolved, _FITTED_SCALARS, "the saved fitted scalars")
+        with self._started_params():
+            if callable(self.kernel):
+                gamma = None
+            elif isinstance(self.gamma, numbers.Real):
+                gamma = float(self.gamma)
+            else:
+                gamma = self._gamma
+            expected = {"kernel": self.kernel, "gamma": gamma, "degree": self.degree,
+                        "coef0": self.coef0, "kernel_params": self.kernel_params}
+        for name in ("_gamma", "gamma_"):
+            if not _same_value(self.__dict__[name], gamma):
+                self._refuse(name, self.__dict__[name],
+                             f"{gamma!r}, the value the model's parameters give")
+        self._check_kernel_state(self._kernel_function.__dict__, "_kernel_function", expected)
+
+    def _check_fitted_scalars(self):
+        """The fitted scalars of :data:`_FITTED_SCALARS` and the estimator's
+        ``_fitted_scalar_constraints`` (type and range), and the classes."""
+        attributes = self.__dict__
+        constraints = {**_FITTED_SCALARS, **getattr(self, "_fitted_scalar_constraints", {})}
+        values = {name: attributes.get(name, getattr(self, name, None)) for name in constraints}
+        self._check_in_c_range(values)
+        self._check_constraints(values, constraints, "the saved fitted scalars")
+        classes = attributes.get("classes_")
+        if not (isinstance(classes, np.ndarray) and classes.ndim == 1 and classes.size >= 2):
+            self._refuse("classes_", classes, "a 1-D array of at least two classes")
+
+    def _check_driver_scalars(self):
+        """What the fitted scalars follow from in the driver's state: the
+        multi-class mode (from the parameters the model was started with
+        and its classes), the input format, chunk length and example
+        count."""
+        with self._started_params():
+            shared_support = self._shares_support(len(self.classes_))
+        driver = self._driver
+        for name, value, expected in (
+                ("_shared_support", self._shared_support, shared_support),
+                ("_driver.shared_support", getattr(driver, "shared_support", shared_support),
+                 shared_support),
+                ("_driver.chunk_size", driver.chunk_size, self._chunk_size)):
+            if not _same_value(value, expected) or type(value) is not type(expected):
+                self._refuse(name, value, f"{expected!r}, the value the model's parameters "
+                                          f"give")
+        if driver.pools and self._sparse_storage != sp.issparse(driver.pools[0]):
+            self._refuse("_sparse_storage", self._sparse_storage,
+                         f"{sp.issparse(driver.pools[0])}, the format of the stored rows")
+        last_id = max([getattr(learner, "first_example_id", -1) for learner in driver.learners]
+                      + [int(ids.max()) for ids in driver.pool_ids if ids.size])
+        if self._n_examples_seen <= last_id:
+            self._refuse("_n_examples_seen", self._n_examples_seen,
+                         f"greater than {last_id}, the identity of an example seen")
+
+    def _check_input_width(self):
+        """``n_features_in_`` (and ``feature_names_in_``): the width of
+        the rows the model holds (``support_vectors_``; a model on random
+        features, its ``random_weights_``), once those are known to be the
+        learners'."""
+        if hasattr(self, "support_vectors_"):
+            width = self.support_vectors_.shape[1]
+        else:
+            width = self.random_weights_.shape[0]
+        if self.n_features_in_ != width:
+            self._refuse("n_features_in_", self.n_features_in_,
+                         f"{width}, the width of the rows the model holds")
+        names = self.__dict__.get("feature_names_in_")
+        if names is not None and not (isinstance(names, np.ndarray) and names.shape == (width,)):
+            self._refuse("feature_names_in_", names, f"an array of {width} feature names")
 
     def _check_attributes_match_learners(self):
         """Raise unless the public fitted attributes (what ``predict``
@@ -115,24 +357,110 @@ class PersistentModelMixin:
                 f"corrupted or was pieced together from two models."
             )
 
-    def _rebuilt_learners(self, saved):
+    def _rebuilt_learners(self, plain_driver):
         """Learners made by ``_make_learner`` with the parameters the model
-        was started with, then given their saved states."""
-        current = {name: getattr(self, name) for name in self._params_at_start}
-        self.__dict__.update(self._params_at_start)
-        try:
-            learners = [self._make_learner(None) for _ in saved]
-        finally:
-            self.__dict__.update(current)
-        for learner, entry in zip(learners, saved):
-            if _type_name(learner) != entry["type"]:
+        was started with (and given the driver's kernel and input width in
+        store mode), then given their saved states, each checked: its
+        scalars by the type of the new learner's field, the fields the
+        learner is built with equal to the new learner's, then the
+        learner's own consistency check (``check_state``)."""
+        saved, pools = plain_driver.get("learners"), plain_driver.get("pools")
+        if not (isinstance(saved, list) and saved
+                and all(isinstance(entry, dict) and isinstance(entry.get("state"), dict)
+                        for entry in saved)):
+            self._refuse("_driver.learners", saved, "a list of learners' states")
+        # (a driver that stores no rows, FourierOGDClassifier's, has no pools)
+        n_pools = len(saved) if "uses_store" in plain_driver else 0
+        if not (isinstance(pools, list) and len(pools) == n_pools
+                and all(isinstance(pool, np.ndarray) and pool.ndim == 2 or sp.issparse(pool)
+                        for pool in pools)):
+            self._refuse("_driver.pools", pools,
+                         f"{n_pools} 2-D blocks of stored rows (one per learner of the stream "
+                         f"driver)")
+        with self._started_params():
+            try:
+                learners = [self._make_learner(None) for _ in saved]
+            except (OverflowError, ValueError) as exc:     # e.g. a budget beyond C's range
                 raise ValueError(
-                    f"{type(self).__name__}: the saved state holds a {entry['type']} learner "
-                    f"where this estimator makes a {_type_name(learner)}; the file is corrupted "
-                    f"or was written by another version of skbudget."
+                    f"{type(self).__name__}: the saved parameters the model was started with "
+                    f"('_params_at_start') build no learner ({type(exc).__name__}: {exc}); the "
+                    f"file is corrupted or was not written by skbudget.") from None
+        kernel = plain_driver["kernel"]
+        for k, (learner, entry) in enumerate(zip(learners, saved)):
+            if _type_name(learner) != entry.get("type"):
+                raise ValueError(
+                    f"{type(self).__name__}: the saved '_driver.learners[{k}].type' is "
+                    f"{entry.get('type')!r}, where this estimator makes a {_type_name(learner)}; "
+                    f"the file is corrupted or was written by another version of skbudget."
                 )
+            if plain_driver.get("uses_store") is True:
+                learner.use_store(kernel.compiled_kind, kernel.gamma, kernel.coef0,
+                                  kernel.degree, pools[k].shape[1])
+            self._check_learner_scalars(learner.get_state(), entry["state"],
+                                        f"_driver.learners[{k}].state")
             learner.set_state(entry["state"])
+            pool_size = pools[k].shape[0] if pools and not plain_driver.get("uses_store") else -1
+            if isinstance(learner, OnlineLearner):
+                learner.check_state(pool_size)      # raises ValueError
+            else:
+                problem = learner.check_state()
+                if problem is not None:
+                    raise ValueError(f"{type(learner).__name__} has an inconsistent state: "
+                                     f"{problem}")
         return learners
+
+    def _check_learner_scalars(self, new, saved, where):
+        """Raise unless every scalar of a learner's ``saved`` state has the
+        type of the field in the ``new`` learner's (a bool, an integer in
+        the C range, a finite number unless the new one is not), and the
+        fields the learner is built with are the new learner's."""
+        for name, value in new.items():
+            if name not in saved:
+                continue                          # (set_state names what is missing)
+            found = saved[name]
+            if isinstance(value, (bool, np.bool_)):
+                valid, expected = isinstance(found, (bool, np.bool_)), "a bool"
+            elif isinstance(value, numbers.Integral):
+                valid = (isinstance(found, numbers.Integral)
+                         and not isinstance(found, (bool, np.bool_)) and _in_c_range(found))
+                expected = "an integer in the range of int64"
+            elif isinstance(value, numbers.Real):
+                number = _as_float(found)
+                valid = number is not None and (math.isfinite(number) or not math.isfinite(value)
+                                                and not math.isnan(number))
+                expected = "a finite number" if math.isfinite(value) else "a number"
+            elif value is None or isinstance(value, np.random.RandomState):
+                valid = found is None or isinstance(found, np.random.RandomState)
+                expected = "None or a numpy RandomState"
+            else:
+                continue                          # arrays: the learner's check_state
+            if not valid:
+                self._refuse(f"{where}.{name}", found, expected)
+            if name in _LEARNER_CONSTANTS and not (found == value):
+                self._refuse(f"{where}.{name}", found,
+                             f"{value!r}, the value the parameters the model was started with "
+                             f"('_params_at_start') give")
+
+
+def _in_c_range(value):
+    """Whether ``value``, if it is a number, fits the compiled code's types:
+    an integer in the range of int64, a real number in that of float64."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
+        return -_INT64_MAX - 1 <= value <= _INT64_MAX
+    if isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)):
+        return _as_float(value) is not None
+    return True
+
+
+def _as_float(value):
+    """``value`` as a float if it is a real number (not a bool) within the
+    range of floats, else None."""
+    if not isinstance(value, numbers.Real) or isinstance(value, (bool, np.bool_)):
+        return None
+    try:
+        return float(value)
+    except OverflowError:
+        return None
 
 
 def _same_fitted_value(a, b):

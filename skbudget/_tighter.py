@@ -186,7 +186,8 @@ class TightestPerceptron(_ValidatedRemovalClassifier):
         super().__init__(**base_params(locals()))
         keep_params(self, locals())
 
-    def _init_constants(self, X):
+    def _validate_params(self):
+        super()._validate_params()
         prior = tuple(self.prior)
         if len(prior) != 2 or not all(
             isinstance(a, numbers.Real) and not isinstance(a, bool) and a > 0 for a in prior

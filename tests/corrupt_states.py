@@ -12,9 +12,11 @@ the process must not crash.  Prints one line per field that was refused
 with "inconsistent state", then ``done``.
 """
 
+import copyreg
 import pickle
 
 import numpy as np
+import scipy.sparse as sp
 
 from skbudget import SequentialSearchCV
 from skbudget.discovery import all_estimators
@@ -42,6 +44,71 @@ def corruptions(value):
             changed = value.copy()
             changed.flat[0] = np.nan
             yield changed
+
+
+def scalar_fields(state, path=()):
+    """``(path, value)`` of every scalar in a saved state (an estimator's
+    ``__getstate__()``: dicts and lists of arrays, numbers, strings, None
+    and random generators), depth first; ``path`` is the keys and list
+    indices that lead to it."""
+    if isinstance(state, dict):
+        for key, value in state.items():
+            yield from scalar_fields(value, path + (key,))
+    elif isinstance(state, (list, tuple)):
+        for index, value in enumerate(state):
+            yield from scalar_fields(value, path + (index,))
+    elif not (isinstance(state, (np.ndarray, np.random.RandomState)) or sp.issparse(state)):
+        yield path, state
+
+
+def field_name(path):
+    """A field's path as the loading errors name it: ``a.b[0].c``."""
+    return "".join(f"[{key}]" if isinstance(key, int) else f".{key}" for key in path)[1:]
+
+
+def bad_scalars(value):
+    """Values to put in place of a scalar ``value`` of a saved state: of
+    another type (None, a string, a float for an integer, a bool for a
+    number), not finite, negative, beyond C's integers and beyond floats,
+    and for an integer the next one."""
+    nan, inf = float("nan"), float("inf")
+    if isinstance(value, (bool, np.bool_)):
+        bad = [None, "x", 1, 0.5, nan]
+    elif isinstance(value, (int, np.integer)):
+        bad = [None, "x", nan, inf, -abs(int(value)) - 1, int(value) + 1, 2 ** 63, 10 ** 30,
+               int(value) + 0.5, True]
+    elif isinstance(value, (float, np.floating)):
+        bad = [None, "x", nan, inf, -inf, -abs(float(value)) - 1.0, 10 ** 400, True]
+    elif isinstance(value, str):
+        bad = [None, 1, value + "x", True]
+    else:                                  # None
+        bad = ["x", -1, nan, True]
+    return bad
+
+
+def with_field(state, path, value):
+    """A copy of ``state`` with the field at ``path`` set to ``value``
+    (the containers on the path copied, a tuple rebuilt)."""
+    if not path:
+        return value
+    key, rest = path[0], path[1:]
+    if isinstance(state, tuple):
+        return state[:key] + (with_field(state[key], rest, value),) + state[key + 1:]
+    state = state.copy()
+    state[key] = with_field(state[key], rest, value)
+    return state
+
+
+class PickledState:
+    """Pickles as an instance of ``cls`` with the instance state ``state``
+    (an instance made without ``__init__``, then ``__setstate__(state)`` on
+    loading): the file a tampered model pickles to."""
+
+    def __init__(self, cls, state):
+        self.cls, self.state = cls, state
+
+    def __reduce__(self):
+        return copyreg._reconstructor, (self.cls, object, None), self.state
 
 
 def voted_scores(est, X):

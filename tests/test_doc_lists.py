@@ -1,0 +1,94 @@
+"""What the README and the documentation list, checked against the code and
+``setup.cfg``, so that the lists cannot go stale: the unbounded estimators
+(found by training every estimator with its defaults) and the extras."""
+
+import configparser
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from skbudget.discovery import all_estimators
+
+ROOT = Path(__file__).resolve().parents[1]
+ESTIMATOR_NAMES = {name for name, _ in all_estimators()}
+
+
+def _grows_with_the_stream(Est):
+    """Whether ``Est()`` (its defaults) stores more vectors after 800
+    examples than after 400, on a stream of random labels (a mistake on
+    half the rounds): a budgeted model is full long before."""
+    rng = np.random.RandomState(0)
+    X, y = rng.normal(size=(800, 5)), rng.randint(0, 2, 800)
+    est = Est(random_state=0).partial_fit(X[:400], y[:400], classes=[0, 1])
+    stored = int(np.sum(getattr(est, "n_support_", 0)))
+    est.partial_fit(X[400:], y[400:])
+    return int(np.sum(getattr(est, "n_support_", 0))) > stored + 40
+
+
+@pytest.fixture(scope="module")
+def unbounded_by_default():
+    return {name for name, Est in all_estimators() if _grows_with_the_stream(Est)}
+
+
+def test_the_unbounded_estimators_are_found(unbounded_by_default):
+    # (the measure above tells them apart: these have no budget by default)
+    assert {"KernelPerceptron", "KernelPassiveAggressive", "KernelMIRA",
+            "KernelOGDClassifier"} <= unbounded_by_default
+    assert not {"Stoptron", "Forgetron", "BudgetedSGDClassifier",
+                "FourierOGDClassifier"} & unbounded_by_default
+
+
+def _names_in(text):
+    """The estimator classes a passage names (``KernelMIRA``,
+    ``KernelOGDClassifier()``, ``:class:`~skbudget.KernelMIRA```)."""
+    return set(re.findall(r"\b([A-Z]\w+)\b", text)) & ESTIMATOR_NAMES
+
+
+def _passage(path, start, end):
+    """The text of ``path`` from the line holding ``start`` to the next
+    line holding ``end``, lines joined."""
+    lines = (ROOT / path).read_text(encoding="utf-8").splitlines()
+    first = next(i for i, line in enumerate(lines) if start in line)
+    last = next(i for i in range(first + 1, len(lines)) if end in lines[i])
+    return " ".join(lines[first:last])
+
+
+@pytest.mark.parametrize("path, start, end", [
+    # the README's guarantee of flat memory, and the bullet of the streaming
+    # page on bounded memory
+    ("README.md", "*flat memory*", "*dense and CSR chunks mix*"),
+    ("doc/user_guide/streaming.rst", "**Bounded memory.**", "**Step counter.**"),
+])
+def test_every_unbounded_estimator_is_listed(path, start, end, unbounded_by_default):
+    # issue 43: the README left out KernelOGDClassifier(), unbounded by default
+    listed = _names_in(_passage(path, start, end))
+    missing = sorted(unbounded_by_default - listed)
+    assert not missing, f"{path} does not list {missing} among the unbounded estimators"
+
+
+def _extras():
+    config = configparser.ConfigParser()
+    config.read(ROOT / "setup.cfg")
+    return {name: [line.strip() for line in value.strip().splitlines()]
+            for name, value in config["options.extras_require"].items()}
+
+
+def test_skops_has_an_extra_that_the_others_use():
+    # issue 43: .[onnx], .[river] and .[dask] existed, not .[skops]
+    extras = _extras()
+    assert extras["skops"] == ["skops>=0.10"]
+    for name in ("test", "doc"):
+        assert not any(line.startswith("skops") for line in extras[name])
+        inherited = next(line for line in extras[name] if line.startswith("skbudget["))
+        assert "skops" in inherited[len("skbudget["):-1].split(",")
+
+
+@pytest.mark.parametrize("extra", sorted(_extras()))
+def test_every_extra_is_documented(extra):
+    # the README's line of extras and the table of doc/install.rst
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    install = (ROOT / "doc" / "install.rst").read_text(encoding="utf-8")
+    assert f"`.[{extra}]`" in readme
+    assert re.search(rf"^``{extra}`` +\S", install, flags=re.MULTILINE)
