@@ -9,6 +9,7 @@
  *   SKB_SINCOS_VALUE     the cosine and sine of one value, scaled, into
  *                        double outputs (skb_scaled_sincos_value or
  *                        skb_scaled_sincosf_value)
+ *   SKB_FMA              fma or fmaf (x y + z rounded once)
  *   SKB_LIBM_COS, SKB_LIBM_SIN   libm's, for the values SKB_SINCOS_VALUE
  *                        flags (float: the float64 libm rounded to float)
  * The features are stored as float64 in both (a float32 feature is a
@@ -25,6 +26,10 @@
 #define SKB_LANES ((int)(32 / sizeof(SKB_REAL)))
 /* columns of U per block of projections */
 #define SKB_FOURIER_COLUMNS (SKB_FOURIER_VECTORS * SKB_LANES)
+/* dense rows' projections: tiles of 3 rows by four 32-byte vectors of
+ * columns (twelve vectors of sums in registers) */
+#define SKB_PROJECTION_ROWS 3
+#define SKB_PROJECTION_COLUMNS (4 * SKB_LANES)
 
 /* The values of x[0:n] that SKB_SINCOS_VALUE leaves to libm, by libm's cos
  * and sin; returns bit 63 set if one of x[0:n] is not finite (its outputs
@@ -78,6 +83,101 @@ SKB_FOURIER_VERSIONS_OF(uint64_t, SKB_REAL_NAME(skb_fourier_from_projections),
         }
     }
     return nonfinite;
+}
+
+/* P[i, j] = sum over k of X[i, k] U[k, j] for the rows i < rows of X
+ * (d values each, ldx apart; U: d x m C-contiguous; P: rows of m values):
+ * one fused multiply-add after another over k = 0 .. d - 1, from +0, for
+ * every value alike, whatever the number of rows (a BLAS product's sums
+ * depend on the block's shape: a row alone goes through GEMV, the edge rows
+ * of a block through other kernels; FOGD's model would then depend on how
+ * the stream was cut into calls).  The chain is the order of OpenBLAS's
+ * GEMM kernels for the inner rows of a block of at most 256 features
+ * (doc/engine.md, "FMA kernels"), so the features are those of X @ U
+ * there.  With FMA instructions (AVX2 and FMA) the tiles of
+ * SKB_PROJECTION_ROWS rows by four vectors of columns keep their twelve
+ * vectors of sums in registers (each vector of U loaded once for the
+ * tile's rows); the other tiles, and every tile without FMA instructions,
+ * by skb_dense_projection_tile, with C's fma (libm's, or the instruction):
+ * the same chain, the same bits. */
+
+/* rows r0 .. r0 + nr - 1 by columns j .. j + nc - 1 of skb_dense_projections */
+static SKB_ALWAYS_INLINE void SKB_REAL_NAME(skb_dense_projection_tile)(
+    const SKB_REAL *X, ptrdiff_t d, ptrdiff_t ldx, const SKB_REAL *U, ptrdiff_t m,
+    ptrdiff_t r0, int nr, ptrdiff_t j, int nc, SKB_REAL *P)
+{
+    ptrdiff_t k;
+    int r, c;
+    for (r = 0; r < nr; r++) {
+        SKB_REAL *p = P + (r0 + r) * m + j;
+        const SKB_REAL *x = X + (r0 + r) * ldx;
+        for (c = 0; c < nc; c++)
+            p[c] = 0;
+        for (k = 0; k < d; k++)
+            for (c = 0; c < nc; c++)
+                p[c] = SKB_FMA(x[k], U[k * m + j + c], p[c]);
+    }
+}
+
+#ifdef SKB_DISPATCH_AVX2
+/* skb_dense_projections with FMA instructions (where the CPU has AVX2 and
+ * FMA, whether the AVX2 or the AVX-512 build of the other loops runs) */
+#define SKB_DENSE_PROJECTIONS_FMA(NAME, TARGET)                                              \
+TARGET static void NAME(const SKB_REAL *X, ptrdiff_t rows, ptrdiff_t d, ptrdiff_t ldx,       \
+                        const SKB_REAL *U, ptrdiff_t m, SKB_REAL *P)                          \
+{                                                                                             \
+    ptrdiff_t i, j, k;                                                                        \
+    int r, v;                                                                                 \
+    for (j = 0; j < m; j += SKB_PROJECTION_COLUMNS) {                                         \
+        const int nc = m - j < SKB_PROJECTION_COLUMNS ? (int)(m - j) : SKB_PROJECTION_COLUMNS; \
+        for (i = 0; i < rows; i += SKB_PROJECTION_ROWS) {                                     \
+            const int nr = rows - i < SKB_PROJECTION_ROWS ? (int)(rows - i)                   \
+                                                          : SKB_PROJECTION_ROWS;              \
+            SKB_VEC acc[SKB_PROJECTION_ROWS][4];                                              \
+            if (nr != SKB_PROJECTION_ROWS || nc != SKB_PROJECTION_COLUMNS) {                  \
+                SKB_REAL_NAME(skb_dense_projection_tile)(X, d, ldx, U, m, i, nr, j, nc, P);   \
+                continue;                                                                     \
+            }                                                                                 \
+            for (r = 0; r < SKB_PROJECTION_ROWS; r++)                                         \
+                for (v = 0; v < 4; v++)                                                       \
+                    acc[r][v] = SKB_VEC_ZERO();                                               \
+            for (k = 0; k < d; k++) {                                                         \
+                const SKB_REAL *u = U + k * m + j;                                            \
+                const SKB_VEC u0 = SKB_VEC_LOAD(u), u1 = SKB_VEC_LOAD(u + SKB_LANES);         \
+                const SKB_VEC u2 = SKB_VEC_LOAD(u + 2 * SKB_LANES);                           \
+                const SKB_VEC u3 = SKB_VEC_LOAD(u + 3 * SKB_LANES);                           \
+                for (r = 0; r < SKB_PROJECTION_ROWS; r++) {                                   \
+                    const SKB_VEC x = SKB_VEC_SET1(X[(i + r) * ldx + k]);                     \
+                    acc[r][0] = SKB_VEC_FMA(x, u0, acc[r][0]);                                \
+                    acc[r][1] = SKB_VEC_FMA(x, u1, acc[r][1]);                                \
+                    acc[r][2] = SKB_VEC_FMA(x, u2, acc[r][2]);                                \
+                    acc[r][3] = SKB_VEC_FMA(x, u3, acc[r][3]);                                \
+                }                                                                             \
+            }                                                                                 \
+            for (r = 0; r < SKB_PROJECTION_ROWS; r++)                                         \
+                for (v = 0; v < 4; v++)                                                       \
+                    SKB_VEC_STORE(P + (i + r) * m + j + v * SKB_LANES, acc[r][v]);            \
+        }                                                                                     \
+    }                                                                                         \
+}
+SKB_DENSE_PROJECTIONS_FMA(SKB_REAL_NAME(skb_dense_projections_fma),
+                          __attribute__((target("avx2,fma"))))
+#undef SKB_DENSE_PROJECTIONS_FMA
+#endif
+
+static SKB_UNUSED void SKB_REAL_NAME(skb_dense_projections)(
+    const SKB_REAL *X, ptrdiff_t rows, ptrdiff_t d, ptrdiff_t ldx, const SKB_REAL *U,
+    ptrdiff_t m, SKB_REAL *P)
+{
+    ptrdiff_t i;
+#ifdef SKB_DISPATCH_AVX2
+    if (skb_fma_available()) {
+        SKB_REAL_NAME(skb_dense_projections_fma)(X, rows, d, ldx, U, m, P);
+        return;
+    }
+#endif
+    for (i = 0; i < rows; i++)
+        SKB_REAL_NAME(skb_dense_projection_tile)(X, d, ldx, U, m, i, 1, 0, (int)m, P);
 }
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -208,5 +308,7 @@ SKB_FOURIER_VERSIONS_OF(uint64_t, SKB_REAL_NAME(skb_fourier_sparse_rows),
 
 #undef SKB_LANES
 #undef SKB_FOURIER_COLUMNS
+#undef SKB_PROJECTION_ROWS
+#undef SKB_PROJECTION_COLUMNS
 #undef SKB_FOURIER_VERSIONS_OF
 #undef SKB_FLAG_SHIFT

@@ -25,7 +25,6 @@ import numpy as np
 from cython cimport floating
 from libc.math cimport sqrt
 from libc.stdint cimport uint64_t
-from scipy.linalg.cython_blas cimport dgemm
 
 cdef extern from "_fourier_loops.h" nogil:
     int skb_fourier_loops_init()
@@ -41,6 +40,10 @@ cdef extern from "_fourier_loops.h" nogil:
                                          const Py_ssize_t* starts, const Py_ssize_t* lengths,
                                          Py_ssize_t n_rows, const float* U, Py_ssize_t m,
                                          float factor, double* Z)
+    void skb_dense_projections(const double* X, Py_ssize_t rows, Py_ssize_t d,
+                               Py_ssize_t ldx, const double* U, Py_ssize_t m, double* P)
+    void skb_dense_projections_f32(const float* X, Py_ssize_t rows, Py_ssize_t d,
+                                   Py_ssize_t ldx, const float* U, Py_ssize_t m, float* P)
 
 # FOGD, CSR input: rows whose features are computed together (their rows
 # of features, 2 D values each, stay in L2; the columns of U a block of
@@ -67,6 +70,11 @@ def fourier_loops():
 
 # eigenvalues of K_SS at most this fraction of the largest are dropped (NOGD)
 cdef double EIGEN_RTOL = 1e-12
+
+# NOGD's stage 2, a chunk's features: tiles of this many rows of M by this
+# many examples (at B = 500, two tiles of 8 rows are 64 kB: L2)
+cdef enum:
+    FEATURE_TILE_ROWS = 8
 
 
 cdef inline double hinge_step(double* w, const double* z, Py_ssize_t n, double y, double eta,
@@ -238,12 +246,15 @@ cdef class NystromOGDLearner(KernelOGDLearner):
         """One round of stage 2: ``z = M k(x_t, S)``, score ``w.z``, and
         ``w += eta y z`` when ``y w.z < 1``; returns the score.
 
-        At a chunk's first example the features of the whole chunk are
-        computed at once where the engine holds its kernel block (dense
-        input in store mode, block mode): ``Z = K_chunk,S M^T``, one GEMM
-        that reads ``M`` once per chunk instead of once per example (at
-        B = 500, k = 100, ``M`` is 400 kB).  Otherwise (the chunk of the
-        switch, wide CSR input) ``z`` is formed for the example alone."""
+        Every feature is ``skb_dot16(M[j], k(x_t, S))``, whichever way it is
+        computed, so the model does not depend on how the stream is cut into
+        calls or chunks (doc/engine.md).  At a chunk's first example the
+        features of the whole chunk are computed at once where the engine
+        holds its kernel block (dense input in store mode, block mode),
+        tile by tile (:meth:`chunk_features`: each tile of ``M`` read once
+        per tile of rows instead of once per example).  Otherwise (the
+        chunk of the switch, wide CSR input) ``z`` is formed for the example
+        alone."""
         cdef Py_ssize_t i, j, comp = self.w.shape[0], n = self.n_sv
         cdef double* w = NULL
         cdef const double* z
@@ -269,14 +280,17 @@ cdef class NystromOGDLearner(KernelOGDLearner):
         return hinge_step(w, z, comp, y, self.eta, &self.n_updates)
 
     cdef int chunk_features(self) except -1 nogil:
-        """``z_block = k(chunk, S) M^T`` for every example of the current
-        chunk (its rows of the engine's kernel block, gathered oldest
-        first), ``block_rows`` = the chunk's length.  Stage 2 stores
-        nothing, so every row's values are in the block."""
-        cdef Py_ssize_t r, i, t = self.t, n = self.n_sv, comp = self.w.shape[0]
+        """``z_block[r, j] = skb_dot16(M[j], k(x_r, S))`` for every example
+        ``r`` of the current chunk (its rows of the engine's kernel block,
+        gathered oldest first), ``block_rows`` = the chunk's length: the
+        arithmetic of :meth:`feature_round`'s example alone, bit for bit (a
+        GEMM's sums depend on the block's shape, hence on where the stream
+        was cut).  Tiles of ``FEATURE_TILE_ROWS`` rows of ``M`` by
+        ``FEATURE_TILE_ROWS`` examples keep both operands in cache.  Stage 2
+        stores nothing, so every row's values are in the block."""
+        cdef Py_ssize_t r, i, j, r0, j0, r_end, j_end, t = self.t, n = self.n_sv
+        cdef Py_ssize_t comp = self.w.shape[0]
         cdef Py_ssize_t c = self.chunk_len if self.uses_store else self.K_chunk.shape[0]
-        cdef int gm = <int>comp, gn, gk = <int>n
-        cdef double one = 1.0, zero = 0.0
         if c <= 0:
             return 0
         if self.k_block.shape[0] < c or self.k_block.shape[1] != n \
@@ -292,10 +306,17 @@ cdef class NystromOGDLearner(KernelOGDLearner):
                 self.k_block[r, i] = self.k_row[self.order[i]]
         self.t = t
         self.row_ready = False       # (k_row holds the chunk's last row)
-        gn = <int>c
-        # row-major z_block (c x comp) = column-major (comp x c) = M . k_block^T
-        dgemm("T", "N", &gm, &gn, &gk, &one, &self.M[0, 0], &gk, &self.k_block[0, 0], &gk,
-              &zero, &self.z_block[0, 0], &gm)
+        r0 = 0
+        while r0 < c:       # (range's step must be a literal to be compiled)
+            r_end = min(r0 + <Py_ssize_t>FEATURE_TILE_ROWS, c)
+            j0 = 0
+            while j0 < comp:
+                j_end = min(j0 + <Py_ssize_t>FEATURE_TILE_ROWS, comp)
+                for r in range(r0, r_end):
+                    for j in range(j0, j_end):
+                        self.z_block[r, j] = skb_dot16(&self.M[j, 0], &self.k_block[r, 0], n)
+                j0 = j_end
+            r0 = r_end
         self.block_rows = c
         return 0
 
@@ -422,6 +443,30 @@ def fourier_from_projections(const floating[:, ::1] P, double[:, ::1] Z, double 
             else:
                 nonfinite = skb_fourier_from_projections(&P[0, 0], n, m, m, factor, &Z[0, 0])
     return (nonfinite >> 63) != 0
+
+
+def fourier_dense_projections(const floating[:, ::1] X, const floating[:, ::1] U,
+                              floating[:, ::1] P):
+    """``P = X U`` for dense rows, each value one fused multiply-add after
+    another over the features, from +0 (``_fourier_loops_real.h``), without
+    the GIL: a row's projections are the same bits whatever the rows it is
+    computed with, so FOGD's model does not depend on how the stream is cut
+    (a BLAS product's do: one row goes through GEMV).  float32 ``X`` and
+    ``U``: the sums in float32."""
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], m = U.shape[1]
+    if U.shape[0] != d or P.shape[0] != n or P.shape[1] != m:
+        raise ValueError(f"fourier_dense_projections: X of shape {(n, d)}, U of shape "
+                         f"{(U.shape[0], m)} and P of shape {(P.shape[0], P.shape[1])}")
+    if n == 0 or m == 0:
+        return
+    if d == 0:
+        np.asarray(P)[...] = 0
+        return
+    with nogil:
+        if floating is float:
+            skb_dense_projections_f32(&X[0, 0], n, d, d, &U[0, 0], m, &P[0, 0])
+        else:
+            skb_dense_projections(&X[0, 0], n, d, d, &U[0, 0], m, &P[0, 0])
 
 
 cdef int check_sparse_rows(const floating[::1] data, const int[::1] indices,
