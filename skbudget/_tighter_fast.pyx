@@ -22,7 +22,8 @@ from skbudget._numbers cimport is_nan, raise_not_finite
 from scipy.special.cython_special cimport betainc
 
 from skbudget._engine cimport OnlineLearner
-from skbudget._engine import _grown_index, _resized, size_problem, square_problem
+from skbudget._engine import (_grown_index, _resized, initial_capacity, size_problem,
+                              square_problem)
 
 
 cdef class ValidatedRemovalLearner(OnlineLearner):
@@ -34,8 +35,12 @@ cdef class ValidatedRemovalLearner(OnlineLearner):
 
     def __init__(self, Py_ssize_t budget=1, rng=None):
         self.label = np.zeros(0)
-        OnlineLearner.__init__(self, capacity=budget + 1, rng=rng, track_margins=True)
+        OnlineLearner.__init__(self, capacity=initial_capacity(budget + 1), rng=rng,
+                               track_margins=True)
         self.budget = budget
+
+    cdef Py_ssize_t capacity_limit(self) noexcept nogil:
+        return self.budget + 1      # (B support vectors and the example being added)
 
     cdef int grow(self, Py_ssize_t new_capacity) except -1:
         OnlineLearner.grow(self, new_capacity)
