@@ -156,6 +156,7 @@ cdef class OnlineLearner:
 
     # ---- helpers for policies ----------------------------------------------
     cdef double kernel_to_slot(self, Py_ssize_t s) noexcept nogil
+    cdef double kernel_as_in_block(self, Py_ssize_t s) noexcept nogil
     cdef double sqdist_to_slot(self, Py_ssize_t s) noexcept nogil
     cdef double kernel_between_slots(self, Py_ssize_t a, Py_ssize_t b) noexcept nogil
     cdef bint gather_row(self) noexcept nogil

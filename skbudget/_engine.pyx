@@ -31,7 +31,7 @@ import threading
 
 import numpy as np
 from cython cimport floating
-from libc.math cimport INFINITY, fabs
+from libc.math cimport INFINITY, fabs, fma
 from libc.stdint cimport uint64_t
 from libc.string cimport memchr, memcpy, memmove, memset
 from cpython.exc cimport PyErr_CheckSignals
@@ -551,8 +551,34 @@ cdef class OnlineLearner:
                 return self.chunk_k[self.t * self.n_block_slots + s]
             if self.chunk_blocks and self.slot_row[s] >= 0:     # an example of this chunk
                 return self.chunk_self[self.slot_row[s] * self.chunk_len + self.t]
+            if self.chunk_fma and self.x_dense != NULL:
+                return self.kernel_as_in_block(s)
             return kernel_from_dot(&self.kspec, self.dot_to_slot(s), self.xx, self.store_sq[s])
         return self.K_chunk[self.t, _block_column(self, s)]
+
+    cdef double kernel_as_in_block(self, Py_ssize_t s) noexcept nogil:
+        """k(x_t, slot s) for a vector added during the chunk that is no
+        example of it (a merge of two support vectors), with the arithmetic
+        of the chunk's block, where the next chunks will read it: the inner
+        product one fused multiply-add after another from +0 (the FMA
+        kernels' chain), the kernel's argument and NumPy's exp / power /
+        tanh.  (``kernel_from_dot``'s four partial sums and libm's exp
+        differ in the last bits: the model depended on whether the merge
+        and the later examples were in one call; doc/engine.md.)"""
+        cdef double value = 0.0
+        cdef const double* x = self.x_dense
+        cdef const double* v = &self.store[s, 0]
+        cdef Py_ssize_t j
+        for j in range(self.n_features):
+            value = fma(x[j], v[j], value)
+        _kernel_arguments(&self.kspec, &value, 1, &self.xx, &self.store_sq[s], True)
+        if self.kspec.kind == RBF_KERNEL:
+            exp_inplace(&value, 1)
+        elif self.kspec.kind == POLY_KERNEL:
+            power_inplace(&value, 1, self.kernel_degree)
+        elif self.kspec.kind == SIGMOID_KERNEL:
+            tanh_inplace(&value, 1)
+        return value
 
     cdef double sqdist_to_slot(self, Py_ssize_t s) noexcept nogil:
         """||x_t - slot s||^2 (block mode: only when distance blocks were given)."""
