@@ -4,8 +4,14 @@
  * AVX2 and for AVX-512F, the one run chosen at the module's import as
  * _vector_loops.h chooses (SKBUDGET_DISABLE_AVX2 keeps the baseline;
  * SKBUDGET_DISABLE_AVX512 keeps AVX2).  The same bits from all three:
- * elementwise arithmetic (each lane the scalar code's operations), no FMA
- * (none of the targets has it), no reassociation.
+ * elementwise arithmetic (each lane the scalar code's operations), no
+ * contracted FMA (none of the targets has it), no reassociation.
+ *
+ * The projections xU of dense rows (skb_dense_projections) are the one
+ * place with fused multiply-adds, written out: one after another over the
+ * features, from +0 (the order of OpenBLAS's GEMM kernels), with FMA
+ * instructions where the CPU has AVX2 and FMA, else libm's fma: the same
+ * bits for a row whatever the rows computed with it.
  *
  * The projection xU of a CSR row sums x_k U[k, j] over the row's nonzeros
  * in their stored order, from +0, one product and one addition each (as
