@@ -26,10 +26,9 @@
 #define SKB_LANES ((int)(32 / sizeof(SKB_REAL)))
 /* columns of U per block of projections */
 #define SKB_FOURIER_COLUMNS (SKB_FOURIER_VECTORS * SKB_LANES)
-/* dense rows' projections: tiles of 3 rows by four 32-byte vectors of
- * columns (twelve vectors of sums in registers) */
+/* dense rows' projections: tiles of up to 3 rows by four 32-byte vectors
+ * of columns (twelve vectors of sums in registers) */
 #define SKB_PROJECTION_ROWS 3
-#define SKB_PROJECTION_COLUMNS (4 * SKB_LANES)
 
 /* The values of x[0:n] that SKB_SINCOS_VALUE leaves to libm, by libm's cos
  * and sin; returns bit 63 set if one of x[0:n] is not finite (its outputs
@@ -94,10 +93,10 @@ SKB_FOURIER_VERSIONS_OF(uint64_t, SKB_REAL_NAME(skb_fourier_from_projections),
  * the stream was cut into calls).  The chain is the order of OpenBLAS's
  * GEMM kernels for the inner rows of a block of at most 256 features
  * (doc/engine.md, "FMA kernels"), so the features are those of X @ U
- * there.  With FMA instructions (AVX2 and FMA) the tiles of
- * SKB_PROJECTION_ROWS rows by four vectors of columns keep their twelve
- * vectors of sums in registers (each vector of U loaded once for the
- * tile's rows); the other tiles, and every tile without FMA instructions,
+ * there.  With FMA instructions (AVX2 and FMA) tiles of up to
+ * SKB_PROJECTION_ROWS rows by four vectors of columns keep their sums in
+ * registers (each vector of U loaded once for the tile's rows); the last
+ * fewer than a vector's columns, and everything without FMA instructions,
  * by skb_dense_projection_tile, with C's fma (libm's, or the instruction):
  * the same chain, the same bits. */
 
@@ -120,49 +119,79 @@ static SKB_ALWAYS_INLINE void SKB_REAL_NAME(skb_dense_projection_tile)(
 }
 
 #ifdef SKB_DISPATCH_AVX2
-/* skb_dense_projections with FMA instructions (where the CPU has AVX2 and
- * FMA, whether the AVX2 or the AVX-512 build of the other loops runs) */
-#define SKB_DENSE_PROJECTIONS_FMA(NAME, TARGET)                                              \
-TARGET static void NAME(const SKB_REAL *X, ptrdiff_t rows, ptrdiff_t d, ptrdiff_t ldx,       \
-                        const SKB_REAL *U, ptrdiff_t m, SKB_REAL *P)                          \
-{                                                                                             \
-    ptrdiff_t i, j, k;                                                                        \
-    int r, v;                                                                                 \
-    for (j = 0; j < m; j += SKB_PROJECTION_COLUMNS) {                                         \
-        const int nc = m - j < SKB_PROJECTION_COLUMNS ? (int)(m - j) : SKB_PROJECTION_COLUMNS; \
-        for (i = 0; i < rows; i += SKB_PROJECTION_ROWS) {                                     \
-            const int nr = rows - i < SKB_PROJECTION_ROWS ? (int)(rows - i)                   \
-                                                          : SKB_PROJECTION_ROWS;              \
-            SKB_VEC acc[SKB_PROJECTION_ROWS][4];                                              \
-            if (nr != SKB_PROJECTION_ROWS || nc != SKB_PROJECTION_COLUMNS) {                  \
-                SKB_REAL_NAME(skb_dense_projection_tile)(X, d, ldx, U, m, i, nr, j, nc, P);   \
-                continue;                                                                     \
-            }                                                                                 \
-            for (r = 0; r < SKB_PROJECTION_ROWS; r++)                                         \
-                for (v = 0; v < 4; v++)                                                       \
-                    acc[r][v] = SKB_VEC_ZERO();                                               \
-            for (k = 0; k < d; k++) {                                                         \
-                const SKB_REAL *u = U + k * m + j;                                            \
-                const SKB_VEC u0 = SKB_VEC_LOAD(u), u1 = SKB_VEC_LOAD(u + SKB_LANES);         \
-                const SKB_VEC u2 = SKB_VEC_LOAD(u + 2 * SKB_LANES);                           \
-                const SKB_VEC u3 = SKB_VEC_LOAD(u + 3 * SKB_LANES);                           \
-                for (r = 0; r < SKB_PROJECTION_ROWS; r++) {                                   \
-                    const SKB_VEC x = SKB_VEC_SET1(X[(i + r) * ldx + k]);                     \
-                    acc[r][0] = SKB_VEC_FMA(x, u0, acc[r][0]);                                \
-                    acc[r][1] = SKB_VEC_FMA(x, u1, acc[r][1]);                                \
-                    acc[r][2] = SKB_VEC_FMA(x, u2, acc[r][2]);                                \
-                    acc[r][3] = SKB_VEC_FMA(x, u3, acc[r][3]);                                \
-                }                                                                             \
-            }                                                                                 \
-            for (r = 0; r < SKB_PROJECTION_ROWS; r++)                                         \
-                for (v = 0; v < 4; v++)                                                       \
-                    SKB_VEC_STORE(P + (i + r) * m + j + v * SKB_LANES, acc[r][v]);            \
-        }                                                                                     \
-    }                                                                                         \
+/* rows i .. i + nr - 1 (nr <= SKB_PROJECTION_ROWS) by the nv vectors of
+ * columns from j (nv <= 4) of skb_dense_projections, with FMA
+ * instructions: the sums in registers (nr and nv constants in each call,
+ * so the loops over them unroll), each vector of U loaded once for the
+ * tile's rows */
+__attribute__((target("avx2,fma"))) static SKB_ALWAYS_INLINE void
+SKB_REAL_NAME(skb_dense_projection_vectors)(const SKB_REAL *X, ptrdiff_t i, int nr,
+                                            ptrdiff_t d, ptrdiff_t ldx, const SKB_REAL *U,
+                                            ptrdiff_t m, ptrdiff_t j, int nv, SKB_REAL *P)
+{
+    SKB_VEC acc[SKB_PROJECTION_ROWS][4], u[4];
+    ptrdiff_t k;
+    int r, v;
+    for (r = 0; r < nr; r++)
+        for (v = 0; v < nv; v++)
+            acc[r][v] = SKB_VEC_ZERO();
+    for (k = 0; k < d; k++) {
+        for (v = 0; v < nv; v++)
+            u[v] = SKB_VEC_LOAD(U + k * m + j + v * SKB_LANES);
+        for (r = 0; r < nr; r++) {
+            const SKB_VEC x = SKB_VEC_SET1(X[(i + r) * ldx + k]);
+            for (v = 0; v < nv; v++)
+                acc[r][v] = SKB_VEC_FMA(x, u[v], acc[r][v]);
+        }
+    }
+    for (r = 0; r < nr; r++)
+        for (v = 0; v < nv; v++)
+            SKB_VEC_STORE(P + (i + r) * m + j + v * SKB_LANES, acc[r][v]);
 }
-SKB_DENSE_PROJECTIONS_FMA(SKB_REAL_NAME(skb_dense_projections_fma),
-                          __attribute__((target("avx2,fma"))))
-#undef SKB_DENSE_PROJECTIONS_FMA
+
+/* skb_dense_projections with FMA instructions (where the CPU has AVX2 and
+ * FMA, whether the AVX2 or the AVX-512 build of the other loops runs):
+ * tiles of up to SKB_PROJECTION_ROWS rows by up to four vectors of
+ * columns, the last fewer than a vector's columns by
+ * skb_dense_projection_tile (C's fma: the same chain, the same bits) */
+__attribute__((target("avx2,fma"))) static void SKB_REAL_NAME(skb_dense_projections_fma)(
+    const SKB_REAL *X, ptrdiff_t rows, ptrdiff_t d, ptrdiff_t ldx, const SKB_REAL *U,
+    ptrdiff_t m, SKB_REAL *P)
+{
+    ptrdiff_t i, j;
+    for (j = 0; j + SKB_LANES <= m;) {
+        const int nv = m - j >= 4 * SKB_LANES ? 4 : (int)((m - j) / SKB_LANES);
+        for (i = 0; i < rows; i += SKB_PROJECTION_ROWS) {
+            const int nr = rows - i < SKB_PROJECTION_ROWS ? (int)(rows - i)
+                                                          : SKB_PROJECTION_ROWS;
+/* (the constants spelled out, one call each) */
+#define SKB_TILE(NR, NV) \
+    SKB_REAL_NAME(skb_dense_projection_vectors)(X, i, NR, d, ldx, U, m, j, NV, P)
+            switch (nr * 4 + nv) {
+            case 16: SKB_TILE(3, 4); break;
+            case 15: SKB_TILE(3, 3); break;
+            case 14: SKB_TILE(3, 2); break;
+            case 13: SKB_TILE(3, 1); break;
+            case 12: SKB_TILE(2, 4); break;
+            case 11: SKB_TILE(2, 3); break;
+            case 10: SKB_TILE(2, 2); break;
+            case 9: SKB_TILE(2, 1); break;
+            case 8: SKB_TILE(1, 4); break;
+            case 7: SKB_TILE(1, 3); break;
+            case 6: SKB_TILE(1, 2); break;
+            default: SKB_TILE(1, 1); break;
+            }
+#undef SKB_TILE
+        }
+        j += nv * SKB_LANES;
+    }
+    if (j < m)
+        for (i = 0; i < rows; i += SKB_PROJECTION_ROWS)
+            SKB_REAL_NAME(skb_dense_projection_tile)(
+                X, d, ldx, U, m, i,
+                rows - i < SKB_PROJECTION_ROWS ? (int)(rows - i) : SKB_PROJECTION_ROWS, j,
+                (int)(m - j), P);
+}
 #endif
 
 static SKB_UNUSED void SKB_REAL_NAME(skb_dense_projections)(
@@ -309,6 +338,5 @@ SKB_FOURIER_VERSIONS_OF(uint64_t, SKB_REAL_NAME(skb_fourier_sparse_rows),
 #undef SKB_LANES
 #undef SKB_FOURIER_COLUMNS
 #undef SKB_PROJECTION_ROWS
-#undef SKB_PROJECTION_COLUMNS
 #undef SKB_FOURIER_VERSIONS_OF
 #undef SKB_FLAG_SHIFT
