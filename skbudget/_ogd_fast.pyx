@@ -71,11 +71,6 @@ def fourier_loops():
 # eigenvalues of K_SS at most this fraction of the largest are dropped (NOGD)
 cdef double EIGEN_RTOL = 1e-12
 
-# NOGD's stage 2, a chunk's features: tiles of this many rows of M by this
-# many examples (at B = 500, two tiles of 8 rows are 64 kB: L2)
-cdef enum:
-    FEATURE_TILE_ROWS = 8
-
 
 cdef inline double hinge_step(double* w, const double* z, Py_ssize_t n, double y, double eta,
                               long long* n_updates) except? -1.5e300 nogil:
@@ -179,6 +174,7 @@ cdef class NystromOGDLearner(KernelOGDLearner):
     # by one GEMM at the chunk's first example for its first block_rows rows
     cdef double[:, ::1] k_block         # k(chunk, S), oldest first
     cdef double[:, ::1] z_block         # z(chunk)
+    cdef double[:, ::1] MT              # M transposed (B, comp), derived: set with M
     cdef Py_ssize_t block_rows
 
     _state_names = KernelOGDLearner._state_names + ("n_components", "switched", "M", "w")
@@ -193,6 +189,7 @@ cdef class NystromOGDLearner(KernelOGDLearner):
         self.z = np.zeros(0)
         self.k_block = np.zeros((0, 1))
         self.z_block = np.zeros((0, 1))
+        self.MT = np.zeros((0, 0))
         self.block_rows = 0
 
     def check_policy_state(self, Py_ssize_t pool_size):
@@ -238,6 +235,7 @@ cdef class NystromOGDLearner(KernelOGDLearner):
         top, vectors = top[keep], vectors[:, keep]
         root = np.sqrt(top)
         self.M = np.ascontiguousarray(vectors.T / root[:, None])
+        self.MT = np.ascontiguousarray(np.asarray(self.M).T)
         self.w = root * (vectors.T @ alpha)
         self.switched = True
         self.block_rows = 0         # (this chunk's rows are done one by one)
@@ -246,16 +244,17 @@ cdef class NystromOGDLearner(KernelOGDLearner):
         """One round of stage 2: ``z = M k(x_t, S)``, score ``w.z``, and
         ``w += eta y z`` when ``y w.z < 1``; returns the score.
 
-        Every feature is ``skb_dot16(M[j], k(x_t, S))``, whichever way it is
-        computed, so the model does not depend on how the stream is cut into
-        calls or chunks (doc/engine.md).  At a chunk's first example the
-        features of the whole chunk are computed at once where the engine
-        holds its kernel block (dense input in store mode, block mode),
-        tile by tile (:meth:`chunk_features`: each tile of ``M`` read once
-        per tile of rows instead of once per example).  Otherwise (the
-        chunk of the switch, wide CSR input) ``z`` is formed for the example
-        alone."""
-        cdef Py_ssize_t i, j, comp = self.w.shape[0], n = self.n_sv
+        Every feature is one fused multiply-add after another over ``S``
+        (oldest first) from +0 (``skb_dense_projections`` of ``k(x_t, S)``
+        on ``M^T``), whichever way it is computed, so the model does not
+        depend on how the stream is cut into calls or chunks.  At a chunk's
+        first example the features of the whole chunk are computed at once
+        where the engine holds its kernel block (dense input in store
+        mode, block mode): register tiles of rows that read ``M^T`` once
+        per tile instead of once per example (at B = 500, k = 100, ``M`` is
+        400 kB).  Otherwise (the chunk of the switch, wide CSR input) ``z``
+        is formed for the example alone, by the same chains."""
+        cdef Py_ssize_t i, comp = self.w.shape[0], n = self.n_sv
         cdef double* w = NULL
         cdef const double* z
         if self.t == 0:
@@ -272,24 +271,35 @@ cdef class NystromOGDLearner(KernelOGDLearner):
             self.ensure_row()
             for i in range(n):
                 self.k_s[i] = self.k_row[self.order[i]]
-            for j in range(comp):
-                self.z[j] = skb_dot16(&self.M[j, 0], &self.k_s[0], n)
+            if comp:
+                self.check_transposed_map()
+                skb_dense_projections(&self.k_s[0], 1, n, n, &self.MT[0, 0], comp, &self.z[0])
             z = &self.z[0]
         if comp:
             w = &self.w[0]
         return hinge_step(w, z, comp, y, self.eta, &self.n_updates)
 
+    cdef int check_transposed_map(self) except -1 nogil:
+        """``MT`` is ``M^T`` (set with ``M``: at the switch and by
+        :meth:`set_state`); rebuilt if its shape says otherwise."""
+        if self.MT.shape[0] != self.M.shape[1] or self.MT.shape[1] != self.M.shape[0]:
+            with gil:
+                self.MT = np.ascontiguousarray(np.asarray(self.M).T)
+        return 0
+
+    def set_state(self, state):
+        KernelOGDLearner.set_state(self, state)
+        self.MT = np.ascontiguousarray(np.asarray(self.M).T)
+
     cdef int chunk_features(self) except -1 nogil:
-        """``z_block[r, j] = skb_dot16(M[j], k(x_r, S))`` for every example
-        ``r`` of the current chunk (its rows of the engine's kernel block,
-        gathered oldest first), ``block_rows`` = the chunk's length: the
-        arithmetic of :meth:`feature_round`'s example alone, bit for bit (a
-        GEMM's sums depend on the block's shape, hence on where the stream
-        was cut).  Tiles of ``FEATURE_TILE_ROWS`` rows of ``M`` by
-        ``FEATURE_TILE_ROWS`` examples keep both operands in cache.  Stage 2
-        stores nothing, so every row's values are in the block."""
-        cdef Py_ssize_t r, i, j, r0, j0, r_end, j_end, t = self.t, n = self.n_sv
-        cdef Py_ssize_t comp = self.w.shape[0]
+        """``z_block = k(chunk, S) M^T`` for every example of the current
+        chunk (its rows of the engine's kernel block, gathered oldest
+        first), ``block_rows`` = the chunk's length, by
+        ``skb_dense_projections``: each value the chain of
+        :meth:`feature_round`'s example alone, bit for bit (a GEMM's sums
+        depend on the block's shape, hence on where the stream was cut).
+        Stage 2 stores nothing, so every row's values are in the block."""
+        cdef Py_ssize_t r, i, t = self.t, n = self.n_sv, comp = self.w.shape[0]
         cdef Py_ssize_t c = self.chunk_len if self.uses_store else self.K_chunk.shape[0]
         if c <= 0:
             return 0
@@ -306,17 +316,9 @@ cdef class NystromOGDLearner(KernelOGDLearner):
                 self.k_block[r, i] = self.k_row[self.order[i]]
         self.t = t
         self.row_ready = False       # (k_row holds the chunk's last row)
-        r0 = 0
-        while r0 < c:       # (range's step must be a literal to be compiled)
-            r_end = min(r0 + <Py_ssize_t>FEATURE_TILE_ROWS, c)
-            j0 = 0
-            while j0 < comp:
-                j_end = min(j0 + <Py_ssize_t>FEATURE_TILE_ROWS, comp)
-                for r in range(r0, r_end):
-                    for j in range(j0, j_end):
-                        self.z_block[r, j] = skb_dot16(&self.M[j, 0], &self.k_block[r, 0], n)
-                j0 = j_end
-            r0 = r_end
+        self.check_transposed_map()
+        skb_dense_projections(&self.k_block[0, 0], c, n, n, &self.MT[0, 0], comp,
+                              &self.z_block[0, 0])
         self.block_rows = c
         return 0
 
