@@ -42,7 +42,7 @@ from skbudget._docstrings import fit_doc, partial_fit_doc, samples_method_doc
 from skbudget._elementwise import integral_classes
 from skbudget._kernel_catalogue import KERNEL_NAMES, named_kernel
 from skbudget._kernels import KernelFunction, check_finite, compute_gamma
-from skbudget._params import Integer, ModelParamsMixin, RealNumber, keep_params
+from skbudget._params import Integer, ModelParamsMixin, RealNumber, check_budget, keep_params
 from skbudget._persistence import PersistentModelMixin
 from skbudget._predict_fast import kernel_expansion
 from skbudget._record import OnlineRecord
@@ -299,6 +299,7 @@ class BaseOnlineKernelClassifier(ModelParamsMixin, PersistentModelMixin, Classif
             return
         validate_parameter_constraints(self._parameter_constraints, params,
                                        caller_name=type(self).__name__)
+        check_budget(self, params.get("budget"))
         if key is not None:
             if len(_VALID_PARAMS) >= _VALID_PARAMS_MAX:
                 _VALID_PARAMS.clear()
@@ -394,10 +395,27 @@ class BaseOnlineKernelClassifier(ModelParamsMixin, PersistentModelMixin, Classif
         else:  # one generator per learner: draws never depend on chunking
             seeds = self._rng.randint(np.iinfo(np.int32).max, size=n_learners)
             rngs = [_seeded_random_state(seed) for seed in seeds]
-        self._driver = self._make_driver([self._make_learner(rng) for rng in rngs], X)
+        try:
+            learners = [self._make_learner(rng) for rng in rngs]
+        except MemoryError as error:
+            raise self._budget_memory_error(error) from error
+        self._driver = self._make_driver(learners, X)
         self._record = OnlineRecord(keep_flags=self._keep_mistake_flags)
         self._n_examples_seen = 0
         self.n_iter_ = 0
+
+    def _budget_memory_error(self, error):
+        """The MemoryError of a learner that could not allocate what it
+        holds from the first row: one that names ``budget`` when the
+        estimator has one (its arrays are sized by it), else ``error``."""
+        budget = self.get_params(deep=False).get("budget")
+        if budget is None:
+            return error
+        return MemoryError(
+            f"{type(self).__name__}: budget={budget} is more than memory can hold: the model "
+            f"allocates its per-vector arrays for the whole budget when it starts ({error}). "
+            f"Lower budget."
+        )
 
     # the class of the model's driver (what ``_make_driver`` makes; a loaded
     # model's driver is rebuilt as one)

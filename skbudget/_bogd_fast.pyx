@@ -28,7 +28,7 @@ import numpy as np
 from libc.math cimport fabs, sqrt
 
 from skbudget._engine cimport OnlineLearner
-from skbudget._engine import _resized, size_problem
+from skbudget._engine import _resized, initial_capacity, size_problem
 from skbudget._numbers cimport is_finite, raise_not_finite
 
 cdef enum:
@@ -71,7 +71,7 @@ cdef class BoundedOGDLearner(OnlineLearner):
 
     def __init__(self, Py_ssize_t budget=2, double eta=0.5, double lam=1e-3, double bound=10.0,
                  int sampling=SAMPLING_UNIFORM, rng=None):
-        OnlineLearner.__init__(self, capacity=budget + 1, rng=rng)
+        OnlineLearner.__init__(self, capacity=initial_capacity(budget + 1), rng=rng)
         self.budget = budget
         self.eta = eta
         self.lam = lam
@@ -84,10 +84,12 @@ cdef class BoundedOGDLearner(OnlineLearner):
         self.prob = _resized(self.prob, new_capacity)
         return 0
 
+    cdef Py_ssize_t capacity_limit(self) noexcept nogil:
+        return self.budget + 1      # (B support vectors and the example being added)
+
     def check_policy_state(self, Py_ssize_t pool_size):
-        if not (2 <= self.budget < self.capacity and self.n_sv <= self.budget):
-            return (f"budget={self.budget} is not in [2, capacity={self.capacity}) or below "
-                    f"n_sv={self.n_sv}")
+        if not (2 <= self.budget and self.n_sv <= self.budget):
+            return f"budget={self.budget} is not at least 2 or is below n_sv={self.n_sv}"
         if not (self.eta > 0 and is_finite(self.eta) and self.lam >= 0
                 and self.eta * self.lam < 1 and self.bound > 0):
             return (f"eta={self.eta}, lam={self.lam}, bound={self.bound} are not a step, a "

@@ -14,7 +14,8 @@ later lines carry the class-docstring indentation (4 spaces before a name,
 BUDGET_DOC = """\
 budget : int, default=100
         Maximum number of support vectors ``B`` (per one-vs-rest learner:
-        with ``n_classes > 2`` up to ``n_classes * B`` vectors are stored)."""
+        with ``n_classes > 2`` up to ``n_classes * B`` vectors are stored),
+        at most ``2**31 - 3``."""
 
 def class_weight_doc(step):
     """The ``class_weight`` entry; ``step`` says what an example's weight

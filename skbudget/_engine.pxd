@@ -156,6 +156,7 @@ cdef class OnlineLearner:
 
     # ---- helpers for policies ----------------------------------------------
     cdef double kernel_to_slot(self, Py_ssize_t s) noexcept nogil
+    cdef double kernel_as_in_block(self, Py_ssize_t s) noexcept nogil
     cdef double sqdist_to_slot(self, Py_ssize_t s) noexcept nogil
     cdef double kernel_between_slots(self, Py_ssize_t a, Py_ssize_t b) noexcept nogil
     cdef bint gather_row(self) noexcept nogil
@@ -228,6 +229,8 @@ cdef class OnlineLearner:
     # ---- policy hooks --------------------------------------------------------
     cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300 nogil
     cdef int grow(self, Py_ssize_t new_capacity) except -1
+    cdef Py_ssize_t capacity_limit(self) noexcept nogil
+    cdef int grow_when_full(self) except -1
     cdef int on_remove(self, Py_ssize_t cell) except -1 nogil
     cdef void mark_extra_slots(self, unsigned char* mark) noexcept nogil
     cdef void remap_extra_slots(self, const Py_ssize_t* new_slot) noexcept nogil

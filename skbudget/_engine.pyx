@@ -31,7 +31,7 @@ import threading
 
 import numpy as np
 from cython cimport floating
-from libc.math cimport INFINITY, fabs
+from libc.math cimport INFINITY, fabs, fma
 from libc.stdint cimport uint64_t
 from libc.string cimport memchr, memcpy, memmove, memset
 from cpython.exc cimport PyErr_CheckSignals
@@ -142,6 +142,9 @@ cdef bint SMALL_GEMM_KERNELS = False
 # skb_fma_block and skb_fma_dots_rows (a CPU with AVX2 and FMA, see
 # :func:`use_fma_kernels`), instead of BLAS, for at most FMA_FEATURES
 # features (BLAS sums longer products in blocks of 256 terms)
+# the cells a learner starts with (initial_capacity)
+INITIAL_CAPACITY = 8
+
 cdef bint FMA_KERNELS = skb_fma_available()
 cdef Py_ssize_t FMA_FEATURES = 256
 # examples whose products with the chunk's later examples skb_fma_dots_rows
@@ -355,6 +358,22 @@ cdef class OnlineLearner:
         self.n_free += new_capacity - old
         self.capacity = new_capacity
         return 0
+
+    cdef Py_ssize_t capacity_limit(self) noexcept nogil:
+        """The most cells the policy ever holds (a budget's support vectors
+        and the one or two a round adds before it removes), or -1 for no
+        limit: growth stops there, so that the per-cell arrays (the Gram
+        matrix: cells x cells) follow the support set up to the budget,
+        not beyond and not from the first row."""
+        return -1
+
+    cdef int grow_when_full(self) except -1:
+        """No cell is free: double the capacity, up to :meth:`capacity_limit`
+        (geometric growth: O(1) amortized per insertion)."""
+        cdef Py_ssize_t new_capacity = 2 * self.capacity, limit = self.capacity_limit()
+        if self.capacity < limit < new_capacity:
+            new_capacity = limit
+        return self.grow(new_capacity)
 
     cdef Py_ssize_t new_slot(self) except -1 nogil:
         """A fresh store row (store mode); the store grows when full."""
@@ -575,8 +594,34 @@ cdef class OnlineLearner:
                 return self.chunk_k[self.t * self.n_block_slots + s]
             if self.chunk_blocks and self.slot_row[s] >= 0:     # an example of this chunk
                 return self.chunk_self[self.slot_row[s] * self.chunk_len + self.t]
+            if self.chunk_fma and self.x_dense != NULL:
+                return self.kernel_as_in_block(s)
             return kernel_from_dot(&self.kspec, self.dot_to_slot(s), self.xx, self.store_sq[s])
         return self.K_chunk[self.t, _block_column(self, s)]
+
+    cdef double kernel_as_in_block(self, Py_ssize_t s) noexcept nogil:
+        """k(x_t, slot s) for a vector added during the chunk that is no
+        example of it (a merge of two support vectors), with the arithmetic
+        of the chunk's block, where the next chunks will read it: the inner
+        product one fused multiply-add after another from +0 (the FMA
+        kernels' chain), the kernel's argument and NumPy's exp / power /
+        tanh.  (``kernel_from_dot``'s four partial sums and libm's exp
+        differ in the last bits: the model depended on whether the merge
+        and the later examples were in one call; doc/engine.md.)"""
+        cdef double value = 0.0
+        cdef const double* x = self.x_dense
+        cdef const double* v = &self.store[s, 0]
+        cdef Py_ssize_t j
+        for j in range(self.n_features):
+            value = fma(x[j], v[j], value)
+        _kernel_arguments(&self.kspec, &value, 1, &self.xx, &self.store_sq[s], True)
+        if self.kspec.kind == RBF_KERNEL:
+            exp_inplace(&value, 1)
+        elif self.kspec.kind == POLY_KERNEL:
+            power_inplace(&value, 1, self.kernel_degree)
+        elif self.kspec.kind == SIGMOID_KERNEL:
+            tanh_inplace(&value, 1)
+        return value
 
     cdef double sqdist_to_slot(self, Py_ssize_t s) noexcept nogil:
         """||x_t - slot s||^2 (block mode: only when distance blocks were given)."""
@@ -827,7 +872,7 @@ cdef class OnlineLearner:
         cdef Py_ssize_t i, c, cell, s = self.current_slot()
         if self.n_free == 0:
             with gil:
-                self.grow(2 * self.capacity)
+                self.grow_when_full()
         cell = self.free_cells[self.n_free - 1]
         if self.track_gram:         # (stale values in the free cells' entries)
             self.ensure_row()
@@ -844,7 +889,7 @@ cdef class OnlineLearner:
                 raise RuntimeError("append_vector needs the feature store (a common kernel)")
         if self.n_free == 0:
             with gil:
-                self.grow(2 * self.capacity)
+                self.grow_when_full()
         s = self.new_slot()
         memcpy(&self.store[s, 0], z, self.n_features * sizeof(double))
         self.store_sq[s] = dense_dot(&self.store[s, 0], &self.store[s, 0], self.n_features)
@@ -1684,6 +1729,14 @@ cdef class OnlineLearner:
         if self.capacity == 0:      # made by __new__, not __init__
             type(self).__init__(self)
         self.set_state(state)
+
+
+def initial_capacity(Py_ssize_t limit):
+    """The cells a learner starts with when it will hold at most ``limit``
+    (its :meth:`OnlineLearner.capacity_limit`; -1: no limit):
+    ``INITIAL_CAPACITY`` or fewer.  The arrays then grow with the support
+    set (:meth:`OnlineLearner.grow_when_full`)."""
+    return INITIAL_CAPACITY if limit < 0 else max(1, min(limit, INITIAL_CAPACITY))
 
 
 def size_problem(arrays, Py_ssize_t n, str what="cells"):

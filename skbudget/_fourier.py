@@ -28,8 +28,9 @@ from skbudget._blas import single_threaded_blas
 from skbudget._budget import _example
 from skbudget._docstrings import docstring, stream_doc
 from skbudget._elementwise import mistake_flags
-from skbudget._ogd_fast import (LinearHingeLearner, fourier_from_projections,
-                                fourier_sparse_features, fourier_sparse_rounds)
+from skbudget._ogd_fast import (LinearHingeLearner, fourier_dense_projections,
+                                fourier_from_projections, fourier_sparse_features,
+                                fourier_sparse_rounds)
 from skbudget._params import Integer, RealNumber, keep_params
 from skbudget._stream import _Pieces
 
@@ -80,8 +81,8 @@ def fourier_features(X, U):
         rows = np.arange(X.shape[0], dtype=np.intp)
         not_finite = fourier_sparse_features(*_csr_parts(X), rows, U, factor, Z)
     else:
-        with np.errstate(over="ignore", invalid="ignore"):    # (refused below)
-            P = np.ascontiguousarray(X @ U)
+        P = np.empty((X.shape[0], U.shape[1]), dtype=U.dtype)
+        fourier_dense_projections(np.ascontiguousarray(X), np.ascontiguousarray(U), P)
         not_finite = fourier_from_projections(P, Z, factor)
     if not_finite:
         raise ValueError(_NOT_FINITE)

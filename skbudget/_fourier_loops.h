@@ -4,8 +4,14 @@
  * AVX2 and for AVX-512F, the one run chosen at the module's import as
  * _vector_loops.h chooses (SKBUDGET_DISABLE_AVX2 keeps the baseline;
  * SKBUDGET_DISABLE_AVX512 keeps AVX2).  The same bits from all three:
- * elementwise arithmetic (each lane the scalar code's operations), no FMA
- * (none of the targets has it), no reassociation.
+ * elementwise arithmetic (each lane the scalar code's operations), no
+ * contracted FMA (none of the targets has it), no reassociation.
+ *
+ * The projections xU of dense rows (skb_dense_projections) are the one
+ * place with fused multiply-adds, written out: one after another over the
+ * features, from +0 (the order of OpenBLAS's GEMM kernels), with FMA
+ * instructions where the CPU has AVX2 and FMA, else libm's fma: the same
+ * bits for a row whatever the rows computed with it.
  *
  * The projection xU of a CSR row sums x_k U[k, j] over the row's nonzeros
  * in their stored order, from +0, one product and one addition each (as
@@ -235,6 +241,13 @@ static SKB_ALWAYS_INLINE uint32_t skb_scaled_sincosf_value(float x, float factor
 #define SKB_SINCOS_VALUE skb_scaled_sincos_value
 #define SKB_LIBM_COS cos
 #define SKB_LIBM_SIN sin
+#define SKB_FMA fma
+#define SKB_VEC __m256d
+#define SKB_VEC_ZERO _mm256_setzero_pd
+#define SKB_VEC_LOAD _mm256_loadu_pd
+#define SKB_VEC_STORE _mm256_storeu_pd
+#define SKB_VEC_SET1 _mm256_set1_pd
+#define SKB_VEC_FMA _mm256_fmadd_pd
 #include "_fourier_loops_real.h"
 #undef SKB_REAL
 #undef SKB_FLAGS
@@ -242,6 +255,13 @@ static SKB_ALWAYS_INLINE uint32_t skb_scaled_sincosf_value(float x, float factor
 #undef SKB_SINCOS_VALUE
 #undef SKB_LIBM_COS
 #undef SKB_LIBM_SIN
+#undef SKB_FMA
+#undef SKB_VEC
+#undef SKB_VEC_ZERO
+#undef SKB_VEC_LOAD
+#undef SKB_VEC_STORE
+#undef SKB_VEC_SET1
+#undef SKB_VEC_FMA
 
 #define SKB_REAL float
 #define SKB_FLAGS uint32_t
@@ -249,6 +269,13 @@ static SKB_ALWAYS_INLINE uint32_t skb_scaled_sincosf_value(float x, float factor
 #define SKB_SINCOS_VALUE skb_scaled_sincosf_value
 #define SKB_LIBM_COS(x) cos((double)(x))
 #define SKB_LIBM_SIN(x) sin((double)(x))
+#define SKB_FMA fmaf
+#define SKB_VEC __m256
+#define SKB_VEC_ZERO _mm256_setzero_ps
+#define SKB_VEC_LOAD _mm256_loadu_ps
+#define SKB_VEC_STORE _mm256_storeu_ps
+#define SKB_VEC_SET1 _mm256_set1_ps
+#define SKB_VEC_FMA _mm256_fmadd_ps
 #include "_fourier_loops_real.h"
 #undef SKB_REAL
 #undef SKB_FLAGS
@@ -256,5 +283,12 @@ static SKB_ALWAYS_INLINE uint32_t skb_scaled_sincosf_value(float x, float factor
 #undef SKB_SINCOS_VALUE
 #undef SKB_LIBM_COS
 #undef SKB_LIBM_SIN
+#undef SKB_FMA
+#undef SKB_VEC
+#undef SKB_VEC_ZERO
+#undef SKB_VEC_LOAD
+#undef SKB_VEC_STORE
+#undef SKB_VEC_SET1
+#undef SKB_VEC_FMA
 
 #endif /* SKBUDGET_FOURIER_LOOPS_H */

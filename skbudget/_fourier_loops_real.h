@@ -9,6 +9,7 @@
  *   SKB_SINCOS_VALUE     the cosine and sine of one value, scaled, into
  *                        double outputs (skb_scaled_sincos_value or
  *                        skb_scaled_sincosf_value)
+ *   SKB_FMA              fma or fmaf (x y + z rounded once)
  *   SKB_LIBM_COS, SKB_LIBM_SIN   libm's, for the values SKB_SINCOS_VALUE
  *                        flags (float: the float64 libm rounded to float)
  * The features are stored as float64 in both (a float32 feature is a
@@ -25,6 +26,9 @@
 #define SKB_LANES ((int)(32 / sizeof(SKB_REAL)))
 /* columns of U per block of projections */
 #define SKB_FOURIER_COLUMNS (SKB_FOURIER_VECTORS * SKB_LANES)
+/* dense rows' projections: tiles of up to 3 rows by four 32-byte vectors
+ * of columns (twelve vectors of sums in registers) */
+#define SKB_PROJECTION_ROWS 3
 
 /* The values of x[0:n] that SKB_SINCOS_VALUE leaves to libm, by libm's cos
  * and sin; returns bit 63 set if one of x[0:n] is not finite (its outputs
@@ -78,6 +82,131 @@ SKB_FOURIER_VERSIONS_OF(uint64_t, SKB_REAL_NAME(skb_fourier_from_projections),
         }
     }
     return nonfinite;
+}
+
+/* P[i, j] = sum over k of X[i, k] U[k, j] for the rows i < rows of X
+ * (d values each, ldx apart; U: d x m C-contiguous; P: rows of m values):
+ * one fused multiply-add after another over k = 0 .. d - 1, from +0, for
+ * every value alike, whatever the number of rows (a BLAS product's sums
+ * depend on the block's shape: a row alone goes through GEMV, the edge rows
+ * of a block through other kernels; FOGD's model would then depend on how
+ * the stream was cut into calls).  The chain is the order of OpenBLAS's
+ * GEMM kernels for the inner rows of a block of at most 256 features
+ * (doc/engine.md, "FMA kernels"), so the features are those of X @ U
+ * there.  With FMA instructions (AVX2 and FMA) tiles of up to
+ * SKB_PROJECTION_ROWS rows by four vectors of columns keep their sums in
+ * registers (each vector of U loaded once for the tile's rows); the last
+ * fewer than a vector's columns, and everything without FMA instructions,
+ * by skb_dense_projection_tile, with C's fma (libm's, or the instruction):
+ * the same chain, the same bits. */
+
+/* rows r0 .. r0 + nr - 1 by columns j .. j + nc - 1 of skb_dense_projections */
+static SKB_ALWAYS_INLINE void SKB_REAL_NAME(skb_dense_projection_tile)(
+    const SKB_REAL *X, ptrdiff_t d, ptrdiff_t ldx, const SKB_REAL *U, ptrdiff_t m,
+    ptrdiff_t r0, int nr, ptrdiff_t j, int nc, SKB_REAL *P)
+{
+    ptrdiff_t k;
+    int r, c;
+    for (r = 0; r < nr; r++) {
+        SKB_REAL *p = P + (r0 + r) * m + j;
+        const SKB_REAL *x = X + (r0 + r) * ldx;
+        for (c = 0; c < nc; c++)
+            p[c] = 0;
+        for (k = 0; k < d; k++)
+            for (c = 0; c < nc; c++)
+                p[c] = SKB_FMA(x[k], U[k * m + j + c], p[c]);
+    }
+}
+
+#ifdef SKB_DISPATCH_AVX2
+/* rows i .. i + nr - 1 (nr <= SKB_PROJECTION_ROWS) by the nv vectors of
+ * columns from j (nv <= 4) of skb_dense_projections, with FMA
+ * instructions: the sums in registers (nr and nv constants in each call,
+ * so the loops over them unroll), each vector of U loaded once for the
+ * tile's rows */
+__attribute__((target("avx2,fma"))) static SKB_ALWAYS_INLINE void
+SKB_REAL_NAME(skb_dense_projection_vectors)(const SKB_REAL *X, ptrdiff_t i, int nr,
+                                            ptrdiff_t d, ptrdiff_t ldx, const SKB_REAL *U,
+                                            ptrdiff_t m, ptrdiff_t j, int nv, SKB_REAL *P)
+{
+    SKB_VEC acc[SKB_PROJECTION_ROWS][4], u[4];
+    ptrdiff_t k;
+    int r, v;
+    for (r = 0; r < nr; r++)
+        for (v = 0; v < nv; v++)
+            acc[r][v] = SKB_VEC_ZERO();
+    for (k = 0; k < d; k++) {
+        for (v = 0; v < nv; v++)
+            u[v] = SKB_VEC_LOAD(U + k * m + j + v * SKB_LANES);
+        for (r = 0; r < nr; r++) {
+            const SKB_VEC x = SKB_VEC_SET1(X[(i + r) * ldx + k]);
+            for (v = 0; v < nv; v++)
+                acc[r][v] = SKB_VEC_FMA(x, u[v], acc[r][v]);
+        }
+    }
+    for (r = 0; r < nr; r++)
+        for (v = 0; v < nv; v++)
+            SKB_VEC_STORE(P + (i + r) * m + j + v * SKB_LANES, acc[r][v]);
+}
+
+/* skb_dense_projections with FMA instructions (where the CPU has AVX2 and
+ * FMA, whether the AVX2 or the AVX-512 build of the other loops runs):
+ * tiles of up to SKB_PROJECTION_ROWS rows by up to four vectors of
+ * columns, the last fewer than a vector's columns by
+ * skb_dense_projection_tile (C's fma: the same chain, the same bits) */
+__attribute__((target("avx2,fma"))) static void SKB_REAL_NAME(skb_dense_projections_fma)(
+    const SKB_REAL *X, ptrdiff_t rows, ptrdiff_t d, ptrdiff_t ldx, const SKB_REAL *U,
+    ptrdiff_t m, SKB_REAL *P)
+{
+    ptrdiff_t i, j;
+    for (j = 0; j + SKB_LANES <= m;) {
+        const int nv = m - j >= 4 * SKB_LANES ? 4 : (int)((m - j) / SKB_LANES);
+        for (i = 0; i < rows; i += SKB_PROJECTION_ROWS) {
+            const int nr = rows - i < SKB_PROJECTION_ROWS ? (int)(rows - i)
+                                                          : SKB_PROJECTION_ROWS;
+/* (the constants spelled out, one call each) */
+#define SKB_TILE(NR, NV) \
+    SKB_REAL_NAME(skb_dense_projection_vectors)(X, i, NR, d, ldx, U, m, j, NV, P)
+            switch (nr * 4 + nv) {
+            case 16: SKB_TILE(3, 4); break;
+            case 15: SKB_TILE(3, 3); break;
+            case 14: SKB_TILE(3, 2); break;
+            case 13: SKB_TILE(3, 1); break;
+            case 12: SKB_TILE(2, 4); break;
+            case 11: SKB_TILE(2, 3); break;
+            case 10: SKB_TILE(2, 2); break;
+            case 9: SKB_TILE(2, 1); break;
+            case 8: SKB_TILE(1, 4); break;
+            case 7: SKB_TILE(1, 3); break;
+            case 6: SKB_TILE(1, 2); break;
+            default: SKB_TILE(1, 1); break;
+            }
+#undef SKB_TILE
+        }
+        j += nv * SKB_LANES;
+    }
+    if (j < m)
+        for (i = 0; i < rows; i += SKB_PROJECTION_ROWS)
+            SKB_REAL_NAME(skb_dense_projection_tile)(
+                X, d, ldx, U, m, i,
+                rows - i < SKB_PROJECTION_ROWS ? (int)(rows - i) : SKB_PROJECTION_ROWS, j,
+                (int)(m - j), P);
+}
+#endif
+
+static SKB_UNUSED void SKB_REAL_NAME(skb_dense_projections)(
+    const SKB_REAL *X, ptrdiff_t rows, ptrdiff_t d, ptrdiff_t ldx, const SKB_REAL *U,
+    ptrdiff_t m, SKB_REAL *P)
+{
+    ptrdiff_t i;
+#ifdef SKB_DISPATCH_AVX2
+    if (skb_fma_available()) {
+        SKB_REAL_NAME(skb_dense_projections_fma)(X, rows, d, ldx, U, m, P);
+        return;
+    }
+#endif
+    for (i = 0; i < rows; i++)
+        SKB_REAL_NAME(skb_dense_projection_tile)(X, d, ldx, U, m, i, 1, 0, (int)m, P);
 }
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -208,5 +337,6 @@ SKB_FOURIER_VERSIONS_OF(uint64_t, SKB_REAL_NAME(skb_fourier_sparse_rows),
 
 #undef SKB_LANES
 #undef SKB_FOURIER_COLUMNS
+#undef SKB_PROJECTION_ROWS
 #undef SKB_FOURIER_VERSIONS_OF
 #undef SKB_FLAG_SHIFT

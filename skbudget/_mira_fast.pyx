@@ -24,7 +24,7 @@ kernel MIRA, the paper's baseline.
 import numpy as np
 from libc.math cimport fabs, INFINITY
 
-from skbudget._engine import size_problem
+from skbudget._engine import initial_capacity, size_problem
 from skbudget._numbers cimport is_finite, raise_not_finite, tie_tolerance
 from skbudget._shared_support cimport SharedSupportLearner
 
@@ -49,13 +49,16 @@ cdef class MIRALearner(SharedSupportLearner):
         if budget == 0 or budget < -1:
             raise ValueError(f"budget must be >= 1 (or -1: no fixed cache); got {budget}")
         SharedSupportLearner.__init__(
-            self, n_classes, capacity=8 if budget < 0 else budget + 1,
+            self, n_classes, capacity=initial_capacity(budget + 1 if budget >= 0 else -1),
             track_scores=budget >= 0 or distill)
         self.beta = beta
         self.budget = budget
         self.distill = distill
         self.step = np.zeros(n_classes)
         self.sorted_d = np.zeros(n_classes)
+
+    cdef Py_ssize_t capacity_limit(self) noexcept nogil:
+        return self.budget + 1 if self.budget >= 0 else -1
 
     def check_policy_state(self, Py_ssize_t pool_size):
         problem = SharedSupportLearner.check_policy_state(self, pool_size) or size_problem(

@@ -25,7 +25,6 @@ import numpy as np
 from cython cimport floating
 from libc.math cimport sqrt
 from libc.stdint cimport uint64_t
-from scipy.linalg.cython_blas cimport dgemm
 
 cdef extern from "_fourier_loops.h" nogil:
     int skb_fourier_loops_init()
@@ -41,6 +40,10 @@ cdef extern from "_fourier_loops.h" nogil:
                                          const Py_ssize_t* starts, const Py_ssize_t* lengths,
                                          Py_ssize_t n_rows, const float* U, Py_ssize_t m,
                                          float factor, double* Z)
+    void skb_dense_projections(const double* X, Py_ssize_t rows, Py_ssize_t d,
+                               Py_ssize_t ldx, const double* U, Py_ssize_t m, double* P)
+    void skb_dense_projections_f32(const float* X, Py_ssize_t rows, Py_ssize_t d,
+                                   Py_ssize_t ldx, const float* U, Py_ssize_t m, float* P)
 
 # FOGD, CSR input: rows whose features are computed together (their rows
 # of features, 2 D values each, stay in L2; the columns of U a block of
@@ -171,6 +174,7 @@ cdef class NystromOGDLearner(KernelOGDLearner):
     # by one GEMM at the chunk's first example for its first block_rows rows
     cdef double[:, ::1] k_block         # k(chunk, S), oldest first
     cdef double[:, ::1] z_block         # z(chunk)
+    cdef double[:, ::1] MT              # M transposed (B, comp), derived: set with M
     cdef Py_ssize_t block_rows
 
     _state_names = KernelOGDLearner._state_names + ("n_components", "switched", "M", "w")
@@ -185,6 +189,7 @@ cdef class NystromOGDLearner(KernelOGDLearner):
         self.z = np.zeros(0)
         self.k_block = np.zeros((0, 1))
         self.z_block = np.zeros((0, 1))
+        self.MT = np.zeros((0, 0))
         self.block_rows = 0
 
     def check_policy_state(self, Py_ssize_t pool_size):
@@ -230,6 +235,7 @@ cdef class NystromOGDLearner(KernelOGDLearner):
         top, vectors = top[keep], vectors[:, keep]
         root = np.sqrt(top)
         self.M = np.ascontiguousarray(vectors.T / root[:, None])
+        self.MT = np.ascontiguousarray(np.asarray(self.M).T)
         self.w = root * (vectors.T @ alpha)
         self.switched = True
         self.block_rows = 0         # (this chunk's rows are done one by one)
@@ -238,13 +244,17 @@ cdef class NystromOGDLearner(KernelOGDLearner):
         """One round of stage 2: ``z = M k(x_t, S)``, score ``w.z``, and
         ``w += eta y z`` when ``y w.z < 1``; returns the score.
 
-        At a chunk's first example the features of the whole chunk are
-        computed at once where the engine holds its kernel block (dense
-        input in store mode, block mode): ``Z = K_chunk,S M^T``, one GEMM
-        that reads ``M`` once per chunk instead of once per example (at
-        B = 500, k = 100, ``M`` is 400 kB).  Otherwise (the chunk of the
-        switch, wide CSR input) ``z`` is formed for the example alone."""
-        cdef Py_ssize_t i, j, comp = self.w.shape[0], n = self.n_sv
+        Every feature is one fused multiply-add after another over ``S``
+        (oldest first) from +0 (``skb_dense_projections`` of ``k(x_t, S)``
+        on ``M^T``), whichever way it is computed, so the model does not
+        depend on how the stream is cut into calls or chunks.  At a chunk's
+        first example the features of the whole chunk are computed at once
+        where the engine holds its kernel block (dense input in store
+        mode, block mode): register tiles of rows that read ``M^T`` once
+        per tile instead of once per example (at B = 500, k = 100, ``M`` is
+        400 kB).  Otherwise (the chunk of the switch, wide CSR input) ``z``
+        is formed for the example alone, by the same chains."""
+        cdef Py_ssize_t i, comp = self.w.shape[0], n = self.n_sv
         cdef double* w = NULL
         cdef const double* z
         if self.t == 0:
@@ -261,22 +271,36 @@ cdef class NystromOGDLearner(KernelOGDLearner):
             self.ensure_row()
             for i in range(n):
                 self.k_s[i] = self.k_row[self.order[i]]
-            for j in range(comp):
-                self.z[j] = skb_dot16(&self.M[j, 0], &self.k_s[0], n)
+            if comp:
+                self.check_transposed_map()
+                skb_dense_projections(&self.k_s[0], 1, n, n, &self.MT[0, 0], comp, &self.z[0])
             z = &self.z[0]
         if comp:
             w = &self.w[0]
         return hinge_step(w, z, comp, y, self.eta, &self.n_updates)
 
+    cdef int check_transposed_map(self) except -1 nogil:
+        """``MT`` is ``M^T`` (set with ``M``: at the switch and by
+        :meth:`set_state`); rebuilt if its shape says otherwise."""
+        if self.MT.shape[0] != self.M.shape[1] or self.MT.shape[1] != self.M.shape[0]:
+            with gil:
+                self.MT = np.ascontiguousarray(np.asarray(self.M).T)
+        return 0
+
+    def set_state(self, state):
+        KernelOGDLearner.set_state(self, state)
+        self.MT = np.ascontiguousarray(np.asarray(self.M).T)
+
     cdef int chunk_features(self) except -1 nogil:
         """``z_block = k(chunk, S) M^T`` for every example of the current
         chunk (its rows of the engine's kernel block, gathered oldest
-        first), ``block_rows`` = the chunk's length.  Stage 2 stores
-        nothing, so every row's values are in the block."""
+        first), ``block_rows`` = the chunk's length, by
+        ``skb_dense_projections``: each value the chain of
+        :meth:`feature_round`'s example alone, bit for bit (a GEMM's sums
+        depend on the block's shape, hence on where the stream was cut).
+        Stage 2 stores nothing, so every row's values are in the block."""
         cdef Py_ssize_t r, i, t = self.t, n = self.n_sv, comp = self.w.shape[0]
         cdef Py_ssize_t c = self.chunk_len if self.uses_store else self.K_chunk.shape[0]
-        cdef int gm = <int>comp, gn, gk = <int>n
-        cdef double one = 1.0, zero = 0.0
         if c <= 0:
             return 0
         if self.k_block.shape[0] < c or self.k_block.shape[1] != n \
@@ -292,10 +316,9 @@ cdef class NystromOGDLearner(KernelOGDLearner):
                 self.k_block[r, i] = self.k_row[self.order[i]]
         self.t = t
         self.row_ready = False       # (k_row holds the chunk's last row)
-        gn = <int>c
-        # row-major z_block (c x comp) = column-major (comp x c) = M . k_block^T
-        dgemm("T", "N", &gm, &gn, &gk, &one, &self.M[0, 0], &gk, &self.k_block[0, 0], &gk,
-              &zero, &self.z_block[0, 0], &gm)
+        self.check_transposed_map()
+        skb_dense_projections(&self.k_block[0, 0], c, n, n, &self.MT[0, 0], comp,
+                              &self.z_block[0, 0])
         self.block_rows = c
         return 0
 
@@ -422,6 +445,30 @@ def fourier_from_projections(const floating[:, ::1] P, double[:, ::1] Z, double 
             else:
                 nonfinite = skb_fourier_from_projections(&P[0, 0], n, m, m, factor, &Z[0, 0])
     return (nonfinite >> 63) != 0
+
+
+def fourier_dense_projections(const floating[:, ::1] X, const floating[:, ::1] U,
+                              floating[:, ::1] P):
+    """``P = X U`` for dense rows, each value one fused multiply-add after
+    another over the features, from +0 (``_fourier_loops_real.h``), without
+    the GIL: a row's projections are the same bits whatever the rows it is
+    computed with, so FOGD's model does not depend on how the stream is cut
+    (a BLAS product's do: one row goes through GEMV).  float32 ``X`` and
+    ``U``: the sums in float32."""
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], m = U.shape[1]
+    if U.shape[0] != d or P.shape[0] != n or P.shape[1] != m:
+        raise ValueError(f"fourier_dense_projections: X of shape {(n, d)}, U of shape "
+                         f"{(U.shape[0], m)} and P of shape {(P.shape[0], P.shape[1])}")
+    if n == 0 or m == 0:
+        return
+    if d == 0:
+        np.asarray(P)[...] = 0
+        return
+    with nogil:
+        if floating is float:
+            skb_dense_projections_f32(&X[0, 0], n, d, d, &U[0, 0], m, &P[0, 0])
+        else:
+            skb_dense_projections(&X[0, 0], n, d, d, &U[0, 0], m, &P[0, 0])
 
 
 cdef int check_sparse_rows(const floating[::1] data, const int[::1] indices,

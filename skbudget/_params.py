@@ -16,12 +16,30 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval
 
-__all__ = ["BASE_PARAMS", "Integer", "ModelParamsMixin", "RealNumber", "base_params",
-           "keep_params"]
+__all__ = ["BASE_PARAMS", "MAX_BUDGET", "Integer", "ModelParamsMixin", "RealNumber",
+           "base_params", "check_budget", "keep_params"]
 
 # the parameters of BaseOnlineKernelClassifier.__init__
 BASE_PARAMS = ("kernel", "gamma", "degree", "coef0", "kernel_params", "max_iter", "shuffle",
                "random_state", "warm_start", "verbose", "n_jobs")
+
+
+# the largest ``budget``: the engine hands the number of stored vectors to
+# BLAS as a 32-bit int, and a round holds up to budget + 2 of them (the
+# budget's, the example appended before a removal, one spare)
+MAX_BUDGET = 2**31 - 3
+
+
+def check_budget(estimator, budget):
+    """Raise ValueError if ``budget`` (an int, already checked against the
+    estimator's constraints) is larger than :data:`MAX_BUDGET`, the most
+    support vectors the engine can index."""
+    if isinstance(budget, numbers.Integral) and budget > MAX_BUDGET:
+        raise ValueError(
+            f"The 'budget' parameter of {type(estimator).__name__} must be at most "
+            f"{MAX_BUDGET} (2**31 - 3: the engine indexes the support set with 32-bit "
+            f"integers); got budget={budget}."
+        )
 
 
 def base_params(init_locals):

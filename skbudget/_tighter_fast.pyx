@@ -22,7 +22,8 @@ from skbudget._numbers cimport is_nan, raise_not_finite
 from scipy.special.cython_special cimport betainc
 
 from skbudget._engine cimport OnlineLearner
-from skbudget._engine import _grown_index, _resized, size_problem, square_problem
+from skbudget._engine import (_grown_index, _resized, initial_capacity, size_problem,
+                              square_problem)
 
 
 cdef class ValidatedRemovalLearner(OnlineLearner):
@@ -34,8 +35,12 @@ cdef class ValidatedRemovalLearner(OnlineLearner):
 
     def __init__(self, Py_ssize_t budget=1, rng=None):
         self.label = np.zeros(0)
-        OnlineLearner.__init__(self, capacity=budget + 1, rng=rng, track_margins=True)
+        OnlineLearner.__init__(self, capacity=initial_capacity(budget + 1), rng=rng,
+                               track_margins=True)
         self.budget = budget
+
+    cdef Py_ssize_t capacity_limit(self) noexcept nogil:
+        return self.budget + 1      # (B support vectors and the example being added)
 
     cdef int grow(self, Py_ssize_t new_capacity) except -1:
         OnlineLearner.grow(self, new_capacity)
@@ -142,7 +147,9 @@ cdef class TighterLearner(ValidatedRemovalLearner):
         self.reservoir_size = reservoir_size
         self.n_correct = 0
         self.n_val = 0
-        self.vcap = reservoir_size if mode == VALIDATE_RESERVOIR else (8 if mode == VALIDATE_FULL else 0)
+        # the validation entries' room grows with them (a reservoir: up to its size)
+        self.vcap = (min(reservoir_size, 8) if mode == VALIDATE_RESERVOIR
+                     else (8 if mode == VALIDATE_FULL else 0))
         self.vslot = np.zeros(self.vcap, dtype=np.intp)
         self.vy = np.zeros(self.vcap)
         self.vf = np.zeros(self.vcap)
@@ -159,7 +166,11 @@ cdef class TighterLearner(ValidatedRemovalLearner):
         return 0
 
     cdef int grow_validation(self) except -1:
+        """Room for twice the validation entries (at least 8; a reservoir:
+        at most ``reservoir_size``)."""
         cdef Py_ssize_t n = max(2 * self.vcap, 8)
+        if self.mode == VALIDATE_RESERVOIR:
+            n = min(n, self.reservoir_size)
         self.vslot = _resized(self.vslot, n)
         self.vy = _resized(self.vy, n)
         self.vf = _resized(self.vf, n)
@@ -215,7 +226,7 @@ cdef class TighterLearner(ValidatedRemovalLearner):
         if problem is None and not (0 <= self.n_val <= self.vcap and self.mode in (
                 VALIDATE_SUPPORT, VALIDATE_FULL, VALIDATE_RESERVOIR) and (
                 self.mode != VALIDATE_RESERVOIR or (
-                    self.reservoir_size <= self.vcap and self.n_correct >= 0
+                    self.n_val <= self.vcap <= self.reservoir_size and self.n_correct >= 0
                     and self.n_val == min(self.n_correct, self.reservoir_size)))):
             problem = (f"mode={self.mode}, n_val={self.n_val}, reservoir_size="
                        f"{self.reservoir_size}, n_correct={self.n_correct} do not fit "
@@ -264,6 +275,9 @@ cdef class TighterLearner(ValidatedRemovalLearner):
         elif self.mode == VALIDATE_RESERVOIR:
             self.n_correct += 1
             if self.n_correct <= self.reservoir_size:
+                if self.n_val == self.vcap:
+                    with gil:
+                        self.grow_validation()
                 self.set_validation(self.n_val, y, score)
                 self.n_val += 1
             else:

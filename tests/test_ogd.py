@@ -420,7 +420,9 @@ U = rng.normal(size=(50, 101))
 Z = fourier_features(X, U)
 Z32 = fourier_features(X.astype(np.float32), U)
 D32 = fourier_features(X.toarray().astype(np.float32), U)
-print(fourier_loops(), hashlib.sha256(cos.tobytes() + sin.tobytes() + Z.tobytes()).hexdigest(),
+D = fourier_features(X.toarray(), U)
+print(fourier_loops(), hashlib.sha256(cos.tobytes() + sin.tobytes() + Z.tobytes()
+                                      + D.tobytes()).hexdigest(),
       hashlib.sha256(cos32.tobytes() + sin32.tobytes() + Z32.tobytes()
                      + D32.tobytes()).hexdigest())
 """
@@ -670,3 +672,42 @@ def test_fourier_ogd_float32_refuses_non_finite_projections_atomically(sparse, m
     with pytest.raises(KeyboardInterrupt):
         est.partial_fit(convert(X32), y)
     assert pickle.dumps(est) == before
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("n_components", [1, 3, 8, 37, 101])
+def test_fourier_dense_features_of_a_row_do_not_depend_on_its_block(dtype, n_components):
+    # dense rows: each projection one fused multiply-add after another over
+    # the features (skb_dense_projections), the same bits for a row alone,
+    # in a full tile of rows or at a block's edge (a BLAS product's were
+    # not: one row goes through GEMV; FOGD's model depended on the cuts)
+    rng = np.random.RandomState(n_components)
+    X = rng.normal(size=(11, 29)).astype(dtype)
+    U = rng.normal(size=(29, n_components))
+    whole = fourier_features(X, U)
+    for start, stop in [(0, 1), (3, 4), (10, 11), (1, 3), (2, 9), (4, 11)]:
+        assert_array_equal(fourier_features(X[start:stop], U), whole[start:stop])
+
+
+def test_nystrom_ogd_memory_follows_the_support_set():
+    # the Gram matrix of stage 1 grows with the support set (doubling, up to
+    # the budget): at budget=5000, 300 rows pickled to ~205 MB on ae3fe45,
+    # and budget=10**6 was a MemoryError (7.28 TiB) at the first row
+    X, y = make_moons(300, noise=0.3, random_state=0)
+    est = NystromOGDClassifier(budget=5000, gamma=2.0, random_state=0).fit(X, y)
+    assert 0 < est.n_support_.sum() < 300
+    assert len(pickle.dumps(est)) < 10 * 2**20
+    huge = NystromOGDClassifier(budget=10**6, n_components=20, gamma=2.0,
+                                random_state=0).fit(X, y)
+    same = NystromOGDClassifier(budget=5000, n_components=20, gamma=2.0,
+                                random_state=0).fit(X, y)
+    assert_array_equal(huge.dual_coef_, same.dual_coef_)
+    assert_array_equal(huge.support_vectors_, same.support_vectors_)
+    assert len(pickle.dumps(huge)) < 10 * 2**20
+    # and it still switches at its budget, with the arrays grown to it
+    small = NystromOGDClassifier(budget=40, gamma=2.0, random_state=0).fit(X, y)
+    assert small.in_feature_space_.all() and small.n_support_.sum() == 40
+    copy = pickle.loads(pickle.dumps(small))
+    copy.partial_fit(X, y)
+    small.partial_fit(X, y)
+    assert_array_equal(copy.coef_, small.coef_)

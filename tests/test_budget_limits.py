@@ -1,0 +1,93 @@
+"""Budgets from ordinary to absurd, for every estimator with a ``budget``
+(:func:`skbudget.discovery.all_estimators`, so a new one is covered as soon
+as it is exported).
+
+* A budget the engine cannot index (more than ``MAX_BUDGET = 2**31 - 3``
+  vectors) is refused at fit with a ValueError naming ``budget`` and the
+  limit, and leaves a fitted model exactly as it was (``budget=2**63-1``
+  said the learner "has an inconsistent state" on ``ae3fe45``).
+* A large budget that binds nowhere near (``10**6`` on a few dozen rows)
+  fits, and learns the same model as a small budget that does not bind
+  either: the arrays grow with the support set (on ``ae3fe45`` every
+  learner keeping a Gram matrix failed with a MemoryError of 7.28 TiB).
+* A learner that cannot allocate what it sizes by the budget raises a
+  MemoryError that names ``budget``.
+"""
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from numpy.testing import assert_array_equal
+from sklearn.datasets import make_classification
+
+from skbudget import NystromOGDClassifier
+from skbudget._params import MAX_BUDGET
+from skbudget.discovery import all_estimators
+
+from .test_common import fitted_state
+
+BUDGETED = [pytest.param(Est, id=name) for name, Est in all_estimators(budgeted=True)]
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = make_classification(60, n_features=5, n_informative=3, n_redundant=0,
+                               n_classes=3, n_clusters_per_class=1, random_state=0)
+    return X, y
+
+
+def _fitted(Est, X, y, budget):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return Est(budget=budget, gamma=0.5, random_state=0).fit(X, y)
+
+
+def _same(a, b):
+    for left, right in zip(fitted_state(a), fitted_state(b), strict=True):
+        assert_array_equal(left, right, strict=True)
+
+
+@pytest.mark.parametrize("Est", BUDGETED)
+@pytest.mark.parametrize("budget", [MAX_BUDGET + 1, 2**31, 2**32, 2**62, 2**63 - 1])
+def test_budget_too_large_to_index_is_refused(Est, budget, data):
+    X, y = data
+    est = _fitted(Est, X, y, 20)
+    before = pickle.dumps(est)
+    est.set_params(budget=budget)
+    with pytest.raises(ValueError, match=rf"'budget' parameter .* at most {MAX_BUDGET} .*"
+                                         rf"got budget={budget}"):
+        est.fit(X, y)
+    est.set_params(budget=20)
+    assert pickle.dumps(est) == before          # the model untouched
+    with pytest.raises(ValueError, match="budget"):
+        Est(budget=budget).partial_fit(X, y, classes=np.unique(y))
+
+
+@pytest.mark.parametrize("Est", BUDGETED)
+def test_large_budget_fits_and_changes_nothing(Est, data):
+    X, y = data
+    if Est.__name__ == "NystromOGDClassifier":      # (n_components follows the budget)
+        large = NystromOGDClassifier(budget=10**6, n_components=3, gamma=0.5,
+                                     random_state=0).fit(X, y)
+        small = NystromOGDClassifier(budget=100, n_components=3, gamma=0.5,
+                                     random_state=0).fit(X, y)
+    else:
+        large, small = _fitted(Est, X, y, 10**6), _fitted(Est, X, y, 100)
+    assert large.budget == 10**6
+    _same(large, small)
+
+
+@pytest.mark.parametrize("Est", BUDGETED)
+def test_memory_error_names_the_budget(Est, data, monkeypatch):
+    X, y = data
+    est = Est(budget=50, gamma=0.5, random_state=0)
+
+    def out_of_memory(rng):
+        raise MemoryError("Unable to allocate 16.0 GiB")
+
+    monkeypatch.setattr(est, "_make_learner", out_of_memory)
+    with pytest.raises(MemoryError, match=r"budget=50 is more than memory can hold.*16\.0 GiB"):
+        est.fit(X, y)
+    assert not hasattr(est, "classes_")
