@@ -209,7 +209,14 @@ cdef class BudgetedPALearner(OnlineLearner):
     # the round
     # ------------------------------------------------------------------
     cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300 nogil:
-        cdef double score = self.dot_row(), loss, tau
+        cdef double score, loss, tau
+        # the step depends on the score's value: it is summed over the
+        # support vectors oldest first (the gathered row, ``dot_row``'s
+        # first branch), whatever the chunking, so that the model is the
+        # same bit for bit however the stream is cut into calls (the
+        # chunk's one-pass sum adds the vectors the chunk added last)
+        self.ensure_row()
+        score = self.dot_row()
         if not is_finite(score):
             raise_not_finite(b"The score of the budgeted Passive-Aggressive")
         loss = 1.0 - y * score
