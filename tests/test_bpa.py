@@ -457,3 +457,25 @@ def test_a_state_saved_at_the_full_budget_is_trimmed(maintenance):
     learner.set_state(too_many)
     with pytest.raises(ValueError, match=r"inconsistent state: .*capacity=2002 exceeds budget"):
         loaded.partial_fit(X[:10], y[:10])
+
+
+@pytest.mark.parametrize("maintenance", RULES)
+def test_a_failed_call_that_grew_the_learner_is_undone(maintenance):
+    """A call that grows the learner (capacity 128 -> 256) and then fails
+    (a row whose squared norm overflows) is rolled back from the saved
+    state, the used cells only: the same capacity, and a continuation the
+    same bit for bit as the model's that never saw the call."""
+    X, y = _diverse_stream()
+    make = lambda: BudgetedPassiveAggressive(budget=1000, maintenance=maintenance,
+                                             gamma=0.05, shuffle=False)
+    est, untouched = make().fit(X[:100], y[:100]), make().fit(X[:100], y[:100])
+    assert est._learners[0].capacity == 128
+    bad = X[100:].copy()
+    bad[-1] = 1e200
+    with pytest.raises(ValueError, match="overflows"):
+        est.partial_fit(bad, y[100:])
+    assert est._learners[0].capacity == 128
+    assert_same_bits(untouched, est)
+    est.partial_fit(X[100:], y[100:])
+    untouched.partial_fit(X[100:], y[100:])
+    assert_same_bits(untouched, est)
