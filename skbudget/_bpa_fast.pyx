@@ -73,10 +73,10 @@ cdef double RESIDUAL_TOL = 1e-10
 # Gram matrix and BPA-P's inverse among them, B x B at the budget) grow by
 # doubling, up to budget + 1 cells (a round needs one free cell besides the
 # B vectors), so that memory and saved files follow the support set.  Every
-# capacity before budget + 1 is a multiple of 4: BPA-P's sums over every
-# cell (``dense_dot``: four partial sums, then the remainder; free cells
-# add 0) are then the same bits as over the budget + 1 cells a learner had
-# from the first row before (the model is the same)
+# capacity before budget + 1 is a multiple of 4: the score and BPA-P's sums
+# over every cell (``dense_dot``: four partial sums, then the remainder;
+# free cells add 0) are then the same bits as over budget + 1 cells (the
+# growth changes no model)
 cdef Py_ssize_t FIRST_CAPACITY = 8
 
 # what a non-finite removal score is called in the error
@@ -312,12 +312,12 @@ cdef class BudgetedPALearner(OnlineLearner):
     cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300 nogil:
         cdef double score, loss, tau
         # the step depends on the score's value: it is summed over the
-        # support vectors oldest first (the gathered row, ``dot_row``'s
-        # first branch), whatever the chunking, so that the model is the
-        # same bit for bit however the stream is cut into calls (the
-        # chunk's one-pass sum adds the vectors the chunk added last)
+        # gathered row by cell (free cells: alpha 0), whatever the chunking,
+        # so that the model is the same bit for bit however the stream is
+        # cut into calls (the chunk's one-pass sum, ``dot_row``, adds the
+        # vectors the chunk added last)
         self.ensure_row()
-        score = self.dot_row()
+        score = dense_dot(&self.alpha[0], &self.k_row[0], self.capacity) * self.scale
         if not is_finite(score):
             raise_not_finite(b"The score of the budgeted Passive-Aggressive")
         loss = 1.0 - y * score

@@ -270,8 +270,8 @@ def test_stream_cuts_change_nothing_bit_for_bit(maintenance, n_classes):
     time included, the model is one ``fit`` pass's bit for bit, for every
     rule.  (The score used to be summed in the chunk's order, the vectors
     the chunk added last: the model differed from one cut to another by up
-    to 2e-15, which tests/test_common.py's comparison at rtol=1e-12 and its
-    160 rows did not show.)  The stream: 400 rows of 30 features on a
+    to 2e-15, which tests/test_common.py's comparison at rtol=1e-12, on 160
+    rows of 4 features at budget 7, did not show.)  The stream: 400 rows of 30 features on a
     budget of 40, so that every rule removes (and BPA-P checks its inverse)
     while the chunks add many vectors each."""
     X, y = make_classification(400, n_features=30, n_informative=10, n_classes=n_classes,
