@@ -240,24 +240,37 @@ cdef class BudgetedPALearner(OnlineLearner):
         keep (a removal frees the cell the round's new vector takes), which
         the cells beyond ``n_sv`` and the capacity can be dropped from and
         rebuilt exactly (:meth:`get_state`, :meth:`set_state`).  False for
-        any other state, however inconsistent (no exception)."""
-        cdef Py_ssize_t n = self.n_sv, cap = self.capacity
+        any other state, however inconsistent (no exception).  O(capacity),
+        compiled: the ``partial_fit`` snapshot asks it on every call."""
+        cdef Py_ssize_t i, c, n = self.n_sv, cap = self.capacity
+        cdef unsigned char[::1] seen
         if not (0 <= n <= cap and self.n_free == cap - n):
             return False
-        cells = {name: getattr(self, name) for name in _CELL_ARRAYS}
-        if any(arr is None or arr.shape[0] != cap for arr in cells.values()):
+        if (self.order is None or self.free_cells is None or self.alpha is None
+                or self.slot is None or self.kself is None or self.k_row is None
+                or self.nearest is None or self.nearest_dist is None
+                or self.gram is None or self.inverse is None):
             return False
-        for name in _CELL_MATRICES:
-            arr = getattr(self, name)
-            if arr is None or (arr.shape[0] and arr.shape[:2] != (cap, cap)):
+        if (self.order.shape[0] != cap or self.free_cells.shape[0] != cap
+                or self.alpha.shape[0] != cap or self.slot.shape[0] != cap
+                or self.kself.shape[0] != cap or self.k_row.shape[0] != cap
+                or self.nearest.shape[0] != cap or self.nearest_dist.shape[0] != cap):
+            return False
+        if self.track_gram and not (self.gram.shape[0] == self.gram.shape[1] == cap):
+            return False
+        if self.maintenance == RULE_PROJECTION and not (
+                self.inverse.shape[0] == self.inverse.shape[1] == cap):
+            return False
+        seen = np.zeros(n, dtype=np.uint8)
+        for i in range(n):
+            c = self.order[i]
+            if c < 0 or c >= n or seen[c]:
                 return False
-        if (self.track_gram and self.gram.shape[0] != cap) or (
-                self.maintenance == RULE_PROJECTION and self.inverse.shape[0] != cap):
-            return False
-        order = np.asarray(self.order)[:n]
-        return bool(np.array_equal(np.sort(order), np.arange(n))
-                    and np.array_equal(np.asarray(self.free_cells)[:cap - n],
-                                       np.arange(cap - 1, n - 1, -1)))
+            seen[c] = 1
+        for i in range(cap - n):
+            if self.free_cells[i] != cap - 1 - i:
+                return False
+        return True
 
     def get_state(self):
         """The learner's state (arrays copied), its cells cut to the used
@@ -277,7 +290,7 @@ cdef class BudgetedPALearner(OnlineLearner):
             elif name in _CELL_MATRICES:
                 value = np.asarray(value)[:n, :n]
             state[name] = _copied(value)
-        state.update(capacity=n, n_free=0, free_cells=np.zeros(0, dtype=np.intp))
+        state.update(capacity=n, n_free=0, free_cells=np.zeros(n, dtype=np.intp))
         return state
 
     def set_state(self, state):
@@ -301,7 +314,7 @@ cdef class BudgetedPALearner(OnlineLearner):
             setattr(self, name, np.array(np.asarray(getattr(self, name))[:n]))
         for name in _CELL_MATRICES:
             setattr(self, name, np.array(np.asarray(getattr(self, name))[:n, :n]))
-        self.free_cells = np.zeros(0, dtype=np.intp)
+        self.free_cells = np.zeros(n, dtype=np.intp)
         self.n_free = 0
         self.capacity = n
         return 0

@@ -342,7 +342,7 @@ def test_memory_and_saved_files_follow_the_support_set(maintenance):
     assert learner.capacity < 2 * n
     assert len(pickle.dumps(est)) < 10 * 2 ** 20
     state = learner.get_state()
-    assert state["capacity"] == n and state["free_cells"].shape == (0,)
+    assert state["capacity"] == n and state["n_free"] == 0
     assert state["alpha"].shape == state["nearest"].shape == (n,)
     if maintenance != "simple":
         assert state["gram"].shape == (n, n)
