@@ -37,13 +37,16 @@ class BudgetedPassiveAggressive(BaseOnlineKernelClassifier):
     - ``'nearest'`` (BPA-NN): ``V = {x, n(r)}``, ``n(r)`` the support
       vector nearest to ``x_r`` in feature space (``{x}`` when the 2 x 2
       Gram matrix is numerically singular); O(B) a round with the support
-      set's Gram matrix (O(B^2) memory) and each vector's nearest
-      neighbour kept up to date.
+      set's Gram matrix (O(n^2) memory for ``n`` support vectors) and each
+      vector's nearest neighbour kept up to date.
     - ``'projection'`` (BPA-P): ``V`` = every other support vector and
-      ``x``; O(B^2) a round and memory, the inverse Gram matrix of the
+      ``x``; O(B^2) a round, O(n^2) memory, the inverse Gram matrix of the
       support set kept up to date.  When ``x`` lies in the span of the
       support set (squared distance at most ``1e-12 k(x, x)``) nothing is
       removed or added: the step is projected onto the support set.
+
+    Memory and saved files grow with the support set (the matrices double
+    up to ``B x B``), not with the budget.
 
     The paper's experiments: BPA-NN is nearly as accurate as BPA-P at a
     fraction of its cost, and both are markedly better than BPA-S and the

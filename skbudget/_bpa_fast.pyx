@@ -46,11 +46,12 @@ a relative 1e-9 are tied (``_numbers.oldest_least``), and ties go to the oldest.
 
 import numpy as np
 from libc.float cimport DBL_EPSILON
+from cpython.pyport cimport PY_SSIZE_T_MAX
 from libc.math cimport fabs, sqrt, INFINITY
 from scipy.linalg.cython_lapack cimport dpotrf, dpotri
 
 from skbudget._engine cimport OnlineLearner
-from skbudget._engine import _resized, size_problem, square_problem
+from skbudget._engine import _copied, _resized, size_problem, square_problem
 from skbudget._kernel_rows cimport dense_dot
 from skbudget._numbers cimport is_finite, oldest_least, raise_not_finite
 
@@ -67,6 +68,16 @@ cdef double SPAN_TOL = 1e-12
 # (doc/algorithms.md#bpa)
 cdef double CHECK_DRIFT = 1e3
 cdef double RESIDUAL_TOL = 1e-10
+
+# the cells a new learner has.  The per-cell arrays (BPA-NN's and BPA-P's
+# Gram matrix and BPA-P's inverse among them, B x B at the budget) grow by
+# doubling, up to budget + 1 cells (a round needs one free cell besides the
+# B vectors), so that memory and saved files follow the support set.  Every
+# capacity before budget + 1 is a multiple of 4: the score and BPA-P's sums
+# over every cell (``dense_dot``: four partial sums, then the remainder;
+# free cells add 0) are then the same bits as over budget + 1 cells (the
+# growth changes no model)
+cdef Py_ssize_t FIRST_CAPACITY = 8
 
 # what a non-finite removal score is called in the error
 cdef const char* REMOVAL_SCORE = b"A removal score of the budgeted Passive-Aggressive"
@@ -129,12 +140,18 @@ cdef class BudgetedPALearner(OnlineLearner):
         self.nearest = np.zeros(0, dtype=np.intp)
         self.nearest_dist = np.zeros(0)
         self.inverse = np.zeros((0, 0))
+        self.values = np.zeros(0)        # (make_scratch keeps their values)
+        self.k_vec = np.zeros(0)
+        self.d_vec = np.zeros(0)
+        self.g_vec = np.zeros(0)
+        self.g_diag = np.zeros(0)
+        self.lapack_work = np.zeros(0)
 
     def __init__(self, Py_ssize_t budget=1, double C=1.0, int maintenance=RULE_SIMPLE):
         self.maintenance = maintenance     # (before the engine's __init__ calls grow)
-        OnlineLearner.__init__(self, capacity=budget + 1,
-                               track_gram=maintenance != RULE_SIMPLE)
         self.budget = budget
+        OnlineLearner.__init__(self, capacity=capacity_for(budget, 0),
+                               track_gram=maintenance != RULE_SIMPLE)
         self.C = C
         self.n_removals = 0
         self.n_projections = 0
@@ -144,7 +161,12 @@ cdef class BudgetedPALearner(OnlineLearner):
         self.n_refreshes = 0
 
     cdef int grow(self, Py_ssize_t new_capacity) except -1:
+        """The engine doubles the capacity when no cell is free; a learner
+        never holds more than ``budget`` vectors, and a round needs one
+        free cell besides: it grows to :func:`largest_capacity` at most."""
         cdef Py_ssize_t old = self.nearest.shape[0]
+        if new_capacity > self.budget:
+            new_capacity = largest_capacity(self.budget)
         OnlineLearner.grow(self, new_capacity)
         nearest = np.full(new_capacity, -1, dtype=np.intp)
         nearest[:old] = self.nearest
@@ -159,20 +181,23 @@ cdef class BudgetedPALearner(OnlineLearner):
         return 0
 
     cdef int make_scratch(self) except -1:
-        self.values = np.zeros(self.capacity)
-        self.k_vec = np.zeros(self.capacity)
-        self.d_vec = np.zeros(self.capacity)
-        self.g_vec = np.zeros(self.capacity)
-        self.g_diag = np.zeros(self.capacity)
+        """The scratch arrays at ``capacity`` cells, their values kept (a
+        BPA-P round that inserts grows the learner after computing ``d``)."""
+        self.values = _resized(self.values, self.capacity)
+        self.k_vec = _resized(self.k_vec, self.capacity)
+        self.d_vec = _resized(self.d_vec, self.capacity)
+        self.g_vec = _resized(self.g_vec, self.capacity)
+        self.g_diag = _resized(self.g_diag, self.capacity)
         self.lapack_work = np.zeros(self.capacity * self.capacity
                                     if self.maintenance == RULE_PROJECTION else 0)
         return 0
 
     def check_policy_state(self, Py_ssize_t pool_size):
         cdef Py_ssize_t i, c, n
-        if not (1 <= self.budget < self.capacity and self.n_sv <= self.budget):
-            return (f"budget={self.budget} is not in [1, capacity={self.capacity}) or below "
-                    f"n_sv={self.n_sv}")
+        if not (1 <= self.budget and self.n_sv <= self.budget
+                and self.capacity - 1 <= self.budget):
+            return (f"budget={self.budget} is below 1 or below n_sv={self.n_sv}, or "
+                    f"capacity={self.capacity} exceeds budget + 1")
         if not (self.C > 0 and is_finite(self.C)):
             return f"C={self.C} is not a positive number"
         if self.maintenance not in (RULE_SIMPLE, RULE_NEAREST, RULE_PROJECTION):
@@ -206,10 +231,106 @@ cdef class BudgetedPALearner(OnlineLearner):
         return problem
 
     # ------------------------------------------------------------------
+    # the saved state: the used cells only
+    # ------------------------------------------------------------------
+    def cells_in_order(self):
+        """Whether the support vectors are in cells ``0 .. n_sv - 1`` and
+        the free stack holds the cells above, the lowest on top, every
+        per-cell array ``capacity`` long: the layout a learner's own rounds
+        keep (a removal frees the cell the round's new vector takes), which
+        the cells beyond ``n_sv`` and the capacity can be dropped from and
+        rebuilt exactly (:meth:`get_state`, :meth:`set_state`).  False for
+        any other state, however inconsistent (no exception).  O(capacity),
+        compiled: the ``partial_fit`` snapshot asks it on every call."""
+        cdef Py_ssize_t i, c, n = self.n_sv, cap = self.capacity
+        cdef unsigned char[::1] seen
+        if not (0 <= n <= cap and self.n_free == cap - n):
+            return False
+        if (self.order is None or self.free_cells is None or self.alpha is None
+                or self.slot is None or self.kself is None or self.k_row is None
+                or self.nearest is None or self.nearest_dist is None
+                or self.gram is None or self.inverse is None):
+            return False
+        if (self.order.shape[0] != cap or self.free_cells.shape[0] != cap
+                or self.alpha.shape[0] != cap or self.slot.shape[0] != cap
+                or self.kself.shape[0] != cap or self.k_row.shape[0] != cap
+                or self.nearest.shape[0] != cap or self.nearest_dist.shape[0] != cap):
+            return False
+        if self.track_gram and not (self.gram.shape[0] == self.gram.shape[1] == cap):
+            return False
+        if self.maintenance == RULE_PROJECTION and not (
+                self.inverse.shape[0] == self.inverse.shape[1] == cap):
+            return False
+        seen = np.zeros(n, dtype=np.uint8)
+        for i in range(n):
+            c = self.order[i]
+            if c < 0 or c >= n or seen[c]:
+                return False
+            seen[c] = 1
+        for i in range(cap - n):
+            if self.free_cells[i] != cap - 1 - i:
+                return False
+        return True
+
+    def get_state(self):
+        """The learner's state (arrays copied), its cells cut to the used
+        ones (see :meth:`cells_in_order`): ``capacity = n_sv``, no free
+        cell, the per-cell arrays ``n_sv`` long and the Gram and inverse
+        matrices ``n_sv x n_sv``, so that a saved model's size follows its
+        support set, not its budget.  :meth:`set_state` rebuilds the
+        capacity."""
+        cdef Py_ssize_t n = self.n_sv
+        if not self.cells_in_order():
+            return OnlineLearner.get_state(self)
+        state = {}
+        for name in self._state_names:
+            value = getattr(self, name)
+            if name in _CELL_ARRAYS:
+                value = np.asarray(value)[:n]
+            elif name in _CELL_MATRICES:
+                value = np.asarray(value)[:n, :n]
+            state[name] = _copied(value)
+        state.update(capacity=n, n_free=0, free_cells=np.zeros(n, dtype=np.intp))
+        return state
+
+    def set_state(self, state):
+        """Take ``state`` (``get_state``'s, or a file's).  A state in the
+        layout of :meth:`cells_in_order` (what :meth:`get_state` gives, and
+        a file of an earlier version, whose arrays have ``budget + 1``
+        cells from the first row) is given the capacity its support set
+        grew to (:func:`capacity_for`); any other state is taken as it is
+        (the entry checks of the next call refuse an inconsistent one)."""
+        OnlineLearner.set_state(self, state)
+        if 1 <= self.budget and self.n_sv <= self.budget and self.cells_in_order():
+            self.keep_used_cells()
+            self.grow(capacity_for(self.budget, self.n_sv))
+
+    cdef int keep_used_cells(self) except -1:
+        """Cut the per-cell arrays to cells ``0 .. n_sv - 1`` (the layout
+        of :meth:`cells_in_order`): ``capacity = n_sv``, no free cell; then
+        :meth:`grow` gives the cells beyond as a new learner's."""
+        cdef Py_ssize_t n = self.n_sv
+        for name in _CELL_ARRAYS:
+            setattr(self, name, np.array(np.asarray(getattr(self, name))[:n]))
+        for name in _CELL_MATRICES:
+            setattr(self, name, np.array(np.asarray(getattr(self, name))[:n, :n]))
+        self.free_cells = np.zeros(n, dtype=np.intp)
+        self.n_free = 0
+        self.capacity = n
+        return 0
+
+    # ------------------------------------------------------------------
     # the round
     # ------------------------------------------------------------------
     cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300 nogil:
-        cdef double score = self.dot_row(), loss, tau
+        cdef double score, loss, tau
+        # the step depends on the score's value: it is summed over the
+        # gathered row by cell (free cells: alpha 0), whatever the chunking,
+        # so that the model is the same bit for bit however the stream is
+        # cut into calls (the chunk's one-pass sum, ``dot_row``, adds the
+        # vectors the chunk added last)
+        self.ensure_row()
+        score = dense_dot(&self.alpha[0], &self.k_row[0], self.capacity) * self.scale
         if not is_finite(score):
             raise_not_finite(b"The score of the budgeted Passive-Aggressive")
         loss = 1.0 - y * score
@@ -427,6 +548,7 @@ cdef class BudgetedPALearner(OnlineLearner):
                 peak = g_diag[c]
         if self.n_sv < self.budget:
             cell = self.append_current(step)
+            d = &self.d_vec[0]   # (the insertion may have grown the learner)
             d[cell] = -1.0       # the border [d; -1] [d; -1]^T / delta^2
             self.rank_two(d, 1.0 / delta2, NULL, 0.0)
             return self.note_drift(peak, delta2, peak)     # (the new A is G)
@@ -612,3 +734,25 @@ cdef class BudgetedPALearner(OnlineLearner):
         where = {int(c): i for i, c in enumerate(cells)}
         return np.array([where.get(int(n), -1) for n in np.asarray(self.nearest)[cells]],
                         dtype=np.intp)
+
+
+# the per-cell arrays of the state (besides ``free_cells``) and its per-cell
+# matrices (``gram`` 0 x 0 for BPA-S, ``inverse`` for all but BPA-P)
+_CELL_ARRAYS = ("order", "alpha", "slot", "kself", "k_row", "nearest", "nearest_dist")
+_CELL_MATRICES = ("gram", "inverse")
+
+
+cdef inline Py_ssize_t largest_capacity(Py_ssize_t budget) noexcept nogil:
+    """``budget + 1`` (``budget`` for the largest budget: no overflow)."""
+    return budget + 1 if budget < PY_SSIZE_T_MAX else budget
+
+
+def capacity_for(Py_ssize_t budget, Py_ssize_t n_sv):
+    """The cells of a learner of ``budget`` (``>= 1``) whose support set
+    has grown to ``n_sv <= budget`` vectors: ``FIRST_CAPACITY``, doubled
+    while ``n_sv`` does not fit (the engine grows when an insertion finds
+    no free cell), at most :func:`largest_capacity`."""
+    cdef Py_ssize_t capacity = FIRST_CAPACITY
+    while capacity < n_sv and capacity <= budget:
+        capacity *= 2
+    return largest_capacity(budget) if capacity > budget else capacity

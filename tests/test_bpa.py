@@ -1,12 +1,16 @@
 """BudgetedPassiveAggressive against the plain implementation of its rule
 (tests/oracles/bpa.py), update by update, and its invariants."""
 
+import pickle
+
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
-from sklearn.datasets import make_moons
+from sklearn.datasets import make_classification, make_moons
+from sklearn.preprocessing import StandardScaler
 
 from skbudget import BudgetedPassiveAggressive, KernelPassiveAggressive
 from skbudget.datasets import make_noisy_gaussians
@@ -227,6 +231,75 @@ def test_chunks_equal_one_pass(maintenance):
         budget=10, maintenance=maintenance, gamma=1.0, shuffle=False))
 
 
+def fitted_bits(est):
+    """Every fitted value of a BPA model, by name: the public attributes and
+    each learner's state (coefficients, vectors, the rule's own state:
+    BPA-NN's neighbours, BPA-P's inverse and its accuracy checks), in
+    support order, for a comparison bit for bit."""
+    bits = {name: getattr(est, name) for name in (
+        "support_vectors_", "dual_coef_", "intercept_", "n_support_", "mistake_curve_",
+        "support_curve_", "n_updates_")}
+    if sp.issparse(bits["support_vectors_"]):
+        bits["support_vectors_"] = bits["support_vectors_"].toarray()
+    for k, learner in enumerate(est._learners):
+        cells = learner.support_order()
+        bits.update({f"{k}.coefficients": learner.coefficients(),
+                     f"{k}.kself": np.asarray(learner.kself)[cells]})
+        if learner.uses_store:
+            bits[f"{k}.rows"] = learner.support_rows()
+        for name in ("scale", "n_removals", "n_projections", "drift", "residual_floor",
+                     "n_checks", "n_refreshes"):
+            bits[f"{k}.{name}"] = getattr(learner, name)
+        if learner.track_gram:
+            bits[f"{k}.gram"] = learner.gram_matrix()
+        if est.maintenance == "nearest":
+            bits[f"{k}.nearest"] = learner.nearest_positions()
+            bits[f"{k}.nearest_dist"] = np.asarray(learner.nearest_dist)[cells]
+        if est.maintenance == "projection":
+            bits[f"{k}.inverse"] = learner.inverse_gram()
+    return bits
+
+
+def assert_same_bits(a, b):
+    bits_a, bits_b = fitted_bits(a), fitted_bits(b)
+    assert bits_a.keys() == bits_b.keys()
+    for name, value in bits_a.items():
+        assert_array_equal(bits_b[name], value, err_msg=name, strict=True)
+
+
+@pytest.mark.parametrize("maintenance", RULES)
+@pytest.mark.parametrize("n_classes, sparse, kernel", [
+    (2, False, "rbf"), (3, False, "rbf"),
+    (2, True, "rbf"),               # CSR input, densified a chunk at a time
+    (2, True, "laplacian"),         # block mode: Python computes the kernel blocks
+])
+def test_stream_cuts_change_nothing_bit_for_bit(maintenance, n_classes, sparse, kernel):
+    """However the stream is cut into ``partial_fit`` calls, one row at a
+    time included, the model is one ``fit`` pass's bit for bit, for every
+    rule.  (The score used to be summed in the chunk's order, the vectors
+    the chunk added last: the model differed from one cut to another by up
+    to 2e-15, which tests/test_common.py's comparison at rtol=1e-12, on 160
+    rows of 4 features at budget 7, did not show.)  The stream: 400 rows of 30 features on a
+    budget of 40, so that every rule removes (and BPA-P checks its inverse)
+    while the chunks add many vectors each."""
+    X, y = make_classification(400, n_features=30, n_informative=10, n_classes=n_classes,
+                               flip_y=0.1, random_state=0)
+    X = StandardScaler().fit_transform(X)
+    if sparse:                      # a9a's kind: binary features, most of them 0
+        X = sp.csr_matrix((X > 0.8).astype(float))
+    make = lambda: BudgetedPassiveAggressive(budget=40, maintenance=maintenance, gamma=0.05,
+                                             kernel=kernel, shuffle=False)
+    one = make().fit(X, y)
+    assert all(learner.n_removals > 0 for learner in one._learners)
+    cuts = {"uneven": [1, 8, 50, 51, 120, 300], "every 37 rows": range(37, 400, 37),
+            "one row at a time": range(1, 400)}
+    for name, where in cuts.items():
+        streamed = make()
+        for piece in np.array_split(np.arange(len(y)), list(where)):
+            streamed.partial_fit(X[piece], y[piece], classes=np.unique(y))
+        assert_same_bits(one, streamed)
+
+
 def test_zero_self_kernel_takes_step_C_and_spans_nothing():
     # the linear kernel on x = 0: k(x, x) = 0, so tau = C; V = {t} spans
     # only 0, so s_r = k_rr: the zero vector (s = 0) is removed and the new
@@ -251,3 +324,168 @@ def test_multiclass_is_one_vs_rest_with_a_budget_each():
     assert est.dual_coef_.shape[0] == 3
     assert np.all(est.n_support_ <= 15)
     assert est.score(X, y) > 0.8
+
+
+# ---- memory follows the support set ------------------------------------------
+
+def _diverse_stream():
+    """300 rows on which BPA keeps about 250 support vectors (far below the
+    budgets below)."""
+    X, y = make_classification(300, n_features=20, n_informative=15, flip_y=0.1,
+                               random_state=0)
+    return StandardScaler().fit_transform(X), y
+
+
+@pytest.mark.parametrize("maintenance", RULES)
+def test_memory_and_saved_files_follow_the_support_set(maintenance):
+    """The per-cell arrays, BPA-NN's and BPA-P's Gram matrix and BPA-P's
+    inverse among them, grow by doubling with the support set, not with the
+    budget; a saved state holds the used cells only.  (They held budget + 1
+    cells from the first row: this model pickled to 200 MB with BPA-NN,
+    400 MB with BPA-P.)"""
+    X, y = _diverse_stream()
+    est = BudgetedPassiveAggressive(budget=5000, maintenance=maintenance, gamma=0.05,
+                                    random_state=0).fit(X, y)
+    learner = est._learners[0]
+    n = learner.n_sv
+    assert 175 <= n < 300
+    assert learner.capacity < 2 * n
+    assert len(pickle.dumps(est)) < 10 * 2 ** 20
+    state = learner.get_state()
+    assert state["capacity"] == n and state["n_free"] == 0
+    assert state["alpha"].shape == state["nearest"].shape == (n,)
+    if maintenance != "simple":
+        assert state["gram"].shape == (n, n)
+    if maintenance == "projection":
+        assert state["inverse"].shape == (n, n)
+
+
+@pytest.mark.parametrize("maintenance", RULES)
+def test_a_budget_of_a_million_fits_a_short_stream(maintenance):
+    # (a MemoryError: 7.3 TiB for the 10**6 x 10**6 Gram matrix)
+    X, y = _diverse_stream()
+    est = BudgetedPassiveAggressive(budget=10 ** 6, maintenance=maintenance, gamma=0.05,
+                                    random_state=0).fit(X, y)
+    assert est._learners[0].capacity <= 512
+    assert est.score(X, y) > 0.8
+
+
+@pytest.mark.parametrize("maintenance", RULES)
+def test_the_budget_changes_nothing_until_it_binds(maintenance):
+    """The learner grows through capacities 8, 16, ..., 256 (budget 10**6),
+    or 8, ..., 128 and then budget + 1 (budget 247: 248 cells): the same
+    model bit for bit, every rule's state included (BPA-P's sums over every
+    cell add the free cells' zeros whatever the capacity, a multiple of 4).
+    The stream keeps 245 vectors."""
+    X, y = _diverse_stream()
+    models = [BudgetedPassiveAggressive(budget=budget, maintenance=maintenance, gamma=0.05,
+                                        shuffle=False).fit(X, y)
+              for budget in (10 ** 6, 247)]
+    assert all(m._learners[0].n_removals == 0 for m in models)
+    assert [m._learners[0].capacity for m in models] == [256, 248]
+    for other in models[1:]:
+        assert_same_bits(models[0], other)
+
+
+@pytest.mark.parametrize("maintenance", RULES)
+def test_a_saved_state_continues_bit_for_bit(maintenance):
+    """A saved state (the used cells only) is given back the capacity its
+    support set grew to, and continues as the model it was saved from."""
+    X, y = _diverse_stream()
+    make = lambda: BudgetedPassiveAggressive(budget=150, maintenance=maintenance, gamma=0.05,
+                                             shuffle=False)
+    for n_rows in (0, 5, 100, 200):     # empty, below the first capacity, growing, full
+        est = make().fit(X[:max(n_rows, 1)], y[:max(n_rows, 1)]) if n_rows else make()
+        if n_rows == 0:
+            est.partial_fit(X[:1], y[:1], classes=[0, 1])
+        learner = est._learners[0]
+        copy = pickle.loads(pickle.dumps(est))
+        assert copy._learners[0].capacity == learner.capacity
+        rebuilt = copy._learners[0]
+        assert_array_equal(np.asarray(rebuilt.order)[:rebuilt.n_sv],
+                           np.asarray(learner.order)[:learner.n_sv])
+        assert_array_equal(np.asarray(rebuilt.free_cells)[:rebuilt.n_free],
+                           np.asarray(learner.free_cells)[:learner.n_free])
+        for name in ("alpha", "nearest", "gram", "inverse"):
+            assert_array_equal(getattr(rebuilt, name), getattr(learner, name), err_msg=name)
+        est.partial_fit(X[200:], y[200:])
+        copy.partial_fit(X[200:], y[200:])
+        assert_same_bits(est, copy)
+
+
+def _in_the_old_layout(state, budget):
+    """A learner's state as an earlier version saved it: every per-cell
+    array ``budget + 1`` cells long from the first row, the free stack the
+    cells above the support set, the lowest on top."""
+    n, cap = state["n_sv"], budget + 1
+    old = dict(state, capacity=cap, n_free=cap - n,
+               free_cells=np.zeros(cap, dtype=np.intp))
+    old["free_cells"][:cap - n] = np.arange(cap - 1, n - 1, -1)
+    for name in ("order", "alpha", "slot", "kself", "k_row", "nearest_dist"):
+        old[name] = np.zeros(cap, dtype=state[name].dtype)
+        old[name][:n] = state[name][:n]
+    old["nearest"] = np.full(cap, -1, dtype=np.intp)
+    old["nearest"][:n] = state["nearest"][:n]
+    for name in ("gram", "inverse"):
+        if state[name].shape[0]:
+            old[name] = np.zeros((cap, cap))
+            old[name][:n, :n] = state[name][:n, :n]
+    return old
+
+
+@pytest.mark.parametrize("maintenance", RULES)
+def test_a_state_saved_at_the_full_budget_is_trimmed(maintenance):
+    """A file of an earlier version (B x B arrays from the first row) loads:
+    its layout is checked, then its cells are cut to the support set and
+    the capacity rebuilt; it continues bit for bit.  A full-budget state in
+    another layout (here its free stack reordered) is taken as it is, and
+    one whose capacity exceeds budget + 1 is refused by the next call."""
+    X, y = _diverse_stream()
+    budget = 2000
+    est = BudgetedPassiveAggressive(budget=budget, maintenance=maintenance, gamma=0.05,
+                                    shuffle=False).fit(X[:100], y[:100])
+    state = est.__getstate__()
+    learner_state = state["_driver"]["learners"][0]["state"]
+    old = _in_the_old_layout(learner_state, budget)
+    state["_driver"]["learners"][0]["state"] = old
+    loaded = BudgetedPassiveAggressive().__new__(BudgetedPassiveAggressive)
+    loaded.__setstate__(state)
+    learner = loaded._learners[0]
+    assert learner.capacity == est._learners[0].capacity < 256
+    assert np.asarray(learner.gram).shape[0] in (0, learner.capacity)
+    est.partial_fit(X[100:], y[100:])
+    loaded.partial_fit(X[100:], y[100:])
+    assert_same_bits(est, loaded)
+
+    swapped = dict(old, free_cells=old["free_cells"].copy())
+    swapped["free_cells"][[0, 1]] = swapped["free_cells"][[1, 0]]
+    learner.set_state(swapped)
+    assert learner.capacity == budget + 1
+
+    too_many = _in_the_old_layout(learner_state, budget + 1)     # 2002 cells, 2001 at most
+    too_many["free_cells"][[0, 1]] = too_many["free_cells"][[1, 0]]
+    learner.set_state(too_many)
+    with pytest.raises(ValueError, match=r"inconsistent state: .*capacity=2002 exceeds budget"):
+        loaded.partial_fit(X[:10], y[:10])
+
+
+@pytest.mark.parametrize("maintenance", RULES)
+def test_a_failed_call_that_grew_the_learner_is_undone(maintenance):
+    """A call that grows the learner (capacity 128 -> 256) and then fails
+    (a row whose squared norm overflows) is rolled back from the saved
+    state, the used cells only: the same capacity, and a continuation the
+    same bit for bit as the model's that never saw the call."""
+    X, y = _diverse_stream()
+    make = lambda: BudgetedPassiveAggressive(budget=1000, maintenance=maintenance,
+                                             gamma=0.05, shuffle=False)
+    est, untouched = make().fit(X[:100], y[:100]), make().fit(X[:100], y[:100])
+    assert est._learners[0].capacity == 128
+    bad = X[100:].copy()
+    bad[-1] = 1e200
+    with pytest.raises(ValueError, match="overflows"):
+        est.partial_fit(bad, y[100:])
+    assert est._learners[0].capacity == 128
+    assert_same_bits(untouched, est)
+    est.partial_fit(X[100:], y[100:])
+    untouched.partial_fit(X[100:], y[100:])
+    assert_same_bits(untouched, est)
