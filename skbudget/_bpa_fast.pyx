@@ -51,7 +51,7 @@ from libc.math cimport fabs, sqrt, INFINITY
 from scipy.linalg.cython_lapack cimport dpotrf, dpotri
 
 from skbudget._engine cimport OnlineLearner
-from skbudget._engine import _copied, _resized, size_problem, square_problem
+from skbudget._engine import _copied, _resized, initial_capacity, size_problem, square_problem
 from skbudget._kernel_rows cimport dense_dot
 from skbudget._numbers cimport is_finite, oldest_least, raise_not_finite
 
@@ -69,15 +69,15 @@ cdef double SPAN_TOL = 1e-12
 cdef double CHECK_DRIFT = 1e3
 cdef double RESIDUAL_TOL = 1e-10
 
-# the cells a new learner has.  The per-cell arrays (BPA-NN's and BPA-P's
-# Gram matrix and BPA-P's inverse among them, B x B at the budget) grow by
-# doubling, up to budget + 1 cells (a round needs one free cell besides the
-# B vectors), so that memory and saved files follow the support set.  Every
-# capacity before budget + 1 is a multiple of 4: the score and BPA-P's sums
-# over every cell (``dense_dot``: four partial sums, then the remainder;
-# free cells add 0) are then the same bits as over budget + 1 cells (the
-# growth changes no model)
-cdef Py_ssize_t FIRST_CAPACITY = 8
+# The per-cell arrays (BPA-NN's and BPA-P's Gram matrix and BPA-P's inverse
+# among them, B x B at the budget) start at the engine's initial_capacity and
+# grow by doubling (OnlineLearner.grow_when_full) up to capacity_limit(),
+# budget + 1 cells (a round needs one free cell besides the B vectors), so
+# that memory and saved files follow the support set.  Every capacity before
+# budget + 1 is a multiple of 4: the score and BPA-P's sums over every cell
+# (``dense_dot``: four partial sums, then the remainder; free cells add 0)
+# are then the same bits as over budget + 1 cells (the growth changes no
+# model)
 
 # what a non-finite removal score is called in the error
 cdef const char* REMOVAL_SCORE = b"A removal score of the budgeted Passive-Aggressive"
@@ -150,7 +150,7 @@ cdef class BudgetedPALearner(OnlineLearner):
     def __init__(self, Py_ssize_t budget=1, double C=1.0, int maintenance=RULE_SIMPLE):
         self.maintenance = maintenance     # (before the engine's __init__ calls grow)
         self.budget = budget
-        OnlineLearner.__init__(self, capacity=capacity_for(budget, 0),
+        OnlineLearner.__init__(self, capacity=initial_capacity(largest_capacity(budget)),
                                track_gram=maintenance != RULE_SIMPLE)
         self.C = C
         self.n_removals = 0
@@ -160,13 +160,13 @@ cdef class BudgetedPALearner(OnlineLearner):
         self.n_checks = 0
         self.n_refreshes = 0
 
+    cdef Py_ssize_t capacity_limit(self) noexcept nogil:
+        """A learner never holds more than ``budget`` vectors, and a round
+        needs one free cell besides: :func:`largest_capacity`."""
+        return largest_capacity(self.budget)
+
     cdef int grow(self, Py_ssize_t new_capacity) except -1:
-        """The engine doubles the capacity when no cell is free; a learner
-        never holds more than ``budget`` vectors, and a round needs one
-        free cell besides: it grows to :func:`largest_capacity` at most."""
         cdef Py_ssize_t old = self.nearest.shape[0]
-        if new_capacity > self.budget:
-            new_capacity = largest_capacity(self.budget)
         OnlineLearner.grow(self, new_capacity)
         nearest = np.full(new_capacity, -1, dtype=np.intp)
         nearest[:old] = self.nearest
@@ -749,10 +749,12 @@ cdef inline Py_ssize_t largest_capacity(Py_ssize_t budget) noexcept nogil:
 
 def capacity_for(Py_ssize_t budget, Py_ssize_t n_sv):
     """The cells of a learner of ``budget`` (``>= 1``) whose support set
-    has grown to ``n_sv <= budget`` vectors: ``FIRST_CAPACITY``, doubled
-    while ``n_sv`` does not fit (the engine grows when an insertion finds
-    no free cell), at most :func:`largest_capacity`."""
-    cdef Py_ssize_t capacity = FIRST_CAPACITY
-    while capacity < n_sv and capacity <= budget:
-        capacity *= 2
-    return largest_capacity(budget) if capacity > budget else capacity
+    has grown to ``n_sv <= budget`` vectors: the engine's
+    ``initial_capacity``, doubled while ``n_sv`` does not fit (the engine
+    grows when an insertion finds no free cell,
+    :meth:`OnlineLearner.grow_when_full`), at most :func:`largest_capacity`."""
+    cdef Py_ssize_t limit = largest_capacity(budget)
+    cdef Py_ssize_t capacity = initial_capacity(limit)
+    while capacity < n_sv and capacity < limit:
+        capacity = min(2 * capacity, limit)
+    return capacity

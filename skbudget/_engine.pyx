@@ -138,13 +138,13 @@ cdef double SMALL_GEMM_PRODUCTS = 1e6
 cdef Py_ssize_t GRAM_ROWS = 16
 # whether the BLAS has those kernels (set once, :func:`use_small_gemm_kernels`)
 cdef bint SMALL_GEMM_KERNELS = False
+# the cells a learner starts with (initial_capacity)
+INITIAL_CAPACITY = 8
+
 # whether the chunk's inner products come from the engine's own kernels,
 # skb_fma_block and skb_fma_dots_rows (a CPU with AVX2 and FMA, see
 # :func:`use_fma_kernels`), instead of BLAS, for at most FMA_FEATURES
 # features (BLAS sums longer products in blocks of 256 terms)
-# the cells a learner starts with (initial_capacity)
-INITIAL_CAPACITY = 8
-
 cdef bint FMA_KERNELS = skb_fma_available()
 cdef Py_ssize_t FMA_FEATURES = 256
 # examples whose products with the chunk's later examples skb_fma_dots_rows

@@ -30,14 +30,6 @@ from .test_common import fitted_state
 ESTIMATORS = [Est for _, Est in all_estimators()]
 N_ROWS = 240
 
-# fixed on another branch of issue 43 (remove the mark on merge)
-_BPA_CUTS = pytest.mark.xfail(strict=True, reason="fixed on branch h43-bpa")
-
-
-def _marked(Est):
-    marks = [_BPA_CUTS] if Est.__name__ == "BudgetedPassiveAggressive" else []
-    return pytest.param(Est, marks=marks, id=Est.__name__)
-
 
 @pytest.fixture(scope="module", params=["binary", "3class"])
 def stream(request):
@@ -126,7 +118,7 @@ def _check_every_cut(Est, X, y):
                        strict=True)
 
 
-@pytest.mark.parametrize("Est", [_marked(Est) for Est in ESTIMATORS])
+@pytest.mark.parametrize("Est", ESTIMATORS, ids=[Est.__name__ for Est in ESTIMATORS])
 def test_stream_cuts_change_nothing(Est, stream):
     _check_every_cut(Est, *stream)
 
