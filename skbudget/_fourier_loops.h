@@ -248,20 +248,7 @@ static SKB_ALWAYS_INLINE uint32_t skb_scaled_sincosf_value(float x, float factor
 #define SKB_VEC_STORE _mm256_storeu_pd
 #define SKB_VEC_SET1 _mm256_set1_pd
 #define SKB_VEC_FMA _mm256_fmadd_pd
-#include "_fourier_loops_real.h"
-#undef SKB_REAL
-#undef SKB_FLAGS
-#undef SKB_REAL_NAME
-#undef SKB_SINCOS_VALUE
-#undef SKB_LIBM_COS
-#undef SKB_LIBM_SIN
-#undef SKB_FMA
-#undef SKB_VEC
-#undef SKB_VEC_ZERO
-#undef SKB_VEC_LOAD
-#undef SKB_VEC_STORE
-#undef SKB_VEC_SET1
-#undef SKB_VEC_FMA
+#include "_fourier_loops_real.h"   /* (which undefines its parameters) */
 
 #define SKB_REAL float
 #define SKB_FLAGS uint32_t
@@ -276,19 +263,6 @@ static SKB_ALWAYS_INLINE uint32_t skb_scaled_sincosf_value(float x, float factor
 #define SKB_VEC_STORE _mm256_storeu_ps
 #define SKB_VEC_SET1 _mm256_set1_ps
 #define SKB_VEC_FMA _mm256_fmadd_ps
-#include "_fourier_loops_real.h"
-#undef SKB_REAL
-#undef SKB_FLAGS
-#undef SKB_REAL_NAME
-#undef SKB_SINCOS_VALUE
-#undef SKB_LIBM_COS
-#undef SKB_LIBM_SIN
-#undef SKB_FMA
-#undef SKB_VEC
-#undef SKB_VEC_ZERO
-#undef SKB_VEC_LOAD
-#undef SKB_VEC_STORE
-#undef SKB_VEC_SET1
-#undef SKB_VEC_FMA
+#include "_fourier_loops_real.h"   /* (which undefines its parameters) */
 
 #endif /* SKBUDGET_FOURIER_LOOPS_H */

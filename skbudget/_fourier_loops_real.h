@@ -340,3 +340,18 @@ SKB_FOURIER_VERSIONS_OF(uint64_t, SKB_REAL_NAME(skb_fourier_sparse_rows),
 #undef SKB_PROJECTION_ROWS
 #undef SKB_FOURIER_VERSIONS_OF
 #undef SKB_FLAG_SHIFT
+
+/* the template's parameters (see _fourier_loops.h), for the next instance */
+#undef SKB_REAL
+#undef SKB_FLAGS
+#undef SKB_REAL_NAME
+#undef SKB_SINCOS_VALUE
+#undef SKB_LIBM_COS
+#undef SKB_LIBM_SIN
+#undef SKB_FMA
+#undef SKB_VEC
+#undef SKB_VEC_ZERO
+#undef SKB_VEC_LOAD
+#undef SKB_VEC_STORE
+#undef SKB_VEC_SET1
+#undef SKB_VEC_FMA
