@@ -80,7 +80,7 @@ cdef int _raise_overflowing_row() except -1 nogil:
     with gil:
         raise ValueError(
             "X has a row whose squared norm ||x||^2 overflows (is infinite): the 'rbf' "
-            "kernel's distances to it cannot be computed (prediction on it would fail). "
+            "kernel's distances to it cannot be computed, so it cannot be learned. "
             "Rescale X (e.g. StandardScaler); the model is left as it was.")
 
 
