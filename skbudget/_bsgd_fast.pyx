@@ -80,7 +80,7 @@ def _capacity_problem(Py_ssize_t budget, Py_ssize_t n_sv, Py_ssize_t capacity):
     cells an earlier version allocated up front; it grows to ``budget + 1``)
     or, for the union of several models before its compression (parameter
     mixing, over the budget), ``n_sv + 2``."""
-    if capacity > max(budget, n_sv) + 2:
+    if capacity - 2 > max(budget, n_sv):       # (no overflow at the largest budget)
         return (f"capacity={capacity} exceeds budget + 2 = {budget + 2} and n_sv + 2 = "
                 f"{n_sv + 2}")
     return None
