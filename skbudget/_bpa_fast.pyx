@@ -298,12 +298,12 @@ cdef class BudgetedPALearner(OnlineLearner):
         layout of :meth:`cells_in_order` (what :meth:`get_state` gives, and
         a file of an earlier version, whose arrays have ``budget + 1``
         cells from the first row) is given the capacity its support set
-        grew to (:func:`capacity_for`); any other state is taken as it is
+        grew to (:meth:`grown_capacity`); any other state is taken as it is
         (the entry checks of the next call refuse an inconsistent one)."""
         OnlineLearner.set_state(self, state)
         if 1 <= self.budget and self.n_sv <= self.budget and self.cells_in_order():
             self.keep_used_cells()
-            self.grow(capacity_for(self.budget, self.n_sv))
+            self.grow(self.grown_capacity(self.n_sv))
 
     cdef int keep_used_cells(self) except -1:
         """Cut the per-cell arrays to cells ``0 .. n_sv - 1`` (the layout
@@ -745,16 +745,3 @@ _CELL_MATRICES = ("gram", "inverse")
 cdef inline Py_ssize_t largest_capacity(Py_ssize_t budget) noexcept nogil:
     """``budget + 1`` (``budget`` for the largest budget: no overflow)."""
     return budget + 1 if budget < PY_SSIZE_T_MAX else budget
-
-
-def capacity_for(Py_ssize_t budget, Py_ssize_t n_sv):
-    """The cells of a learner of ``budget`` (``>= 1``) whose support set
-    has grown to ``n_sv <= budget`` vectors: the engine's
-    ``initial_capacity``, doubled while ``n_sv`` does not fit (the engine
-    grows when an insertion finds no free cell,
-    :meth:`OnlineLearner.grow_when_full`), at most :func:`largest_capacity`."""
-    cdef Py_ssize_t limit = largest_capacity(budget)
-    cdef Py_ssize_t capacity = initial_capacity(limit)
-    while capacity < n_sv and capacity < limit:
-        capacity = min(2 * capacity, limit)
-    return capacity

@@ -33,12 +33,13 @@ per probe after an O(k) set-up; ``‖W_i‖²`` is kept per vector).
 """
 
 import numpy as np
+from cpython.pyport cimport PY_SSIZE_T_MAX
 from libc.float cimport DBL_MIN
 from libc.math cimport exp, fabs, isfinite, INFINITY
 from libc.string cimport memcpy
 
 from skbudget._engine cimport OnlineLearner
-from skbudget._engine import _resized, size_problem
+from skbudget._engine import _resized, initial_capacity, size_problem
 from skbudget._elementwise cimport exp_inplace, log_inplace
 from skbudget._kernel_rows cimport dense_dot, squared_distance
 from skbudget._merge_search cimport (A_N, CANDIDATE_ROWS, CROSS, DEGRADATION, KAPPA,
@@ -55,6 +56,35 @@ skb_vector_loops_init()     # the AVX2 loops where the CPU has AVX2
 
 # the merge search: the golden-section rule, or its table h*(m, κ)
 GOLDEN, LOOKUP = SEARCH_GOLDEN, SEARCH_LOOKUP
+
+# The per-cell arrays (the engine's, the shared learner's coefficient rows and
+# their norms; the Gram matrix and the span factor for projection, cells x
+# cells; the merge's scratch) start at the engine's initial_capacity and grow
+# by doubling (OnlineLearner.grow_when_full) up to capacity_limit(), budget + 1
+# cells (the budget's vectors and the one a round appends before its
+# maintenance step; a merge removes two before it appends), so that memory and
+# saved files follow the support set, not the budget.  The cells are handed
+# out in the same order whatever the capacity (the engine's free-cell stack),
+# and every sum runs over the support set by position: the growth changes no
+# model.
+
+
+cdef inline Py_ssize_t largest_capacity(Py_ssize_t budget) noexcept nogil:
+    """``budget + 1`` (``budget`` for the largest budget: no overflow)."""
+    return budget + 1 if budget < PY_SSIZE_T_MAX else budget
+
+
+def _capacity_problem(Py_ssize_t budget, Py_ssize_t n_sv, Py_ssize_t capacity):
+    """A description unless ``capacity`` is one a BSGD learner of ``budget``
+    holding ``n_sv`` vectors can have, else None: at most ``budget + 2`` (the
+    cells an earlier version allocated up front; it grows to ``budget + 1``)
+    or, for the union of several models before its compression (parameter
+    mixing, over the budget), ``n_sv + 2``."""
+    if capacity - 2 > max(budget, n_sv):       # (no overflow at the largest budget)
+        return (f"capacity={capacity} exceeds budget + 2 = {budget + 2} and n_sv + 2 = "
+                f"{n_sv + 2}")
+    return None
+
 
 # the maintenance rules (compiled constants; the Python names below)
 cdef enum:
@@ -107,7 +137,7 @@ cdef class BudgetedSGDLearner(OnlineLearner):
                  int merge_search=SEARCH_GOLDEN):
         # projection reads k(x_i, x_p) from the Gram matrix; merging asks the
         # feature store for its one kernel value per partner
-        OnlineLearner.__init__(self, capacity=budget + 2,
+        OnlineLearner.__init__(self, capacity=initial_capacity(largest_capacity(budget)),
                                track_gram=maintenance == RULE_PROJECTION)
         self.budget = budget
         self.lam = lam
@@ -123,11 +153,16 @@ cdef class BudgetedSGDLearner(OnlineLearner):
         self.partner_pos = np.zeros(0, dtype=np.intp)
         self.merged = np.zeros(0)
 
+    cdef Py_ssize_t capacity_limit(self) noexcept nogil:
+        """The budget's vectors and the one a round appends before its
+        maintenance step: :func:`largest_capacity`."""
+        return largest_capacity(self.budget)
+
     def check_policy_state(self, Py_ssize_t pool_size):
         if self.merge_search not in (SEARCH_GOLDEN, SEARCH_LOOKUP):
             return f"merge_search={self.merge_search} out of range"
         return _rule_problem(self.budget, self.lam, self.maintenance, self.track_gram,
-                             self.chol, self.span_gap, self.n_sv)
+                             self.chol, self.span_gap, self.n_sv, self.capacity)
 
     cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300 nogil:
         cdef double score = self.dot_row()
@@ -345,7 +380,8 @@ cdef class MulticlassBSGDLearner(SharedSupportLearner):
     def __init__(self, Py_ssize_t n_classes=3, Py_ssize_t budget=1, double lam=1e-4,
                  int maintenance=RULE_REMOVAL, int merge_search=SEARCH_GOLDEN):
         self.row_sqnorm = np.zeros(0)      # (grown with the cells)
-        SharedSupportLearner.__init__(self, n_classes, capacity=budget + 2,
+        SharedSupportLearner.__init__(self, n_classes,
+                                      capacity=initial_capacity(largest_capacity(budget)),
                                       track_gram=maintenance == RULE_PROJECTION)
         self.budget = budget
         self.lam = lam
@@ -367,6 +403,10 @@ cdef class MulticlassBSGDLearner(SharedSupportLearner):
         self.row_sqnorm = _resized(self.row_sqnorm, new_capacity)
         return 0
 
+    cdef Py_ssize_t capacity_limit(self) noexcept nogil:
+        """As :meth:`BudgetedSGDLearner.capacity_limit`."""
+        return largest_capacity(self.budget)
+
     def set_state(self, state):
         # a file saved before the shared merge had a search of its own for
         # 'lookup' has no merge_search: that learner ran the golden section
@@ -379,7 +419,7 @@ cdef class MulticlassBSGDLearner(SharedSupportLearner):
             return f"merge_search={self.merge_search} out of range"
         return (SharedSupportLearner.check_policy_state(self, pool_size)
                 or _rule_problem(self.budget, self.lam, self.maintenance, self.track_gram,
-                                 self.chol, self.span_gap, self.n_sv)
+                                 self.chol, self.span_gap, self.n_sv, self.capacity)
                 or size_problem({"row_sqnorm": self.row_sqnorm}, self.capacity)
                 or size_problem({"new_row": self.new_row}, self.n_outputs, "entries"))
 
@@ -638,18 +678,22 @@ cdef Py_ssize_t oldest_minimum(const double* value, const double* weight, const 
 
 
 def _rule_problem(Py_ssize_t budget, double lam, int maintenance, bint track_gram, chol,
-                  span_gap, Py_ssize_t n_sv):
-    """What is inconsistent in a BSGD learner's rule and span factor, or None."""
+                  span_gap, Py_ssize_t n_sv, Py_ssize_t capacity):
+    """What is inconsistent in a BSGD learner's rule, capacity and span
+    factor (at most one row per cell: it grows with them), or None."""
     if not (budget >= 1 and lam > 0 and maintenance in (
             RULE_REMOVAL, RULE_PROJECTION, RULE_MERGING)):
         return f"budget={budget}, lam={lam}, maintenance={maintenance} out of range"
-    if maintenance == RULE_PROJECTION:
+    problem = _capacity_problem(budget, n_sv, capacity)
+    if problem is None and maintenance == RULE_PROJECTION:
         if not track_gram:
             return "projection needs track_gram"
         if chol.shape[0] != chol.shape[1] or (n_sv and chol.shape[0] < n_sv) or (
                 span_gap.shape[0] != chol.shape[0]):
             return f"the Cholesky factor is not square over {n_sv} vectors"
-    return None
+        if chol.shape[0] > capacity:
+            return f"the Cholesky factor has {chol.shape[0]} rows, more than the {capacity} cells"
+    return problem
 
 
 

@@ -375,6 +375,18 @@ cdef class OnlineLearner:
             new_capacity = limit
         return self.grow(new_capacity)
 
+    def grown_capacity(self, Py_ssize_t n_sv):
+        """The cells of this learner once a support set grown from empty
+        holds ``n_sv`` vectors: :func:`initial_capacity`, doubled (as by
+        :meth:`grow_when_full`) while ``n_sv`` does not fit, at most
+        :meth:`capacity_limit` (e.g. a state rebuilt around given vectors,
+        laid out as a fresh learner's)."""
+        cdef Py_ssize_t limit = self.capacity_limit()
+        cdef Py_ssize_t capacity = initial_capacity(limit)
+        while capacity < n_sv and (limit < 0 or capacity < limit):
+            capacity = 2 * capacity if limit < 0 else min(2 * capacity, limit)
+        return capacity
+
     cdef Py_ssize_t new_slot(self) except -1 nogil:
         """A fresh store row (store mode); the store grows when full."""
         if self.n_slots == self.store.shape[0] or (

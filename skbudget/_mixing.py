@@ -231,16 +231,18 @@ def compressed_model(model, copy_model=True):
 def _laid_out_afresh(result, j):
     """Learner ``j`` of ``result`` (just compressed) laid out as a new
     learner of its budget would be: its support vectors in cells 0, 1, ...
-    oldest first, at the capacity of a fresh learner, the store holding
-    just them.  The compression leaves the survivors in the union's cells,
-    up to twice the budget apart, and every later round's kernel block
+    oldest first, at the capacity a fresh learner has grown to when it
+    holds as many (:meth:`grown_capacity`), the store holding just them.
+    The compression leaves the survivors in the union's cells, up to
+    twice the budget apart, and every later round's kernel block
     covers every cell up to the highest in use (a mixed model continued 15 %
     slower than a stream's own, doc/user_guide/scaling_out.rst, "Cost").
     The same model: the same vectors, coefficients, scale and counts."""
     driver = result._driver
     learner = driver.learners[j]
     _install(driver, j, *_union_state(result, learner, [learner], [driver.support_vectors(j)],
-                                      np.ones(1), None, capacity=learner.n_sv + 2))
+                                      np.ones(1), None,
+                                      capacity=learner.grown_capacity(learner.n_sv)))
 
 
 def _install(driver, j, state, vectors):
@@ -282,8 +284,8 @@ def _union_state(result, learner, sources, rows, weights, base, capacity=None):
     are ``rows``.  ``base``: the learner every source continued from, or
     None; with it, a vector several sources hold (one of ``base``'s they
     all kept) is stored once, with the sum of its coefficients.
-    ``capacity``: the state's cells (None: ``learner``'s, or the union's
-    size and 2 when larger)."""
+    ``capacity``: the state's cells, at least the union's size (None:
+    ``learner``'s, or the union's size and 2 when larger)."""
     state = learner.get_state()
     rule = _RULES[type(learner)]
     cells = [src.support_order() for src in sources]
@@ -298,7 +300,7 @@ def _union_state(result, learner, sources, rows, weights, base, capacity=None):
     if base is not None:
         vectors, per_vector = _without_repeats(vectors, per_vector, rule.summed)
     n = vectors.shape[0]
-    capacity = max(n + 2, int(state["capacity"]) if capacity is None else capacity)
+    capacity = max(n + 2, int(state["capacity"])) if capacity is None else max(n, capacity)
     order = np.zeros(capacity, dtype=np.intp)
     order[:n] = np.arange(n)
     free = np.zeros(capacity, dtype=np.intp)

@@ -1,6 +1,8 @@
 """BudgetedSGDClassifier against the plain implementation of doc/algorithms.md#bsgd,
 and the compiled pieces of its maintenance rules on their own."""
 
+import pickle
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -339,3 +341,130 @@ def test_merge_search_is_validated():
     X, y = make_noisy_gaussians(50, random_state=0)
     with pytest.raises(ValueError, match="merge_search"):
         BudgetedSGDClassifier(merge_search="bisection").fit(X, y)
+
+
+# ----------------------------------------------------------------------
+# memory follows the support set (issue 43): the per-cell arrays start small
+# and double up to budget + 1 cells
+# ----------------------------------------------------------------------
+# (multi_class, n_classes): the binary learner, one-vs-rest, the shared learner
+LEARNER_KINDS = [("crammer_singer", 2), ("ovr", 3), ("crammer_singer", 3)]
+LEARNER_KIND_IDS = ["binary", "ovr", "shared"]
+
+
+def _bsgd_rows(n_classes, n_rows=300):
+    return make_classification(n_rows, 20, n_informative=8, n_classes=n_classes,
+                               random_state=0)
+
+
+def _assert_identical(a, b):
+    assert_array_equal(a.n_support_, b.n_support_)
+    for name in ("support_vectors_", "dual_coef_", "intercept_", "degradation_"):
+        assert_array_equal(getattr(a, name), getattr(b, name), strict=True)
+    assert_array_equal(a.t_, b.t_)
+    for left, right in zip(a._learners, b._learners, strict=True):
+        assert left.get_state().keys() == right.get_state().keys()
+        assert left.n_sv == right.n_sv and left.scale == right.scale
+
+
+@pytest.mark.parametrize("multi_class, n_classes", LEARNER_KINDS, ids=LEARNER_KIND_IDS)
+@pytest.mark.parametrize("rule", RULES)
+def test_memory_follows_the_support_set(multi_class, n_classes, rule):
+    """At ``budget=10**6`` on 300 rows the per-cell arrays (the Gram matrix
+    and the span factor for projection, the merge's scratch) and the pickle
+    hold the support set, not the budget, and the model is the one of
+    ``budget=5000`` bit for bit.  On ``ae3fe45`` the arrays had ``budget +
+    2`` cells from the first row: 216 MB pickled for binary merging,
+    MemoryError (7.28 TiB) for projection, 401 MB at ``budget=5000``."""
+    X, y = _bsgd_rows(n_classes)
+    fitted = {budget: BudgetedSGDClassifier(budget=budget, maintenance=rule,
+                                            multi_class=multi_class, random_state=0).fit(X, y)
+              for budget in (5000, 10**6)}
+    for est in fitted.values():
+        assert len(pickle.dumps(est)) < 10 * 2**20
+        for learner in est._learners:
+            assert learner.n_sv <= learner.capacity <= max(8, 2 * learner.n_sv)
+            assert learner.capacity == learner.grown_capacity(learner.n_sv)
+            if rule == "projection":
+                assert learner.gram.shape == (learner.capacity,) * 2
+                assert learner.chol.shape[0] <= learner.capacity
+    _assert_identical(fitted[5000], fitted[10**6])
+
+
+@pytest.mark.parametrize("multi_class, n_classes", LEARNER_KINDS, ids=LEARNER_KIND_IDS)
+@pytest.mark.parametrize("rule", RULES)
+def test_growth_up_to_a_binding_budget_changes_nothing(multi_class, n_classes, rule):
+    """A budget the stream reaches: the cells double from 8 to ``budget +
+    1`` (never beyond), maintenance then runs at that capacity, and a
+    pickle taken at any call boundary continues bit for bit like the
+    model never saved (the scratch arrays rebuilt)."""
+    X, y = _bsgd_rows(n_classes, 600)
+    params = dict(budget=37, maintenance=rule, multi_class=multi_class, alpha=1e-3, gamma=0.02,
+                  random_state=0)
+    whole = BudgetedSGDClassifier(**params)
+    saved = BudgetedSGDClassifier(**params)
+    capacities = set()
+    for start in range(0, 600, 50):
+        rows = slice(start, start + 50)
+        whole.partial_fit(X[rows], y[rows], classes=np.unique(y))
+        saved = pickle.loads(pickle.dumps(saved)).partial_fit(X[rows], y[rows],
+                                                              classes=np.unique(y))
+        _assert_identical(whole, saved)
+        capacities |= {learner.capacity for learner in whole._learners}
+    assert capacities <= {8, 16, 32, 38} and 38 in capacities
+    assert all(learner.n_sv == 37 for learner in whole._learners)
+    assert whole.n_maintenance_.min() > 0
+
+
+@pytest.mark.parametrize("multi_class, n_classes", LEARNER_KINDS, ids=LEARNER_KIND_IDS)
+def test_saved_capacity_beyond_the_budget_is_refused(multi_class, n_classes):
+    """A saved state whose cells exceed ``budget + 2`` (what an earlier
+    version allocated) while it holds no more vectors, or whose span factor
+    has more rows than cells, is refused at the next call with a message
+    naming it, and nothing changes; a state of ``budget + 2`` cells (an
+    earlier version's file) continues like the grown one."""
+    X, y = _bsgd_rows(n_classes, 120)
+    est = BudgetedSGDClassifier(budget=20, maintenance="projection", multi_class=multi_class,
+                                alpha=1e-3, random_state=0).fit(X, y)
+    learner = est._learners[0]
+    grown = _with_capacity(learner.get_state(), learner.capacity + 200)
+    tampered = pickle.loads(pickle.dumps(est))
+    tampered._learners[0].set_state(grown)
+    before = pickle.dumps(tampered)
+    with pytest.raises(ValueError, match=r"capacity=\d+ exceeds budget \+ 2 = 22"):
+        tampered.partial_fit(X, y)
+    assert pickle.dumps(tampered) == before
+    factor = dict(learner.get_state())
+    factor["chol"] = np.zeros((learner.capacity + 1,) * 2)
+    factor["span_gap"] = np.zeros(learner.capacity + 1)
+    tampered._learners[0].set_state(factor)
+    with pytest.raises(ValueError, match="Cholesky factor has .* more than the"):
+        tampered.partial_fit(X, y)
+    old_layout = pickle.loads(pickle.dumps(est))
+    for fitted_learner in old_layout._learners:
+        fitted_learner.set_state(_with_capacity(fitted_learner.get_state(), 22))
+    _assert_identical(old_layout.partial_fit(X, y), est.partial_fit(X, y))
+
+
+def _with_capacity(state, capacity):
+    """``state`` with ``capacity`` cells, laid out as the engine's ``grow``
+    lays them out (new cells zero, pushed on the free stack lowest on top)."""
+    state = dict(state)
+    old = state["capacity"]
+    for name in ("alpha", "kself", "k_row", "slot", "order", "row_sqnorm", "label", "span_gap"):
+        if name in state and state[name].shape[0] == old:
+            state[name] = np.concatenate([state[name], np.zeros(capacity - old,
+                                                                state[name].dtype)])
+    if "tau" in state:
+        state["tau"] = np.vstack([state["tau"], np.zeros((capacity - old, state["tau"].shape[1]))])
+    for name in ("gram", "chol"):
+        if state[name].shape[0] == old:
+            square = np.zeros((capacity, capacity))
+            square[:old, :old] = state[name]
+            state[name] = square
+    n_free = state["n_free"]
+    free = np.zeros(capacity, dtype=np.intp)
+    free[:n_free] = state["free_cells"][:n_free]
+    free[n_free:n_free + capacity - old] = np.arange(capacity - 1, old - 1, -1)
+    state.update(capacity=capacity, n_free=n_free + capacity - old, free_cells=free)
+    return state

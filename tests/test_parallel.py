@@ -202,11 +202,12 @@ def test_compress_leaves_models_within_budget_and_unbudgeted_ones_as_they_are():
                                 dict(maintenance="merging", sparse=True)],
                          ids=["merging-shared", "projection-shared", "removal-ovr", "csr"])
 def test_compress_lays_the_learners_out_as_fresh_ones(kw, monkeypatch):
-    """After a compression the survivors sit in cells 0, 1, ... at a fresh
-    learner's capacity, the store holding just them (a mixed model then
-    streams as fast as a stream's own model): the same model as the
-    compression left in the union's cells, bit for bit, and it continues
-    the same up to rounding."""
+    """After a compression the survivors sit in cells 0, 1, ... at the
+    capacity of a fresh learner holding as many, the store holding just
+    them (a mixed model then streams as fast as a stream's own model): the
+    same model as the compression left in the union's cells, bit for bit;
+    those cells, more than a learner of the budget ever holds, are refused
+    if a call meets them."""
     import skbudget._mixing as mixing
     kw = dict(kw)
     sparse = kw.pop("sparse", False)
@@ -219,8 +220,9 @@ def test_compress_lays_the_learners_out_as_fresh_ones(kw, monkeypatch):
     with monkeypatch.context() as patch:
         patch.setattr(mixing, "_laid_out_afresh", lambda result, j: None)
         in_place = compress(mixed)
-    fresh = clone(est).partial_fit(X[:30], y[:30], classes=np.unique(y))
+    fresh = clone(est).partial_fit(X, y, classes=np.unique(y))    # (at the budget too)
     for learner, new in zip(out._learners, fresh._learners):
+        assert learner.n_sv == new.n_sv
         assert learner.capacity == new.capacity < in_place._learners[0].capacity
         assert_array_equal(learner.support_order(), np.arange(learner.n_sv))
         if learner.uses_store:
@@ -231,8 +233,14 @@ def test_compress_lays_the_learners_out_as_fresh_ones(kw, monkeypatch):
         assert_array_equal(a.toarray() if sp.issparse(a) else a,
                            b.toarray() if sp.issparse(b) else b)
     assert_array_equal(out.decision_function(X), in_place.decision_function(X))
-    assert_allclose(out.partial_fit(X, y).decision_function(X),
-                    in_place.partial_fit(X, y).decision_function(X), rtol=1e-9, atol=1e-12)
+    # the union's cells left in place are more than a learner of the budget
+    # ever holds (its arrays follow the support set): refused at the next call
+    before = pickle.dumps(in_place)
+    with pytest.raises(ValueError, match=r"capacity=\d+ exceeds budget \+ 2 = 14"):
+        in_place.partial_fit(X, y)
+    assert pickle.dumps(in_place) == before
+    continued = out.partial_fit(X, y)
+    assert all(learner.capacity <= 13 for learner in continued._learners)
 
 
 def test_compress_sparse_merging_keeps_csr_support_vectors():
