@@ -22,9 +22,9 @@ class BudgetedPassiveAggressive(ExampleWeightsMixin, BaseOnlineKernelClassifier)
     On a round with hinge loss ``l = max(0, 1 - y f(x)) > 0`` (the score
     before the step) the PA-I step is ``tau = min(C w, l / k(x, x))``
     (``C w`` when ``k(x, x) <= 0``), ``w`` the example's weight (1 without
-    ``sample_weight`` and ``class_weight``).  While fewer than ``budget`` support vectors
-    are stored, ``x`` is added with coefficient ``tau y``.  Once the budget
-    is full, the PA problem is solved *with* a removal: one support vector
+    ``sample_weight`` and ``class_weight``).  While fewer than ``budget``
+    support vectors are stored, ``x`` is added with coefficient ``tau y``.
+    Once the budget is full, the PA problem is solved *with* a removal: one support vector
     ``r`` is removed and a small set ``V`` holding ``x`` absorbs it, its
     coefficient projected onto span ``V`` (``alpha_r K_V^{-1} k_{V,r}`` is
     added to the coefficients of ``V``).  The vector removed is the one
@@ -64,16 +64,16 @@ class BudgetedPassiveAggressive(ExampleWeightsMixin, BaseOnlineKernelClassifier)
          """C : float, default=1.0
         Aggressiveness: the largest step ``tau`` a round may take (PA-I;
         ``C w`` for an example of weight ``w``).""",
-         class_weight_doc("its cap: ``tau = min(C w, l / k(x, x))``\n"
-                          "        (the PA problem with the slack weighted by ``w``; no step and\n"
-                          "        no removal for ``w = 0``)"),
          """maintenance : {'simple', 'nearest', 'projection'}, default='simple'
         The set ``V`` that absorbs the removed support vector: ``x`` alone
         (BPA-S), ``x`` and the removed vector's nearest neighbour (BPA-NN),
         or ``x`` and every other support vector (BPA-P).""",
+         class_weight_doc("its cap: ``tau = min(C w, l / k(x, x))``\n"
+                          "        (the PA problem with the slack weighted by ``w``; no step and\n"
+                          "        no removal for ``w = 0``)"),
          kernel_doc(), stream_doc()],
-        attributes_doc(n_updates="Rounds with a positive hinge loss (each takes a step), summed\n"
-                                 "        over the learners."),
+        attributes_doc(n_updates="Rounds that took a step (a positive hinge loss and a positive\n"
+                                 "        weight), summed over the learners."),
         see_also="""KernelPassiveAggressive : The unbounded PA-I.
     BudgetedSGDClassifier : Budgeted SGD for the kernel SVM, with removal,
         projection or merging.""",
