@@ -5,23 +5,26 @@ from sklearn.utils._param_validation import StrOptions
 from skbudget._base import BaseOnlineKernelClassifier
 from skbudget._bpa_fast import NEAREST, PROJECTION, SIMPLE, BudgetedPALearner
 from skbudget._budget import _example
-from skbudget._docstrings import BUDGET_DOC, attributes_doc, docstring, kernel_doc, stream_doc
+from skbudget._docstrings import (BUDGET_DOC, attributes_doc, class_weight_doc, docstring,
+                                  kernel_doc, stream_doc)
 from skbudget._params import Integer, RealNumber, base_params, keep_params
+from skbudget._weights import CLASS_WEIGHT_CONSTRAINT, ExampleWeightsMixin
 
 __all__ = ["BudgetedPassiveAggressive"]
 
 _MAINTENANCE = {"simple": SIMPLE, "nearest": NEAREST, "projection": PROJECTION}
 
 
-class BudgetedPassiveAggressive(BaseOnlineKernelClassifier):
+class BudgetedPassiveAggressive(ExampleWeightsMixin, BaseOnlineKernelClassifier):
     __doc__ = docstring(
         """Budgeted Passive-Aggressive (BPA): kernel PA-I on a fixed budget.
 
     On a round with hinge loss ``l = max(0, 1 - y f(x)) > 0`` (the score
-    before the step) the PA-I step is ``tau = min(C, l / k(x, x))`` (``C``
-    when ``k(x, x) <= 0``).  While fewer than ``budget`` support vectors
-    are stored, ``x`` is added with coefficient ``tau y``.  Once the budget
-    is full, the PA problem is solved *with* a removal: one support vector
+    before the step) the PA-I step is ``tau = min(C w, l / k(x, x))``
+    (``C w`` when ``k(x, x) <= 0``), ``w`` the example's weight (1 without
+    ``sample_weight`` and ``class_weight``).  While fewer than ``budget``
+    support vectors are stored, ``x`` is added with coefficient ``tau y``.
+    Once the budget is full, the PA problem is solved *with* a removal: one support vector
     ``r`` is removed and a small set ``V`` holding ``x`` absorbs it, its
     coefficient projected onto span ``V`` (``alpha_r K_V^{-1} k_{V,r}`` is
     added to the coefficients of ``V``).  The vector removed is the one
@@ -30,6 +33,12 @@ class BudgetedPassiveAggressive(BaseOnlineKernelClassifier):
     ``x`` is appended as the newest support vector, so the support set
     stays at ``budget``.  Whatever ``r`` is, the margin after the step is
     ``y f(x) + tau k(x, x)``, as for the unbounded PA-I.  No bias.
+
+    The weight enters only the step's cap: the removal's price,
+    ``alpha_r^2 s_r``, and the removed vector's coefficient are those of
+    the unweighted rule.  An example of weight 0 takes no step and removes
+    nothing: the model is the one of the stream without it (it is still
+    counted among the rounds and in ``mistake_curve_``).
 
     ``maintenance`` chooses ``V``:
 
@@ -53,14 +62,18 @@ class BudgetedPassiveAggressive(BaseOnlineKernelClassifier):
     perceptron budget rules on noisy data.""",
         [BUDGET_DOC,
          """C : float, default=1.0
-        Aggressiveness: the largest step ``tau`` a round may take (PA-I).""",
+        Aggressiveness: the largest step ``tau`` a round may take (PA-I;
+        ``C w`` for an example of weight ``w``).""",
          """maintenance : {'simple', 'nearest', 'projection'}, default='simple'
         The set ``V`` that absorbs the removed support vector: ``x`` alone
         (BPA-S), ``x`` and the removed vector's nearest neighbour (BPA-NN),
         or ``x`` and every other support vector (BPA-P).""",
+         class_weight_doc("its cap: ``tau = min(C w, l / k(x, x))``\n"
+                          "        (the PA problem with the slack weighted by ``w``; no step and\n"
+                          "        no removal for ``w = 0``)"),
          kernel_doc(), stream_doc()],
-        attributes_doc(n_updates="Rounds with a positive hinge loss (each takes a step), summed\n"
-                                 "        over the learners."),
+        attributes_doc(n_updates="Rounds that took a step (a positive hinge loss and a positive\n"
+                                 "        weight), summed over the learners."),
         see_also="""KernelPassiveAggressive : The unbounded PA-I.
     BudgetedSGDClassifier : Budgeted SGD for the kernel SVM, with removal,
         projection or merging.""",
@@ -81,11 +94,15 @@ class BudgetedPassiveAggressive(BaseOnlineKernelClassifier):
         "budget": [Integer(1, None, closed="left")],
         "C": [RealNumber(0.0, None, closed="neither")],
         "maintenance": [StrOptions(set(_MAINTENANCE))],
+        "class_weight": CLASS_WEIGHT_CONSTRAINT,
     }
+    # the weights apply per call (a 'balanced' weight to each fit call's y)
+    _call_params = BaseOnlineKernelClassifier._call_params + ("class_weight",)
 
-    def __init__(self, *, budget=100, C=1.0, maintenance="simple", kernel="rbf", gamma="scale",
-                 degree=3, coef0=0.0, kernel_params=None, max_iter=1, shuffle=True,
-                 random_state=None, warm_start=False, verbose=0, n_jobs=None):
+    def __init__(self, *, budget=100, C=1.0, maintenance="simple", class_weight=None,
+                 kernel="rbf", gamma="scale", degree=3, coef0=0.0, kernel_params=None,
+                 max_iter=1, shuffle=True, random_state=None, warm_start=False, verbose=0,
+                 n_jobs=None):
         super().__init__(**base_params(locals()))
         keep_params(self, locals())
 

@@ -3,8 +3,8 @@
 (doc/algorithms.md#bpa).
 
 Wang & Vucetic, "Online Passive-Aggressive Algorithms on a Budget",
-AISTATS 2010.  PA-I (step ``tau = min(C, loss / k(x_t, x_t))`` on a hinge
-loss) whose budget is kept by solving the PA problem with the removal:
+AISTATS 2010.  PA-I (step ``tau = min(C w, loss / k(x_t, x_t))`` on a hinge
+loss, ``w`` the example's weight, 1 without weights; none for ``w = 0``) whose budget is kept by solving the PA problem with the removal:
 when ``|S| = B``, the support vector ``r`` is removed whose coefficient,
 projected onto the span of a small set ``V`` holding ``x_t``, loses the
 least, ``argmin_r alpha_r^2 s_r`` with the removal score
@@ -97,7 +97,8 @@ cdef class BudgetedPALearner(OnlineLearner):
     budget : int
         ``B >= 1``.
     C : float
-        The PA-I cap ``C > 0``.
+        The PA-I cap ``C > 0`` (``C w`` for an example of weight ``w``,
+        the engine's ``example_weight``).
     maintenance : int
         ``SIMPLE``, ``NEAREST`` or ``PROJECTION``.
     """
@@ -323,7 +324,7 @@ cdef class BudgetedPALearner(OnlineLearner):
     # the round
     # ------------------------------------------------------------------
     cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300 nogil:
-        cdef double score, loss, tau
+        cdef double score, loss, cap, tau
         # the step depends on the score's value: it is summed over the
         # gathered row by cell (free cells: alpha 0), whatever the chunking,
         # so that the model is the same bit for bit however the stream is
@@ -334,11 +335,16 @@ cdef class BudgetedPALearner(OnlineLearner):
         if not is_finite(score):
             raise_not_finite(b"The score of the budgeted Passive-Aggressive")
         loss = 1.0 - y * score
-        if loss <= 0.0:
+        # a zero weight: no step and no removal (the model as if x_t were
+        # absent; the round is still counted)
+        if loss <= 0.0 or not (self.example_weight > 0.0):
             return score
-        # PA-I's step; C when k(x_t, x_t) <= 0 (x_t is then no direction)
-        tau = self.C
-        if self.k_tt > 0.0 and loss / self.k_tt < self.C:
+        # PA-I's step with the cap C w (the weight w scales x_t's slack in
+        # the PA problem; w = 1 without weights); the cap when k(x_t, x_t)
+        # <= 0 (x_t is then no direction)
+        cap = self.C * self.example_weight
+        tau = cap
+        if self.k_tt > 0.0 and loss / self.k_tt < cap:
             tau = loss / self.k_tt
         if self.maintenance == RULE_PROJECTION:
             self.projection_round(y * tau)

@@ -3,7 +3,7 @@
 :class:`ExampleWeightsMixin` gives an estimator ``sample_weight`` in ``fit``
 and ``partial_fit`` and the ``class_weight`` parameter, for the update
 rules that minimize a loss the weight can scale (BSGD's step
-``eta_t w``, PA-I's cap ``C w``).  The perceptron-style rules take neither.
+``eta_t w``, PA-I's and BPA's cap ``C w``).  The perceptron-style rules take neither.
 """
 
 import numpy as np

@@ -76,18 +76,20 @@ STREAMS = list(_streams())
 STREAM_IDS = [s[0] for s in STREAMS]
 
 
-def assert_matches(est, plain, X, y, stream=False, rtol=1e-9, atol=1e-12):
+def assert_matches(est, plain, X, y, stream=False, rtol=1e-9, atol=1e-12, sample_weight=None):
     """Same mistakes, support set, coefficients and decision function
     (``fit``, or with ``stream`` one ``partial_fit`` call).  Chunks of 37
     examples: the streams cross several kernel blocks.  ``rtol`` and
-    ``atol``: how close the coefficients (and, at least 1e-9, the scores)."""
+    ``atol``: how close the coefficients (and, at least 1e-9, the scores);
+    ``sample_weight``: given to both (the oracles of weighted rules)."""
     est._chunk_size = 37
     keeping_flags(est)
+    weights = {} if sample_weight is None else {"sample_weight": sample_weight}
     if stream:
-        est.partial_fit(X, y, classes=[-1, 1])
+        est.partial_fit(X, y, classes=[-1, 1], **weights)
     else:
-        est.fit(X, y)
-    plain.partial_fit(X, y)
+        est.fit(X, y, **weights)
+    plain.partial_fit(X, y, **weights)
     assert_array_equal(mistake_flags(est), plain.mistakes)
     assert est.n_updates_ == plain.n_updates
     assert_array_equal(est.support_vectors_, X[plain.support_])

@@ -1,7 +1,8 @@
 """sample_weight and class_weight (BudgetedSGDClassifier,
-KernelPassiveAggressive): an example's weight scales its loss (BSGD's step
-``eta_t w``, PA-I's cap ``C w``); no weights give the unweighted model bit
-for bit; the perceptron-style rules take neither."""
+KernelPassiveAggressive, BudgetedPassiveAggressive): an example's weight
+scales its loss (BSGD's step ``eta_t w``, PA-I's and BPA's cap ``C w``); no
+weights give the unweighted model bit for bit; the perceptron-style rules
+take neither."""
 
 import pickle
 import warnings
@@ -9,21 +10,25 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from numpy.testing import assert_allclose
+from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.datasets import make_blobs, make_classification, make_moons
 from sklearn.metrics import recall_score
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.validation import has_fit_parameter
 
-from skbudget import BudgetedSGDClassifier, KernelPassiveAggressive
+from skbudget import BudgetedPassiveAggressive, BudgetedSGDClassifier, KernelPassiveAggressive
 from skbudget.discovery import all_estimators
 from tests.oracles import keeping_flags
+from tests.oracles.bpa import PlainBudgetedPassiveAggressive
 from tests.oracles.bsgd import PlainBudgetedSGDClassifier
 from tests.test_bsgd import assert_matches, rbf
+from tests.test_fixed_budget import STREAMS
+from tests.test_fixed_budget import assert_matches as assert_matches_fixed_budget
 from tests.test_common import assert_same_model, small
 
-WEIGHTED = [BudgetedSGDClassifier, KernelPassiveAggressive]
+WEIGHTED = [BudgetedSGDClassifier, KernelPassiveAggressive, BudgetedPassiveAggressive]
+BPA_RULES = ["simple", "nearest", "projection"]
 NOT_WEIGHTED = [Est for _, Est in all_estimators() if Est not in WEIGHTED]
 # the UserWarning of a BSGD learner left without a support vector of a class
 DROPPED = "ignore:.*hold.? no support vector:UserWarning"
@@ -33,6 +38,8 @@ def _configs():
     for rule in ["merging", "projection", "removal"]:
         yield BudgetedSGDClassifier, dict(maintenance=rule, alpha=1e-2)
     yield KernelPassiveAggressive, dict(C=0.3)
+    for rule in BPA_RULES:
+        yield BudgetedPassiveAggressive, dict(maintenance=rule, C=0.3)
 
 
 CONFIGS = list(_configs())
@@ -99,6 +106,71 @@ def test_a_pa_weight_scales_the_cap(binary_data):
     kept = small(KernelPassiveAggressive, C=0.3, shuffle=False).fit(X[w > 0], y[w > 0])
     assert_allclose(zeroed.support_vectors_, kept.support_vectors_)
     assert_allclose(zeroed.dual_coef_, kept.dual_coef_, rtol=1e-12)
+
+
+# the fixed-budget streams of the BPA oracle comparison (tests/test_bpa.py;
+# rbf-duplicates left out for the reason given there)
+BPA_STREAMS = [s for s in STREAMS if s[0] != "rbf-duplicates"]
+
+
+@pytest.mark.parametrize("stream", BPA_STREAMS, ids=[s[0] for s in BPA_STREAMS])
+@pytest.mark.parametrize("maintenance", BPA_RULES)
+@pytest.mark.parametrize("budget", [1, 4, 12])
+def test_weighted_bpa_matches_plain_implementation(stream, maintenance, budget):
+    # update by update against the rule with the cap C w (doc/algorithms.md#bpa),
+    # weights 0 among them
+    _, X, y, kw, kernel = stream
+    w = np.random.RandomState(budget).choice([0.0, 0.25, 1.0, 2.5, 7.0], size=len(y))
+    est = BudgetedPassiveAggressive(budget=budget, C=0.5, maintenance=maintenance,
+                                    shuffle=False, **kw)
+    plain = PlainBudgetedPassiveAggressive(kernel, budget=budget, C=0.5,
+                                           maintenance=maintenance)
+    est, plain = assert_matches_fixed_budget(est, plain, X, y, sample_weight=w)
+    learner = est._learners[0]
+    assert learner.n_removals == len(plain.removed)
+    assert learner.n_projections == plain.n_projections
+    assert est.n_rounds_ == len(y)
+
+
+def test_the_weighted_bpa_oracle_reaches_every_branch():
+    # the weighted streams take capped and uncapped steps, remove, and (BPA-P)
+    # project, so the comparison above is not vacuous
+    by_name = {s[0]: s for s in STREAMS}
+    _, X, y, kw, kernel = by_name["rbf-gauss"]
+    w = np.random.RandomState(4).choice([0.0, 0.25, 1.0, 2.5, 7.0], size=len(y))
+    for rule in BPA_RULES:
+        plain = PlainBudgetedPassiveAggressive(kernel, budget=4, C=0.5, maintenance=rule)
+        plain.partial_fit(X, y, sample_weight=w)
+        assert len(set(plain.removed)) > 2
+        # every capped step shows as a margin gain below the loss
+        after = np.array(plain.margins_after)
+        assert_allclose(after[:, 0], after[:, 1], rtol=1e-7, atol=1e-7)
+    _, X, y, kw, kernel = by_name["rbf-zero-scores"]
+    plain = PlainBudgetedPassiveAggressive(kernel, budget=12, C=0.5, maintenance="projection")
+    assert plain.partial_fit(X, y, sample_weight=np.full(len(y), 2.0)).n_projections > 0
+
+
+@pytest.mark.parametrize("maintenance", BPA_RULES)
+def test_a_bpa_weight_scales_the_cap(maintenance, binary_data):
+    X, y = binary_data
+    # C w = 0.125 * 4 is exactly 0.5: the same model bit for bit
+    weighted = small(BudgetedPassiveAggressive, C=0.125, maintenance=maintenance).fit(
+        X, y, sample_weight=np.full(len(y), 4.0))
+    assert weighted._learners[0].n_removals > 0
+    assert_same_model(weighted, small(BudgetedPassiveAggressive, C=0.5,
+                                      maintenance=maintenance).fit(X, y))
+    # a zero weight takes no step and removes nothing: the model of the stream
+    # without those examples, which are still counted as rounds
+    w = np.where(np.arange(len(y)) % 3 == 0, 0.0, 1.0)
+    zeroed = small(BudgetedPassiveAggressive, C=0.3, maintenance=maintenance,
+                   shuffle=False).fit(X, y, sample_weight=w)
+    kept = small(BudgetedPassiveAggressive, C=0.3, maintenance=maintenance,
+                 shuffle=False).fit(X[w > 0], y[w > 0])
+    assert kept._learners[0].n_removals > 0
+    for name in ["support_vectors_", "dual_coef_", "intercept_", "n_updates_", "n_support_"]:
+        assert_array_equal(getattr(zeroed, name), getattr(kept, name), strict=True)
+    assert zeroed.n_rounds_ == len(y) and kept.n_rounds_ == np.count_nonzero(w)
+    assert zeroed._learners[0].n_removals == kept._learners[0].n_removals
 
 
 @pytest.mark.filterwarnings(DROPPED)

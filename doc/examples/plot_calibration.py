@@ -14,10 +14,11 @@ isotonic regression with more data), as for
 ``probability=True``.
 
 The second part shows ``class_weight`` on a stream where one class is rare:
-:class:`~skbudget.BudgetedSGDClassifier` and
-:class:`~skbudget.KernelPassiveAggressive` take ``class_weight`` and
+:class:`~skbudget.BudgetedSGDClassifier`,
+:class:`~skbudget.KernelPassiveAggressive` and
+:class:`~skbudget.BudgetedPassiveAggressive` take ``class_weight`` and
 ``sample_weight`` (an example's weight scales its loss: BSGD's step, PA-I's
-cap); the perceptron-style rules take neither.
+and BPA's cap); the perceptron-style rules take neither.
 """
 
 import matplotlib.pyplot as plt

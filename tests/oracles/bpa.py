@@ -4,7 +4,9 @@ plainly from the rule: for every candidate ``r`` its set ``V_r`` and a linear so
 ``K_V``, no incremental bookkeeping.
 
 ``PlainBudgetedPassiveAggressive(kernel, budget, C, maintenance)`` learns
-from ``partial_fit(X, y)`` (``y`` in {-1, +1}, in the order given) and
+from ``partial_fit(X, y, sample_weight=None)`` (``y`` in {-1, +1}, in the
+order given; an example's weight ``w`` caps its step at ``C w``, and
+``w = 0`` takes no step) and
 records, as the other oracles do, ``mistakes``, ``scores``, ``n_updates``,
 ``support_`` (stream indices, oldest first) and ``coef_``; besides,
 ``removed`` (the position removed at each removal) and ``margins_after``
@@ -36,6 +38,16 @@ class PlainBudgetedPassiveAggressive(_PlainOnline):
         self.removed = []
         self.margins_after = []
         self.n_projections = 0
+        self.weight = 1.0         # the weight of the round's example
+
+    def partial_fit(self, X, y, sample_weight=None):
+        """One example at a time, ``weight`` set to its ``sample_weight``."""
+        weights = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, float)
+        for i, w in enumerate(weights):
+            self.weight = float(w)
+            super().partial_fit(X[i:i + 1], y[i:i + 1])
+        self.weight = 1.0
+        return self
 
     def _V(self, r, K, k_t, k_tt):
         """Indices of V_r \\ {t} among the support vectors, and whether t is
@@ -70,10 +82,11 @@ class PlainBudgetedPassiveAggressive(_PlainOnline):
 
     def _round(self, x, y, score):
         loss = max(0.0, 1 - y * score)
-        if loss == 0:
+        if loss == 0 or self.weight == 0:
             return
         k_tt = self._self_kernel(x)
-        tau = self.C if not (k_tt > 0 and loss / k_tt < self.C) else loss / k_tt
+        cap = self.C * self.weight      # the PA problem's slack weighted by w
+        tau = cap if not (k_tt > 0 and loss / k_tt < cap) else loss / k_tt
         n = len(self.coef)
         S = self.support_vectors if n else np.zeros((0, len(x)))
         K = self.kernel(S, S) if n else np.zeros((0, 0))
