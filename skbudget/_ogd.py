@@ -112,11 +112,11 @@ class NystromOGDClassifier(BaseOnlineKernelClassifier):
         ``k <= budget``, the dimension of the Nystrom features; ``None``:
         ``ceil(0.2 * budget)``, the paper's choice.""",
          _ETA0_DOC + """  The same step in both stages."""],
-        attributes="""coef_ : ndarray of shape (n_learners, k)
-        The linear model ``w`` of each learner on its ``k`` features
-        (``k`` = ``n_components_``; zeros
-        beyond the components it kept; a row of zeros for a learner still
-        in stage 1, whose model is ``dual_coef_``).
+        attributes="""coef_ : ndarray of shape (n_learners, max(n_components_kept_))
+        The linear model ``w`` of each learner on the features it kept
+        (zeros beyond them; a row of zeros for a learner still in stage 1,
+        whose model is ``dual_coef_``, and no column before any learner
+        passed to stage 2): its width follows the model, not ``budget``.
     n_components_ : int
         The number of components ``k`` asked for (``n_components``, or
         ``ceil(0.2 * budget)``).
@@ -167,11 +167,10 @@ class NystromOGDClassifier(BaseOnlineKernelClassifier):
 
     def _update_fitted_attributes(self):
         super()._update_fitted_attributes()
-        k = self._components()
-        self.n_components_ = k
-        self.coef_ = np.zeros((len(self._learners), k))
-        for row, learner in zip(self.coef_, self._learners):
-            row[:len(learner.w)] = learner.w
+        self.n_components_ = self._components()
         self.n_components_kept_ = np.array([len(learner.w) for learner in self._learners],
                                            dtype=np.int64)
+        self.coef_ = np.zeros((len(self._learners), self.n_components_kept_.max(initial=0)))
+        for row, learner in zip(self.coef_, self._learners):
+            row[:len(learner.w)] = learner.w
         self.in_feature_space_ = np.array([bool(learner.switched) for learner in self._learners])

@@ -1,6 +1,7 @@
 """Kernel OGD / NORMA, NOGD and FOGD against the plain implementations of
 doc/algorithms.md#kernel-ogd (kernel OGD / NORMA, NOGD, FOGD) (tests/oracles/ogd.py)."""
 
+import math
 import pickle
 
 import numpy as np
@@ -13,6 +14,7 @@ import skbudget._fourier
 import skbudget._ogd_fast
 from skbudget import FourierOGDClassifier, KernelOGDClassifier, NystromOGDClassifier
 from skbudget._fourier import fourier_features
+from skbudget._params import MAX_BUDGET
 from tests.oracles import keeping_flags, mistake_flags
 from tests.oracles.ogd import PlainFourierOGD, PlainKernelOGD, PlainNystromOGD
 from tests.test_fixed_budget import STREAM_IDS, STREAMS, assert_matches
@@ -188,7 +190,7 @@ def test_nystrom_ogd_drops_null_eigenvalues():
     est = NystromOGDClassifier(budget=3, n_components=3, gamma=1.0, shuffle=False).fit(X, y)
     assert est.in_feature_space_[0]
     assert est.n_components_kept_[0] == 1
-    assert_array_equal(est.coef_[0, 1:], 0.0)
+    assert est.coef_.shape == (1, 1)
     assert np.isfinite(est.decision_function(X)).all()
 
 
@@ -409,6 +411,7 @@ FEATURES_DIGEST_SCRIPT = """
 import hashlib, numpy as np, scipy.sparse as sp
 from skbudget._ogd_fast import fourier_loops
 from skbudget._fourier import fourier_features
+from skbudget._params import MAX_BUDGET
 from tests.test_ogd import _fourier_of, _trig_arguments
 from tests.test_ogd import _float32_arguments
 cos, sin, _ = _fourier_of(_trig_arguments(), 0.3)
@@ -704,6 +707,14 @@ def test_nystrom_ogd_memory_follows_the_support_set():
     assert_array_equal(huge.dual_coef_, same.dual_coef_)
     assert_array_equal(huge.support_vectors_, same.support_vectors_)
     assert len(pickle.dumps(huge)) < 10 * 2**20
+    # coef_ is as wide as the components kept, not ceil(0.2 * budget): at
+    # the largest budget with the default n_components it was a 3.4 GB row
+    # of zeros (in memory and in the pickle) for a model still in stage 1
+    largest = NystromOGDClassifier(budget=MAX_BUDGET, gamma=2.0, random_state=0).fit(X, y)
+    assert largest.n_components_ == math.ceil(0.2 * MAX_BUDGET)
+    assert largest.coef_.shape == (1, 0) and not largest.in_feature_space_.any()
+    assert len(pickle.dumps(largest)) < 10 * 2**20
+    assert_array_equal(largest.dual_coef_, same.dual_coef_)
     # and it still switches at its budget, with the arrays grown to it
     small = NystromOGDClassifier(budget=40, gamma=2.0, random_state=0).fit(X, y)
     assert small.in_feature_space_.all() and small.n_support_.sum() == 40
