@@ -395,27 +395,11 @@ class BaseOnlineKernelClassifier(ModelParamsMixin, PersistentModelMixin, Classif
         else:  # one generator per learner: draws never depend on chunking
             seeds = self._rng.randint(np.iinfo(np.int32).max, size=n_learners)
             rngs = [_seeded_random_state(seed) for seed in seeds]
-        try:
-            learners = [self._make_learner(rng) for rng in rngs]
-        except MemoryError as error:
-            raise self._budget_memory_error(error) from error
+        learners = [self._make_learner(rng) for rng in rngs]
         self._driver = self._make_driver(learners, X)
         self._record = OnlineRecord(keep_flags=self._keep_mistake_flags)
         self._n_examples_seen = 0
         self.n_iter_ = 0
-
-    def _budget_memory_error(self, error):
-        """The MemoryError of a learner that could not allocate what it
-        holds from the first row: one that names ``budget`` when the
-        estimator has one (its arrays are sized by it), else ``error``."""
-        budget = self.get_params(deep=False).get("budget")
-        if budget is None:
-            return error
-        return MemoryError(
-            f"{type(self).__name__}: budget={budget} is more than memory can hold: the model "
-            f"allocates its per-vector arrays for the whole budget when it starts ({error}). "
-            f"Lower budget."
-        )
 
     # the class of the model's driver (what ``_make_driver`` makes; a loaded
     # model's driver is rebuilt as one)
