@@ -112,9 +112,10 @@ class NystromOGDClassifier(BaseOnlineKernelClassifier):
         ``k <= budget``, the dimension of the Nystrom features; ``None``:
         ``ceil(0.2 * budget)``, the paper's choice.""",
          _ETA0_DOC + """  The same step in both stages."""],
-        attributes="""coef_ : ndarray of shape (n_learners, max(n_components_kept_))
+        attributes="""coef_ : ndarray of shape (n_learners, n_kept)
         The linear model ``w`` of each learner on the features it kept
-        (zeros beyond them; a row of zeros for a learner still in stage 1,
+        (``n_kept`` is the largest of ``n_components_kept_``; zeros beyond
+        a learner's own; a row of zeros for a learner still in stage 1,
         whose model is ``dual_coef_``, and no column before any learner
         passed to stage 2): its width follows the model, not ``budget``.
     n_components_ : int
