@@ -46,7 +46,6 @@ a relative 1e-9 are tied (``_numbers.oldest_least``), and ties go to the oldest.
 
 import numpy as np
 from libc.float cimport DBL_EPSILON
-from cpython.pyport cimport PY_SSIZE_T_MAX
 from libc.math cimport fabs, sqrt, INFINITY
 from scipy.linalg.cython_lapack cimport dpotrf, dpotri
 
@@ -151,7 +150,7 @@ cdef class BudgetedPALearner(OnlineLearner):
     def __init__(self, Py_ssize_t budget=1, double C=1.0, int maintenance=RULE_SIMPLE):
         self.maintenance = maintenance     # (before the engine's __init__ calls grow)
         self.budget = budget
-        OnlineLearner.__init__(self, capacity=initial_capacity(largest_capacity(budget)),
+        OnlineLearner.__init__(self, capacity=initial_capacity(budget + 1),
                                track_gram=maintenance != RULE_SIMPLE)
         self.C = C
         self.n_removals = 0
@@ -163,8 +162,8 @@ cdef class BudgetedPALearner(OnlineLearner):
 
     cdef Py_ssize_t capacity_limit(self) noexcept nogil:
         """A learner never holds more than ``budget`` vectors, and a round
-        needs one free cell besides: :func:`largest_capacity`."""
-        return largest_capacity(self.budget)
+        needs one free cell besides: ``budget + 1``."""
+        return self.budget + 1      # (budget <= MAX_BUDGET: no overflow)
 
     cdef int grow(self, Py_ssize_t new_capacity) except -1:
         cdef Py_ssize_t old = self.nearest.shape[0]
@@ -746,8 +745,3 @@ cdef class BudgetedPALearner(OnlineLearner):
 # matrices (``gram`` 0 x 0 for BPA-S, ``inverse`` for all but BPA-P)
 _CELL_ARRAYS = ("order", "alpha", "slot", "kself", "k_row", "nearest", "nearest_dist")
 _CELL_MATRICES = ("gram", "inverse")
-
-
-cdef inline Py_ssize_t largest_capacity(Py_ssize_t budget) noexcept nogil:
-    """``budget + 1`` (``budget`` for the largest budget: no overflow)."""
-    return budget + 1 if budget < PY_SSIZE_T_MAX else budget

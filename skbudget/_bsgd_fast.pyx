@@ -33,7 +33,6 @@ per probe after an O(k) set-up; ``‖W_i‖²`` is kept per vector).
 """
 
 import numpy as np
-from cpython.pyport cimport PY_SSIZE_T_MAX
 from libc.float cimport DBL_MIN
 from libc.math cimport exp, fabs, isfinite, INFINITY
 from libc.string cimport memcpy
@@ -67,11 +66,6 @@ GOLDEN, LOOKUP = SEARCH_GOLDEN, SEARCH_LOOKUP
 # out in the same order whatever the capacity (the engine's free-cell stack),
 # and every sum runs over the support set by position: the growth changes no
 # model.
-
-
-cdef inline Py_ssize_t largest_capacity(Py_ssize_t budget) noexcept nogil:
-    """``budget + 1`` (``budget`` for the largest budget: no overflow)."""
-    return budget + 1 if budget < PY_SSIZE_T_MAX else budget
 
 
 def _capacity_problem(Py_ssize_t budget, Py_ssize_t n_sv, Py_ssize_t capacity):
@@ -137,7 +131,7 @@ cdef class BudgetedSGDLearner(OnlineLearner):
                  int merge_search=SEARCH_GOLDEN):
         # projection reads k(x_i, x_p) from the Gram matrix; merging asks the
         # feature store for its one kernel value per partner
-        OnlineLearner.__init__(self, capacity=initial_capacity(largest_capacity(budget)),
+        OnlineLearner.__init__(self, capacity=initial_capacity(budget + 1),
                                track_gram=maintenance == RULE_PROJECTION)
         self.budget = budget
         self.lam = lam
@@ -155,8 +149,8 @@ cdef class BudgetedSGDLearner(OnlineLearner):
 
     cdef Py_ssize_t capacity_limit(self) noexcept nogil:
         """The budget's vectors and the one a round appends before its
-        maintenance step: :func:`largest_capacity`."""
-        return largest_capacity(self.budget)
+        maintenance step: ``budget + 1``."""
+        return self.budget + 1      # (budget <= MAX_BUDGET: no overflow)
 
     def check_policy_state(self, Py_ssize_t pool_size):
         if self.merge_search not in (SEARCH_GOLDEN, SEARCH_LOOKUP):
@@ -381,7 +375,7 @@ cdef class MulticlassBSGDLearner(SharedSupportLearner):
                  int maintenance=RULE_REMOVAL, int merge_search=SEARCH_GOLDEN):
         self.row_sqnorm = np.zeros(0)      # (grown with the cells)
         SharedSupportLearner.__init__(self, n_classes,
-                                      capacity=initial_capacity(largest_capacity(budget)),
+                                      capacity=initial_capacity(budget + 1),
                                       track_gram=maintenance == RULE_PROJECTION)
         self.budget = budget
         self.lam = lam
@@ -405,7 +399,7 @@ cdef class MulticlassBSGDLearner(SharedSupportLearner):
 
     cdef Py_ssize_t capacity_limit(self) noexcept nogil:
         """As :meth:`BudgetedSGDLearner.capacity_limit`."""
-        return largest_capacity(self.budget)
+        return self.budget + 1      # (budget <= MAX_BUDGET: no overflow)
 
     def set_state(self, state):
         # a file saved before the shared merge had a search of its own for
