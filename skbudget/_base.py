@@ -395,8 +395,7 @@ class BaseOnlineKernelClassifier(ModelParamsMixin, PersistentModelMixin, Classif
         else:  # one generator per learner: draws never depend on chunking
             seeds = self._rng.randint(np.iinfo(np.int32).max, size=n_learners)
             rngs = [_seeded_random_state(seed) for seed in seeds]
-        learners = [self._make_learner(rng) for rng in rngs]
-        self._driver = self._make_driver(learners, X)
+        self._driver = self._make_driver([self._make_learner(rng) for rng in rngs], X)
         self._record = OnlineRecord(keep_flags=self._keep_mistake_flags)
         self._n_examples_seen = 0
         self.n_iter_ = 0
