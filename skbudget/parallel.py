@@ -50,9 +50,10 @@ from skbudget._kernel_catalogue import named_kernel
 from skbudget._kernels import compute_gamma
 from skbudget._mixing import (
     averaged_model,
-    check_hypothesis,
     check_supported,
     compressed_model,
+    n_stored,
+    with_common_draw,
 )
 from skbudget._record import UNMEASURED, OnlineRecord
 
@@ -204,7 +205,7 @@ def _mixed(models, weights, origin, record, flags):
     mixed = compressed_model(averaged_model(models, weights, origin,
                                             record.extended(flags, unmeasured),
                                             copy_first=False), copy_model=False)
-    unmeasured[-1:] = int(np.sum(mixed.n_support_))
+    unmeasured[-1:] = n_stored(mixed)
     mixed._record = record.extended(flags, unmeasured)
     return mixed
 
@@ -1066,7 +1067,6 @@ class ParameterMixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
             The fitted meta-estimator.
         """
         check_supported(self.estimator)
-        check_hypothesis(self.estimator)
         saved = self.__dict__.copy()
         try:
             return self._fit(X, y)
@@ -1077,7 +1077,7 @@ class ParameterMixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
 
     def _fit(self, X, y):
         client = self.client if self.client is not None else _current_client()
-        template = clone(self.estimator)
+        template = with_common_draw(clone(self.estimator))
         if _is_dask_collection(X):
             X, y = _checked_dask_input(X, y, client)
             # on a cluster, the workers read the classes off their shards
