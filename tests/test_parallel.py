@@ -298,6 +298,8 @@ def test_average_refuses_models_that_differ():
 
 # the false reason every estimator outside the old hand-kept list was given
 _GENERIC_REASON = "is not an skbudget estimator"
+_SCALING_OUT_PAGE = open(os.path.join(os.path.dirname(__file__), os.pardir, "doc",
+                                      "user_guide", "scaling_out.rst"), encoding="utf-8").read()
 
 
 def _fitted_pair(cls):
@@ -319,6 +321,7 @@ def test_every_estimator_averages_exactly_or_says_why_not(name, cls):
     except (TypeError, ValueError) as error:
         message = str(error)
         assert name in message and _GENERIC_REASON not in message
+        assert f"``{name}``" in _SCALING_OUT_PAGE      # the user guide says why too
         assert f"{name}: " in message or "average only" in message       # the reason follows
         with pytest.raises(type(error), match=name):
             compress(models[0])
