@@ -184,7 +184,10 @@ def _check_like(first, model, k):
             raise ValueError(f"models[{k}] has {name}={b!r}, models[0] {name}={a!r}: only "
                              f"models of the same classes, features and kernel average "
                              f"(pass a numeric gamma to models trained on different data)")
-    if first._sparse_storage != model._sparse_storage:
+    # (FOGD stores no vectors: its models of either format are the same
+    # kind, and the average continues in models[0]'s)
+    if (first._sparse_storage != model._sparse_storage
+            and not isinstance(first, FourierOGDClassifier)):
         raise ValueError(f"models[{k}] stores its support vectors "
                          f"{'sparse' if model._sparse_storage else 'dense'}, models[0] "
                          f"{'sparse' if first._sparse_storage else 'dense'}: fit every model "

@@ -345,6 +345,10 @@ def test_the_new_families_refuse_with_their_own_reasons():
         model = cls(**params).fit(X, y)
         with pytest.raises((TypeError, ValueError), match=reason):
             average([model, model])
+        with pytest.raises((TypeError, ValueError), match=reason):
+            compress(model)
+        with pytest.raises((TypeError, ValueError), match=reason):
+            ParameterMixingClassifier(cls(**params), n_workers=1).fit(X, y)
 
 
 def test_fourier_ogd_average_is_the_average_of_w_on_the_same_features():
@@ -375,6 +379,17 @@ def test_fourier_ogd_models_of_different_draws_are_refused(other):
     with pytest.raises(ValueError, match="different random Fourier features.*same integer "
                                          "random_state, n_components and gamma"):
         average([a, b])
+
+
+def test_fourier_ogd_models_of_dense_and_csr_input_average():
+    """FOGD stores no vectors: a model fitted on CSR rows averages with one
+    fitted on dense rows (the features are the same)."""
+    X, y = _data(2)
+    est = FourierOGDClassifier(n_components=50, gamma=0.7, random_state=0)
+    models = [clone(est).fit(X[:200], y[:200]), clone(est).fit(sp.csr_matrix(X[200:]), y[200:])]
+    mixed = average(models)
+    assert_allclose(mixed.decision_function(X),
+                    sum(0.5 * m.decision_function(X) for m in models), rtol=1e-10)
 
 
 def _two_shard_average(est, X, y):
