@@ -26,16 +26,19 @@ from skbudget._bsgd_fast import (
 )
 from skbudget._budget import KernelPassiveAggressive
 from skbudget._budget_fast import PassiveAggressiveLearner
+from skbudget._fourier import FourierOGDClassifier
+from skbudget._ogd import KernelOGDClassifier
+from skbudget._ogd_fast import KernelOGDLearner, LinearHingeLearner
 from skbudget._params import _same_value
 from skbudget._perceptron import KernelPerceptron
 from skbudget._perceptron_fast import KernelPerceptronLearner
 from skbudget._record import OnlineRecord
 from skbudget._span_factor import _span_factor
 
-__all__ = ["SUPPORTED", "averaged_model", "check_hypothesis", "check_supported",
-           "compressed_model"]
+__all__ = ["SUPPORTED", "averaged_model", "check_supported", "compressed_model"]
 
-SUPPORTED = (BudgetedSGDClassifier, KernelPassiveAggressive, KernelPerceptron)
+SUPPORTED = (BudgetedSGDClassifier, FourierOGDClassifier, KernelOGDClassifier,
+             KernelPassiveAggressive, KernelPerceptron)
 
 # why an estimator's models cannot be averaged yet: the state its rule
 # keeps beyond the kernel expansion, whose average is not defined
@@ -58,20 +61,57 @@ _UNSUPPORTED_REASONS = {
                   "average does not define yet",
     "BudgetMIRA": "its removal rule reads the class scores of every support pattern, which "
                   "an average does not define yet",
+    "NystromOGDClassifier": "after its first budget of support vectors it learns a linear "
+                            "model on a feature map built from the eigenvectors of the Gram "
+                            "matrix of its own landmarks: models with different landmarks "
+                            "have their weights in different feature spaces, which do not "
+                            "add up",
+    "BoundedOGDClassifier": "on a full budget it removes a support vector drawn at random and "
+                            "rescales the others so that its model stays an unbiased "
+                            "estimate (with sampling probabilities read from its own budget's "
+                            "coefficients for BOGD++): that rule is defined for the budget "
+                            "plus one vectors of one model, not for the union of several "
+                            "models, which it could not bring back to its budget",
+    "BudgetedPassiveAggressive": "each of its steps on a full budget removes one of budget "
+                                 "plus one vectors and updates state kept for its own support "
+                                 "set (the inverse Gram matrix, BPA-P; each vector's nearest "
+                                 "neighbour, BPA-NN): no step is defined to bring the union "
+                                 "of several models back to its budget",
 }
+
+# why a supported estimator cannot average with some parameter values
+_KERNEL_OGD_BUDGET = (
+    "KernelOGDClassifier models average only with budget=None; got budget={budget!r}: "
+    "a finite budget truncates the oldest support vector, and the union of several "
+    "models' support sets has no order by age between the models (their rounds ran side "
+    "by side), so no truncation back to the budget is defined")
 
 
 def check_supported(estimator):
     """Raise ``TypeError`` unless ``estimator`` is of a class whose models
-    can be averaged (an instance of one of :data:`SUPPORTED`)."""
+    can be averaged (an instance of one of :data:`SUPPORTED`), and
+    ``ValueError`` when its parameters leave its average undefined
+    (:func:`_check_parameters`)."""
     if isinstance(estimator, SUPPORTED):
+        _check_parameters(estimator)
         return
     name = type(estimator).__name__
     reason = _UNSUPPORTED_REASONS.get(
-        name, "it is not an skbudget estimator whose online state is defined for an average")
+        name, "it declares no rule for the average of its online state")
     raise TypeError(
         f"skbudget.parallel supports {', '.join(cls.__name__ for cls in SUPPORTED)}; got "
         f"{name}: {reason}.")
+
+
+def with_common_draw(estimator):
+    """``estimator`` (an unfitted clone), given a fixed integer
+    ``random_state`` drawn from NumPy's global generator when it draws
+    random features from ``random_state=None``
+    (:class:`~skbudget.FourierOGDClassifier`): every worker's copy then
+    draws the same features, on which alone their models average."""
+    if isinstance(estimator, FourierOGDClassifier) and estimator.random_state is None:
+        estimator.set_params(random_state=int(np.random.randint(np.iinfo(np.int32).max)))
+    return estimator
 
 
 def _check_models(models):
@@ -85,7 +125,8 @@ def _check_models(models):
     if not models:
         raise ValueError("models is empty: average needs at least one fitted model")
     first = models[0]
-    check_supported(first)
+    if not isinstance(first, SUPPORTED):
+        check_supported(first)
     for k, model in enumerate(models):
         if type(model) is not type(first):
             raise TypeError(f"every model must be a {type(first).__name__}; models[{k}] is a "
@@ -94,25 +135,41 @@ def _check_models(models):
         if model is not first:
             _check_like(first, model, k)
     for model in models:
-        check_hypothesis(model)
+        _check_parameters(model)
     return models
 
 
-def check_hypothesis(estimator):
-    """Raise ``ValueError`` for a KernelPerceptron that predicts with
+def _check_parameters(estimator):
+    """Raise ``ValueError`` for parameters under which ``estimator``'s
+    models have no defined average: a KernelPerceptron that predicts with
     another hypothesis than its last (its other hypotheses are read from a
-    history of updates, which an average of models does not have)."""
+    history of updates, which an average of models does not have); a
+    KernelOGDClassifier with a budget (fitted: the budget it was fitted
+    with)."""
     if isinstance(estimator, KernelPerceptron) and estimator.hypothesis != "last":
         raise ValueError(
             f"KernelPerceptron models average only with hypothesis='last'; got "
             f"hypothesis={estimator.hypothesis!r}: the voted, averaged and longest-survivor "
             f"hypotheses are read from each model's history of updates, which the average "
             f"of several models does not have")
+    if isinstance(estimator, KernelOGDClassifier):
+        budget = (estimator._params_at_start["budget"]
+                  if hasattr(estimator, "_params_at_start") else estimator.budget)
+        if budget is not None:
+            raise ValueError(_KERNEL_OGD_BUDGET.format(budget=budget))
 
 
 def _check_like(first, model, k):
     """Raise ``ValueError`` unless ``model`` (``models[k]``) was built as
     ``first`` was."""
+    if isinstance(first, FourierOGDClassifier) and not _same_value(
+            first.random_weights_, model.random_weights_):
+        raise ValueError(
+            f"models[{k}] and models[0] were fitted on different random Fourier features "
+            f"(their random_weights_ differ): FourierOGDClassifier models average only on "
+            f"the same draw; refit them with the same integer random_state, n_components "
+            f"and gamma (numeric, or resolved from the same data) on data of the same "
+            f"number of features")
     for name, value in first._params_at_start.items():
         other = model._params_at_start.get(name)
         if not _same_value(value, other):
@@ -127,7 +184,10 @@ def _check_like(first, model, k):
             raise ValueError(f"models[{k}] has {name}={b!r}, models[0] {name}={a!r}: only "
                              f"models of the same classes, features and kernel average "
                              f"(pass a numeric gamma to models trained on different data)")
-    if first._sparse_storage != model._sparse_storage:
+    # (FOGD stores no vectors: its models of either format are the same
+    # kind, and the average continues in models[0]'s)
+    if (first._sparse_storage != model._sparse_storage
+            and not isinstance(first, FourierOGDClassifier)):
         raise ValueError(f"models[{k}] stores its support vectors "
                          f"{'sparse' if model._sparse_storage else 'dense'}, models[0] "
                          f"{'sparse' if first._sparse_storage else 'dense'}: fit every model "
@@ -163,7 +223,7 @@ def _check_representable(state, weights):
     a learner's average ``state`` overflow (are not all finite): the
     average ``sum_k w_k f_k`` is beyond the floating-point range."""
     values = [np.asarray(state[name], dtype=np.float64) for name in
-              ("alpha", "tau", "row_sqnorm", "intercept", "theta", "scale") if name in state]
+              ("alpha", "tau", "row_sqnorm", "intercept", "theta", "scale", "w") if name in state]
     # and the coefficients' absolute sum: a bound of the decision function
     # under a kernel bounded by 1 (RBF, Laplacian), which would overflow
     with np.errstate(over="ignore"):
@@ -196,18 +256,44 @@ def averaged_model(models, weights=None, origin=None, record=None, copy_first=Tr
     for j, learner in enumerate(driver.learners):
         sources = [model._learners[j] for model in models]
         base = None if origin is None else origin._learners[j]
-        rows = [model._driver.support_vectors(j) for model in models]
         with np.errstate(over="ignore", invalid="ignore"):      # checked below
-            state, vectors = _union_state(result, learner, sources, rows, weights, base)
+            if isinstance(learner, LinearHingeLearner):
+                state = _linear_state(learner, sources, weights, base)
+            else:
+                rows = [model._driver.support_vectors(j) for model in models]
+                state, vectors = _union_state(result, learner, sources, rows, weights, base)
         _check_representable(state, weights)
-        _install(driver, j, state, vectors)
+        if isinstance(learner, LinearHingeLearner):
+            learner.set_state(state)
+        else:
+            _install(driver, j, state, vectors)
     result._record = (_summed_record([m._record for m in models],
-                                      int(sum(np.sum(m.n_support_) for m in models)))
+                                      sum(n_stored(m) for m in models))
                       if record is None else record)
     result._n_examples_seen = _summed([m._n_examples_seen for m in models],
                                       None if origin is None else origin._n_examples_seen)
     result._update_fitted_attributes()
     return result
+
+
+def n_stored(model):
+    """The number of support vectors ``model`` stores (0 for a model that
+    is no kernel expansion, as FOGD's)."""
+    return int(np.sum(getattr(model, "n_support_", 0)))
+
+
+def _linear_state(learner, sources, weights, base):
+    """The state of a linear learner (``learner``, a copy of ``sources[0]``)
+    whose model ``w`` is the weighted sum of the ``sources``' (FOGD: the
+    same features, so the average of the linear models is that of their
+    ``w``; doc/algorithms.md, "Parameter mixing"); ``n_updates`` add up
+    (counted once from ``base``, the learner they all continued from, or
+    None)."""
+    state = learner.get_state()
+    state["w"] = sum(w * np.asarray(src.w) for w, src in zip(weights, sources))
+    state["n_updates"] = int(_summed([src.n_updates for src in sources],
+                                     None if base is None else base.n_updates))
+    return state
 
 
 def compressed_model(model, copy_model=True):
@@ -477,6 +563,7 @@ class _Perceptron(_Expansion):
 
 # what each learner keeps besides its expansion, and its units
 _RULES = {BudgetedSGDLearner: _Pegasos, MulticlassBSGDLearner: _SharedPegasos,
-          PassiveAggressiveLearner: _Expansion, KernelPerceptronLearner: _Perceptron}
+          PassiveAggressiveLearner: _Expansion, KernelOGDLearner: _Expansion,
+          KernelPerceptronLearner: _Perceptron}
 
 

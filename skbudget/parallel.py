@@ -50,9 +50,10 @@ from skbudget._kernel_catalogue import named_kernel
 from skbudget._kernels import compute_gamma
 from skbudget._mixing import (
     averaged_model,
-    check_hypothesis,
     check_supported,
     compressed_model,
+    n_stored,
+    with_common_draw,
 )
 from skbudget._record import UNMEASURED, OnlineRecord
 
@@ -76,6 +77,12 @@ def average(models, weights=None):
     weighted sum of theirs.  Binary, one-vs-rest and shared multi-class
     models average alike (learner by learner).  The result may hold more
     vectors than ``budget``: :func:`compress` brings it back.
+    :class:`~skbudget.FourierOGDClassifier` models, linear models on the
+    same random features (the same ``random_weights_``), average as
+    ``coef_ = sum_k weights[k] coef_k``.
+
+    Which estimators average, and why the others do not (each refusal
+    names the estimator and its reason): the user guide, "Scaling out".
 
     Its online state continues ``partial_fit`` as if it had been the model
     all along:
@@ -87,6 +94,10 @@ def average(models, weights=None):
       (alpha (t + 1))``.  (Models that continued one model for the same
       number of rows, as in parameter mixing, share their ``t``.)
       ``n_maintenance_`` and ``degradation_`` add up.
+    - :class:`~skbudget.KernelOGDClassifier` (``budget=None`` only): its
+      decay is folded into the coefficients (the scale starts at 1).
+    - :class:`~skbudget.FourierOGDClassifier`: ``coef_`` as above, on the
+      models' common ``random_weights_``.
     - :class:`~skbudget.KernelPerceptron` (``hypothesis='last'`` only): the
       threshold is the weighted sum of the models'; the history of
       hypotheses starts anew at the average (``n_updates_`` counts the
@@ -102,10 +113,13 @@ def average(models, weights=None):
     ----------
     models : sequence of fitted estimators
         Models of one class (:class:`~skbudget.BudgetedSGDClassifier`,
+        :class:`~skbudget.FourierOGDClassifier`,
+        :class:`~skbudget.KernelOGDClassifier` with ``budget=None``,
         :class:`~skbudget.KernelPassiveAggressive` or
-        :class:`~skbudget.KernelPerceptron`) fitted with the same parameters,
-        classes, number of features, resolved ``gamma_`` and input format
-        (dense or CSR).
+        :class:`~skbudget.KernelPerceptron` with ``hypothesis='last'``)
+        fitted with the same parameters, classes, number of features,
+        resolved ``gamma_`` and input format (dense or CSR);
+        FourierOGDClassifier models on the same random features.
     weights : array-like of shape (n_models,), default=None
         Finite non-negative weights, not all 0 (None: ``1 / n_models`` each).
         They need not sum to 1, and their sum need not be finite (the
@@ -124,8 +138,12 @@ def average(models, weights=None):
         For an estimator whose online state has no defined average (named
         with the reason), or models of different classes.
     ValueError
-        For models fitted differently, or bad weights (weights so large
-        that the average's coefficients overflow included).
+        For parameters under which the models have no defined average
+        (named with the reason: a KernelPerceptron's ``hypothesis`` other
+        than 'last', a KernelOGDClassifier's ``budget``), models fitted
+        differently (FourierOGDClassifier models of different random
+        features included), or bad weights (weights so large that the
+        average's coefficients overflow included).
 
     References
     ----------
@@ -161,9 +179,11 @@ def compress(model):
     support set, ties to the oldest) until every learner holds at most
     ``budget`` vectors: the steps a stream would make after each addition,
     ``n_maintenance_`` and ``degradation_`` counting them.  A model within
-    its budget, and the unbudgeted :class:`~skbudget.KernelPassiveAggressive`
-    and :class:`~skbudget.KernelPerceptron` (whose average keeps the whole
-    union), come back unchanged.
+    its budget, the unbudgeted :class:`~skbudget.KernelPassiveAggressive`,
+    :class:`~skbudget.KernelPerceptron` and
+    :class:`~skbudget.KernelOGDClassifier` (whose average keeps the whole
+    union), and :class:`~skbudget.FourierOGDClassifier` (a linear model of
+    fixed size), come back unchanged.
 
     Parameters
     ----------
@@ -204,7 +224,7 @@ def _mixed(models, weights, origin, record, flags):
     mixed = compressed_model(averaged_model(models, weights, origin,
                                             record.extended(flags, unmeasured),
                                             copy_first=False), copy_model=False)
-    unmeasured[-1:] = int(np.sum(mixed.n_support_))
+    unmeasured[-1:] = n_stored(mixed)
     mixed._record = record.extended(flags, unmeasured)
     return mixed
 
@@ -963,11 +983,16 @@ class ParameterMixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
     estimator : estimator
         The model to train: a :class:`~skbudget.BudgetedSGDClassifier`
         (every maintenance rule, both ``multi_class`` modes),
+        :class:`~skbudget.FourierOGDClassifier`,
+        :class:`~skbudget.KernelOGDClassifier` (``budget=None``),
         :class:`~skbudget.KernelPassiveAggressive` or
         :class:`~skbudget.KernelPerceptron` (``hypothesis='last'``).  The
-        last two have no budget: their support set is the union of the
-        workers' and grows with every round.  Any other estimator is a
-        ``TypeError`` naming the reason.  ``gamma='scale'`` (or ``'auto'``)
+        last three have no budget: their support set is the union of the
+        workers' and grows with every round.  FourierOGDClassifier's
+        workers all draw the same random features (with
+        ``random_state=None``, from one integer seed drawn per fit, which
+        ``estimator_`` shows).  Any other estimator (or parameter) is a
+        ``TypeError`` (``ValueError``) naming the reason.  ``gamma='scale'`` (or ``'auto'``)
         is resolved once over the whole data, as a single process would.
         ``shuffle`` is not used: each worker streams its shard in order.
     mix_every : int, default=1000
@@ -1066,7 +1091,6 @@ class ParameterMixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
             The fitted meta-estimator.
         """
         check_supported(self.estimator)
-        check_hypothesis(self.estimator)
         saved = self.__dict__.copy()
         try:
             return self._fit(X, y)
@@ -1077,7 +1101,7 @@ class ParameterMixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
 
     def _fit(self, X, y):
         client = self.client if self.client is not None else _current_client()
-        template = clone(self.estimator)
+        template = with_common_draw(clone(self.estimator))
         if _is_dask_collection(X):
             X, y = _checked_dask_input(X, y, client)
             # on a cluster, the workers read the classes off their shards

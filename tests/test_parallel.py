@@ -19,12 +19,15 @@ from threadpoolctl import threadpool_info
 from skbudget import (
     BudgetedSGDClassifier,
     Forgetron,
+    FourierOGDClassifier,
     KernelMIRA,
+    KernelOGDClassifier,
     KernelPassiveAggressive,
     KernelPerceptron,
     Projectron,
     Stoptron,
 )
+from skbudget.discovery import all_estimators
 from skbudget._merge_search import _lookup_table
 from skbudget.parallel import ParameterMixingClassifier, average, compress
 from tests.oracles.bsgd import PlainBudgetedSGDClassifier as PlainBSGD
@@ -53,6 +56,7 @@ def _estimators():
     for k in (2, 3):
         yield f"pa-{k}", KernelPassiveAggressive(C=0.5, gamma=0.7, random_state=0), k
         yield f"kp-{k}", KernelPerceptron(gamma=0.7, max_iter=1, random_state=0), k
+        yield f"kogd-{k}", KernelOGDClassifier(gamma=0.7, alpha=1e-2, random_state=0), k
     yield "bsgd-poly", BudgetedSGDClassifier(budget=12, alpha=1e-2, kernel="poly", gamma=0.5,
                                              maintenance="projection", random_state=0), 3
     yield "pa-laplacian", KernelPassiveAggressive(kernel="laplacian", gamma=0.5), 3
@@ -292,6 +296,140 @@ def test_average_refuses_models_that_differ():
         average([a, unfitted])
 
 
+# the false reason every estimator outside the old hand-kept list was given
+_GENERIC_REASON = "is not an skbudget estimator"
+_SCALING_OUT_PAGE = open(os.path.join(os.path.dirname(__file__), os.pardir, "doc",
+                                      "user_guide", "scaling_out.rst"), encoding="utf-8").read()
+
+
+def _fitted_pair(cls):
+    """Two models of ``cls`` (its default parameters, a fixed random_state
+    and gamma) fitted on the two halves of a 3-class problem, and X."""
+    X, y = _data(3)
+    params = {name: value for name, value in (("random_state", 0), ("gamma", 0.7))
+              if name in cls().get_params()}
+    return X, [cls(**params).fit(X[i::2], y[i::2]) for i in range(2)]
+
+
+@pytest.mark.parametrize("name, cls", all_estimators(), ids=[n for n, _ in all_estimators()])
+def test_every_estimator_averages_exactly_or_says_why_not(name, cls):
+    """average either returns the weighted sum of the decision functions or
+    refuses, naming the estimator and its reason (never the generic one)."""
+    X, models = _fitted_pair(cls)
+    try:
+        mixed = average(models, [0.25, 0.75])
+    except (TypeError, ValueError) as error:
+        message = str(error)
+        assert name in message and _GENERIC_REASON not in message
+        assert f"``{name}``" in _SCALING_OUT_PAGE      # the user guide says why too
+        assert f"{name}: " in message or "average only" in message       # the reason follows
+        with pytest.raises(type(error), match=name):
+            compress(models[0])
+        with pytest.raises(type(error), match=name):
+            ParameterMixingClassifier(cls(), n_workers=1).fit(X, np.arange(len(X)) % 2)
+        return
+    expected = sum(w * m.decision_function(X) for w, m in zip([0.25, 0.75], models))
+    assert_allclose(mixed.decision_function(X), expected, rtol=1e-10)
+
+
+def test_the_new_families_refuse_with_their_own_reasons():
+    from skbudget import BoundedOGDClassifier, BudgetedPassiveAggressive, NystromOGDClassifier
+
+    reasons = {BudgetedPassiveAggressive: "inverse Gram matrix",
+               NystromOGDClassifier: "feature map built from the eigenvectors",
+               BoundedOGDClassifier: "sampling probabilities",
+               KernelOGDClassifier: "budget=None; got budget=20"}
+    for cls, reason in reasons.items():
+        X, y = _data(2)
+        params = {"budget": 20} if cls is KernelOGDClassifier else {}
+        model = cls(**params).fit(X, y)
+        with pytest.raises((TypeError, ValueError), match=reason):
+            average([model, model])
+        with pytest.raises((TypeError, ValueError), match=reason):
+            compress(model)
+        with pytest.raises((TypeError, ValueError), match=reason):
+            ParameterMixingClassifier(cls(**params), n_workers=1).fit(X, y)
+
+
+def test_fourier_ogd_average_is_the_average_of_w_on_the_same_features():
+    X, models = _fitted_pair(FourierOGDClassifier)
+    mixed = average(models, [1.0, 3.0])
+    assert_array_equal(mixed.random_weights_, models[0].random_weights_)
+    assert_allclose(mixed.coef_, models[0].coef_ + 3 * models[1].coef_, rtol=1e-15)
+    assert_array_equal(mixed.intercept_, 0.0)
+    assert mixed.n_updates_ == sum(m.n_updates_ for m in models)
+    assert mixed.n_rounds_ == sum(m.n_rounds_ for m in models)
+    assert compress(mixed).coef_.tolist() == mixed.coef_.tolist()
+    again = pickle.loads(pickle.dumps(mixed))       # a saved average continues alike
+    X2, y2 = _data(3, seed=1)
+    mixed.partial_fit(X2, y2)
+    again.partial_fit(X2, y2)
+    assert_array_equal(mixed.coef_, again.coef_)
+    assert mixed.n_rounds_ == sum(m.n_rounds_ for m in models) + len(y2)
+
+
+@pytest.mark.parametrize("other", [dict(random_state=1), dict(n_components=300),
+                                   dict(random_state=None)],
+                         ids=["random_state", "n_components", "unseeded"])
+def test_fourier_ogd_models_of_different_draws_are_refused(other):
+    X, y = _data(2)
+    a = FourierOGDClassifier(gamma=0.7, random_state=None if other.get("random_state", 0) is None
+                             else 0).fit(X, y)
+    b = FourierOGDClassifier(**{"gamma": 0.7, "random_state": 0, **other}).fit(X, y)
+    with pytest.raises(ValueError, match="different random Fourier features.*same integer "
+                                         "random_state, n_components and gamma"):
+        average([a, b])
+
+
+def test_fourier_ogd_models_of_dense_and_csr_input_average():
+    """FOGD stores no vectors: a model fitted on CSR rows averages with one
+    fitted on dense rows (the features are the same)."""
+    X, y = _data(2)
+    est = FourierOGDClassifier(n_components=50, gamma=0.7, random_state=0)
+    models = [clone(est).fit(X[:200], y[:200]), clone(est).fit(sp.csr_matrix(X[200:]), y[200:])]
+    mixed = average(models)
+    assert_allclose(mixed.decision_function(X),
+                    sum(0.5 * m.decision_function(X) for m in models), rtol=1e-10)
+
+
+def _two_shard_average(est, X, y):
+    """The average, weighted by rows, of ``est`` trained from scratch on
+    each half of X (the shards of ParameterMixingClassifier with 2 workers),
+    and the shards' lengths."""
+    cut = int(np.rint(X.shape[0] / 2))
+    parts = [(X[:cut], y[:cut]), (X[cut:], y[cut:])]
+    models = [clone(est).partial_fit(Xs, ys, classes=np.unique(y)) for Xs, ys in parts]
+    rows = np.array([len(ys) for _, ys in parts], dtype=float)
+    return average(models, rows / rows.sum()), int(rows.max())
+
+
+@pytest.mark.parametrize("est", [FourierOGDClassifier(n_components=100, gamma=0.3,
+                                                      random_state=0),
+                                 KernelOGDClassifier(gamma=0.3, alpha=1e-3)],
+                         ids=["fogd", "kogd"])
+def test_threads_mixing_once_is_the_average_of_the_two_shard_models(est):
+    X, y = _stream(801)
+    expected, half = _two_shard_average(est, X, y)
+    clf = ParameterMixingClassifier(est, mix_every=half, n_workers=2).fit(X, y)
+    assert clf.n_mixing_rounds_ == 1
+    assert_allclose(clf.estimator_.decision_function(X), expected.decision_function(X),
+                    rtol=1e-12, atol=1e-14)
+    assert clf.estimator_.n_rounds_ == len(y)
+    many = ParameterMixingClassifier(est, mix_every=100, n_workers=2).fit(X, y)
+    assert many.n_mixing_rounds_ == 5 and many.score(X, y) > 0.8
+
+
+def test_threads_give_unseeded_fourier_workers_one_draw():
+    """random_state=None: every worker's copy draws the same features (a
+    fixed seed drawn once per fit), so their models average."""
+    X, y = _stream(600)
+    clf = ParameterMixingClassifier(FourierOGDClassifier(n_components=50, gamma=0.3),
+                                    mix_every=100, n_workers=3).fit(X, y)
+    assert isinstance(clf.estimator_.random_state, int)
+    assert clf.estimator.random_state is None       # the estimator untouched
+    assert clf.score(X, y) > 0.8
+
+
 def test_the_mean_step_counter_of_weights_whose_sum_overflows():
     """The weighted mean of the step counters with finite weights whose sum
     is not (1.5e308 twice): the mean of the counters, as with equal small
@@ -439,6 +577,18 @@ def test_dask_workers_train_on_their_own_partitions(client):
     assert sp.issparse(on_csr.estimator_.support_vectors_)
     assert_allclose(on_csr.decision_function(Xs), ParameterMixingClassifier(
         est, mix_every=200, n_workers=2).fit(Xs, y).decision_function(Xs), rtol=1e-9)
+
+
+@pytest.mark.parametrize("random_state", [0, None], ids=["seeded", "unseeded"])
+def test_dask_workers_mix_fourier_models_as_the_threads_do(client, random_state):
+    X, y = _stream(800)
+    est = FourierOGDClassifier(n_components=60, gamma=0.3, random_state=random_state)
+    on_dask = ParameterMixingClassifier(est, mix_every=400, client=client).fit(
+        da.from_array(X, chunks=(400, 3)), da.from_array(y, chunks=400))
+    if random_state is None:
+        est = est.set_params(random_state=on_dask.estimator_.random_state)
+    expected, _ = _two_shard_average(est, X, y)
+    assert_allclose(on_dask.estimator_.coef_, expected.coef_, rtol=1e-12, atol=1e-15)
 
 
 def test_numpy_input_travels_in_pieces_as_the_rounds_need_them(client, monkeypatch):
