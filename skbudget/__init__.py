@@ -1,7 +1,9 @@
-"""skbudget: budget kernel perceptrons for scikit-learn.
+"""skbudget: online kernel classifiers for scikit-learn.
 
-Online kernel classifiers whose support set stays bounded however long the
-stream runs, each exactly as published, on one compiled engine.
+Kernel perceptrons, passive-aggressive learners, an SGD-trained kernel SVM,
+kernel online gradient descent and online kernel approximations, most of
+them in a memory fixed in advance (a budget), each exactly as published, on
+one compiled engine.
 """
 
 from skbudget._bogd import BoundedOGDClassifier

@@ -1,7 +1,7 @@
 """Scale-out on a dask.distributed cluster: the estimators travel to worker
 processes by pickle and come back unchanged, scikit-learn's searches run on
 the workers through joblib's dask backend, and prediction runs block-wise on
-a dask array.  This is the code of ``doc/user_guide/scaling.rst``.
+a dask array.  This is the code of ``doc/user_guide/dask.rst``.
 """
 
 import pickle

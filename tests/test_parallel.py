@@ -299,7 +299,7 @@ def test_average_refuses_models_that_differ():
 # the false reason every estimator outside the old hand-kept list was given
 _GENERIC_REASON = "is not an skbudget estimator"
 _SCALING_OUT_PAGE = open(os.path.join(os.path.dirname(__file__), os.pardir, "doc",
-                                      "user_guide", "scaling_out.rst"), encoding="utf-8").read()
+                                      "user_guide", "parameter_mixing.rst"), encoding="utf-8").read()
 
 
 def _fitted_pair(cls):
