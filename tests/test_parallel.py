@@ -595,7 +595,7 @@ def test_numpy_input_travels_in_pieces_as_the_rounds_need_them(client, monkeypat
     """An in-memory X reaches each worker in pieces (here of 250 rows,
     across the rounds' boundaries of 200), each before the round that reads
     it; the second pass reads the pieces the workers kept."""
-    from skbudget import parallel
+    from skbudget.parallel import _dask as parallel
     monkeypatch.setattr(parallel, "_PIECE_ROWS", 250)
     X, y = _stream(1200)
     est = BudgetedSGDClassifier(budget=50, alpha=1e-3, gamma=0.3, max_iter=2)
@@ -838,7 +838,7 @@ def test_holders_are_the_workers_of_keys_in_memory_only():
     by its workers."""
     from types import SimpleNamespace
 
-    from skbudget.parallel import _holders
+    from skbudget.parallel._dask import _holders
 
     def task(state, *holders):
         # a list stands for the set of WorkerState
