@@ -209,6 +209,16 @@ def _checked_classes(y):
     return np.unique(np.concatenate(blocks))
 
 
+def _check_two_classes(classes):
+    """``classes``, after checking that there are at least two (a model's
+    classes, and the classes of ``skbudget.parallel``'s workers)."""
+    if len(classes) < 2:
+        raise ValueError(
+            f"The number of classes has to be greater than one; got {len(classes)} class"
+        )
+    return classes
+
+
 def _integral_classes(y):
     """``np.unique(y)`` for a 1-D numeric ``y`` whose labels are integers
     within ``_LABEL_BLOCK`` of each other, or None (then the general path
@@ -370,11 +380,7 @@ class BaseOnlineKernelClassifier(ModelParamsMixin, PersistentModelMixin, Classif
         """Start a new model for ``classes`` with the resolved ``gamma`` (fit
         without warm start, or the first partial_fit).  ``streaming``: the
         call may be continued (partial_fit, warm-start fit)."""
-        if len(classes) < 2:
-            raise ValueError(
-                f"The number of classes has to be greater than one; got {len(classes)} class"
-            )
-        self.classes_ = classes
+        self.classes_ = _check_two_classes(classes)
         self._record_params_at_start()
         self._shared_support = self._shares_support(len(classes))
         self._rng = _random_state(self.random_state)

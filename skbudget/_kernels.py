@@ -40,7 +40,7 @@ from skbudget._kernel_catalogue import (
     named_kernel,
 )
 
-__all__ = ["KernelFunction", "check_finite", "compute_gamma", "squared_distances"]
+__all__ = ["KernelFunction", "check_finite", "compute_gamma", "scale_gamma", "squared_distances"]
 
 
 def compute_gamma(gamma, X, unchecked_for=None):
@@ -55,20 +55,30 @@ def compute_gamma(gamma, X, unchecked_for=None):
     if gamma == "scale":
         with np.errstate(over="ignore", invalid="ignore"):
             variance, mean, lowest, highest = _moments(X)
-        if not np.isfinite(variance):
-            if unchecked_for is not None:
-                assert_all_finite(X, estimator_name=unchecked_for, input_name="X")
-            raise ValueError(
-                "gamma='scale' cannot be resolved: the variance of X overflows (X holds "
-                "values too large to square). Rescale X (e.g. StandardScaler) or pass a "
-                "numeric gamma."
-            )
+        if not np.isfinite(variance) and unchecked_for is not None:
+            assert_all_finite(X, estimator_name=unchecked_for, input_name="X")
+        resolved = scale_gamma(variance, X.shape[1])
         if variance != 0 and not _no_row_can_dominate(X, variance, mean, lowest, highest):
             _warn_if_one_row_dominates(X, variance)
-        return 1.0 / (X.shape[1] * variance) if variance != 0 else 1.0
+        return resolved
     if gamma == "auto":
         return 1.0 / X.shape[1]
     return float(gamma)
+
+
+def scale_gamma(variance, n_features):
+    """``gamma='scale'`` from the variance of an ``X`` of ``n_features``
+    columns whose values are finite: ``1 / (n_features * variance)``, 1 for
+    a constant ``X``; a ``ValueError`` when the variance overflows.  (What
+    :func:`compute_gamma` computes once it has the variance; a caller that
+    reads the variance elsewhere, a dask array's, resolves it alike.)"""
+    if not np.isfinite(variance):
+        raise ValueError(
+            "gamma='scale' cannot be resolved: the variance of X overflows (X holds "
+            "values too large to square). Rescale X (e.g. StandardScaler) or pass a "
+            "numeric gamma."
+        )
+    return 1.0 / (n_features * variance) if variance != 0 else 1.0
 
 
 # gamma='scale' warns when one row of X makes up more than this share of

@@ -5,6 +5,8 @@ on a real dask.distributed LocalCluster (failures included)."""
 
 import os
 import pickle
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -595,7 +597,7 @@ def test_numpy_input_travels_in_pieces_as_the_rounds_need_them(client, monkeypat
     """An in-memory X reaches each worker in pieces (here of 250 rows,
     across the rounds' boundaries of 200), each before the round that reads
     it; the second pass reads the pieces the workers kept."""
-    from skbudget import parallel
+    from skbudget.parallel import _dask as parallel
     monkeypatch.setattr(parallel, "_PIECE_ROWS", 250)
     X, y = _stream(1200)
     est = BudgetedSGDClassifier(budget=50, alpha=1e-3, gamma=0.3, max_iter=2)
@@ -838,7 +840,7 @@ def test_holders_are_the_workers_of_keys_in_memory_only():
     by its workers."""
     from types import SimpleNamespace
 
-    from skbudget.parallel import _holders
+    from skbudget.parallel._dask import _holders
 
     def task(state, *holders):
         # a list stands for the set of WorkerState
@@ -983,3 +985,12 @@ def test_a_worker_that_dies_mid_fit_is_a_clear_error(client, victim):
     assert_array_equal(
         ParameterMixingClassifier(est, mix_every=200, client=client).fit(X, y).predict(X),
         ParameterMixingClassifier(est, mix_every=200, n_workers=2).fit(X, y).predict(X))
+
+
+def test_importing_skbudget_parallel_imports_no_dask():
+    # dask is an optional extra: only a fit on dask input imports it
+    code = ("import sys, skbudget.parallel; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "[]"

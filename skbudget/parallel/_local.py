@@ -1,0 +1,74 @@
+"""Parameter mixing on local threads: the core's helper threads
+(:data:`skbudget._threads.HELPERS`, those of ``n_jobs``) and the calling
+thread stream the shards of one round at once (the compiled loops release
+the GIL), and the calling thread mixes."""
+
+import copy
+import functools
+
+from sklearn.base import clone
+
+from skbudget import _threads
+from skbudget._blas import single_threaded_blas
+from skbudget._record import OnlineRecord
+from skbudget.parallel._rounds import _is_dask_collection, _mix_round, _stream_rows
+
+
+class _ThreadWorkers:
+    """Workers that are local threads (the compiled loops release the GIL);
+    each holds its own shard: rows of the input, or partitions of a dask
+    collection computed on first use."""
+
+    def __init__(self, shards, classes):
+        self.shards, self.classes = shards, classes
+
+    def fit(self, template, rounds):
+        """Run the whole fit (``rounds``: per round, the (worker, (start,
+        stop)) that stream): each round's workers continue from the
+        previous round's mixed model (the first from clones of
+        ``template``), then mix here; the final mixed model."""
+        common, record = None, OnlineRecord()
+        for tasks in rounds:
+            starting = clone(template) if common is None else common
+            results = self.run([(k, starting, rows) for k, rows in tasks])
+            common = _mix_round(results, tasks, common, record)
+            record = common._record
+        return common
+
+    def run(self, tasks):
+        """Run ``tasks`` (worker, model, rows) at once, each on its own copy
+        of the model; their results in order.  The first exception is
+        raised once every task has ended."""
+        results = [None] * len(tasks)
+
+        def task(i, k, model, rows, stop):
+            # (``stop``: the helper job's stop byte, set when the caller is
+            # interrupted; partial_fit does not watch it: the job waits for
+            # the task to end, as a thread pool's shutdown would)
+            results[i] = self._task(k, model, rows)
+
+        # BLAS on one thread around every task (inside, each partial_fit
+        # limits it again and puts back the 1 it found, whatever the order
+        # in which the threads end; their own limits alone, racing, could
+        # leave the process on one thread)
+        with single_threaded_blas():
+            # (the process's helper threads, read from their module: a fork
+            # replaces them)
+            _threads.HELPERS.run([functools.partial(task, i, k, copy.deepcopy(model), rows)
+                                  for i, (k, model, rows) in enumerate(tasks)], len(tasks))
+        return results
+
+    def _task(self, k, model, rows):
+        shard = self.shards[k]
+        indices, ranges = shard.pieces(*rows)
+        for i in indices:
+            if _is_dask_collection(shard.parts[i][0]):
+                import dask
+                shard.parts[i] = dask.compute(*shard.parts[i], scheduler="synchronous")
+        return _stream_rows(model, [shard.parts[i] for i in indices], ranges, self.classes,
+                            not hasattr(model, "classes_"))
+
+    def close(self):
+        """Nothing to release: the helper threads are the process's, kept
+        for every later call (the workers' interface, as
+        ``_DaskWorkers.close``)."""
