@@ -3,6 +3,7 @@ implementation of doc/algorithms.md#bsgd-multi-class (tests/oracles/bsgd_multicl
 update by update, and the properties of the shared-support model."""
 
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -436,3 +437,25 @@ def test_learner_saved_before_the_shared_lookup_loads_with_the_golden_search():
     old.set_state(state)
     assert old.merge_search == learner.merge_search
     assert_array_equal(np.asarray(old.alpha), np.asarray(learner.alpha))
+
+
+def test_shared_multiclass_budget_smaller_than_the_classes_warns(multiclass_data):
+    X, y = multiclass_data
+    est = BudgetedSGDClassifier(budget=2, multi_class="crammer_singer", gamma=1.0,
+                                random_state=0)
+    with pytest.warns(UserWarning, match="budget .2. is smaller than the 3 classes"):
+        est.fit(X, y)
+
+
+def test_shared_multiclass_class_without_a_vector_warns(multiclass_data):
+    X, y = multiclass_data
+    X, y = X[np.argsort(y != 2, kind="stable")], y[np.argsort(y != 2, kind="stable")]
+    est = BudgetedSGDClassifier(budget=4, multi_class="crammer_singer", gamma=1.0,
+                                maintenance="removal", shuffle=False)
+    with pytest.warns(UserWarning, match="hold no support vector"):
+        est.fit(X, y)
+    # an ordinary budget: no warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        BudgetedSGDClassifier(budget=50, multi_class="crammer_singer", gamma=1.0,
+                              random_state=0).fit(*multiclass_data)
