@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]          # the repository
 DATA = Path(os.environ.get("SKBUDGET_DATA", ROOT.parent / "shared" / "data"))
 RESULTS = ROOT / "benchmarks" / "results"
 
-sys.path.insert(0, str(ROOT))   # run from a checkout: import skbudget and tests
+sys.path.insert(0, str(ROOT))   # run from a checkout: import skbudget
 
 
 def use_one_blas_thread():
