@@ -17,7 +17,7 @@ from skbudget._merge_search import _golden_section_h, _golden_section_rows, _new
 from tests.oracles import keeping_flags, mistake_flags
 from tests.oracles.bsgd import golden_section
 from tests.oracles.bsgd_multiclass import PlainMulticlassBSGD
-from tests.test_bsgd import rbf
+from tests.test_bsgd import assert_step_count_continues, rbf
 
 RULES = ["removal", "projection", "merging"]
 
@@ -111,16 +111,7 @@ def test_streaming_and_epochs_continue_the_step_count(rule):
     X, y = X[:250], y[:250]
     est = flagged(budget=8, alpha=1e-2, maintenance=rule, gamma=gamma)
     plain = PlainMulticlassBSGD(rbf(gamma), 4, budget=8, alpha=1e-2, maintenance=rule)
-    for piece in np.array_split(np.arange(250), [1, 2, 40, 41, 200]):
-        est.partial_fit(X[piece], y[piece], classes=np.arange(4))
-        plain.partial_fit(X[piece], y[piece])
-        assert est.n_support_[0] <= 8
-    assert est.t_ == 250
-    assert_matches(est, plain, X)
-    est.set_params(warm_start=True, shuffle=False).fit(X, y)
-    plain.partial_fit(X, y)
-    assert est.t_ == 500
-    assert_matches(est, plain, X)
+    assert_step_count_continues(est, plain, X, y, np.arange(4), assert_matches, budget=8)
 
 
 @pytest.mark.parametrize("rule", ["removal", "projection"])
