@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]          # the repository
 DATA = Path(os.environ.get("SKBUDGET_DATA", ROOT.parent / "shared" / "data"))
 RESULTS = ROOT / "benchmarks" / "results"
 
-sys.path.insert(0, str(ROOT))   # run from a checkout: import skbudget and tests
+sys.path.insert(0, str(ROOT))   # run from a checkout: import skbudget
 
 
 def use_one_blas_thread():
@@ -56,12 +56,46 @@ def best_times_alternating(functions, rounds):
     return [min(own) for own in times]
 
 
+def markdown_row(cells):
+    """One row of a Markdown table: ``| a | b |``."""
+    return "| " + " | ".join(cells) + " |"
+
+
+def markdown_table(title, header, rows):
+    """The lines of a Markdown table under a line ``title`` (between blank
+    lines): ``header`` and each of ``rows`` are lists of cells (a cell that
+    holds " | " spans as many columns)."""
+    head = markdown_row(header)
+    return (["", title, "", head, "|" + "---|" * (head.count("|") - 1)]
+            + [markdown_row(row) for row in rows])
+
+
+def chosen_parameters(params):
+    """The parameters a search chose, as ``name=value, ...`` (3 digits)."""
+    return ", ".join(f"{k}={v:.3g}" for k, v in params.items())
+
+
+def quick_parser(doc, quick_help):
+    """A parser described by the first line of ``doc``, with the usual
+    option ``--quick``."""
+    parser = argparse.ArgumentParser(description=doc.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help=quick_help)
+    return parser
+
+
 def quick_arguments(doc, quick_help, repeats):
     """The usual options ``--quick`` and ``--repeats`` (``repeats`` by
     default); returns the parsed arguments and the rounds to run (2 with
     ``--quick``)."""
-    parser = argparse.ArgumentParser(description=doc.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help=quick_help)
+    parser = quick_parser(doc, quick_help)
     parser.add_argument("--repeats", type=int, default=repeats)
     args = parser.parse_args()
     return args, 2 if args.quick else args.repeats
+
+
+def quick_and_parts_arguments(doc, quick_help, option, parts, argv=None):
+    """The options ``--quick`` and ``option``, which of ``parts`` to run
+    (all by default); returns the parsed arguments."""
+    parser = quick_parser(doc, quick_help)
+    parser.add_argument(option, nargs="+", choices=list(parts), default=list(parts))
+    return parser.parse_args(argv)

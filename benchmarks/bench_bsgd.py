@@ -50,7 +50,8 @@ import time
 import warnings
 
 from _common import (  # noqa: E402  (before NumPy)
-    DATA, RESULTS, best_times_alternating, use_one_blas_thread, write_json)
+    DATA, RESULTS, best_times_alternating, chosen_parameters, markdown_table,
+    use_one_blas_thread, write_json)
 
 use_one_blas_thread()
 
@@ -465,18 +466,15 @@ def markdown(results):
     lines = []
     for name, entry in results["datasets"].items():
         budgets = list(entry["budgets"])
-        lines += ["", f"**{name}** (n_train = {entry['n_train']}; accuracy % mean ± std over "
-                      f"{results['reps']} orders; fit seconds; chosen parameters)", "",
-                  "| model | " + " | ".join(f"B = {b}: accuracy | fit s | chosen" for b in budgets)
-                  + " |", "|---|" + "---|---|---|" * len(budgets)]
+        title = (f"**{name}** (n_train = {entry['n_train']}; accuracy % mean ± std over "
+                 f"{results['reps']} orders; fit seconds; chosen parameters)")
+        header = ["model"] + [f"B = {b}: accuracy | fit s | chosen" for b in budgets]
+        rows = []
         for row in [m[0] for m in MODELS if m[0] in entry["budgets"][budgets[0]]]:
-            cells = []
-            for b in budgets:
-                r = entry["budgets"][b][row]
-                chosen = ", ".join(f"{k}={v:.3g}" for k, v in r["best_params"].items())
-                cells.append(f"{r['mean']:.1f} ± {r['std']:.1f} | {r['fit_seconds']:.2f} | "
-                             f"{chosen}")
-            lines.append(f"| {row} | " + " | ".join(cells) + " |")
+            results_of_row = [entry["budgets"][b][row] for b in budgets]
+            rows.append([row] + [f"{r['mean']:.1f} ± {r['std']:.1f} | {r['fit_seconds']:.2f} | "
+                                 f"{chosen_parameters(r['best_params'])}" for r in results_of_row])
+        lines += markdown_table(title, header, rows)
     return "\n".join(lines)
 
 

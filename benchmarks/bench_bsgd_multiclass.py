@@ -65,7 +65,8 @@ import time
 import warnings
 
 from _common import (  # noqa: E402  (before NumPy)
-    DATA, RESULTS, ROOT, best_times_alternating, use_one_blas_thread, write_json)
+    DATA, RESULTS, ROOT, best_times_alternating, chosen_parameters, markdown_table,
+    use_one_blas_thread, write_json)
 
 use_one_blas_thread()
 
@@ -448,17 +449,17 @@ def markdown(results):
     lines = []
     for name, entry in results["datasets"].items():
         budgets = list(entry["rows"]["shared BSGD merging"]["budgets"])
-        lines += ["", f"**{name}** (test accuracy %, mean ± std over {entry['reps']} orders; "
-                      f"vectors stored in all; chosen parameters)", "",
-                  "| model | " + " | ".join(f"B = {b}" for b in budgets) + " |",
-                  "|---|" + "---|" * len(budgets)]
+        title = (f"**{name}** (test accuracy %, mean ± std over {entry['reps']} orders; "
+                 f"vectors stored in all; chosen parameters)")
+        rows = []
         for row, result in entry["rows"].items():
-            cells = []
+            cells = [row]
             for b in budgets:
                 r = result["budgets"].get(b) or next(iter(result["budgets"].values()))
-                chosen = ", ".join(f"{k}={v:.3g}" for k, v in r["params"].items())
-                cells.append(f"{r['mean']:.1f} ± {r['std']:.1f} ({r['stored']:.0f}; {chosen})")
-            lines.append(f"| {row} | " + " | ".join(cells) + " |")
+                cells.append(f"{r['mean']:.1f} ± {r['std']:.1f} ({r['stored']:.0f}; "
+                             f"{chosen_parameters(r['params'])})")
+            rows.append(cells)
+        lines += markdown_table(title, ["model"] + [f"B = {b}" for b in budgets], rows)
     return "\n".join(lines)
 
 

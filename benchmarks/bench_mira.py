@@ -36,10 +36,10 @@ Prints the tables and the paper's claims, writes
 ``benchmarks/results/``).
 """
 
-import argparse
 import time
 
-from _common import DATA, RESULTS, ROOT, use_one_blas_thread, write_json  # noqa: E402
+from _common import (  # noqa: E402
+    DATA, RESULTS, ROOT, quick_and_parts_arguments, use_one_blas_thread, write_json)
 
 use_one_blas_thread()
 
@@ -231,11 +231,8 @@ def plot(name, result, path):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="1 order, 5 budgets (< 1 min)")
-    parser.add_argument("--data", nargs="+", choices=["mnist", "digits"],
-                        default=["mnist", "digits"])
-    args = parser.parse_args(argv)
+    args = quick_and_parts_arguments(__doc__, "1 order, 5 budgets (< 1 min)", "--data",
+                                     ["mnist", "digits"], argv)
     suffix = "_quick" if args.quick else ""
     results = {"quick": args.quick, "kernel": KERNEL, "beta": BETA}
     for name in args.data:

@@ -44,11 +44,11 @@ and the PNGs ``projectron_gaussians_online_error[_quick].png`` and
 ``projectron_a9a_sweep[_quick].png``.
 """
 
-import argparse
 import json
 import time
 
-from _common import DATA, RESULTS, use_one_blas_thread  # noqa: E402  (before NumPy)
+from _common import (  # noqa: E402  (before NumPy)
+    DATA, RESULTS, quick_and_parts_arguments, use_one_blas_thread)
 
 use_one_blas_thread()
 
@@ -304,11 +304,8 @@ def plot_a9a(result, path):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="reduced run (a minute)")
-    parser.add_argument("--parts", nargs="+", choices=["gaussians", "a9a"],
-                        default=["gaussians", "a9a"])
-    args = parser.parse_args(argv)
+    args = quick_and_parts_arguments(__doc__, "reduced run (a minute)", "--parts",
+                                     ["gaussians", "a9a"], argv)
     suffix = "_quick" if args.quick else ""
     RESULTS.mkdir(parents=True, exist_ok=True)
     out_path = RESULTS / f"projectron{suffix}.json"

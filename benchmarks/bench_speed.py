@@ -18,19 +18,17 @@ Reported per run: training examples/s of one epoch (``fit`` with
 ``max_iter=1, shuffle=False``), against
 (a) the same estimator's ``decision_function`` over the 20 000 examples
     with its final model (target for Stoptron, RandomBudget, Forgetron and
-    BudgetPerceptron: training time <= 1.5x this, <= 2x at d = 784), and
-(b) the plain NumPy per-example loop of the same algorithm, the
-    ``Plain<EstimatorName>`` oracle class found in ``tests/oracles/``,
-    timed on the first 2 000 examples (target: training >= 10x faster
-    for d <= 54); the oracles are written to be read, not to be fast
-    (KernelPerceptron's scans every example seen and calls
-    ``pairwise_kernels`` per example), so for KernelPerceptron also
-(c) a plain NumPy per-example loop of its rule written for speed
+    BudgetPerceptron: training time <= 1.5x this, <= 2x at d = 784), and,
+    for KernelPerceptron,
+(b) a plain NumPy per-example loop of its rule written for speed
     (:func:`numpy_kernel_perceptron`: the support set grows in
     preallocated arrays, one matrix-vector product per example; and the
     same loop with the kernel row written as differences), timed on the
     whole stream (issue 37: KernelPerceptron >= 10x the plain loop at
     d = 2).
+(The test suite's oracles, ``tests/oracles/``, are not timed: they are
+written to be read, not to be fast, and the benchmarks import nothing
+from the tests.)
 
 Then the targets of the engine redesign (each printed and written to the JSON):
 
@@ -50,7 +48,7 @@ Then the targets of the engine redesign (each printed and written to the JSON):
   fresh process) for a stream fed in chunks and for ``fit`` on the dense
   in-memory matrix, at a9a repeated 2x and 4x (target: flat in n).
 
-``--quick``: streams of 5 000, plain loop on 500 examples, B = 100 only,
+``--quick``: streams of 5 000, B = 100 only,
 a9a cut to 8 000 examples.
 Everything timed runs with BLAS on ``--blas-threads`` threads (default 1,
 as the training loop itself does): on a shared 2-core machine threaded BLAS
@@ -67,12 +65,10 @@ meaningful numbers.
 """
 
 import argparse
-import importlib
 import json
 import subprocess
 import sys
 import inspect
-import pkgutil
 import platform
 import time
 from pathlib import Path
@@ -87,32 +83,15 @@ import numpy as np  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
 from sklearn.datasets import load_svmlight_file, make_classification  # noqa: E402
 from sklearn.linear_model import SGDClassifier  # noqa: E402
-from sklearn.metrics.pairwise import pairwise_kernels  # noqa: E402
 from sklearn.preprocessing import StandardScaler  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
-from skbudget._base import BaseOnlineKernelClassifier  # noqa: E402
 from skbudget._engine import vector_loops  # noqa: E402
 from skbudget.datasets import make_noisy_gaussians  # noqa: E402
 from skbudget.discovery import all_estimators  # noqa: E402
 
-BASE_PARAMS = set(inspect.signature(BaseOnlineKernelClassifier.__init__).parameters) - {"self"}
-
-
 def estimators():
     return dict(all_estimators())
-
-
-def oracles():
-    """``Plain*`` classes of every module of ``tests/oracles``, by name."""
-    found = {}
-    import tests.oracles as package
-    for info in pkgutil.iter_modules(package.__path__):
-        module = importlib.import_module(f"tests.oracles.{info.name}")
-        for name, obj in vars(module).items():
-            if name.startswith("Plain") and inspect.isclass(obj):
-                found[name] = obj
-    return found
 
 
 def load_mnist_stream(n, rng):
@@ -141,19 +120,6 @@ def make_stream(d, n):
     if d == 784:
         return load_mnist_stream(n, rng)
     raise ValueError(f"no stream for d={d}")
-
-
-def plain_loop_speed(Plain, est, X, y, n_plain):
-    """Examples/s of the oracle on the first ``n_plain`` examples."""
-    gamma = est._gamma
-    kernel = lambda A, B: pairwise_kernels(A, B, metric="rbf", gamma=gamma)  # noqa: E731
-    accepted = inspect.signature(Plain.__init__).parameters
-    skip = BASE_PARAMS - {"random_state"}     # the kernel is passed as a callable
-    params = {k: v for k, v in est.get_params().items() if k in accepted and k not in skip}
-    plain = Plain(kernel, **params)
-    start = time.perf_counter()
-    plain.partial_fit(X[:n_plain], y[:n_plain])
-    return n_plain / (time.perf_counter() - start)
 
 
 def numpy_kernel_perceptron(X, y, gamma, form="gemv"):
@@ -217,7 +183,7 @@ def numpy_loop_speeds(est, X, y):
 MAX_ROUNDS = 30
 
 
-def run_one(Est, params, X, y, Plain, n_plain, repeats):
+def run_one(Est, params, X, y, repeats):
     est = Est(**params)
     X_csr = sp.csr_matrix(X)
     # the three timings alternate (the machine's load drifts), best of each;
@@ -242,9 +208,6 @@ def run_one(Est, params, X, y, Plain, n_plain, repeats):
         "n_support": int(getattr(est, "n_support_", np.zeros(1)).sum()),   # (FOGD: none)
         "n_mistakes": int(est.n_mistakes_),
     }
-    if Plain is not None:
-        row["plain_eps"] = plain_loop_speed(Plain, est, X, y, n_plain)
-        row["speedup_vs_plain"] = row["train_eps"] / row["plain_eps"]
     if Est.__name__ == "KernelPerceptron":
         loops = numpy_loop_speeds(est, X, y)
         row["numpy_loop_eps"] = loops["gemv"]
@@ -267,21 +230,19 @@ def main():
     parser.add_argument("--out", default=str(RESULTS / "speed.json"))
     args = parser.parse_args()
     n = 5000 if args.quick else 20000
-    n_plain = 500 if args.quick else 2000
     budgets = [100] if args.quick else [100, 500]
     ests = estimators()
     if args.only:
         ests = {k: v for k, v in ests.items() if k in args.only}
-    plains = oracles()
 
     with threadpool_limits(args.blas_threads, user_api="blas"):
-        rows = run_all(args, n, n_plain, budgets, ests, plains)
+        rows = run_all(args, n, budgets, ests)
         a9a = a9a_table(ests, 8000 if args.quick else None, args.repeats)
         calls = small_calls(ests)
         threads = thread_speedup(ests, args.repeats)
     memory = peak_memory(2 if args.quick else 8)
     write_json(args.out, {"benchmark": "one training epoch, RBF, examples per second",
-                          "n_examples": n, "n_plain": n_plain, "budgets": budgets,
+                          "n_examples": n, "budgets": budgets,
                           "blas_threads": args.blas_threads,
                           "machine": platform.platform(), "vector_loops": vector_loops(),
                           "rows": rows, "a9a": a9a,
@@ -464,11 +425,10 @@ def peak_memory(reps):
     return out
 
 
-def run_all(args, n, n_plain, budgets, ests, plains):
+def run_all(args, n, budgets, ests):
     rows = []
     print(f"{'estimator':22s} {'d':>4s} {'B':>5s} {'train ex/s':>11s} {'predict ex/s':>13s} "
-          f"{'train/pred':>10s} {'csr/pred':>8s} {'plain ex/s':>10s} {'vs plain':>9s} "
-          f"{'n_SV':>6s}")
+          f"{'train/pred':>10s} {'csr/pred':>8s} {'n_SV':>6s}")
     for d in args.dims:
         X, y = make_stream(d, n)
         for name, Est in ests.items():
@@ -481,8 +441,7 @@ def run_all(args, n, n_plain, budgets, ests, plains):
                 base["random_state"] = 0
             for B in (budgets if "budget" in accepted else [None]):
                 params = dict(base, **({"budget": B} if B is not None else {}))
-                row = run_one(Est, params, X, y, plains.get(f"Plain{name}"), n_plain,
-                              args.repeats)
+                row = run_one(Est, params, X, y, args.repeats)
                 row.update(estimator=name, d=d, budget=B, n_examples=n)
                 rows.append(row)
                 ok = ""
@@ -490,13 +449,9 @@ def run_all(args, n, n_plain, budgets, ests, plains):
                     limit = 2.0 if d >= 784 else 1.5
                     worst = max(row["train_over_predict"], row["train_csr_over_predict"])
                     ok = " ok" if worst <= limit else f" (>{limit}x predict)"
-                if d <= 54 and "speedup_vs_plain" in row:
-                    ok += "" if row["speedup_vs_plain"] >= 10 else " (<10x plain)"
                 print(f"{name:22s} {d:4d} {str(B or '-'):>5s} {row['train_eps']:11.0f} "
                       f"{row['predict_eps']:13.0f} {row['train_over_predict']:10.2f} "
-                      f"{row['train_csr_over_predict']:8.2f} "
-                      f"{row.get('plain_eps', float('nan')):10.0f} "
-                      f"{row.get('speedup_vs_plain', float('nan')):8.1f}x {row['n_support']:6d}{ok}",
+                      f"{row['train_csr_over_predict']:8.2f} {row['n_support']:6d}{ok}",
                       flush=True)
                 if "speedup_vs_numpy_loop" in row:
                     print(f"{'':22s} {d:4d} {'':>5s} NumPy per-example loop over the whole stream "

@@ -42,7 +42,8 @@ import json
 import time
 from pathlib import Path
 
-from _common import DATA, RESULTS, use_one_blas_thread  # noqa: E402  (before NumPy)
+from _common import (  # noqa: E402  (before NumPy)
+    DATA, RESULTS, markdown_table, use_one_blas_thread)
 
 use_one_blas_thread()
 
@@ -246,15 +247,14 @@ def markdown_tables(results, columns):
     """The tables as Markdown (for doc/algorithms.md)."""
     lines = []
     for b in results["budgets"]:
-        lines += ["", f"B = {b} (Perceptron: B = inf)", "",
-                  "| data set | " + " | ".join(columns) + " |",
-                  "|---|" + "---|" * len(columns)]
+        rows = []
         for name, entry in results["datasets"].items():
-            cells = []
+            cells = [name]
             for column in columns:
                 r = entry["budgets"][str(b)][column]
                 cells.append(f"{r['mean']:.1f} ± {r['std']:.1f} [{r['paper_mean']:.1f}]")
-            lines.append(f"| {name} | " + " | ".join(cells) + " |")
+            rows.append(cells)
+        lines += markdown_table(f"B = {b} (Perceptron: B = inf)", ["data set"] + columns, rows)
     return "\n".join(lines)
 
 

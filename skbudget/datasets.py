@@ -44,14 +44,14 @@ def make_checkerboard(n_samples=10000, *, n_cells=4, noise=0.0, random_state=Non
     noise : float in [0, 1], default=0.0
         Fraction of labels flipped.
     random_state : int, RandomState instance or None, default=None
-        Seed.
+        Seed of the points and of the choice of the labels flipped.
 
     Returns
     -------
     X : ndarray of shape (n_samples, 2)
-        The points.
+        The points, uniform in the square ``[0, n_cells)^2``.
     y : ndarray of shape (n_samples,) with values in {-1, +1}
-        Their labels.
+        Their labels: +1 on the cells of odd parity, some flipped.
 
     References
     ----------
@@ -87,14 +87,14 @@ def make_noisy_gaussians(n_samples=10000, *, noise=0.1, random_state=None):
     noise : float in [0, 1], default=0.1
         Probability of flipping each label.
     random_state : int, RandomState instance or None, default=None
-        Seed.
+        Seed of the classes, the points and the flips.
 
     Returns
     -------
     X : ndarray of shape (n_samples, 2)
-        The points.
+        The points, each from the Gaussian of its class.
     y : ndarray of shape (n_samples,) with values in {-1, +1}
-        Their labels.
+        Their labels (+1: mean (1, 1)), after the flips.
 
     References
     ----------

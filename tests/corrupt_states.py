@@ -1,6 +1,6 @@
 """Corrupt every field of every estimator's learner state, then use the model.
 
-Run as ``python -m tests.corrupt_states`` (``tests/test_robustness.py`` does,
+Run as ``python -m tests.corrupt_states`` (``tests/test_corrupt_state.py`` does,
 in a child process, so that a crash fails the test instead of killing
 pytest).  For every estimator, kernel mode (store: ``rbf``, block:
 ``laplacian``) and problem (binary, three classes), each field of the first learner's state is

@@ -2,7 +2,7 @@
 calls of a multi-class model trained with ``n_jobs=2``.
 
 Run as ``python -m tests.interrupt_stress ESTIMATOR N_CALLS PERIOD HOW``
-(``tests/test_robustness.py`` does, in a child process, so that a crash
+(``tests/test_interrupts.py`` does, in a child process, so that a crash
 fails the test instead of killing pytest).  A thread interrupts the main
 thread every ``period`` seconds (``HOW``: ``signal``, SIGINT sent with
 ``signal.pthread_kill``, which also wakes a blocked wait; ``interrupt_main``,

@@ -67,6 +67,25 @@ def assert_matches(est, plain, X):
                     rtol=max(rtol, 1e-8), atol=max(rtol, 1e-10) * scale)
 
 
+def assert_step_count_continues(est, plain, X, y, classes, assert_matches, budget=None):
+    """Stream ``X, y`` to ``est`` and ``plain`` in pieces cut after rounds
+    1, 2, 40, 41 and 200, then a second epoch (a warm-start ``fit`` on the
+    same stream, in order): ``t_`` counts every round, and ``assert_matches``
+    holds after each pass (with ``budget``, no learner exceeds it after any
+    piece)."""
+    for piece in np.array_split(np.arange(len(y)), [1, 2, 40, 41, 200]):
+        est.partial_fit(X[piece], y[piece], classes=classes)
+        plain.partial_fit(X[piece], y[piece])
+        if budget is not None:
+            assert est.n_support_[0] <= budget
+    assert est.t_ == len(y)
+    assert_matches(est, plain, X)
+    est.set_params(warm_start=True, shuffle=False).fit(X, y)
+    plain.partial_fit(X, y)
+    assert est.t_ == 2 * len(y)
+    assert_matches(est, plain, X)
+
+
 def _streams():
     X, y = make_noisy_gaussians(600, random_state=1)
     yield "gaussians", X, y, 1.0
@@ -102,16 +121,7 @@ def test_streaming_and_epochs_continue_the_step_count(rule, search):
     X, y = make_noisy_gaussians(300, random_state=4)
     est = flagged(budget=10, alpha=1e-3, maintenance=rule, merge_search=search, gamma=1.0)
     plain = plain_bsgd(rbf(1.0), search, budget=10, alpha=1e-3, maintenance=rule)
-    for piece in np.array_split(np.arange(300), [1, 2, 40, 41, 200]):
-        est.partial_fit(X[piece], y[piece], classes=[-1, 1])
-        plain.partial_fit(X[piece], y[piece])
-    assert est.t_ == 300
-    assert_matches(est, plain, X)
-    # a second epoch continues t: fit with warm_start on the same stream
-    est.set_params(warm_start=True, shuffle=False).fit(X, y)
-    plain.partial_fit(X, y)
-    assert est.t_ == 600
-    assert_matches(est, plain, X)
+    assert_step_count_continues(est, plain, X, y, [-1, 1], assert_matches)
 
 
 @pytest.mark.parametrize("rule", ["removal", "projection"])

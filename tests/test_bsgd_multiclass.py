@@ -3,6 +3,7 @@ implementation of doc/algorithms.md#bsgd-multi-class (tests/oracles/bsgd_multicl
 update by update, and the properties of the shared-support model."""
 
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -16,7 +17,7 @@ from skbudget._merge_search import _golden_section_h, _golden_section_rows, _new
 from tests.oracles import keeping_flags, mistake_flags
 from tests.oracles.bsgd import golden_section
 from tests.oracles.bsgd_multiclass import PlainMulticlassBSGD
-from tests.test_bsgd import rbf
+from tests.test_bsgd import assert_step_count_continues, rbf
 
 RULES = ["removal", "projection", "merging"]
 
@@ -110,16 +111,7 @@ def test_streaming_and_epochs_continue_the_step_count(rule):
     X, y = X[:250], y[:250]
     est = flagged(budget=8, alpha=1e-2, maintenance=rule, gamma=gamma)
     plain = PlainMulticlassBSGD(rbf(gamma), 4, budget=8, alpha=1e-2, maintenance=rule)
-    for piece in np.array_split(np.arange(250), [1, 2, 40, 41, 200]):
-        est.partial_fit(X[piece], y[piece], classes=np.arange(4))
-        plain.partial_fit(X[piece], y[piece])
-        assert est.n_support_[0] <= 8
-    assert est.t_ == 250
-    assert_matches(est, plain, X)
-    est.set_params(warm_start=True, shuffle=False).fit(X, y)
-    plain.partial_fit(X, y)
-    assert est.t_ == 500
-    assert_matches(est, plain, X)
+    assert_step_count_continues(est, plain, X, y, np.arange(4), assert_matches, budget=8)
 
 
 @pytest.mark.parametrize("rule", ["removal", "projection"])
@@ -436,3 +428,25 @@ def test_learner_saved_before_the_shared_lookup_loads_with_the_golden_search():
     old.set_state(state)
     assert old.merge_search == learner.merge_search
     assert_array_equal(np.asarray(old.alpha), np.asarray(learner.alpha))
+
+
+def test_shared_multiclass_budget_smaller_than_the_classes_warns(multiclass_data):
+    X, y = multiclass_data
+    est = BudgetedSGDClassifier(budget=2, multi_class="crammer_singer", gamma=1.0,
+                                random_state=0)
+    with pytest.warns(UserWarning, match="budget .2. is smaller than the 3 classes"):
+        est.fit(X, y)
+
+
+def test_shared_multiclass_class_without_a_vector_warns(multiclass_data):
+    X, y = multiclass_data
+    X, y = X[np.argsort(y != 2, kind="stable")], y[np.argsort(y != 2, kind="stable")]
+    est = BudgetedSGDClassifier(budget=4, multi_class="crammer_singer", gamma=1.0,
+                                maintenance="removal", shuffle=False)
+    with pytest.warns(UserWarning, match="hold no support vector"):
+        est.fit(X, y)
+    # an ordinary budget: no warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        BudgetedSGDClassifier(budget=50, multi_class="crammer_singer", gamma=1.0,
+                              random_state=0).fit(*multiclass_data)

@@ -17,6 +17,7 @@ import pytest
 import scipy.sparse as sp
 from numpy.testing import assert_allclose
 from sklearn.datasets import make_classification
+from sklearn.exceptions import NotFittedError
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
@@ -256,3 +257,13 @@ def test_onnx_import_error_names_the_extra(monkeypatch):
     monkeypatch.delitem(sys.modules, "skbudget.onnx")
     with pytest.raises(ImportError, match=r"pip install skbudget\[onnx\]"):
         import skbudget.onnx  # noqa: F401
+
+
+def test_exporting_an_unfitted_model_raises_not_fitted_error():
+    pytest.importorskip("onnxruntime")
+    from skl2onnx import to_onnx
+
+    import skbudget.onnx  # noqa: F401
+
+    with pytest.raises(NotFittedError):
+        to_onnx(Forgetron(), np.zeros((1, 3), dtype=np.float32))

@@ -22,7 +22,7 @@ from numpy.testing import assert_array_equal
 from sklearn.datasets import make_classification
 from sklearn.preprocessing import StandardScaler
 
-from skbudget import FourierOGDClassifier, NystromOGDClassifier
+from skbudget import FourierOGDClassifier, KernelPassiveAggressive, NystromOGDClassifier
 from skbudget.discovery import all_estimators
 
 from .test_common import fitted_state
@@ -140,3 +140,20 @@ def test_phase_changes_are_found():
     history = [(1, (1, False)), (2, (2, False)), (3, (3, False)), (4, (3, True)),
                (5, (3, True))]
     assert _phase_changes(history) == [3, 4]
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "linear", "poly", "laplacian"])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_kernel_passive_aggressive_chunks_are_bit_exact(kernel, n_classes, binary_data,
+                                                        multiclass_data):
+    X, y = binary_data if n_classes == 2 else multiclass_data
+    params = dict(kernel=kernel, gamma=0.5, C=0.7, shuffle=False)
+    whole = KernelPassiveAggressive(**params).fit(X, y)
+    for size in (1, 7, 64):
+        chunked = KernelPassiveAggressive(**params)
+        for start in range(0, len(y), size):
+            chunked.partial_fit(X[start:start + size], y[start:start + size],
+                                classes=np.unique(y))
+        assert_array_equal(chunked.dual_coef_, whole.dual_coef_, strict=True)
+        assert_array_equal(chunked.support_vectors_, whole.support_vectors_, strict=True)
+        assert_array_equal(chunked.intercept_, whole.intercept_, strict=True)

@@ -2,8 +2,7 @@
 doc/algorithms.md: one example at a time, kernel rows from NumPy, no tricks.
 
 The tests replay streams through them and through the estimators and
-compare update by update; ``benchmarks/bench_speed.py`` times them as the
-"plain NumPy per-example loop".  Each class is named ``Plain<Estimator>``,
+compare update by update.  Each class is named ``Plain<Estimator>``,
 takes the estimator's own parameters (plus ``kernel``, a function
 ``k(A, B) -> ndarray``) and offers ``partial_fit(X, y)`` over labels in
 {-1, +1}, recording ``mistakes`` (one flag per round), plus

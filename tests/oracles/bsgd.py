@@ -74,7 +74,36 @@ def span_projection(K, b):
     return d
 
 
-class PlainBudgetedSGDClassifier:
+class BSGDSupportSet:
+    """What the binary and the multi-class BSGD oracles share: support
+    vectors ``sv`` (rows, oldest first) stored beside coefficients scaled
+    by ``lambda t`` (``w`` or ``W``), grown by an update and cut back to
+    the budget by the maintenance rule ``_<maintenance>``."""
+
+    def _k(self, a, b):
+        return float(self.kernel(a[None], b[None])[0, 0])
+
+    @property
+    def scale(self):
+        """alpha_i / w_i (multi-class: alpha_i / W_i) = 1 / (lambda t)."""
+        return 1.0 / (self.lam * self.t) if self.t else 1.0
+
+    @property
+    def support_vectors(self):
+        return np.array(self.sv)
+
+    def _add_support_vector(self, x, coefficients, coefficient):
+        """Add ``x`` to ``sv`` and ``coefficient`` to ``coefficients`` (the
+        list beside it); over the budget, the maintenance rule runs."""
+        self.sv.append(x)
+        coefficients.append(coefficient)
+        self.n_updates += 1
+        if len(self.sv) > self.budget:
+            self.n_maintenance += 1
+            getattr(self, "_" + self.maintenance)()
+
+
+class PlainBudgetedSGDClassifier(BSGDSupportSet):
     """BSGD with ``maintenance`` in {'removal', 'projection', 'merging'}.
 
     ``kernel(A, B)`` is the kernel function (merging assumes it is an RBF
@@ -102,14 +131,6 @@ class PlainBudgetedSGDClassifier:
         self.degradation = 0.0
         self.merged_rounds = []   # rounds (1-based t) whose maintenance merged
 
-    def _k(self, a, b):
-        return float(self.kernel(a[None], b[None])[0, 0])
-
-    @property
-    def scale(self):
-        """alpha_i / w_i = 1 / (lambda t)."""
-        return 1.0 / (self.lam * self.t) if self.t else 1.0
-
     @property
     def alpha(self):
         return [w * self.scale for w in self.w]
@@ -118,10 +139,6 @@ class PlainBudgetedSGDClassifier:
         if not self.sv:
             return np.zeros(len(Z))
         return (self.kernel(Z, np.array(self.sv)) @ np.array(self.w)) * self.scale
-
-    @property
-    def support_vectors(self):
-        return np.array(self.sv)
 
     @property
     def coef(self):
@@ -138,13 +155,8 @@ class PlainBudgetedSGDClassifier:
             self.t += 1   # alpha *= 1 - 1/t: w is unchanged, but at t = 1 (factor 0)
             if self.t == 1:
                 self.sv, self.w = [], []
-            if label * score < 1.0 and weight > 0:
-                self.sv.append(x)
-                self.w.append(float(label) * weight)    # alpha = w y / (lambda t)
-                self.n_updates += 1
-                if len(self.sv) > self.budget:
-                    self.n_maintenance += 1
-                    getattr(self, "_" + self.maintenance)()
+            if label * score < 1.0 and weight > 0:      # alpha = w y / (lambda t)
+                self._add_support_vector(x, self.w, float(label) * weight)
         return self
 
     def _remove(self, i):

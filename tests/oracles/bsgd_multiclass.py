@@ -27,10 +27,10 @@ import math
 
 import numpy as np
 
-from tests.oracles.bsgd import first_minimum, golden_section, span_projection
+from tests.oracles.bsgd import BSGDSupportSet, first_minimum, golden_section, span_projection
 
 
-class PlainMulticlassBSGD:
+class PlainMulticlassBSGD(BSGDSupportSet):
     def __init__(self, kernel, n_classes, budget=100, alpha=1e-4, maintenance="merging"):
         self.kernel = kernel
         self.k = n_classes
@@ -46,23 +46,11 @@ class PlainMulticlassBSGD:
         self.degradation = 0.0
         self.merged_rounds = []
 
-    def _k(self, a, b):
-        return float(self.kernel(a[None], b[None])[0, 0])
-
-    @property
-    def scale(self):
-        """alpha_i / W_i = 1 / (lambda t)."""
-        return 1.0 / (self.lam * self.t) if self.t else 1.0
-
     def decision_scores(self, Z):
         """(n, k): the class scores f_c."""
         if not self.sv:
             return np.zeros((len(Z), self.k))
         return (self.kernel(Z, np.array(self.sv)) @ np.array(self.W)) * self.scale
-
-    @property
-    def support_vectors(self):
-        return np.array(self.sv)
 
     @property
     def coef(self):
@@ -84,12 +72,7 @@ class PlainMulticlassBSGD:
             if f[label] - f[r] < 1.0 and w > 0:
                 row = np.zeros(self.k)
                 row[label], row[r] = w, -w                      # alpha = eta_t row
-                self.sv.append(x)
-                self.W.append(row)
-                self.n_updates += 1
-                if len(self.sv) > self.budget:
-                    self.n_maintenance += 1
-                    getattr(self, "_" + self.maintenance)()
+                self._add_support_vector(x, self.W, row)
         return self
 
     def _remove(self, i):

@@ -1,32 +1,62 @@
-"""Loose ends an audit found (a new user's and a hostile tester's view):
-tampered files, warnings the data call for, scores that must stay finite,
-the right exception types, and the tests' own dependence on the shell."""
+"""Corrupt and tampered state: compiled calls check the learner state they
+are handed (an error naming the problem, never a crash), a tampered file
+cannot hang the process or hold two models, and the list of types the
+"Deploying" page says to trust loads every model."""
 
-import os
 import pickle
 import re
-import signal
 import subprocess
 import sys
-import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from numpy.testing import assert_array_equal
-from sklearn.exceptions import NotFittedError
-from sklearn.metrics.pairwise import rbf_kernel
 
-from skbudget import (
-    BudgetedSGDClassifier,
-    Forgetron,
-    KernelPassiveAggressive,
-    KernelPerceptron,
-)
-from tests.test_common import ESTIMATORS, IDS, KERNEL_ESTIMATORS, KERNEL_IDS
+from skbudget import Forgetron, KernelPerceptron
+from skbudget._engine import gather_block
+from tests.test_common import ESTIMATORS, IDS, small
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_corrupted_learner_state_raises_instead_of_crashing():
+    # every field of every estimator's learner state, in a child process
+    result = subprocess.run([sys.executable, "-m", "tests.corrupt_states"], capture_output=True,
+                            text=True, timeout=600, cwd=Path(__file__).parents[1])
+    assert result.returncode == 0, result.stderr[-2000:]
+    lines = result.stdout.splitlines()
+    assert lines[-1] == "done"
+    refused = {tuple(line.split()[1:]) for line in lines[:-1]}
+    # the entry checks fire: the store's indices, and each policy's own state
+    for name, field in [("Forgetron", "order"), ("Forgetron", "free_cells"),
+                        ("KernelPerceptron", "event_cell"), ("Projectron", "chol"),
+                        ("TighterPerceptron", "vslot"), ("TightestPerceptron", "wpos"),
+                        ("BudgetMIRA", "label"), ("BudgetedSGDClassifier", "budget"),
+                        ("BudgetedSGDClassifier", "row_sqnorm")]:
+        for kernel in ("rbf", "laplacian"):
+            assert (name, kernel, field) in refused
+
+
+def test_check_state_names_the_problem(binary_data):
+    X, y = binary_data
+    est = small(Forgetron).partial_fit(X[:100], y[:100], classes=[0, 1])
+    learner = est._learners[0]
+    state = learner.get_state()
+    state["order"][0] = 10 ** 6
+    learner.set_state(state)
+    with pytest.raises(ValueError, match="inconsistent state.*out of range"):
+        est.partial_fit(X[100:110], y[100:110])
+    assert learner.get_state()["order"][0] == 10 ** 6   # rolled back to what it was
+
+
+def test_gram_gather_checks_its_indices():
+    M = np.arange(12.0).reshape(3, 4)
+    assert_array_equal(gather_block(M, np.array([0, 2]), np.array([3, 1])), [[3, 1], [11, 9]])
+    for rows, cols in (([0, 3], [1]), ([0], [-1]), ([-2], [0]), ([1], [4])):
+        with pytest.raises(ValueError, match="outside"):
+            gather_block(M, np.array(rows, dtype=np.intp), np.array(cols, dtype=np.intp))
 
 
 def _small(Est, **params):
@@ -35,8 +65,6 @@ def _small(Est, **params):
         est.set_params(budget=7)
     return est
 
-
-# ---- a tampered file cannot hang the process or hold two models -----------
 
 @pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
 @pytest.mark.parametrize("field, value", [("max_points", -1), ("max_points", 0),
@@ -145,8 +173,6 @@ def test_skops_file_with_a_tampered_record_does_not_load(binary_data):
         sio.loads(data, trusted=["skbudget._budget.Forgetron"])
 
 
-# ---- the "Deploying" page: a fixed list of types to trust, CSR included ---
-
 def _deploying_trusted_list():
     """The list of types the "Deploying" page says to trust, by running the
     page's code block that builds it."""
@@ -169,138 +195,3 @@ def test_deploying_page_trusts_a_fixed_list_that_loads_every_model(sparse, binar
         data = sio.dumps(_small(Est).partial_fit(X[:60], y[:60], classes=[0, 1]))
         assert set(sio.get_untrusted_types(data=data)) <= set(trusted)
         sio.loads(data, trusted=trusted)
-
-
-# ---- gamma='scale' set by one outlier row ----------------------------------
-
-@pytest.mark.parametrize("sparse", [False, True])
-def test_scale_gamma_set_by_one_outlier_row_warns(sparse, binary_data):
-    X, y = binary_data
-    X = X.copy()
-    X[5] = 1e150                    # every value of one row
-    X = sp.csr_matrix(X) if sparse else X
-    with pytest.warns(UserWarning, match="row 5 of X"):
-        Forgetron().fit(X, y)
-
-
-# ---- scores stay finite ----------------------------------------------------
-
-def _huge_rbf(A, B):
-    return 1e308 * rbf_kernel(A, B, gamma=1.0)
-
-
-@pytest.mark.parametrize("Est", KERNEL_ESTIMATORS, ids=KERNEL_IDS)
-def test_kernel_whose_scores_overflow_is_refused(Est, binary_data):
-    # values so large that their sums overflow: a clear error, or finite scores
-    X, y = binary_data
-    est = Est(kernel=_huge_rbf, random_state=0)
-    if isinstance(est, BudgetedSGDClassifier):
-        est.set_params(maintenance="removal")       # merging needs kernel='rbf'
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)     # NumPy's overflow
-        try:
-            est.fit(X, y)
-        except ValueError as error:
-            assert re.search("not finite|non-finite|overflowed", str(error))
-            return
-        try:
-            scores = est.decision_function(X)
-        except ValueError as error:
-            assert "non-finite" in str(error)
-            return
-    assert np.isfinite(scores).all()     # a rule whose steps scale with 1 / k(x, x)
-
-
-def test_float32_onnx_scores_of_huge_coefficients_are_finite(binary_data):
-    pytest.importorskip("onnxruntime")
-    import onnxruntime as ort
-    from skl2onnx import to_onnx
-
-    import skbudget.onnx  # noqa: F401
-
-    X, y = binary_data
-    est = BudgetedSGDClassifier(alpha=1e-100, budget=20, gamma=1.0, random_state=0).fit(X, y)
-    assert np.abs(est.decision_function(X)).max() > 1e38       # beyond float32's range
-    onx = to_onnx(est, X[:1].astype(np.float32))
-    session = ort.InferenceSession(onx.SerializeToString(), providers=["CPUExecutionProvider"])
-    labels, scores = session.run(None, {"X": X.astype(np.float32)})
-    assert np.isfinite(scores).all()
-    assert_array_equal(labels, est.predict(X))
-    assert_array_equal(np.sign(scores), np.sign(est.decision_function(X)))
-
-
-def test_exporting_an_unfitted_model_raises_not_fitted_error():
-    pytest.importorskip("onnxruntime")
-    from skl2onnx import to_onnx
-
-    import skbudget.onnx  # noqa: F401
-
-    with pytest.raises(NotFittedError):
-        to_onnx(Forgetron(), np.zeros((1, 3), dtype=np.float32))
-
-
-# ---- the shared multi-class model at a tiny budget -------------------------
-
-def test_shared_multiclass_budget_smaller_than_the_classes_warns(multiclass_data):
-    X, y = multiclass_data
-    est = BudgetedSGDClassifier(budget=2, multi_class="crammer_singer", gamma=1.0,
-                                random_state=0)
-    with pytest.warns(UserWarning, match="budget .2. is smaller than the 3 classes"):
-        est.fit(X, y)
-
-
-def test_shared_multiclass_class_without_a_vector_warns(multiclass_data):
-    X, y = multiclass_data
-    X, y = X[np.argsort(y != 2, kind="stable")], y[np.argsort(y != 2, kind="stable")]
-    est = BudgetedSGDClassifier(budget=4, multi_class="crammer_singer", gamma=1.0,
-                                maintenance="removal", shuffle=False)
-    with pytest.warns(UserWarning, match="hold no support vector"):
-        est.fit(X, y)
-    # an ordinary budget: no warning
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        BudgetedSGDClassifier(budget=50, multi_class="crammer_singer", gamma=1.0,
-                              random_state=0).fit(*multiclass_data)
-
-
-# ---- KernelPassiveAggressive: chunked partial_fit is fit, bit for bit ------
-
-@pytest.mark.parametrize("kernel", ["rbf", "linear", "poly", "laplacian"])
-@pytest.mark.parametrize("n_classes", [2, 3])
-def test_kernel_passive_aggressive_chunks_are_bit_exact(kernel, n_classes, binary_data,
-                                                        multiclass_data):
-    X, y = binary_data if n_classes == 2 else multiclass_data
-    params = dict(kernel=kernel, gamma=0.5, C=0.7, shuffle=False)
-    whole = KernelPassiveAggressive(**params).fit(X, y)
-    for size in (1, 7, 64):
-        chunked = KernelPassiveAggressive(**params)
-        for start in range(0, len(y), size):
-            chunked.partial_fit(X[start:start + size], y[start:start + size],
-                                classes=np.unique(y))
-        assert_array_equal(chunked.dual_coef_, whole.dual_coef_, strict=True)
-        assert_array_equal(chunked.support_vectors_, whole.support_vectors_, strict=True)
-        assert_array_equal(chunked.intercept_, whole.intercept_, strict=True)
-
-
-# ---- CI ---------------------------------------------------------------------
-
-def test_sanitizer_step_lets_a_report_reach_the_log():
-    # pytest's output capture swallows an AddressSanitizer report when the
-    # process aborts: the sanitizer step runs it with capture off
-    script = (ROOT / ".ci" / "sanitize").read_text()
-    command = script[script.index("python -m pytest"):]
-    assert re.search(r"(?:^|\s)(?:-s|--capture=no)(?:\s|$)", command)
-
-
-@pytest.mark.skipif(not hasattr(signal, "pthread_kill"), reason="POSIX signals")
-def test_ctrl_c_tests_pass_when_sigint_starts_ignored():
-    # a background job of a non-interactive shell starts with SIGINT ignored
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
-         "tests/test_robustness.py", "-k",
-         "keyboard_interrupt_during_a_long or interrupt_is_honoured"],
-        cwd=ROOT, capture_output=True, text=True, timeout=600,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
-        env={**os.environ, "PYTHONPATH": str(ROOT)})
-    assert result.returncode == 0, result.stdout[-3000:]
-    assert "3 passed" in result.stdout
