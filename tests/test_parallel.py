@@ -436,11 +436,11 @@ def test_the_mean_step_counter_of_weights_whose_sum_overflows():
     weights."""
     from types import SimpleNamespace
 
-    from skbudget._mixing import _Pegasos
+    from skbudget._averaging import PegasosState
     sources = [SimpleNamespace(n_steps=100), SimpleNamespace(n_steps=201)]
     for weights in ([1.5e308, 1.5e308], [1.0, 1.0], [1e-300, 1e-300]):
-        assert _Pegasos.steps(sources, np.array(weights)) == 150
-    assert _Pegasos.steps(sources, np.array([1.5e308, 0.5e308])) == 125
+        assert PegasosState.steps(sources, np.array(weights)) == 150
+    assert PegasosState.steps(sources, np.array([1.5e308, 0.5e308])) == 125
 
 
 HUGE_WEIGHTS = [e for e in ESTIMATORS if e[0] in ("bsgd-merging-crammer_singer-3",
