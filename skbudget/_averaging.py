@@ -17,11 +17,13 @@ from typing import ClassVar
 
 import numpy as np
 
+from skbudget._bsgd_fast import PROJECTION
 from skbudget._params import _same_value
+from skbudget._span_factor import _span_factor
 
 __all__ = ["ExpansionAverage", "ExpansionState", "OnlyWith", "PegasosState", "PerceptronAverage",
            "PerceptronState", "SameFeaturesAverage", "SharedPegasosState", "gathered_cells",
-           "summed_counts"]
+           "padded", "summed_counts"]
 
 
 def summed_counts(values, base):
@@ -29,6 +31,16 @@ def summed_counts(values, base):
     on from ``base``."""
     total = sum(values)
     return total if base is None else total - (len(values) - 1) * base
+
+
+def padded(values, length, square=False):
+    """``values`` with zeros appended up to ``length`` rows (``square``: and
+    as many columns)."""
+    values = np.asarray(values)
+    shape = (length, length) if square else (length,) + values.shape[1:]
+    out = np.zeros(shape, dtype=values.dtype)
+    out[tuple(slice(0, s) for s in values.shape)] = values
+    return out
 
 
 def gathered_cells(sources, cells, name):
@@ -94,9 +106,14 @@ class PegasosState(ExpansionState):
     def fill(cls, state, sources, weights, base):
         state["n_steps"] = cls.steps(sources, weights)
         state["n_maintenance"] = int(summed_counts([src.n_maintenance for src in sources],
-                                             None if base is None else base.n_maintenance))
+                                                   None if base is None else base.n_maintenance))
         state["degradation"] = float(summed_counts([src.degradation for src in sources],
-                                             None if base is None else base.degradation))
+                                                   None if base is None else base.degradation))
+        if state["maintenance"] == PROJECTION:      # the span's factor, of the union's Gram
+            n, capacity = state["n_sv"], state["capacity"]
+            factor, gap = _span_factor(state["gram"][:n, :n])
+            state["chol"] = padded(factor, capacity, square=True)
+            state["span_gap"] = padded(gap, capacity)
 
 
 class SharedPegasosState(PegasosState):

@@ -303,8 +303,9 @@ class FourierOGDClassifier(BaseOnlineKernelClassifier):
         test_params=(dict(gamma=1.0, random_state=0),),
         model_variants=({}, dict(n_components=20, eta0=0.1)),
         averaging=SameFeaturesAverage(
-            "``coef_`` averaged, on the same random features only (the same integer "
-            "``random_state``, ``n_components``, ``gamma_`` and number of features)"),
+            "the weighted sum of the models' ``coef_``, on the same random features only (the "
+            "same integer ``random_state``, ``n_components``, ``gamma_`` and number of "
+            "features)"),
     )
 
     _parameter_constraints: dict = {

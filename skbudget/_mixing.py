@@ -21,12 +21,10 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
-from skbudget._averaging import gathered_cells, summed_counts
-from skbudget._bsgd_fast import PROJECTION
+from skbudget._averaging import gathered_cells, padded, summed_counts
 from skbudget._declaration import CannotAverage
 from skbudget._params import _same_value
 from skbudget._record import OnlineRecord
-from skbudget._span_factor import _span_factor
 
 __all__ = ["averaged_model", "averaging_estimators", "check_supported", "compressed_model"]
 
@@ -197,7 +195,7 @@ def averaged_model(models, weights=None, origin=None, record=None, copy_first=Tr
                                       sum(n_stored(m) for m in models))
                       if record is None else record)
     result._n_examples_seen = summed_counts([m._n_examples_seen for m in models],
-                                      None if origin is None else origin._n_examples_seen)
+                                            None if origin is None else origin._n_examples_seen)
     result._update_fitted_attributes()
     return result
 
@@ -218,7 +216,7 @@ def _linear_state(learner, sources, weights, base):
     state = learner.get_state()
     state["w"] = sum(w * np.asarray(src.w) for w, src in zip(weights, sources))
     state["n_updates"] = int(summed_counts([src.n_updates for src in sources],
-                                     None if base is None else base.n_updates))
+                                           None if base is None else base.n_updates))
     return state
 
 
@@ -314,12 +312,12 @@ def _union_state(result, rule, learner, sources, rows, weights, base, capacity=N
     state.update(n_sv=n, capacity=capacity, n_free=capacity - n, order=order, free_cells=free,
                  scale=scale, first_example_id=-1, k_row=np.zeros(capacity),
                  intercept=float(sum(w * src.intercept for w, src in zip(weights, sources))),
-                 slot=_padded(np.arange(n, dtype=np.intp), capacity),
+                 slot=padded(np.arange(n, dtype=np.intp), capacity),
                  alpha=np.zeros(capacity),
                  n_updates=int(summed_counts([src.n_updates for src in sources],
-                                       None if base is None else base.n_updates)))
+                                             None if base is None else base.n_updates)))
     for name, values in per_vector.items():
-        state[name] = _padded(values, capacity + 8 if name == "store_sq" else capacity)
+        state[name] = padded(values, capacity + 8 if name == "store_sq" else capacity)
     if learner.uses_store:
         store = np.zeros((capacity + 8, learner.n_features))
         store[:n] = vectors.toarray() if sp.issparse(vectors) else vectors
@@ -330,10 +328,6 @@ def _union_state(result, rule, learner, sources, rows, weights, base, capacity=N
         gram[np.arange(n), np.arange(n)] = per_vector["kself"]
         state["gram"] = gram
     rule.fill(state, sources, weights, base)
-    if getattr(learner, "maintenance", None) == PROJECTION:
-        factor, gap = _span_factor(state["gram"][:n, :n])
-        state["chol"] = _padded(factor, capacity, square=True)
-        state["span_gap"] = _padded(gap, capacity)
     return state, vectors
 
 
@@ -360,13 +354,3 @@ def _without_repeats(vectors, per_vector, summed):
         else:
             out[name] = values[keep]
     return vectors[keep], out
-
-
-def _padded(values, length, square=False):
-    """``values`` with zeros appended up to ``length`` rows (``square``: and
-    as many columns)."""
-    values = np.asarray(values)
-    shape = (length, length) if square else (length,) + values.shape[1:]
-    out = np.zeros(shape, dtype=values.dtype)
-    out[tuple(slice(0, s) for s in values.shape)] = values
-    return out

@@ -136,12 +136,8 @@ class ProjectronPlusPlus(Projectron):
         see_also="Projectron : The same rule on mistakes only.",
     )
 
-    _declaration = Declaration(
-        test_params=(dict(budget=7, gamma=1.0, random_state=0),),
-        model_variants=(dict(eta=0.1), dict(budget=None)),
-        averaging=CannotAverage(
-            "it keeps the inverse Gram matrix of its own examples and a projection threshold "
-            "on them, which an average does not define"),
-    )
+    # the same test parameters, model variants and state as Projectron's
+    # (declared, not inherited: the digests of both are kept)
+    _declaration = Projectron._declaration
 
     _learner_class = ProjectronPlusPlusLearner
