@@ -14,6 +14,11 @@ estimator is covered everywhere by exporting it and declaring it:
 - its shared multi-class mode (one support set for every class), if any;
 - the weights its ``fit`` takes.
 
+The meta-estimator :class:`~skbudget.SequentialSearchCV` declares nothing:
+it has no learner of its own (it tunes a declared estimator), so it has no
+parameters of the common tests, weights, multi-class mode or average;
+``tests/test_common.py`` accepts it as a wrapper.
+
 This module sits at the bottom of the package: it imports nothing of
 skbudget.
 """
