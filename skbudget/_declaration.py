@@ -23,7 +23,7 @@ This module sits at the bottom of the package: it imports nothing of
 skbudget.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 __all__ = ["CannotAverage", "Declaration", "SharedMulticlass", "declaration_of"]
 
@@ -65,14 +65,6 @@ class SharedMulticlass:
     shared: object = None
     one_vs_rest: object = None
 
-    def describe(self, default_params):
-        """The mode in words, for the documentation: ``"always"`` or the
-        setting that selects it (marked as the default when it is)."""
-        if self.param is None:
-            return "always"
-        setting = f"``{self.param}={self.shared!r}``"
-        return f"{setting} (default)" if default_params[self.param] == self.shared else setting
-
 
 @dataclass(frozen=True)
 class Declaration:
@@ -107,7 +99,7 @@ class Declaration:
     averaging: object
     model_variants: tuple = ({},)
     shared_multiclass: SharedMulticlass | None = None
-    weights: tuple = field(default=())
+    weights: tuple = ()
 
     def __post_init__(self):
         if not self.test_params or not all(isinstance(p, dict) for p in self.test_params):

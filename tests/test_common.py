@@ -37,7 +37,7 @@ KERNEL_ESTIMATORS = [Est for Est in ESTIMATORS if "kernel" in Est().get_params()
 KERNEL_IDS = [Est.__name__ for Est in KERNEL_ESTIMATORS]
 
 
-def _accepts(Est, params):
+def accepts(Est, params):
     """Whether ``Est(**params)`` passes its parameter validation."""
     try:
         Est(**params)._validate_params()
@@ -56,7 +56,7 @@ def small(Est, **params):
     kernel alone, so such a test takes its set that does not merge)."""
     kernels = [{}] + [{"kernel": name} for name in KERNEL_NAMES] if "kernel" in params else [{}]
     for declared in declaration_of(Est).test_params:
-        if all(_accepts(Est, {**declared, **params, **kernel}) for kernel in kernels):
+        if all(accepts(Est, {**declared, **params, **kernel}) for kernel in kernels):
             return Est(**{**declared, **params})
     raise AssertionError(f"{Est.__name__} declares no test parameters that accept {params}")
 

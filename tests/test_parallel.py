@@ -30,7 +30,7 @@ from skbudget.parallel import ParameterMixingClassifier, average, compress
 from tests.oracles.bsgd import PlainBudgetedSGDClassifier as PlainBSGD
 from tests.oracles.bsgd_multiclass import PlainMulticlassBSGD
 from tests.test_bsgd import rbf
-from tests.test_common import _accepts
+from tests.test_common import accepts
 
 RULES = ["removal", "projection", "merging"]
 
@@ -72,7 +72,7 @@ def _estimators():
                     continue        # (two classes: one binary learner in either mode)
                 yield f"{name}-v{v}-{k}", est, k
         for v, est in configurations:
-            if "kernel" in est.get_params() and _accepts(type(est), {
+            if "kernel" in est.get_params() and accepts(type(est), {
                     **est.get_params(), "kernel": "laplacian"}):
                 yield f"{name}-v{v}-laplacian-3", clone(est).set_params(kernel="laplacian"), 3
                 break

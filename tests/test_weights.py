@@ -25,7 +25,7 @@ from tests.oracles.bsgd import PlainBudgetedSGDClassifier
 from tests.test_bsgd import assert_matches, rbf
 from tests.test_fixed_budget import STREAMS
 from tests.test_fixed_budget import assert_matches as assert_matches_fixed_budget
-from tests.test_common import _accepts, assert_same_model, small
+from tests.test_common import accepts, assert_same_model, small
 
 ESTIMATORS = [Est for _, Est in all_estimators()]
 WEIGHTED = [Est for Est in ESTIMATORS if declaration_of(Est).weights]
@@ -59,7 +59,7 @@ def test_unit_weights_give_the_unweighted_model_bit_for_bit(Est, params, data, b
         X = sp.hstack([sp.csr_matrix(X), sp.csr_matrix((X.shape[0], 1100))], format="csr")
     if data == "block":         # a kernel of block mode
         params = dict(params, kernel="laplacian")
-        if not _accepts(Est, params):
+        if not accepts(Est, params):
             pytest.skip(f"{Est.__name__}({params}) takes no laplacian kernel")
     plain = small(Est, max_iter=2, **params).fit(X, y)
     ones = small(Est, max_iter=2, **params).fit(X, y, sample_weight=np.ones(len(y)))

@@ -46,11 +46,22 @@ def capabilities_table():
             _name(cls),
             "yes" if "sample_weight" in declaration.weights else "no",
             "yes" if "class_weight" in declaration.weights else "no",
-            "no (one-vs-rest)" if mode is None else mode.describe(cls().get_params()),
+            _shared_mode(mode, cls),
             _averages(averaging) if declaration.averages else "no",
         ])
     return _list_table(["Estimator", "``sample_weight``", "``class_weight``",
                         "Shared multi-class mode", "Averages (:ref:`scaling_out`)"], rows)
+
+
+def _shared_mode(mode, cls):
+    """The shared multi-class mode ``cls`` declares, in words: none, always,
+    or the setting that selects it (marked when it is the default)."""
+    if mode is None:
+        return "no (one-vs-rest)"
+    if mode.param is None:
+        return "always"
+    setting = f"``{mode.param}={mode.shared!r}``"
+    return f"{setting} (default)" if cls().get_params()[mode.param] == mode.shared else setting
 
 
 def _averages(averaging):
