@@ -10,9 +10,14 @@ docstring that fails numpydoc validation, or a gallery example that raises.
 
 import os
 import re
+import sys
 import warnings
 
 import skbudget
+
+# the user guide's capability tables, generated from the estimators'
+# declarations (doc/sphinxext/capability_tables.py)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "sphinxext"))
 
 project = "skbudget"
 author = "the skbudget developers"
@@ -27,6 +32,7 @@ extensions = [
     "numpydoc",
     "myst_parser",
     "sphinx_gallery.gen_gallery",
+    "capability_tables",
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}

@@ -6,6 +6,7 @@ from sklearn.utils._param_validation import StrOptions
 from skbudget._base import BaseOnlineKernelClassifier
 from skbudget._bogd_fast import COEFFICIENT, UNIFORM, BoundedOGDLearner
 from skbudget._budget import _example
+from skbudget._declaration import CannotAverage, Declaration
 from skbudget._docstrings import attributes_doc, docstring, kernel_doc, stream_doc
 from skbudget._params import Integer, RealNumber, base_params, keep_params
 
@@ -73,6 +74,17 @@ class BoundedOGDClassifier(BaseOnlineKernelClassifier):
         examples=_example("BoundedOGDClassifier",
                           "BoundedOGDClassifier(budget=50, sampling='coefficient', "
                           "random_state=0)"),
+    )
+
+    _declaration = Declaration(
+        test_params=(dict(budget=7, gamma=1.0, random_state=0),),
+        model_variants=tuple(dict(sampling=s) for s in ("uniform", "coefficient")),
+        averaging=CannotAverage(
+            "on a full budget it removes a support vector drawn at random and rescales the "
+            "others so that its model stays an unbiased estimate (with sampling probabilities "
+            "read from its own budget's coefficients for BOGD++): that rule is defined for the "
+            "budget plus one vectors of one model, not for the union of several models, which "
+            "it could not bring back to its budget"),
     )
 
     _parameter_constraints: dict = {

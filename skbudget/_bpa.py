@@ -5,6 +5,7 @@ from sklearn.utils._param_validation import StrOptions
 from skbudget._base import BaseOnlineKernelClassifier
 from skbudget._bpa_fast import NEAREST, PROJECTION, SIMPLE, BudgetedPALearner
 from skbudget._budget import _example
+from skbudget._declaration import CannotAverage, Declaration
 from skbudget._docstrings import (BUDGET_DOC, attributes_doc, class_weight_doc, docstring,
                                   kernel_doc, stream_doc)
 from skbudget._params import Integer, RealNumber, base_params, keep_params
@@ -87,6 +88,17 @@ class BudgetedPassiveAggressive(ExampleWeightsMixin, BaseOnlineKernelClassifier)
         examples=_example("BudgetedPassiveAggressive",
                           "BudgetedPassiveAggressive(budget=50, maintenance='nearest', "
                           "random_state=0)"),
+    )
+
+    _declaration = Declaration(
+        test_params=(dict(budget=7, gamma=1.0, random_state=0),),
+        model_variants=tuple(dict(maintenance=m) for m in ("simple", "nearest", "projection")),
+        averaging=CannotAverage(
+            "each of its steps on a full budget removes one of budget plus one vectors and "
+            "updates state kept for its own support set (the inverse Gram matrix, BPA-P; each "
+            "vector's nearest neighbour, BPA-NN): no step is defined to bring the union of "
+            "several models back to its budget"),
+        weights=("sample_weight", "class_weight"),
     )
 
     _parameter_constraints: dict = {

@@ -6,6 +6,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import StrOptions
 
+from skbudget._averaging import ExpansionAverage, PegasosState, SharedPegasosState
 from skbudget._base import BaseOnlineKernelClassifier
 from skbudget._bsgd_fast import (
     GOLDEN,
@@ -16,6 +17,7 @@ from skbudget._bsgd_fast import (
     BudgetedSGDLearner,
     MulticlassBSGDLearner,
 )
+from skbudget._declaration import Declaration, SharedMulticlass
 from skbudget._docstrings import attributes_doc, docstring, kernel_doc, stream_doc
 from skbudget._docstrings import class_weight_doc
 from skbudget._kernel_catalogue import named_kernel
@@ -204,6 +206,23 @@ class BudgetedSGDClassifier(ExampleWeightsMixin, BaseOnlineKernelClassifier):
     (10, 100)
     >>> clf.score(X / 16, y) > 0.9
     True""",
+    )
+
+    _declaration = Declaration(
+        test_params=(dict(budget=7, gamma=1.0, random_state=0),
+                     dict(budget=7, gamma=1.0, random_state=0, maintenance="projection")),
+        model_variants=tuple(dict(maintenance=m, merge_search=s, multi_class=c)
+                             for m, s in (("removal", "lookup"), ("projection", "lookup"),
+                                          ("merging", "lookup"), ("merging", "golden"))
+                             for c in ("crammer_singer", "ovr")),
+        averaging=ExpansionAverage(
+            "the union of the support sets, its coefficients in the units of the models' "
+            "mean step counter ``t``; ``compress`` brings it back to the budget by the "
+            "maintenance rule (every rule, both ``multi_class`` modes)",
+            learner_rule=PegasosState, shared_learner_rule=SharedPegasosState, compresses=True),
+        shared_multiclass=SharedMulticlass("multi_class", shared="crammer_singer",
+                                           one_vs_rest="ovr"),
+        weights=("sample_weight", "class_weight"),
     )
 
     _parameter_constraints: dict = {

@@ -8,6 +8,7 @@ which configures one of the compiled policies of ``_budget_fast``.
 
 import numpy as np
 
+from skbudget._averaging import ExpansionAverage
 from skbudget._base import BaseOnlineKernelClassifier
 from skbudget._budget_fast import (
     CrammerKandolaSingerLearner,
@@ -16,6 +17,7 @@ from skbudget._budget_fast import (
     RandomBudgetLearner,
     StoptronLearner,
 )
+from skbudget._declaration import CannotAverage, Declaration
 from skbudget._docstrings import BUDGET_DOC, attributes_doc, docstring, kernel_doc, stream_doc
 from skbudget._docstrings import class_weight_doc
 from skbudget._params import Integer, RealNumber, base_params, keep_params
@@ -82,6 +84,13 @@ class Stoptron(_FixedBudgetClassifier):
         example=_example("Stoptron", "Stoptron(budget=50, gamma=2.0, random_state=0)"),
     )
 
+    _declaration = Declaration(
+        test_params=(dict(budget=7, gamma=1.0, random_state=0),),
+        averaging=CannotAverage(
+            "it stops updating once full, and the union of full models has no rule that "
+            "brings it back to its budget"),
+    )
+
     def _make_learner(self, rng):
         return StoptronLearner(budget=self.budget)
 
@@ -108,6 +117,11 @@ class RandomBudgetPerceptron(_FixedBudgetClassifier):
     Cached Data for Model Representation and Validation", IJCNN 2009.""",
         example=_example("RandomBudgetPerceptron",
                          "RandomBudgetPerceptron(budget=50, gamma=2.0, random_state=0)"),
+    )
+
+    _declaration = Declaration(
+        test_params=(dict(budget=7, gamma=1.0, random_state=0),),
+        averaging=CannotAverage("its random removal has no defined order over a union"),
     )
 
     def _make_learner(self, rng):
@@ -144,6 +158,13 @@ class BudgetPerceptron(BaseOnlineKernelClassifier):
     Budget", NIPS 2003.""",
         example=_example("BudgetPerceptron",
                          "BudgetPerceptron(budget=50, beta=0.01, gamma=2.0, random_state=0)"),
+    )
+
+    _declaration = Declaration(
+        test_params=(dict(budget=7, gamma=1.0, random_state=0),),
+        averaging=CannotAverage(
+            "its removal rule reads leave-one-out margins kept per support vector, which an "
+            "average does not define"),
     )
 
     _parameter_constraints: dict = {
@@ -197,6 +218,14 @@ class Forgetron(BaseOnlineKernelClassifier):
         example=_example("Forgetron", "Forgetron(budget=50, gamma=2.0, random_state=0)"),
     )
 
+    _declaration = Declaration(
+        test_params=(dict(budget=7, gamma=1.0, random_state=0),),
+        model_variants=(dict(self_tuned=True), dict(self_tuned=False)),
+        averaging=CannotAverage(
+            "its state holds the counts M and Q and the shrinking schedule, which an average "
+            "does not define"),
+    )
+
     _parameter_constraints: dict = {
         **BaseOnlineKernelClassifier._parameter_constraints,
         **_BUDGET,
@@ -237,6 +266,14 @@ class KernelPassiveAggressive(ExampleWeightsMixin, BaseOnlineKernelClassifier):
     Research 7, 551-585, 2006.""",
         example=_example("KernelPassiveAggressive",
                          "KernelPassiveAggressive(C=1.0, gamma=2.0, random_state=0)"),
+    )
+
+    _declaration = Declaration(
+        test_params=(dict(gamma=1.0, random_state=0),),
+        averaging=ExpansionAverage(
+            "the union of the support sets, every coefficient times its model's weight (no "
+            "budget: nothing to compress)"),
+        weights=("sample_weight", "class_weight"),
     )
 
     _parameter_constraints: dict = {

@@ -23,9 +23,11 @@ input.  Each call computes in its own input's precision.
 import numpy as np
 import scipy.sparse as sp
 
+from skbudget._averaging import SameFeaturesAverage
 from skbudget._base import BaseOnlineKernelClassifier
 from skbudget._blas import single_threaded_blas
 from skbudget._budget import _example
+from skbudget._declaration import Declaration
 from skbudget._docstrings import docstring, stream_doc
 from skbudget._elementwise import mistake_flags
 from skbudget._ogd_fast import (LinearHingeLearner, fourier_dense_projections,
@@ -295,6 +297,15 @@ class FourierOGDClassifier(BaseOnlineKernelClassifier):
     Machines", NIPS 2007.""",
         examples=_example("FourierOGDClassifier",
                           "FourierOGDClassifier(n_components=200, gamma=2.0, random_state=0)"),
+    )
+
+    _declaration = Declaration(
+        test_params=(dict(gamma=1.0, random_state=0),),
+        model_variants=({}, dict(n_components=20, eta0=0.1)),
+        averaging=SameFeaturesAverage(
+            "the weighted sum of the models' ``coef_``, on the same random features only (the "
+            "same integer ``random_state``, ``n_components``, ``gamma_`` and number of "
+            "features)"),
     )
 
     _parameter_constraints: dict = {

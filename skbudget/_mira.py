@@ -11,6 +11,7 @@ carries one coefficient per class.
 import numpy as np
 
 from skbudget._base import BaseOnlineKernelClassifier
+from skbudget._declaration import CannotAverage, Declaration, SharedMulticlass
 from skbudget._docstrings import attributes_doc, docstring, kernel_doc, stream_doc
 from skbudget._mira_fast import MIRALearner
 from skbudget._params import Integer, RealNumber, base_params, keep_params
@@ -115,6 +116,14 @@ class KernelMIRA(_MIRAClassifier):
         see_also="BudgetMIRA : MIRA with a fixed or adaptive cache of support patterns.",
     )
 
+    _declaration = Declaration(
+        test_params=(dict(gamma=1.0, random_state=0),),
+        averaging=CannotAverage(
+            "its state holds the class scores of every support pattern, which an average does "
+            "not define yet"),
+        shared_multiclass=SharedMulticlass(),
+    )
+
     def __init__(self, *, beta=0.01, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
                  kernel_params=None, max_iter=1, shuffle=True, random_state=None,
                  warm_start=False, verbose=0):
@@ -152,6 +161,15 @@ class BudgetMIRA(_MIRAClassifier):
     The class scores ``s_r(x_i)`` of every support pattern are kept up to
     date incrementally (``O(|S| k)`` per insertion or removal, through the
     support-set Gram matrix: ``O(B^2)`` memory).""",
+    )
+
+    _declaration = Declaration(
+        test_params=(dict(budget=7, gamma=1.0, random_state=0),),
+        model_variants=({}, dict(beta=0.5)),
+        averaging=CannotAverage(
+            "its removal rule reads the class scores of every support pattern, which an "
+            "average does not define yet"),
+        shared_multiclass=SharedMulticlass(),
     )
 
     _parameter_constraints: dict = {

@@ -8,8 +8,11 @@ builds it as a fitted model of the models' class by composing the states of
 their learners (``OnlineLearner.get_state`` / ``set_state``): cells
 ``0 .. n-1`` in the union's order, the features (store mode) or the pool
 rows (block mode), the coefficients in the learner's units, and what each
-rule keeps besides (``_RULES``).  ``doc/algorithms.md`` ("Parameter
-mixing") defines the online state of the average.
+rule keeps besides.  Which estimators average, and by which rule, each
+estimator's class declares (``Declaration.averaging``, a rule of
+:mod:`skbudget._averaging`); this module holds the generic machinery
+only.  ``doc/algorithms.md`` ("Parameter mixing") defines the online state
+of the average.
 """
 
 import copy
@@ -18,100 +21,51 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
-from skbudget._bsgd import BudgetedSGDClassifier
-from skbudget._bsgd_fast import (
-    PROJECTION,
-    BudgetedSGDLearner,
-    MulticlassBSGDLearner,
-)
-from skbudget._budget import KernelPassiveAggressive
-from skbudget._budget_fast import PassiveAggressiveLearner
-from skbudget._fourier import FourierOGDClassifier
-from skbudget._ogd import KernelOGDClassifier
-from skbudget._ogd_fast import KernelOGDLearner, LinearHingeLearner
+from skbudget._averaging import gathered_cells, padded, summed_counts
+from skbudget._declaration import CannotAverage
 from skbudget._params import _same_value
-from skbudget._perceptron import KernelPerceptron
-from skbudget._perceptron_fast import KernelPerceptronLearner
 from skbudget._record import OnlineRecord
-from skbudget._span_factor import _span_factor
 
-__all__ = ["SUPPORTED", "averaged_model", "check_supported", "compressed_model"]
+__all__ = ["averaged_model", "averaging_estimators", "check_supported", "compressed_model"]
 
-SUPPORTED = (BudgetedSGDClassifier, FourierOGDClassifier, KernelOGDClassifier,
-             KernelPassiveAggressive, KernelPerceptron)
 
-# why an estimator's models cannot be averaged yet: the state its rule
-# keeps beyond the kernel expansion, whose average is not defined
-_UNSUPPORTED_REASONS = {
-    "Stoptron": "it stops updating once full, and the union of full models has no rule "
-                "that brings it back to its budget",
-    "RandomBudgetPerceptron": "its random removal has no defined order over a union",
-    "BudgetPerceptron": "its removal rule reads leave-one-out margins kept per support "
-                        "vector, which an average does not define",
-    "Forgetron": "its state holds the counts M and Q and the shrinking schedule, "
-                 "which an average does not define",
-    "Projectron": "it keeps the inverse Gram matrix of its own examples and a projection "
-                  "threshold on them, which an average does not define",
-    "ProjectronPlusPlus": "it keeps the inverse Gram matrix of its own examples and a "
-                          "projection threshold on them, which an average does not define",
-    "TighterPerceptron": "its removal rule reads a validation set of examples each model "
-                         "kept on its own",
-    "TightestPerceptron": "its removal rule reads soft counts each model kept on its own",
-    "KernelMIRA": "its state holds the class scores of every support pattern, which an "
-                  "average does not define yet",
-    "BudgetMIRA": "its removal rule reads the class scores of every support pattern, which "
-                  "an average does not define yet",
-    "NystromOGDClassifier": "after its first budget of support vectors it learns a linear "
-                            "model on a feature map built from the eigenvectors of the Gram "
-                            "matrix of its own landmarks: models with different landmarks "
-                            "have their weights in different feature spaces, which do not "
-                            "add up",
-    "BoundedOGDClassifier": "on a full budget it removes a support vector drawn at random and "
-                            "rescales the others so that its model stays an unbiased "
-                            "estimate (with sampling probabilities read from its own budget's "
-                            "coefficients for BOGD++): that rule is defined for the budget "
-                            "plus one vectors of one model, not for the union of several "
-                            "models, which it could not bring back to its budget",
-    "BudgetedPassiveAggressive": "each of its steps on a full budget removes one of budget "
-                                 "plus one vectors and updates state kept for its own support "
-                                 "set (the inverse Gram matrix, BPA-P; each vector's nearest "
-                                 "neighbour, BPA-NN): no step is defined to bring the union "
-                                 "of several models back to its budget",
-}
+def _averaging(estimator):
+    """The averaging rule ``estimator``'s class declares (inherited from
+    the class it derives from, for a user's subclass), or the
+    :class:`~skbudget._declaration.CannotAverage` of why it has none."""
+    declaration = getattr(type(estimator), "_declaration", None)
+    if declaration is None:
+        return CannotAverage("it declares no rule for the average of its online state")
+    return declaration.averaging
 
-# why a supported estimator cannot average with some parameter values
-_KERNEL_OGD_BUDGET = (
-    "KernelOGDClassifier models average only with budget=None; got budget={budget!r}: "
-    "a finite budget truncates the oldest support vector, and the union of several "
-    "models' support sets has no order by age between the models (their rounds ran side "
-    "by side), so no truncation back to the budget is defined")
+
+def averaging_estimators():
+    """The names of the exported estimators whose models average (for some
+    parameter values), in the order of ``skbudget.__all__``."""
+    from skbudget.discovery import all_estimators
+
+    return [name for name, cls in all_estimators() if cls._declaration.averages]
 
 
 def check_supported(estimator):
-    """Raise ``TypeError`` unless ``estimator`` is of a class whose models
-    can be averaged (an instance of one of :data:`SUPPORTED`), and
-    ``ValueError`` when its parameters leave its average undefined
-    (:func:`_check_parameters`)."""
-    if isinstance(estimator, SUPPORTED):
-        _check_parameters(estimator)
-        return
-    name = type(estimator).__name__
-    reason = _UNSUPPORTED_REASONS.get(
-        name, "it declares no rule for the average of its online state")
-    raise TypeError(
-        f"skbudget.parallel supports {', '.join(cls.__name__ for cls in SUPPORTED)}; got "
-        f"{name}: {reason}.")
+    """Raise ``TypeError`` unless ``estimator``'s class declares a rule for
+    the average of its models (``Declaration.averaging``), naming the
+    reason it declares instead, and ``ValueError`` when its parameters
+    leave its average undefined."""
+    averaging = _averaging(estimator)
+    if isinstance(averaging, CannotAverage):
+        raise TypeError(
+            f"skbudget.parallel supports {', '.join(averaging_estimators())}; got "
+            f"{type(estimator).__name__}: {averaging.reason}.")
+    averaging.check_parameters(estimator)
 
 
 def with_common_draw(estimator):
-    """``estimator`` (an unfitted clone), given a fixed integer
-    ``random_state`` drawn from NumPy's global generator when it draws
-    random features from ``random_state=None``
-    (:class:`~skbudget.FourierOGDClassifier`): every worker's copy then
-    draws the same features, on which alone their models average."""
-    if isinstance(estimator, FourierOGDClassifier) and estimator.random_state is None:
-        estimator.set_params(random_state=int(np.random.randint(np.iinfo(np.int32).max)))
-    return estimator
+    """``estimator`` (an unfitted clone of a supported estimator) set so
+    that every worker's copy averages with the others' (an estimator that
+    draws random features from ``random_state=None`` gets a fixed integer
+    seed: every copy draws the same features)."""
+    return _averaging(estimator).with_common_draw(estimator)
 
 
 def _check_models(models):
@@ -125,7 +79,8 @@ def _check_models(models):
     if not models:
         raise ValueError("models is empty: average needs at least one fitted model")
     first = models[0]
-    if not isinstance(first, SUPPORTED):
+    averaging = _averaging(first)
+    if isinstance(averaging, CannotAverage):
         check_supported(first)
     for k, model in enumerate(models):
         if type(model) is not type(first):
@@ -133,74 +88,40 @@ def _check_models(models):
                             f"{type(model).__name__}")
         check_is_fitted(model)
         if model is not first:
-            _check_like(first, model, k)
+            _check_like(averaging, first, model, k)
     for model in models:
-        _check_parameters(model)
+        averaging.check_parameters(model)
     return models
 
 
-def _check_parameters(estimator):
-    """Raise ``ValueError`` for parameters under which ``estimator``'s
-    models have no defined average: a KernelPerceptron that predicts with
-    another hypothesis than its last (its other hypotheses are read from a
-    history of updates, which an average of models does not have); a
-    KernelOGDClassifier with a budget (fitted: the budget it was fitted
-    with)."""
-    if isinstance(estimator, KernelPerceptron) and estimator.hypothesis != "last":
-        raise ValueError(
-            f"KernelPerceptron models average only with hypothesis='last'; got "
-            f"hypothesis={estimator.hypothesis!r}: the voted, averaged and longest-survivor "
-            f"hypotheses are read from each model's history of updates, which the average "
-            f"of several models does not have")
-    if isinstance(estimator, KernelOGDClassifier):
-        budget = (estimator._params_at_start["budget"]
-                  if hasattr(estimator, "_params_at_start") else estimator.budget)
-        if budget is not None:
-            raise ValueError(_KERNEL_OGD_BUDGET.format(budget=budget))
-
-
-def _check_like(first, model, k):
+def _check_like(averaging, first, model, k):
     """Raise ``ValueError`` unless ``model`` (``models[k]``) was built as
-    ``first`` was."""
-    if isinstance(first, FourierOGDClassifier) and not _same_value(
-            first.random_weights_, model.random_weights_):
-        raise ValueError(
-            f"models[{k}] and models[0] were fitted on different random Fourier features "
-            f"(their random_weights_ differ): FourierOGDClassifier models average only on "
-            f"the same draw; refit them with the same integer random_state, n_components "
-            f"and gamma (numeric, or resolved from the same data) on data of the same "
-            f"number of features")
+    ``first`` was: what the ``averaging`` rule needs beyond the parameters
+    (the same random features), the same parameters, classes, features,
+    data-dependent constants and storage format."""
+    averaging.check_like(first, model, k)
     for name, value in first._params_at_start.items():
         other = model._params_at_start.get(name)
         if not _same_value(value, other):
             raise ValueError(f"models[{k}] was fitted with {name}={other!r}, models[0] with "
                              f"{name}={value!r}: only models of the same parameters average")
     checks = {"classes_": (first.classes_, model.classes_),
-              "n_features_in_": (first.n_features_in_, model.n_features_in_),
-              "gamma_": (first.gamma_, model.gamma_),
-              "kappa_": (_used_kappa(first), _used_kappa(model))}
+              "n_features_in_": (first.n_features_in_, model.n_features_in_)}
+    constants = averaging.constants(model)
+    for name, value in averaging.constants(first).items():
+        checks[name] = (value, constants.get(name))
     for name, (a, b) in checks.items():
         if not _same_value(a, b):
             raise ValueError(f"models[{k}] has {name}={b!r}, models[0] {name}={a!r}: only "
                              f"models of the same classes, features and kernel average "
                              f"(pass a numeric gamma to models trained on different data)")
-    # (FOGD stores no vectors: its models of either format are the same
-    # kind, and the average continues in models[0]'s)
-    if (first._sparse_storage != model._sparse_storage
-            and not isinstance(first, FourierOGDClassifier)):
+    # (a model that stores no vectors, as FOGD's, is of one kind from
+    # either format, and the average continues in models[0]'s)
+    if averaging.stores_vectors and first._sparse_storage != model._sparse_storage:
         raise ValueError(f"models[{k}] stores its support vectors "
                          f"{'sparse' if model._sparse_storage else 'dense'}, models[0] "
                          f"{'sparse' if first._sparse_storage else 'dense'}: fit every model "
                          f"on data of one format (all dense or all CSR)")
-
-
-def _used_kappa(model):
-    """A KernelPerceptron's ``kappa_`` where its rule reads it (a threshold,
-    threshold step or margin in units of kappa), else None."""
-    if not isinstance(model, KernelPerceptron) or not (
-            "kappa" in (model.theta_init, model.threshold_step) or model.tau > 0):
-        return None
-    return model.kappa_
 
 
 def _checked_weights(weights, n_models):
@@ -251,27 +172,30 @@ def averaged_model(models, weights=None, origin=None, record=None, copy_first=Tr
     each learner's state is composed before it is replaced."""
     models = _check_models(models)
     weights = _checked_weights(weights, len(models))
+    averaging = _averaging(models[0])
     result = copy.deepcopy(models[0]) if copy_first else models[0]
+    rule = averaging.learner_rule_of(result)
     driver = result._driver
     for j, learner in enumerate(driver.learners):
         sources = [model._learners[j] for model in models]
         base = None if origin is None else origin._learners[j]
         with np.errstate(over="ignore", invalid="ignore"):      # checked below
-            if isinstance(learner, LinearHingeLearner):
+            if not averaging.stores_vectors:
                 state = _linear_state(learner, sources, weights, base)
             else:
                 rows = [model._driver.support_vectors(j) for model in models]
-                state, vectors = _union_state(result, learner, sources, rows, weights, base)
+                state, vectors = _union_state(result, rule, learner, sources, rows, weights,
+                                              base)
         _check_representable(state, weights)
-        if isinstance(learner, LinearHingeLearner):
+        if not averaging.stores_vectors:
             learner.set_state(state)
         else:
             _install(driver, j, state, vectors)
     result._record = (_summed_record([m._record for m in models],
                                       sum(n_stored(m) for m in models))
                       if record is None else record)
-    result._n_examples_seen = _summed([m._n_examples_seen for m in models],
-                                      None if origin is None else origin._n_examples_seen)
+    result._n_examples_seen = summed_counts([m._n_examples_seen for m in models],
+                                            None if origin is None else origin._n_examples_seen)
     result._update_fitted_attributes()
     return result
 
@@ -291,8 +215,8 @@ def _linear_state(learner, sources, weights, base):
     None)."""
     state = learner.get_state()
     state["w"] = sum(w * np.asarray(src.w) for w, src in zip(weights, sources))
-    state["n_updates"] = int(_summed([src.n_updates for src in sources],
-                                     None if base is None else base.n_updates))
+    state["n_updates"] = int(summed_counts([src.n_updates for src in sources],
+                                           None if base is None else base.n_updates))
     return state
 
 
@@ -303,7 +227,7 @@ def compressed_model(model, copy_model=True):
     check_supported(model)
     check_is_fitted(model)
     result = copy.deepcopy(model) if copy_model else model
-    if isinstance(result, BudgetedSGDClassifier):
+    if _averaging(result).compresses:
         driver = result._driver
         for j, learner in enumerate(driver.learners):
             n_before = learner.n_sv
@@ -322,12 +246,13 @@ def _laid_out_afresh(result, j):
     The compression leaves the survivors in the union's cells, up to
     twice the budget apart, and every later round's kernel block
     covers every cell up to the highest in use (a mixed model continued 15 %
-    slower than a stream's own, doc/user_guide/scaling_out.rst, "Cost").
+    slower than a stream's own, doc/user_guide/parameter_mixing.rst, "Cost").
     The same model: the same vectors, coefficients, scale and counts."""
     driver = result._driver
     learner = driver.learners[j]
-    _install(driver, j, *_union_state(result, learner, [learner], [driver.support_vectors(j)],
-                                      np.ones(1), None,
+    rule = _averaging(result).learner_rule_of(result)
+    _install(driver, j, *_union_state(result, rule, learner, [learner],
+                                      [driver.support_vectors(j)], np.ones(1), None,
                                       capacity=learner.grown_capacity(learner.n_sv)))
 
 
@@ -339,13 +264,6 @@ def _install(driver, j, state, vectors):
     if not driver.uses_store:
         driver.pools[j] = vectors
         driver.pool_ids[j] = np.full(vectors.shape[0], -1, dtype=np.intp)
-
-
-def _summed(values, base):
-    """``sum(values)``, or ``base + sum(v - base)`` when every value counts
-    on from ``base``."""
-    total = sum(values)
-    return total if base is None else total - (len(values) - 1) * base
 
 
 def _summed_record(records, n_support):
@@ -364,22 +282,22 @@ def _summed_record(records, n_support):
     return record
 
 
-def _union_state(result, learner, sources, rows, weights, base, capacity=None):
+def _union_state(result, rule, learner, sources, rows, weights, base, capacity=None):
     """The state of ``learner`` (a copy of ``sources[0]``) holding the
     weighted union of the ``sources``' expansions, whose support vectors
-    are ``rows``.  ``base``: the learner every source continued from, or
+    are ``rows``, composed by the learner ``rule`` (what the learner keeps
+    besides its expansion, and its units).  ``base``: the learner every source continued from, or
     None; with it, a vector several sources hold (one of ``base``'s they
     all kept) is stored once, with the sum of its coefficients.
     ``capacity``: the state's cells, at least the union's size (None:
     ``learner``'s, or the union's size and 2 when larger)."""
     state = learner.get_state()
-    rule = _RULES[type(learner)]
     cells = [src.support_order() for src in sources]
     scale = rule.scale(sources, weights)
     vectors = (sp.vstack(rows, format="csr") if sp.issparse(rows[0])
                else np.concatenate(rows))
     per_vector = rule.coefficients(sources, cells, weights, scale)
-    per_vector["kself"] = _gathered(sources, cells, "kself")
+    per_vector["kself"] = gathered_cells(sources, cells, "kself")
     if learner.uses_store:
         per_vector["store_sq"] = np.concatenate(
             [np.asarray(src.store_sq)[np.asarray(src.slot)[c]] for src, c in zip(sources, cells)])
@@ -394,12 +312,12 @@ def _union_state(result, learner, sources, rows, weights, base, capacity=None):
     state.update(n_sv=n, capacity=capacity, n_free=capacity - n, order=order, free_cells=free,
                  scale=scale, first_example_id=-1, k_row=np.zeros(capacity),
                  intercept=float(sum(w * src.intercept for w, src in zip(weights, sources))),
-                 slot=_padded(np.arange(n, dtype=np.intp), capacity),
+                 slot=padded(np.arange(n, dtype=np.intp), capacity),
                  alpha=np.zeros(capacity),
-                 n_updates=int(_summed([src.n_updates for src in sources],
-                                       None if base is None else base.n_updates)))
+                 n_updates=int(summed_counts([src.n_updates for src in sources],
+                                             None if base is None else base.n_updates)))
     for name, values in per_vector.items():
-        state[name] = _padded(values, capacity + 8 if name == "store_sq" else capacity)
+        state[name] = padded(values, capacity + 8 if name == "store_sq" else capacity)
     if learner.uses_store:
         store = np.zeros((capacity + 8, learner.n_features))
         store[:n] = vectors.toarray() if sp.issparse(vectors) else vectors
@@ -410,10 +328,6 @@ def _union_state(result, learner, sources, rows, weights, base, capacity=None):
         gram[np.arange(n), np.arange(n)] = per_vector["kself"]
         state["gram"] = gram
     rule.fill(state, sources, weights, base)
-    if getattr(learner, "maintenance", None) == PROJECTION:
-        factor, gap = _span_factor(state["gram"][:n, :n])
-        state["chol"] = _padded(factor, capacity, square=True)
-        state["span_gap"] = _padded(gap, capacity)
     return state, vectors
 
 
@@ -440,130 +354,3 @@ def _without_repeats(vectors, per_vector, summed):
         else:
             out[name] = values[keep]
     return vectors[keep], out
-
-
-def _padded(values, length, square=False):
-    """``values`` with zeros appended up to ``length`` rows (``square``: and
-    as many columns)."""
-    values = np.asarray(values)
-    shape = (length, length) if square else (length,) + values.shape[1:]
-    out = np.zeros(shape, dtype=values.dtype)
-    out[tuple(slice(0, s) for s in values.shape)] = values
-    return out
-
-
-def _gathered(sources, cells, name):
-    """The per-cell array ``name`` of every source at its support cells,
-    one source after the other."""
-    return np.concatenate([np.asarray(getattr(src, name))[c] for src, c in zip(sources, cells)])
-
-
-class _Expansion:
-    """A rule whose learner is its kernel expansion alone (scale 1):
-    coefficients ``alpha`` per cell."""
-
-    summed = ("alpha",)
-
-    @staticmethod
-    def scale(sources, weights):
-        return 1.0
-
-    @staticmethod
-    def coefficients(sources, cells, weights, scale):
-        """The union's per-vector values in the learner's units."""
-        return {"alpha": np.concatenate([w * src.coefficients()
-                                         for w, src in zip(weights, sources)]) / scale}
-
-    @staticmethod
-    def fill(state, sources, weights, base):
-        """The rest of the rule's state."""
-
-
-class _Pegasos(_Expansion):
-    """BSGD (doc/algorithms.md#bsgd): coefficients stored as ``w_i = lambda t alpha_i`` under
-    the scale ``1 / (lambda t)``.  The average's ``t`` is the weighted mean
-    of the models' (rounded): the models of one mixing round all continue
-    from one model for the same number of rows, so it is their common
-    ``t``, and every never-changed vector keeps ``w_i = w_k`` exactly."""
-
-    @staticmethod
-    def steps(sources, weights):
-        # the weighted mean with the weights over their largest: in [1, K]
-        # their sum never overflows, nor the dot product lose precision
-        ratios = weights / weights.max()
-        t = np.dot(ratios, [src.n_steps for src in sources]) / ratios.sum()
-        return max(int(np.rint(t)), 1)
-
-    @classmethod
-    def scale(cls, sources, weights):
-        return 1.0 / (sources[0].lam * cls.steps(sources, weights))
-
-    @classmethod
-    def stored(cls, sources, cells, weights, name):
-        """The per-cell values ``name`` (``alpha`` or the rows ``tau``) of
-        the union, in the units of the average's ``t``."""
-        t = cls.steps(sources, weights)
-        return np.concatenate([w * (t / src.n_steps if src.n_steps else 1.0)
-                               * np.asarray(getattr(src, name))[c]
-                               for w, src, c in zip(weights, sources, cells)])
-
-    @classmethod
-    def coefficients(cls, sources, cells, weights, scale):
-        return {"alpha": cls.stored(sources, cells, weights, "alpha")}
-
-    @classmethod
-    def fill(cls, state, sources, weights, base):
-        state["n_steps"] = cls.steps(sources, weights)
-        state["n_maintenance"] = int(_summed([src.n_maintenance for src in sources],
-                                             None if base is None else base.n_maintenance))
-        state["degradation"] = float(_summed([src.degradation for src in sources],
-                                             None if base is None else base.degradation))
-
-
-class _SharedPegasos(_Pegasos):
-    """Multi-class BSGD (doc/algorithms.md#bsgd-multi-class): rows ``W_i = lambda t alpha_i`` in ``tau``,
-    their squared norms kept per cell, a class label per vector."""
-
-    summed = ("tau",)
-
-    @classmethod
-    def coefficients(cls, sources, cells, weights, scale):
-        return {"tau": cls.stored(sources, cells, weights, "tau"),
-                "label": _gathered(sources, cells, "label")}
-
-    @classmethod
-    def fill(cls, state, sources, weights, base):
-        _Pegasos.fill(state, sources, weights, base)
-        tau = state["tau"]
-        state["row_sqnorm"] = np.einsum("ij,ij->i", tau, tau)
-
-
-class _Perceptron(_Expansion):
-    """The Kernel Perceptron (Khardon-Wachman): the expansion of its last
-    hypothesis, threshold ``theta = sum_k w_k theta_k``.  Its history of
-    hypotheses starts anew at the average (one hypothesis, no update yet):
-    the earlier hypotheses of several models form no history of one."""
-
-    @staticmethod
-    def coefficients(sources, cells, weights, scale):
-        values = _Expansion.coefficients(sources, cells, weights, scale)
-        values["m_count"] = _gathered(sources, cells, "m_count")
-        return values
-
-    @staticmethod
-    def fill(state, sources, weights, base):
-        theta = float(sum(w * src.theta for w, src in zip(weights, sources)))
-        thetas = np.zeros(9)
-        thetas[0] = theta
-        state.update(theta=theta, intercept=-theta, n_updates=0, thetas=thetas,
-                     votes=np.zeros(9, dtype=np.int64), event_cell=np.zeros(8, dtype=np.intp),
-                     tally=0, best_tally=0, survivor=0,
-                     cell_of_example=np.full(0, -1, dtype=np.intp))
-
-
-# what each learner keeps besides its expansion, and its units
-_RULES = {BudgetedSGDLearner: _Pegasos, MulticlassBSGDLearner: _SharedPegasos,
-          PassiveAggressiveLearner: _Expansion, KernelOGDLearner: _Expansion,
-          KernelPerceptronLearner: _Perceptron}
-
-

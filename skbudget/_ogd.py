@@ -9,8 +9,10 @@ import math
 
 import numpy as np
 
+from skbudget._averaging import ExpansionAverage, OnlyWith
 from skbudget._base import BaseOnlineKernelClassifier
 from skbudget._budget import _docstring, _example
+from skbudget._declaration import CannotAverage, Declaration
 from skbudget._docstrings import BUDGET_DOC
 from skbudget._ogd_fast import KernelOGDLearner, NystromOGDLearner
 from skbudget._params import Integer, RealNumber, base_params, keep_params
@@ -56,6 +58,19 @@ class KernelOGDClassifier(BaseOnlineKernelClassifier):
     2004.""",
         example=_example("KernelOGDClassifier",
                          "KernelOGDClassifier(budget=50, gamma=2.0, random_state=0)"),
+    )
+
+    _declaration = Declaration(
+        test_params=(dict(budget=7, gamma=1.0, random_state=0),),
+        model_variants=({}, dict(budget=None, alpha=0.1)),
+        averaging=ExpansionAverage(
+            "the union of the support sets (its decay ``1 - eta0 alpha`` folded into the "
+            "coefficients; no budget: nothing to compress)",
+            only_with=(OnlyWith(
+                "budget", None,
+                "a finite budget truncates the oldest support vector, and the union of "
+                "several models' support sets has no order by age between the models (their "
+                "rounds ran side by side), so no truncation back to the budget is defined"),)),
     )
 
     _parameter_constraints: dict = {
@@ -132,6 +147,16 @@ class NystromOGDClassifier(BaseOnlineKernelClassifier):
     1-43, 2016.""",
         example=_example("NystromOGDClassifier",
                          "NystromOGDClassifier(budget=50, gamma=2.0, random_state=0)"),
+    )
+
+    _declaration = Declaration(
+        test_params=(dict(budget=7, gamma=1.0, random_state=0),),
+        model_variants=({}, dict(n_components=7)),
+        averaging=CannotAverage(
+            "after its first budget of support vectors it learns a linear model on a feature "
+            "map built from the eigenvectors of the Gram matrix of its own landmarks: models "
+            "with different landmarks have their weights in different feature spaces, which "
+            "do not add up"),
     )
 
     _parameter_constraints: dict = {

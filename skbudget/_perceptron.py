@@ -3,7 +3,9 @@
 import numpy as np
 from sklearn.utils._param_validation import StrOptions
 
+from skbudget._averaging import OnlyWith, PerceptronAverage, PerceptronState
 from skbudget._base import BaseOnlineKernelClassifier
+from skbudget._declaration import Declaration
 from skbudget._docstrings import attributes_doc, docstring, kernel_doc, stream_doc
 from skbudget._params import Integer, RealNumber, base_params, keep_params
 from skbudget._perceptron_fast import KernelPerceptronLearner
@@ -80,6 +82,22 @@ class KernelPerceptron(BaseOnlineKernelClassifier):
     >>> clf = KernelPerceptron(hypothesis="voted", random_state=0).fit(X, y)
     >>> clf.score(X, y) > 0.95
     True""",
+    )
+
+    _declaration = Declaration(
+        test_params=(dict(gamma=1.0, random_state=0),),
+        model_variants=tuple(dict(hypothesis=h)
+                             for h in ("last", "voted", "longest_survivor", "averaged"))
+        + (dict(alpha_bound=2, lam=0.1, tau=0.5),),
+        averaging=PerceptronAverage(
+            "the union of the last hypotheses' expansions, the threshold averaged (the "
+            "history of hypotheses starts anew)",
+            learner_rule=PerceptronState,
+            only_with=(OnlyWith(
+                "hypothesis", "last",
+                "the voted, averaged and longest-survivor hypotheses are read from each "
+                "model's history of updates, which the average of several models does not "
+                "have"),)),
     )
 
     _parameter_constraints: dict = {

@@ -2,6 +2,7 @@
 
 
 from skbudget._base import BaseOnlineKernelClassifier
+from skbudget._declaration import CannotAverage, Declaration
 from skbudget._docstrings import attributes_doc, docstring, kernel_doc, stream_doc
 from skbudget._params import Integer, RealNumber, base_params, keep_params
 from skbudget._projectron_fast import ProjectronLearner, ProjectronPlusPlusLearner
@@ -88,6 +89,14 @@ class Projectron(BaseOnlineKernelClassifier):
         see_also="ProjectronPlusPlus : Also updates, by projection only, on margin errors.",
     )
 
+    _declaration = Declaration(
+        test_params=(dict(budget=7, gamma=1.0, random_state=0),),
+        model_variants=(dict(eta=0.1), dict(budget=None)),
+        averaging=CannotAverage(
+            "it keeps the inverse Gram matrix of its own examples and a projection threshold "
+            "on them, which an average does not define"),
+    )
+
     _learner_class = ProjectronLearner
 
     _parameter_constraints: dict = {
@@ -126,5 +135,9 @@ class ProjectronPlusPlus(Projectron):
         pp_updates=", margin updates",
         see_also="Projectron : The same rule on mistakes only.",
     )
+
+    # the same test parameters, model variants and state as Projectron's
+    # (declared, not inherited: the digests of both are kept)
+    _declaration = Projectron._declaration
 
     _learner_class = ProjectronPlusPlusLearner

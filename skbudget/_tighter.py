@@ -5,6 +5,7 @@ import numbers
 from sklearn.utils._param_validation import StrOptions
 
 from skbudget._base import BaseOnlineKernelClassifier
+from skbudget._declaration import CannotAverage, Declaration
 from skbudget._docstrings import attributes_doc, docstring, kernel_doc, stream_doc
 from skbudget._kernel_catalogue import named_kernel
 from skbudget._params import Integer, base_params, keep_params
@@ -109,6 +110,13 @@ class TighterPerceptron(_ValidatedRemovalClassifier):
     True""",
     )
 
+    _declaration = Declaration(
+        test_params=(dict(budget=7, gamma=1.0, random_state=0),),
+        model_variants=tuple(dict(validation=v) for v in ("budget", "support", "full")),
+        averaging=CannotAverage(
+            "its removal rule reads a validation set of examples each model kept on its own"),
+    )
+
     _parameter_constraints: dict = {
         **_ValidatedRemovalClassifier._parameter_constraints,
         "validation": [StrOptions({"budget", "support", "full"}),
@@ -173,6 +181,13 @@ class TightestPerceptron(_ValidatedRemovalClassifier):
     100
     >>> clf.score(X_test, y_test) > 0.75
     True""",
+    )
+
+    _declaration = Declaration(
+        test_params=(dict(budget=7, gamma=1.0, random_state=0),),
+        model_variants=({}, dict(prior=(2.0, 0.5))),
+        averaging=CannotAverage(
+            "its removal rule reads soft counts each model kept on its own"),
     )
 
     _parameter_constraints: dict = {

@@ -19,10 +19,12 @@ from sklearn.model_selection import GridSearchCV, cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
-from sklearn.utils.validation import has_fit_parameter
 
+import skbudget
 import skbudget._stream
-from skbudget import BudgetedSGDClassifier
+from skbudget._averaging import ExpansionAverage
+from skbudget._declaration import CannotAverage, declaration_of
+from skbudget._kernel_catalogue import KERNEL_NAMES
 from skbudget.discovery import all_estimators
 
 ESTIMATORS = [Est for _, Est in all_estimators()]
@@ -35,16 +37,28 @@ KERNEL_ESTIMATORS = [Est for Est in ESTIMATORS if "kernel" in Est().get_params()
 KERNEL_IDS = [Est.__name__ for Est in KERNEL_ESTIMATORS]
 
 
+def accepts(Est, params):
+    """Whether ``Est(**params)`` passes its parameter validation."""
+    try:
+        Est(**params)._validate_params()
+    except ValueError:
+        return False
+    return True
+
+
 def small(Est, **params):
-    """A configuration that makes the budget bind on small data (and a fixed
-    gamma: 'scale' is resolved on the first call's data)."""
-    params.setdefault("gamma", 1.0)
-    est = Est(random_state=0, **params)
-    if "budget" in est.get_params() and "budget" not in params:
-        est.set_params(budget=7)
-    if "maintenance" in est.get_params() and "kernel" in params:
-        est.set_params(maintenance="projection")   # BSGD's merging needs kernel='rbf'
-    return est
+    """``Est`` with the first parameter set it declares for the common tests
+    (``_declaration.test_params``: small and fast, a budget that binds on
+    small data, a fixed gamma since 'scale' is resolved on the first call's
+    data) and ``params``: the first set it accepts them with, and, when
+    ``params`` set the kernel, with every named kernel (so that the models
+    of one test's kernels come from one set: BSGD's merging takes the RBF
+    kernel alone, so such a test takes its set that does not merge)."""
+    kernels = [{}] + [{"kernel": name} for name in KERNEL_NAMES] if "kernel" in params else [{}]
+    for declared in declaration_of(Est).test_params:
+        if all(accepts(Est, {**declared, **params, **kernel}) for kernel in kernels):
+            return Est(**{**declared, **params})
+    raise AssertionError(f"{Est.__name__} declares no test parameters that accept {params}")
 
 
 def fitted_state(est):
@@ -74,18 +88,25 @@ def _expected_failed_checks(estimator):
     marks them for SGDClassifier and PassiveAggressiveClassifier): a weight
     of 2 scales one step, it does not replay the example (and the pass's
     step count, order and budget differ), so weights are not repeats."""
-    if not has_fit_parameter(estimator, "sample_weight"):
+    if "sample_weight" not in declaration_of(type(estimator)).weights:
         return {}
     reason = "sample_weight is not equivalent to removing/repeating samples (online updates)."
     return {"check_sample_weight_equivalence_on_dense_data": reason,
             "check_sample_weight_equivalence_on_sparse_data": reason}
 
 
-# every estimator with its defaults, and the configurations that build
-# another model: BudgetedSGDClassifier's one-vs-rest (its default learns
-# three or more classes on one shared support set)
-@parametrize_with_checks([Est() for Est in ESTIMATORS]
-                         + [BudgetedSGDClassifier(multi_class="ovr")],
+def _other_multiclass_modes():
+    """Every estimator whose shared multi-class mode is a parameter
+    (``_declaration.shared_multiclass``), in the mode it does not take by
+    default: another model (BudgetedSGDClassifier's one-vs-rest)."""
+    for Est in ESTIMATORS:
+        mode = declaration_of(Est).shared_multiclass
+        if mode is not None and mode.param is not None:
+            default = Est().get_params()[mode.param]
+            yield Est(**{mode.param: mode.one_vs_rest if default == mode.shared else mode.shared})
+
+
+@parametrize_with_checks([Est() for Est in ESTIMATORS] + list(_other_multiclass_modes()),
                          expected_failed_checks=_expected_failed_checks)
 @pytest.mark.filterwarnings("ignore:gamma='scale' was resolved from the:UserWarning")
 @pytest.mark.filterwarnings("ignore:.*hold.? no support vector:UserWarning")
@@ -161,12 +182,15 @@ def test_one_vs_rest_learners_are_the_binary_learners(Est, multiclass_data):
     X, y = multiclass_data
     if small(Est)._draws_random_numbers():
         pytest.skip("each one-vs-rest learner draws from its own generator")
-    multi = small(Est, shuffle=False, max_iter=1).fit(X, y)
-    if multi._shared_support:   # (BudgetedSGDClassifier's 'ovr': tests/test_bsgd_multiclass.py)
+    mode = declaration_of(Est).shared_multiclass
+    if mode is not None and mode.param is None:
         pytest.skip("one learner for every class on a shared support set, not one-vs-rest")
+    one_vs_rest = {} if mode is None else {mode.param: mode.one_vs_rest}
+    multi = small(Est, shuffle=False, max_iter=1, **one_vs_rest).fit(X, y)
     offsets = np.concatenate([[0], np.cumsum(getattr(multi, "n_support_", [0] * 3))])
     for k, label in enumerate(multi.classes_):
-        binary = small(Est, shuffle=False, max_iter=1).fit(X, (y == label).astype(int))
+        binary = small(Est, shuffle=False, max_iter=1, **one_vs_rest).fit(
+            X, (y == label).astype(int))
         if not hasattr(multi, "support_vectors_"):     # features shared by every class
             assert_array_equal(multi.coef_[k], binary.coef_[0])
             assert_allclose(multi.decision_function(X)[:, k], binary.decision_function(X))
@@ -310,8 +334,6 @@ def test_verbose_reports_progress_within_a_pass(Est, kernel, binary_data, monkey
     X, y = binary_data
     monkeypatch.setattr(skbudget._stream, "SEGMENT", 40)
     est = small(Est, verbose=1, kernel=kernel)
-    if est.get_params().get("maintenance") == "merging":     # merging needs rbf
-        est.set_params(maintenance="projection")
     est._progress_interval, est._chunk_size = 0.0, 40
     out = io.StringIO()
     with redirect_stdout(out):
@@ -336,3 +358,38 @@ def test_pipeline_grid_search_and_cross_validation(Est, binary_data):
     search = GridSearchCV(pipe, grid, cv=3).fit(X, y)
     assert search.best_score_ > 0.5
     assert cross_val_score(clone(pipe), X, y, cv=3).shape == (3,)
+
+
+@pytest.mark.parametrize("name", skbudget.__all__)
+def test_every_exported_estimator_declares_itself(name):
+    # the tests, the parallel code and the documentation read the
+    # declaration instead of lists of estimators: a class without its own
+    # fails here, by name (SequentialSearchCV has none: a meta-estimator of
+    # a declared estimator, with no learner of its own to test, weigh or
+    # average)
+    cls = getattr(skbudget, name)
+    if cls not in ESTIMATORS:
+        assert "estimator" in cls._get_param_names(), f"{name}: no online learner nor a wrapper"
+        return
+    declaration = declaration_of(cls)
+    for params in declaration.test_params + declaration.model_variants:
+        cls(**params)._validate_params()        # the constructor and validation take them
+    assert isinstance(declaration.averaging, (ExpansionAverage, CannotAverage))
+    for need in getattr(declaration.averaging, "only_with", ()):
+        assert need.param in cls().get_params()
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
+def test_the_declared_multi_class_mode_is_the_estimators(Est):
+    mode = declaration_of(Est).shared_multiclass
+    if mode is None:
+        assert not Est()._shares_support(3)
+        return
+    if mode.param is None:
+        assert Est()._shares_support(3)
+    else:
+        assert Est(**{mode.param: mode.shared})._shares_support(3)
+        assert not Est(**{mode.param: mode.one_vs_rest})._shares_support(3)
+    averaging = declaration_of(Est).averaging
+    if not isinstance(averaging, CannotAverage):      # a rule for the shared learner too
+        assert averaging.shared_learner_rule is not None

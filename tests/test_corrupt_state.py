@@ -59,20 +59,13 @@ def test_gram_gather_checks_its_indices():
             gather_block(M, np.array(rows, dtype=np.intp), np.array(cols, dtype=np.intp))
 
 
-def _small(Est, **params):
-    est = Est(random_state=0, gamma=1.0, **params)
-    if "budget" in est.get_params():
-        est.set_params(budget=7)
-    return est
-
-
 @pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
 @pytest.mark.parametrize("field, value", [("max_points", -1), ("max_points", 0),
                                           ("max_points", 3), ("width", 0), ("n_rounds", -5),
                                           ("n_mistakes", 10 ** 9)])
 def test_tampered_online_record_is_refused_on_loading(Est, field, value, binary_data):
     X, y = binary_data
-    state = _small(Est).partial_fit(X[:60], y[:60], classes=[0, 1]).__getstate__()
+    state = small(Est).partial_fit(X[:60], y[:60], classes=[0, 1]).__getstate__()
     state["_record"][field] = value
     with pytest.raises(ValueError, match="online record"):
         Est().__setstate__(state)           # what skops.io.load does
@@ -138,8 +131,8 @@ def test_file_whose_attributes_and_learners_disagree_is_refused(Est, binary_data
     # the public attributes (what predict uses) of one model, the learners
     # (what partial_fit continues) of another
     X, y = binary_data
-    first = _small(Est).partial_fit(X[:60], y[:60], classes=[0, 1])
-    second = _small(Est).partial_fit(X[60:120], y[60:120], classes=[0, 1])
+    first = small(Est).partial_fit(X[:60], y[:60], classes=[0, 1])
+    second = small(Est).partial_fit(X[60:120], y[60:120], classes=[0, 1])
     state = first.__getstate__()
     state["_driver"] = second.__getstate__()["_driver"]
     with pytest.raises(ValueError, match="do not match"):
@@ -192,6 +185,6 @@ def test_deploying_page_trusts_a_fixed_list_that_loads_every_model(sparse, binar
     X, y = binary_data
     X = sp.csr_matrix(X) if sparse else X
     for Est in ESTIMATORS:
-        data = sio.dumps(_small(Est).partial_fit(X[:60], y[:60], classes=[0, 1]))
+        data = sio.dumps(small(Est).partial_fit(X[:60], y[:60], classes=[0, 1]))
         assert set(sio.get_untrusted_types(data=data)) <= set(trusted)
         sio.loads(data, trusted=trusted)

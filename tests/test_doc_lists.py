@@ -1,14 +1,18 @@
 """What the README and the documentation list, checked against the code and
 ``setup.cfg``, so that the lists cannot go stale: the unbounded estimators
-(found by training every estimator with its defaults) and the extras."""
+(found by training every estimator with its defaults), the extras, and the
+capability tables, which the documentation build generates from the
+estimators' declarations (doc/sphinxext/capability_tables.py)."""
 
 import configparser
+import importlib.util
 import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from skbudget._declaration import declaration_of
 from skbudget.discovery import all_estimators
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -92,3 +96,56 @@ def test_every_extra_is_documented(extra):
     install = (ROOT / "doc" / "install.rst").read_text(encoding="utf-8")
     assert f"`.[{extra}]`" in readme
     assert re.search(rf"^``{extra}`` +\S", install, flags=re.MULTILINE)
+
+
+def _capability_tables():
+    """doc/sphinxext/capability_tables.py, the documentation's extension."""
+    path = ROOT / "doc" / "sphinxext" / "capability_tables.py"
+    spec = importlib.util.spec_from_file_location("capability_tables", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _rows(table):
+    """The rows of an rst list-table, by the estimator each names."""
+    rows = {}
+    for row in table.split("   * - ")[2:]:
+        cells = [cell.strip() for cell in row.split("\n     - ")]
+        rows[re.fullmatch(r":class:`~skbudget\.(\w+)`", cells[0]).group(1)] = cells[1:]
+    return rows
+
+
+def test_the_capability_tables_show_every_estimator_as_it_declares_itself():
+    tables = _capability_tables()
+    capabilities = _rows(tables.capabilities_table())
+    averaging = _rows(tables.averaging_table())
+    assert list(capabilities) == list(averaging) == [name for name, _ in all_estimators()]
+    for name, Est in all_estimators():
+        declaration = declaration_of(Est)
+        sample_weight, class_weight, shared, averages = capabilities[name]
+        assert sample_weight == ("yes" if "sample_weight" in declaration.weights else "no")
+        assert class_weight == ("yes" if "class_weight" in declaration.weights else "no")
+        assert (shared == "no (one-vs-rest)") == (declaration.shared_multiclass is None)
+        answer, why = averaging[name]
+        assert answer == averages
+        if declaration.averages:
+            assert answer.startswith(("yes", "only with"))
+            for need in declaration.averaging.only_with:
+                assert f"``{need.param}={need.value!r}``" in answer and need.reason in why
+        else:
+            assert answer == "no" and declaration.averaging.reason[1:] in why
+
+
+@pytest.mark.parametrize("page, table", [("doc/user_guide/online.rst", "capabilities.inc"),
+                                         ("doc/user_guide/parameter_mixing.rst", "averaging.inc")])
+def test_the_pages_include_the_generated_tables(page, table):
+    assert table in _capability_tables().TABLES
+    text = (ROOT / page).read_text(encoding="utf-8")
+    assert f"\n.. include:: /generated/{table}\n" in text
+
+
+def test_the_weights_are_listed_by_the_table_alone():
+    # no hand-kept list of the estimators that take weights beside the table
+    assert not _names_in(_passage("doc/user_guide/online.rst", "**Weights.**",
+                                  "**What each estimator takes.**"))

@@ -27,35 +27,10 @@ from sklearn.datasets import make_blobs, make_classification
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.preprocessing import StandardScaler
 
+from skbudget._declaration import declaration_of
 from skbudget.discovery import all_estimators
 
 DIGESTS = Path(__file__).parent / "data" / "model_digests.json"
-
-# options beyond the defaults that build another model (each run with every
-# kernel and data set below)
-VARIANTS = {
-    "BudgetedSGDClassifier": [
-        dict(maintenance=m, merge_search=s, multi_class=c)
-        for m, s in (("removal", "lookup"), ("projection", "lookup"),
-                     ("merging", "lookup"), ("merging", "golden"))
-        for c in ("crammer_singer", "ovr")],
-    "KernelPerceptron": [dict(hypothesis=h) for h in ("last", "voted", "longest_survivor",
-                                                      "averaged")]
-                        + [dict(alpha_bound=2, lam=0.1, tau=0.5)],
-    "Forgetron": [dict(self_tuned=True), dict(self_tuned=False)],
-    "BoundedOGDClassifier": [dict(sampling=s) for s in ("uniform", "coefficient")],
-    "BudgetedPassiveAggressive": [dict(maintenance=m) for m in ("simple", "nearest",
-                                                                 "projection")],
-    "TighterPerceptron": [dict(validation=v) for v in ("budget", "support", "full")],
-    "TightestPerceptron": [{}, dict(prior=(2.0, 0.5))],
-    "Projectron": [dict(eta=0.1), dict(budget=None)],
-    "ProjectronPlusPlus": [dict(eta=0.1), dict(budget=None)],
-    "BudgetMIRA": [{}, dict(beta=0.5)],
-    "KernelOGDClassifier": [{}, dict(budget=None, alpha=0.1)],
-    "NystromOGDClassifier": [{}, dict(n_components=7)],
-    "FourierOGDClassifier": [{}, dict(n_components=20, eta0=0.1)],
-}
-
 
 def _gamma_rbf(A, B):
     return rbf_kernel(A, B, gamma=0.5)
@@ -82,21 +57,30 @@ def _data(task, sparse):
     return X[:120], y[:120], X[120:160], y[120:160], X[160:]
 
 
+def _accepts(est):
+    """Whether ``est`` passes its parameter validation (BSGD merges RBF
+    expansions only)."""
+    try:
+        est._validate_params()
+    except ValueError:
+        return False
+    return True
+
+
 def _configurations():
+    # each estimator's options beyond the defaults that build another model
+    # (``_declaration.model_variants``; ``v`` is the option's position),
+    # each run with every kernel and data set below
     for name, Est in all_estimators():
-        variants = VARIANTS.get(name, [{}])
-        for v, variant in enumerate(variants):
+        for v, variant in enumerate(declaration_of(Est).model_variants):
             for kernel in KERNELS:
-                if variant.get("maintenance") == "merging" and kernel != "rbf":
-                    continue                # BSGD merges RBF expansions only
                 if "kernel" not in Est().get_params() and kernel != "rbf":
                     continue                # FourierOGDClassifier: RBF only
+                if not _accepts(_estimator(name, variant, kernel)):
+                    continue
                 for task in ("binary", "3class"):
                     for data in ("dense", "csr"):
                         yield f"{name}-v{v}-{kernel}-{task}-{data}", name, variant, kernel, task, data
-
-
-CONFIGURATIONS = list(_configurations())
 
 
 def _estimator(name, variant, kernel):
@@ -108,6 +92,9 @@ def _estimator(name, variant, kernel):
         params["budget"] = 7
     params.update(variant)
     return Est(**params)
+
+
+CONFIGURATIONS = list(_configurations())
 
 
 def _digest(name, variant, kernel, task, data):

@@ -20,21 +20,19 @@ from threadpoolctl import threadpool_info
 
 from skbudget import (
     BudgetedSGDClassifier,
-    Forgetron,
     FourierOGDClassifier,
-    KernelMIRA,
     KernelOGDClassifier,
     KernelPassiveAggressive,
     KernelPerceptron,
-    Projectron,
-    Stoptron,
 )
+from skbudget._declaration import declaration_of
 from skbudget.discovery import all_estimators
 from skbudget._merge_search import _lookup_table
 from skbudget.parallel import ParameterMixingClassifier, average, compress
 from tests.oracles.bsgd import PlainBudgetedSGDClassifier as PlainBSGD
 from tests.oracles.bsgd_multiclass import PlainMulticlassBSGD
 from tests.test_bsgd import rbf
+from tests.test_common import accepts
 
 RULES = ["removal", "projection", "merging"]
 
@@ -45,23 +43,41 @@ def _data(n_classes, sparse=False, n=360, seed=0):
     return (sp.csr_matrix(np.where(np.abs(X) < 0.2, 0.0, X)) if sparse else X), y
 
 
+def _averaging_configurations(Est):
+    """``Est`` (declared parameters of the common tests) with each of its
+    options that build another model (``_declaration.model_variants``)
+    under which its models average, as ``(v, estimator)``."""
+    declaration = declaration_of(Est)
+    for v, variant in enumerate(declaration.model_variants):
+        est = Est(**{**declaration.test_params[0], **variant})
+        try:
+            declaration.averaging.check_parameters(est)
+        except ValueError:
+            continue
+        yield v, est
+
+
 def _estimators():
-    """(id, estimator, n_classes): every supported estimator and mode."""
-    for rule in RULES:
-        for mode in ("crammer_singer", "ovr"):
+    """(id, estimator, n_classes): every estimator whose models average
+    (``_declaration.averaging``), each of its averaging options on 2 and 3
+    classes, and its first option that takes a kernel of block mode
+    (laplacian) on 3."""
+    for name, Est in all_estimators():
+        if not declaration_of(Est).averages:
+            continue
+        configurations = list(_averaging_configurations(Est))
+        mode = declaration_of(Est).shared_multiclass
+        for v, est in configurations:
             for k in (2, 3):
-                if k == 2 and mode == "ovr":
-                    continue
-                yield (f"bsgd-{rule}-{mode}-{k}",
-                       BudgetedSGDClassifier(budget=12, alpha=1e-2, gamma=0.7, maintenance=rule,
-                                             multi_class=mode, random_state=0), k)
-    for k in (2, 3):
-        yield f"pa-{k}", KernelPassiveAggressive(C=0.5, gamma=0.7, random_state=0), k
-        yield f"kp-{k}", KernelPerceptron(gamma=0.7, max_iter=1, random_state=0), k
-        yield f"kogd-{k}", KernelOGDClassifier(gamma=0.7, alpha=1e-2, random_state=0), k
-    yield "bsgd-poly", BudgetedSGDClassifier(budget=12, alpha=1e-2, kernel="poly", gamma=0.5,
-                                             maintenance="projection", random_state=0), 3
-    yield "pa-laplacian", KernelPassiveAggressive(kernel="laplacian", gamma=0.5), 3
+                if k == 2 and mode is not None and mode.param is not None and (
+                        est.get_params()[mode.param] == mode.one_vs_rest):
+                    continue        # (two classes: one binary learner in either mode)
+                yield f"{name}-v{v}-{k}", est, k
+        for v, est in configurations:
+            if "kernel" in est.get_params() and accepts(type(est), {
+                    **est.get_params(), "kernel": "laplacian"}):
+                yield f"{name}-v{v}-laplacian-3", clone(est).set_params(kernel="laplacian"), 3
+                break
 
 
 ESTIMATORS = list(_estimators())
@@ -87,12 +103,16 @@ def test_average_is_the_weighted_sum_of_the_decision_functions(name, est, k, n_m
         expected = sum(wk * m.decision_function(X) for wk, m in zip(ww, models))
         assert_allclose(mixed.decision_function(X), expected, rtol=1e-9, atol=1e-12)
         assert type(mixed) is type(est)
-        assert mixed.n_support_.sum() == sum(m.n_support_.sum() for m in models)
         assert mixed.n_rounds_ == sum(m.n_rounds_ for m in models)
         assert mixed.n_mistakes_ == sum(m.n_mistakes_ for m in models)
+        if not hasattr(mixed, "support_vectors_"):      # a linear model (FOGD): no support set
+            continue
+        assert mixed.n_support_.sum() == sum(m.n_support_.sum() for m in models)
         # the models' rounds have no order: the average's record starts at
         # its last round, with the average's support size
         assert mixed.support_curve_.tolist() == [[mixed.n_rounds_, mixed.n_support_.sum()]]
+    if not hasattr(mixed, "support_vectors_"):
+        return
     # the support set: the models' sets one after the other, oldest first
     first = models[0].support_vectors_
     sv = mixed.support_vectors_
@@ -255,13 +275,18 @@ def test_compress_sparse_merging_keeps_csr_support_vectors():
     assert sp.issparse(out.support_vectors_) and out.n_support_[0] == 15
 
 
-@pytest.mark.parametrize("est", [Stoptron(), Forgetron(), Projectron(), KernelMIRA()],
-                         ids=lambda e: type(e).__name__)
+NOT_AVERAGING = [Est for _, Est in all_estimators() if not declaration_of(Est).averages]
+
+
+@pytest.mark.parametrize("est", [Est() for Est in NOT_AVERAGING],
+                         ids=[Est.__name__ for Est in NOT_AVERAGING])
 def test_unsupported_estimators_raise_a_type_error_naming_the_reason(est):
     X, y = _data(2)
     model = est.fit(X, y)
-    with pytest.raises(TypeError, match=f"got {type(est).__name__}: "):
+    reason = declaration_of(type(est)).averaging.reason
+    with pytest.raises(TypeError, match=f"got {type(est).__name__}: ") as refused:
         average([model, model])
+    assert str(refused.value).endswith(f": {reason}.")
     with pytest.raises(TypeError, match=type(est).__name__):
         compress(model)
     with pytest.raises(TypeError, match=type(est).__name__):
@@ -300,8 +325,6 @@ def test_average_refuses_models_that_differ():
 
 # the false reason every estimator outside the old hand-kept list was given
 _GENERIC_REASON = "is not an skbudget estimator"
-_SCALING_OUT_PAGE = open(os.path.join(os.path.dirname(__file__), os.pardir, "doc",
-                                      "user_guide", "parameter_mixing.rst"), encoding="utf-8").read()
 
 
 def _fitted_pair(cls):
@@ -323,8 +346,11 @@ def test_every_estimator_averages_exactly_or_says_why_not(name, cls):
     except (TypeError, ValueError) as error:
         message = str(error)
         assert name in message and _GENERIC_REASON not in message
-        assert f"``{name}``" in _SCALING_OUT_PAGE      # the user guide says why too
-        assert f"{name}: " in message or "average only" in message       # the reason follows
+        # the reason it declares follows (the user guide's table shows the same)
+        averaging = declaration_of(cls).averaging
+        reasons = ([averaging.reason] if not declaration_of(cls).averages
+                   else [need.reason for need in averaging.only_with])
+        assert any(f": {reason}" in message for reason in reasons)
         with pytest.raises(type(error), match=name):
             compress(models[0])
         with pytest.raises(type(error), match=name):
@@ -438,15 +464,14 @@ def test_the_mean_step_counter_of_weights_whose_sum_overflows():
     weights."""
     from types import SimpleNamespace
 
-    from skbudget._mixing import _Pegasos
+    from skbudget._averaging import PegasosState
     sources = [SimpleNamespace(n_steps=100), SimpleNamespace(n_steps=201)]
     for weights in ([1.5e308, 1.5e308], [1.0, 1.0], [1e-300, 1e-300]):
-        assert _Pegasos.steps(sources, np.array(weights)) == 150
-    assert _Pegasos.steps(sources, np.array([1.5e308, 0.5e308])) == 125
+        assert PegasosState.steps(sources, np.array(weights)) == 150
+    assert PegasosState.steps(sources, np.array([1.5e308, 0.5e308])) == 125
 
 
-HUGE_WEIGHTS = [e for e in ESTIMATORS if e[0] in ("bsgd-merging-crammer_singer-3",
-                                                  "bsgd-removal-ovr-3", "pa-3", "kp-3")]
+HUGE_WEIGHTS = [e for e in ESTIMATORS if e[2] == 3]
 
 
 @pytest.mark.parametrize("name, est, k", HUGE_WEIGHTS, ids=[e[0] for e in HUGE_WEIGHTS])
@@ -460,7 +485,7 @@ def test_average_with_huge_weights_is_the_scaled_average_or_says_the_weights_are
     X, y, models = _shards(est, k, False, 2)
     before = [pickle.dumps(m) for m in models]
     unit = average(models, [1.0, 1.0]).decision_function(X)
-    if name != "bsgd-merging-crammer_singer-3":    # its squared rows overflow at 1e300
+    if not models[0]._shared_support:    # (a shared model's squared rows overflow at 1e300)
         assert_allclose(average(models, [1e300, 1e300]).decision_function(X) / 1e300, unit,
                         rtol=1e-12)
     with pytest.raises(ValueError, match=r"weights \[1e\+308, 1e\+308\] are too large"):

@@ -21,6 +21,7 @@ from sklearn.utils._param_validation import StrOptions
 from skbudget import BudgetedSGDClassifier, Forgetron
 from skbudget.discovery import all_estimators
 from tests import corrupt_states
+from tests.test_common import small
 
 sio = pytest.importorskip("skops.io")
 
@@ -60,20 +61,13 @@ def _loaded(est):
     return sio.loads(data, trusted=untrusted)
 
 
-def _small(Est):
-    est = Est(random_state=0, gamma=1.0)
-    if "budget" in est.get_params():
-        est.set_params(budget=7)
-    return est
-
-
 @pytest.mark.parametrize("n_classes", [2, 3])
 @pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
 def test_skops_model_continues_the_stream(Est, n_classes, binary_data, multiclass_data):
     X, y = binary_data if n_classes == 2 else multiclass_data
     X, y = X[:150], y[:150]
     classes = np.unique(y)
-    est = _small(Est).partial_fit(X[:60], y[:60], classes=classes)
+    est = small(Est).partial_fit(X[:60], y[:60], classes=classes)
     loaded = _loaded(est)
     assert_array_equal(loaded.predict(X), est.predict(X))
     _assert_identical(loaded, est)
@@ -143,7 +137,7 @@ def test_state_saved_before_the_base_kept_the_multi_class_mode(Est, params, mult
     # ``_crammer_singer``, MIRA nothing): the mode comes from the driver's state
     X, y = multiclass_data
     Est = dict(all_estimators())[Est]
-    est = _small(Est).set_params(**params).partial_fit(X[:60], y[:60], classes=np.unique(y))
+    est = small(Est).set_params(**params).partial_fit(X[:60], y[:60], classes=np.unique(y))
     state = est.__getstate__()
     shared = state.pop("_shared_support")
     assert shared == (params.get("multi_class") != "ovr")
@@ -258,7 +252,7 @@ def _tamper_sweep(Est, X, y, load_tampered, bad_values):
     original does (with the same parameter set, for a parameter; a changed
     parameter the model was started with may be refused at the next call,
     naming it)."""
-    est = _small(Est).partial_fit(X[:80], y[:80], classes=np.unique(y))
+    est = small(Est).partial_fit(X[:80], y[:80], classes=np.unique(y))
     blob = pickle.dumps(est)
     X_test, X_more, y_more = X[:30], X[80:], y[80:]
     reference = _behaviour(pickle.loads(blob), X_test, X_more, y_more)
@@ -375,7 +369,7 @@ def test_a_trained_model_of_every_option_loads(Est, binary_data, multiclass_data
     # and to run its maintenance, then saved and loaded, predicts the same
     for params in _options(Est):
         for X, y in (binary_data, multiclass_data):
-            est = _small(Est).set_params(**params)
+            est = small(Est).set_params(**params)
             try:
                 est.partial_fit(X[:100], y[:100], classes=np.unique(y)).partial_fit(X[100:], y[100:])
             except ValueError:          # an option that needs another one

@@ -434,23 +434,16 @@ def test_a_changed_parameter_is_refused_and_drops_nothing():
 
 
 def _online_estimators():
+    """Every estimator with its declared parameters of the common tests
+    (``tests.test_common.small``), with each kernel it takes."""
     from skbudget.discovery import all_estimators
+    from tests.test_common import small
 
     for name, cls in all_estimators():
-        if hasattr(cls, "partial_fit"):
-            for kernel in ("rbf", "linear", "poly"):
-                params = {"kernel": kernel, "gamma": 0.5}
-                if "random_state" in cls().get_params():
-                    params["random_state"] = 0
-                if name == "FourierOGDClassifier":     # (an rbf kernel of its own)
-                    if kernel != "rbf":
-                        continue
-                    params = {"gamma": 0.5, "n_components": 16, "random_state": 0}
-                if name == "BudgetedSGDClassifier" and kernel != "rbf":
-                    params["maintenance"] = "removal"
-                if name == "NystromOGDClassifier":
-                    params["n_components"] = 4
-                yield pytest.param(cls, params, id=f"{name}-{kernel}")
+        kernels = ("rbf", "linear", "poly") if "kernel" in cls().get_params() else (None,)
+        for kernel in kernels:
+            est = small(cls) if kernel is None else small(cls, kernel=kernel)
+            yield pytest.param(cls, est.get_params(), id=f"{name}-{kernel or 'own'}")
 
 
 @pytest.mark.parametrize("cls, params", list(_online_estimators()))

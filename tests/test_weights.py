@@ -1,8 +1,7 @@
-"""sample_weight and class_weight (BudgetedSGDClassifier,
-KernelPassiveAggressive, BudgetedPassiveAggressive): an example's weight
-scales its loss (BSGD's step ``eta_t w``, PA-I's and BPA's cap ``C w``); no
-weights give the unweighted model bit for bit; the perceptron-style rules
-take neither."""
+"""sample_weight and class_weight, for the estimators that declare them
+(``_declaration.weights``): an example's weight scales its loss (BSGD's step
+``eta_t w``, PA-I's and BPA's cap ``C w``); no weights give the unweighted
+model bit for bit; the perceptron-style rules take neither."""
 
 import pickle
 import warnings
@@ -18,6 +17,7 @@ from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.validation import has_fit_parameter
 
 from skbudget import BudgetedPassiveAggressive, BudgetedSGDClassifier, KernelPassiveAggressive
+from skbudget._declaration import declaration_of
 from skbudget.discovery import all_estimators
 from tests.oracles import keeping_flags
 from tests.oracles.bpa import PlainBudgetedPassiveAggressive
@@ -25,25 +25,21 @@ from tests.oracles.bsgd import PlainBudgetedSGDClassifier
 from tests.test_bsgd import assert_matches, rbf
 from tests.test_fixed_budget import STREAMS
 from tests.test_fixed_budget import assert_matches as assert_matches_fixed_budget
-from tests.test_common import assert_same_model, small
+from tests.test_common import accepts, assert_same_model, small
 
-WEIGHTED = [BudgetedSGDClassifier, KernelPassiveAggressive, BudgetedPassiveAggressive]
+ESTIMATORS = [Est for _, Est in all_estimators()]
+WEIGHTED = [Est for Est in ESTIMATORS if declaration_of(Est).weights]
+NOT_WEIGHTED = [Est for Est in ESTIMATORS if not declaration_of(Est).weights]
 BPA_RULES = ["simple", "nearest", "projection"]
-NOT_WEIGHTED = [Est for _, Est in all_estimators() if Est not in WEIGHTED]
 # the UserWarning of a BSGD learner left without a support vector of a class
 DROPPED = "ignore:.*hold.? no support vector:UserWarning"
 
 
-def _configs():
-    for rule in ["merging", "projection", "removal"]:
-        yield BudgetedSGDClassifier, dict(maintenance=rule, alpha=1e-2)
-    yield KernelPassiveAggressive, dict(C=0.3)
-    for rule in BPA_RULES:
-        yield BudgetedPassiveAggressive, dict(maintenance=rule, C=0.3)
-
-
-CONFIGS = list(_configs())
-IDS = [f"{Est.__name__}-{p.get('maintenance', 'pa')}" for Est, p in CONFIGS]
+# every weighted estimator with each of its options that build another
+# model (``_declaration.model_variants``)
+CONFIGS = [(Est, variant) for Est in WEIGHTED for variant in declaration_of(Est).model_variants]
+IDS = [f"{Est.__name__}-v{v}" for Est in WEIGHTED
+       for v in range(len(declaration_of(Est).model_variants))]
 
 
 def _model_bytes(est):
@@ -62,8 +58,9 @@ def test_unit_weights_give_the_unweighted_model_bit_for_bit(Est, params, data, b
     if data == "wide-csr":      # more than 1024 columns: run_sparse's gather
         X = sp.hstack([sp.csr_matrix(X), sp.csr_matrix((X.shape[0], 1100))], format="csr")
     if data == "block":         # a kernel of block mode
-        params = dict(params, kernel="laplacian", maintenance="projection") if (
-            Est is BudgetedSGDClassifier) else dict(params, kernel="laplacian")
+        params = dict(params, kernel="laplacian")
+        if not accepts(Est, params):
+            pytest.skip(f"{Est.__name__}({params}) takes no laplacian kernel")
     plain = small(Est, max_iter=2, **params).fit(X, y)
     ones = small(Est, max_iter=2, **params).fit(X, y, sample_weight=np.ones(len(y)))
     by_class = small(Est, max_iter=2, class_weight={c: 1.0 for c in np.unique(y)},
@@ -217,7 +214,7 @@ def test_weights_follow_the_examples_through_shuffles_and_chunks(Est, params, bi
     assert_same_model(one, two)
 
 
-@pytest.mark.parametrize("Est", WEIGHTED)
+@pytest.mark.parametrize("Est", WEIGHTED, ids=[Est.__name__ for Est in WEIGHTED])
 def test_bad_weights_are_clear_errors_and_leave_the_model(Est, binary_data):
     X, y = binary_data
     est = small(Est).partial_fit(X[:50], y[:50], classes=np.unique(y))
@@ -242,6 +239,14 @@ def test_bad_weights_are_clear_errors_and_leave_the_model(Est, binary_data):
     with pytest.raises(ValueError, match="not supported for partial_fit"):
         small(Est, class_weight="balanced").partial_fit(X, y, classes=np.unique(y))
     assert pickle.dumps(est.set_params(class_weight=None)) == before
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS, ids=[Est.__name__ for Est in ESTIMATORS])
+def test_the_declared_weights_are_the_estimators(Est):
+    taken = {"sample_weight"} if has_fit_parameter(Est(), "sample_weight") else set()
+    if "class_weight" in Est().get_params():
+        taken.add("class_weight")
+    assert set(declaration_of(Est).weights) == taken
 
 
 @pytest.mark.parametrize("Est", NOT_WEIGHTED, ids=[Est.__name__ for Est in NOT_WEIGHTED])
