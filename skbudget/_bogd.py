@@ -3,7 +3,7 @@
 
 from sklearn.utils._param_validation import StrOptions
 
-from skbudget._base import BaseOnlineKernelClassifier
+from skbudget._base import BaseKernelExpansionClassifier
 from skbudget._bogd_fast import COEFFICIENT, UNIFORM, BoundedOGDLearner
 from skbudget._budget import _example
 from skbudget._docstrings import attributes_doc, docstring, kernel_doc, stream_doc
@@ -14,7 +14,7 @@ __all__ = ["BoundedOGDClassifier"]
 _SAMPLING = {"uniform": UNIFORM, "coefficient": COEFFICIENT}
 
 
-class BoundedOGDClassifier(BaseOnlineKernelClassifier):
+class BoundedOGDClassifier(BaseKernelExpansionClassifier):
     __doc__ = docstring(
         """Bounded Online Gradient Descent (BOGD, BOGD++): kernel OGD on a budget.
 
@@ -76,7 +76,7 @@ class BoundedOGDClassifier(BaseOnlineKernelClassifier):
     )
 
     _parameter_constraints: dict = {
-        **BaseOnlineKernelClassifier._parameter_constraints,
+        **BaseKernelExpansionClassifier._parameter_constraints,
         "budget": [Integer(2, None, closed="left")],
         "eta0": [RealNumber(0.0, None, closed="neither")],
         "alpha": [RealNumber(0.0, None, closed="left")],

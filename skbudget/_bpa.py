@@ -2,7 +2,7 @@
 
 from sklearn.utils._param_validation import StrOptions
 
-from skbudget._base import BaseOnlineKernelClassifier
+from skbudget._base import BaseKernelExpansionClassifier
 from skbudget._bpa_fast import NEAREST, PROJECTION, SIMPLE, BudgetedPALearner
 from skbudget._budget import _example
 from skbudget._docstrings import (BUDGET_DOC, attributes_doc, class_weight_doc, docstring,
@@ -15,7 +15,7 @@ __all__ = ["BudgetedPassiveAggressive"]
 _MAINTENANCE = {"simple": SIMPLE, "nearest": NEAREST, "projection": PROJECTION}
 
 
-class BudgetedPassiveAggressive(ExampleWeightsMixin, BaseOnlineKernelClassifier):
+class BudgetedPassiveAggressive(ExampleWeightsMixin, BaseKernelExpansionClassifier):
     __doc__ = docstring(
         """Budgeted Passive-Aggressive (BPA): kernel PA-I on a fixed budget.
 
@@ -90,14 +90,14 @@ class BudgetedPassiveAggressive(ExampleWeightsMixin, BaseOnlineKernelClassifier)
     )
 
     _parameter_constraints: dict = {
-        **BaseOnlineKernelClassifier._parameter_constraints,
+        **BaseKernelExpansionClassifier._parameter_constraints,
         "budget": [Integer(1, None, closed="left")],
         "C": [RealNumber(0.0, None, closed="neither")],
         "maintenance": [StrOptions(set(_MAINTENANCE))],
         "class_weight": CLASS_WEIGHT_CONSTRAINT,
     }
     # the weights apply per call (a 'balanced' weight to each fit call's y)
-    _call_params = BaseOnlineKernelClassifier._call_params + ("class_weight",)
+    _call_params = BaseKernelExpansionClassifier._call_params + ("class_weight",)
 
     def __init__(self, *, budget=100, C=1.0, maintenance="simple", class_weight=None,
                  kernel="rbf", gamma="scale", degree=3, coef0=0.0, kernel_params=None,

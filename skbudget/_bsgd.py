@@ -6,7 +6,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import StrOptions
 
-from skbudget._base import BaseOnlineKernelClassifier
+from skbudget._base import BaseKernelExpansionClassifier
 from skbudget._bsgd_fast import (
     GOLDEN,
     LOOKUP,
@@ -31,7 +31,7 @@ _MIN_ALPHA = 1e-100
 _MERGE_SEARCH = {"golden": GOLDEN, "lookup": LOOKUP}
 
 
-class BudgetedSGDClassifier(ExampleWeightsMixin, BaseOnlineKernelClassifier):
+class BudgetedSGDClassifier(ExampleWeightsMixin, BaseKernelExpansionClassifier):
     __doc__ = docstring(
         """Budgeted stochastic gradient descent (BSGD) for a kernel SVM.
 
@@ -207,7 +207,7 @@ class BudgetedSGDClassifier(ExampleWeightsMixin, BaseOnlineKernelClassifier):
     )
 
     _parameter_constraints: dict = {
-        **BaseOnlineKernelClassifier._parameter_constraints,
+        **BaseKernelExpansionClassifier._parameter_constraints,
         "budget": [Integer(1, None, closed="left")],
         # Pegasos keeps sum |alpha_i| <= 1 / alpha; the maintenance squares the
         # coefficients: 1 / alpha <= 1e100 keeps every square and sum finite
@@ -218,7 +218,7 @@ class BudgetedSGDClassifier(ExampleWeightsMixin, BaseOnlineKernelClassifier):
         "multi_class": [StrOptions({"crammer_singer", "ovr"})],
     }
     # the weights apply per call (a 'balanced' weight to each fit call's y)
-    _call_params = BaseOnlineKernelClassifier._call_params + ("class_weight",)
+    _call_params = BaseKernelExpansionClassifier._call_params + ("class_weight",)
 
     def __init__(self, *, budget=100, alpha=1e-4, maintenance="merging",
                  merge_search="lookup", multi_class="crammer_singer", class_weight=None,

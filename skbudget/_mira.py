@@ -10,7 +10,7 @@ carries one coefficient per class.
 
 import numpy as np
 
-from skbudget._base import BaseOnlineKernelClassifier
+from skbudget._base import BaseKernelExpansionClassifier
 from skbudget._docstrings import attributes_doc, docstring, kernel_doc, stream_doc
 from skbudget._mira_fast import MIRALearner
 from skbudget._params import Integer, RealNumber, base_params, keep_params
@@ -80,7 +80,7 @@ def _mira_doc(summary, own_parameters, name, call, *, see_also, extra_notes=""):
     )
 
 
-class _MIRAClassifier(BaseOnlineKernelClassifier):
+class _MIRAClassifier(BaseKernelExpansionClassifier):
     """Kernel MIRA on one shared support set (not for direct use)."""
 
     def _shares_support(self, n_classes):
@@ -88,7 +88,7 @@ class _MIRAClassifier(BaseOnlineKernelClassifier):
         return True
 
     _parameter_constraints: dict = {
-        **BaseOnlineKernelClassifier._parameter_constraints,
+        **BaseKernelExpansionClassifier._parameter_constraints,
         "beta": [RealNumber(0.0, None, closed="neither")],
     }
 

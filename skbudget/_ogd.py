@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from skbudget._base import BaseOnlineKernelClassifier
+from skbudget._base import BaseKernelExpansionClassifier
 from skbudget._budget import _docstring, _example
 from skbudget._docstrings import BUDGET_DOC
 from skbudget._ogd_fast import KernelOGDLearner, NystromOGDLearner
@@ -22,12 +22,12 @@ _ETA0_DOC = """eta0 : float, default=0.5
         coefficient ``eta y``."""
 
 _SHARED_CONSTRAINTS = {
-    **BaseOnlineKernelClassifier._parameter_constraints,
+    **BaseKernelExpansionClassifier._parameter_constraints,
     "eta0": [RealNumber(0.0, None, closed="neither")],
 }
 
 
-class KernelOGDClassifier(BaseOnlineKernelClassifier):
+class KernelOGDClassifier(BaseKernelExpansionClassifier):
     __doc__ = _docstring(
         """Kernel online gradient descent on the hinge loss, and NORMA.
 
@@ -83,7 +83,7 @@ class KernelOGDClassifier(BaseOnlineKernelClassifier):
         return KernelOGDLearner(budget=budget, eta=self.eta0, lam=self.alpha)
 
 
-class NystromOGDClassifier(BaseOnlineKernelClassifier):
+class NystromOGDClassifier(BaseKernelExpansionClassifier):
     __doc__ = _docstring(
         """Nystrom online gradient descent (NOGD): kernel OGD, then a linear
     learner on the Nystrom features of its budget.

@@ -19,7 +19,7 @@ from sklearn.utils._param_validation import Interval
 __all__ = ["BASE_PARAMS", "MAX_BUDGET", "Integer", "ModelParamsMixin", "RealNumber",
            "base_params", "check_budget", "keep_params"]
 
-# the parameters of BaseOnlineKernelClassifier.__init__
+# the parameters of BaseKernelExpansionClassifier.__init__
 BASE_PARAMS = ("kernel", "gamma", "degree", "coef0", "kernel_params", "max_iter", "shuffle",
                "random_state", "warm_start", "verbose", "n_jobs")
 
@@ -43,7 +43,7 @@ def check_budget(estimator, budget):
 
 
 def base_params(init_locals):
-    """The parameters of ``BaseOnlineKernelClassifier.__init__`` among an
+    """The parameters of ``BaseKernelExpansionClassifier.__init__`` among an
     estimator's ``__init__`` arguments (``locals()``), unchanged (an
     estimator without ``n_jobs`` leaves it at its default)."""
     return {name: init_locals[name] for name in BASE_PARAMS if name in init_locals}
@@ -51,7 +51,7 @@ def base_params(init_locals):
 
 def keep_params(estimator, init_locals, skip=BASE_PARAMS):
     """Set each of an estimator's ``__init__`` arguments (``locals()``) but
-    ``skip`` (by default the ones ``BaseOnlineKernelClassifier.__init__``
+    ``skip`` (by default the ones ``BaseKernelExpansionClassifier.__init__``
     sets) as the attribute of its name, unchanged: scikit-learn's
     ``__init__`` convention, written once."""
     for name, value in init_locals.items():
@@ -125,7 +125,7 @@ def _kept_value(value):
 
 class ModelParamsMixin:
     """The parameters built into a model (not for direct use; a base of
-    :class:`~skbudget._base.BaseOnlineKernelClassifier`).
+    :class:`~skbudget._base.BaseOnlineClassifier`).
 
     Every parameter but the estimator's ``_call_params`` is built into the
     learners when a model starts: :meth:`_record_params_at_start` keeps
@@ -135,8 +135,8 @@ class ModelParamsMixin:
     """
 
     # parameters that only steer the calls (or, for some estimators, the
-    # read-out) and may change between calls
-    _call_params = ("max_iter", "n_jobs", "shuffle", "verbose", "warm_start")
+    # read-out) and may change between calls (the bases give them)
+    _call_params = ()
 
     @classmethod
     def _get_param_names(cls):

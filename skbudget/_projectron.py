@@ -1,7 +1,7 @@
 """Projectron and Projectron++: bounded support sets by projection."""
 
 
-from skbudget._base import BaseOnlineKernelClassifier
+from skbudget._base import BaseKernelExpansionClassifier
 from skbudget._docstrings import attributes_doc, docstring, kernel_doc, stream_doc
 from skbudget._params import Integer, RealNumber, base_params, keep_params
 from skbudget._projectron_fast import ProjectronLearner, ProjectronPlusPlusLearner
@@ -69,7 +69,7 @@ def _projectron_doc(summary, name, *, pp_updates, see_also):
     )
 
 
-class Projectron(BaseOnlineKernelClassifier):
+class Projectron(BaseKernelExpansionClassifier):
     __doc__ = _projectron_doc(
         """Projectron: a kernel perceptron whose support set stays bounded
     by projecting instead of adding.
@@ -91,7 +91,7 @@ class Projectron(BaseOnlineKernelClassifier):
     _learner_class = ProjectronLearner
 
     _parameter_constraints: dict = {
-        **BaseOnlineKernelClassifier._parameter_constraints,
+        **BaseKernelExpansionClassifier._parameter_constraints,
         "eta": [RealNumber(0.0, None, closed="left")],
         "budget": [Integer(1, None, closed="left"), None],
     }

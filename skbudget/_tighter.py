@@ -4,7 +4,7 @@ import numbers
 
 from sklearn.utils._param_validation import StrOptions
 
-from skbudget._base import BaseOnlineKernelClassifier
+from skbudget._base import BaseKernelExpansionClassifier
 from skbudget._docstrings import attributes_doc, docstring, kernel_doc, stream_doc
 from skbudget._kernel_catalogue import named_kernel
 from skbudget._params import Integer, base_params, keep_params
@@ -40,11 +40,11 @@ def _validated_removal_doc(summary, own_parameters, *, random_note="", **section
     )
 
 
-class _ValidatedRemovalClassifier(BaseOnlineKernelClassifier):
+class _ValidatedRemovalClassifier(BaseKernelExpansionClassifier):
     """The parameters shared by Tighter and Tightest."""
 
     _parameter_constraints: dict = {
-        **BaseOnlineKernelClassifier._parameter_constraints,
+        **BaseKernelExpansionClassifier._parameter_constraints,
         "budget": [Integer(1, None, closed="left")],
     }
 
