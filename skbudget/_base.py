@@ -49,7 +49,7 @@ from skbudget._docstrings import fit_doc, partial_fit_doc, samples_method_doc
 from skbudget._elementwise import integral_classes
 from skbudget._kernel_catalogue import KERNEL_NAMES, named_kernel
 from skbudget._kernels import KernelFunction, check_finite, compute_gamma
-from skbudget._params import Integer, ModelParamsMixin, RealNumber, check_budget, keep_params
+from skbudget._params import Integer, ModelParamsMixin, RealNumber, check_budget
 from skbudget._persistence import PersistentModelMixin
 from skbudget._predict_fast import kernel_expansion
 from skbudget._record import OnlineRecord
@@ -322,10 +322,6 @@ class BaseOnlineClassifier(ModelParamsMixin, PersistentModelMixin, ClassifierMix
     _feature_map_class = None
     # attributes saved as plain dicts of their instance state (persistence)
     _plain_attribute_classes = {"_record": OnlineRecord}
-
-    @abstractmethod
-    def __init__(self, *, max_iter, shuffle, random_state, warm_start, verbose):
-        keep_params(self, locals(), skip=())
 
     def _validate_params(self):
         """scikit-learn's parameter validation (``_fit_context`` runs it on
@@ -750,16 +746,14 @@ class BaseKernelExpansionClassifier(BaseOnlineClassifier):
         "n_jobs": [numbers.Integral, None],
     }
     _call_params = tuple(sorted(BaseOnlineClassifier._call_params + ("n_jobs",)))
+    # the threads of a family whose ``__init__`` takes no ``n_jobs`` (MIRA:
+    # one learner for every class, nothing to run side by side): one
+    n_jobs = None
 
     # a multi-epoch fit on at most this many examples computes k(X, X) once
     _gram_cache_limit = 4096
     _plain_attribute_classes = {"_kernel_function": KernelFunction,
                                 **BaseOnlineClassifier._plain_attribute_classes}
-
-    @abstractmethod
-    def __init__(self, *, kernel, gamma, degree, coef0, kernel_params, max_iter,
-                 shuffle, random_state, warm_start, verbose, n_jobs=None):
-        keep_params(self, locals(), skip=())
 
     def _learner_expansion(self, learner):
         """(coefficients oldest first, intercept) that predict with; a

@@ -7,7 +7,7 @@ from skbudget._base import BaseKernelExpansionClassifier
 from skbudget._bogd_fast import COEFFICIENT, UNIFORM, BoundedOGDLearner
 from skbudget._budget import _example
 from skbudget._docstrings import attributes_doc, docstring, kernel_doc, stream_doc
-from skbudget._params import Integer, RealNumber, base_params, keep_params
+from skbudget._params import Integer, RealNumber, keep_params
 
 __all__ = ["BoundedOGDClassifier"]
 
@@ -88,7 +88,6 @@ class BoundedOGDClassifier(BaseKernelExpansionClassifier):
                  kernel="rbf", gamma="scale", degree=3, coef0=0.0, kernel_params=None,
                  max_iter=1, shuffle=True, random_state=None, warm_start=False, verbose=0,
                  n_jobs=None):
-        super().__init__(**base_params(locals()))
         keep_params(self, locals())
 
     def _make_learner(self, rng):

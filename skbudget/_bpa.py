@@ -7,7 +7,7 @@ from skbudget._bpa_fast import NEAREST, PROJECTION, SIMPLE, BudgetedPALearner
 from skbudget._budget import _example
 from skbudget._docstrings import (BUDGET_DOC, attributes_doc, class_weight_doc, docstring,
                                   kernel_doc, stream_doc)
-from skbudget._params import Integer, RealNumber, base_params, keep_params
+from skbudget._params import BUDGET, RealNumber, keep_params
 from skbudget._weights import CLASS_WEIGHT_CONSTRAINT, ExampleWeightsMixin
 
 __all__ = ["BudgetedPassiveAggressive"]
@@ -91,7 +91,7 @@ class BudgetedPassiveAggressive(ExampleWeightsMixin, BaseKernelExpansionClassifi
 
     _parameter_constraints: dict = {
         **BaseKernelExpansionClassifier._parameter_constraints,
-        "budget": [Integer(1, None, closed="left")],
+        **BUDGET,
         "C": [RealNumber(0.0, None, closed="neither")],
         "maintenance": [StrOptions(set(_MAINTENANCE))],
         "class_weight": CLASS_WEIGHT_CONSTRAINT,
@@ -103,7 +103,6 @@ class BudgetedPassiveAggressive(ExampleWeightsMixin, BaseKernelExpansionClassifi
                  kernel="rbf", gamma="scale", degree=3, coef0=0.0, kernel_params=None,
                  max_iter=1, shuffle=True, random_state=None, warm_start=False, verbose=0,
                  n_jobs=None):
-        super().__init__(**base_params(locals()))
         keep_params(self, locals())
 
     def _make_learner(self, rng):

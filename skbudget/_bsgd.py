@@ -19,7 +19,7 @@ from skbudget._bsgd_fast import (
 from skbudget._docstrings import attributes_doc, docstring, kernel_doc, stream_doc
 from skbudget._docstrings import class_weight_doc
 from skbudget._kernel_catalogue import named_kernel
-from skbudget._params import Integer, RealNumber, base_params, keep_params
+from skbudget._params import BUDGET, RealNumber, keep_params
 from skbudget._stream import STORE_MAX_SPARSE_FEATURES
 from skbudget._weights import CLASS_WEIGHT_CONSTRAINT, ExampleWeightsMixin
 
@@ -208,7 +208,7 @@ class BudgetedSGDClassifier(ExampleWeightsMixin, BaseKernelExpansionClassifier):
 
     _parameter_constraints: dict = {
         **BaseKernelExpansionClassifier._parameter_constraints,
-        "budget": [Integer(1, None, closed="left")],
+        **BUDGET,
         # Pegasos keeps sum |alpha_i| <= 1 / alpha; the maintenance squares the
         # coefficients: 1 / alpha <= 1e100 keeps every square and sum finite
         "alpha": [RealNumber(_MIN_ALPHA, None, closed="left")],
@@ -225,7 +225,6 @@ class BudgetedSGDClassifier(ExampleWeightsMixin, BaseKernelExpansionClassifier):
                  kernel="rbf", gamma="scale", degree=3, coef0=0.0, kernel_params=None,
                  max_iter=1, shuffle=True, random_state=None, warm_start=False, verbose=0,
                  n_jobs=None):
-        super().__init__(**base_params(locals()))
         keep_params(self, locals())
 
     def _shares_support(self, n_classes):

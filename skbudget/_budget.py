@@ -18,7 +18,7 @@ from skbudget._budget_fast import (
 )
 from skbudget._docstrings import BUDGET_DOC, attributes_doc, docstring, kernel_doc, stream_doc
 from skbudget._docstrings import class_weight_doc
-from skbudget._params import Integer, RealNumber, base_params, keep_params
+from skbudget._params import BUDGET, Integer, RealNumber, keep_params
 from skbudget._weights import CLASS_WEIGHT_CONSTRAINT, ExampleWeightsMixin
 
 __all__ = [
@@ -49,19 +49,16 @@ def _example(name, call):
     )
 
 
-_BUDGET = {"budget": [Integer(1, None, closed="left")]}
-
 
 class _FixedBudgetClassifier(BaseKernelExpansionClassifier):
     """Base of the estimators whose only parameter beyond the shared ones
     is the budget (not for direct use)."""
 
-    _parameter_constraints: dict = {**BaseKernelExpansionClassifier._parameter_constraints, **_BUDGET}
+    _parameter_constraints: dict = {**BaseKernelExpansionClassifier._parameter_constraints, **BUDGET}
 
     def __init__(self, *, budget=100, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
                  kernel_params=None, max_iter=1, shuffle=True, random_state=None,
                  warm_start=False, verbose=0, n_jobs=None):
-        super().__init__(**base_params(locals()))
         keep_params(self, locals())
 
 
@@ -155,7 +152,6 @@ class BudgetPerceptron(BaseKernelExpansionClassifier):
     def __init__(self, *, budget=100, beta=0.0, kernel="rbf", gamma="scale", degree=3,
                  coef0=0.0, kernel_params=None, max_iter=1, shuffle=True, random_state=None,
                  warm_start=False, verbose=0, n_jobs=None):
-        super().__init__(**base_params(locals()))
         keep_params(self, locals())
 
     def _make_learner(self, rng):
@@ -199,14 +195,13 @@ class Forgetron(BaseKernelExpansionClassifier):
 
     _parameter_constraints: dict = {
         **BaseKernelExpansionClassifier._parameter_constraints,
-        **_BUDGET,
+        **BUDGET,
         "self_tuned": ["boolean"],
     }
 
     def __init__(self, *, budget=100, self_tuned=True, kernel="rbf", gamma="scale", degree=3,
                  coef0=0.0, kernel_params=None, max_iter=1, shuffle=True, random_state=None,
                  warm_start=False, verbose=0, n_jobs=None):
-        super().__init__(**base_params(locals()))
         keep_params(self, locals())
 
     def _make_learner(self, rng):
@@ -250,7 +245,6 @@ class KernelPassiveAggressive(ExampleWeightsMixin, BaseKernelExpansionClassifier
     def __init__(self, *, C=1.0, class_weight=None, kernel="rbf", gamma="scale", degree=3,
                  coef0=0.0, kernel_params=None, max_iter=1, shuffle=True, random_state=None,
                  warm_start=False, verbose=0, n_jobs=None):
-        super().__init__(**base_params(locals()))
         keep_params(self, locals())
 
     def _make_learner(self, rng):

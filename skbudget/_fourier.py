@@ -278,7 +278,7 @@ class FourierOGDClassifier(BaseOnlineClassifier):
 
     def __init__(self, *, n_components=400, gamma="scale", eta0=0.5, max_iter=1, shuffle=True,
                  random_state=None, warm_start=False, verbose=0):
-        keep_params(self, locals(), skip=())
+        keep_params(self, locals())
 
     def _make_learner(self, rng):
         return LinearHingeLearner(n_features=2 * self.n_components, eta=self.eta0)

@@ -13,7 +13,7 @@ import numpy as np
 from skbudget._base import BaseKernelExpansionClassifier
 from skbudget._docstrings import attributes_doc, docstring, kernel_doc, stream_doc
 from skbudget._mira_fast import MIRALearner
-from skbudget._params import Integer, RealNumber, base_params, keep_params
+from skbudget._params import Integer, RealNumber, keep_params
 
 __all__ = ["BudgetMIRA", "KernelMIRA"]
 
@@ -118,7 +118,6 @@ class KernelMIRA(_MIRAClassifier):
     def __init__(self, *, beta=0.01, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
                  kernel_params=None, max_iter=1, shuffle=True, random_state=None,
                  warm_start=False, verbose=0):
-        super().__init__(**base_params(locals()))
         keep_params(self, locals())
 
     def _make_learner(self, rng):
@@ -162,7 +161,6 @@ class BudgetMIRA(_MIRAClassifier):
     def __init__(self, *, budget=100, beta=0.01, kernel="rbf", gamma="scale", degree=3,
                  coef0=0.0, kernel_params=None, max_iter=1, shuffle=True, random_state=None,
                  warm_start=False, verbose=0):
-        super().__init__(**base_params(locals()))
         keep_params(self, locals())
 
     def _make_learner(self, rng):

@@ -13,7 +13,7 @@ from skbudget._base import BaseKernelExpansionClassifier
 from skbudget._budget import _docstring, _example
 from skbudget._docstrings import BUDGET_DOC
 from skbudget._ogd_fast import KernelOGDLearner, NystromOGDLearner
-from skbudget._params import Integer, RealNumber, base_params, keep_params
+from skbudget._params import BUDGET, Integer, RealNumber, keep_params
 
 __all__ = ["KernelOGDClassifier", "NystromOGDClassifier"]
 
@@ -67,7 +67,6 @@ class KernelOGDClassifier(BaseKernelExpansionClassifier):
     def __init__(self, *, budget=None, eta0=0.5, alpha=0.0, kernel="rbf", gamma="scale",
                  degree=3, coef0=0.0, kernel_params=None, max_iter=1, shuffle=True,
                  random_state=None, warm_start=False, verbose=0, n_jobs=None):
-        super().__init__(**base_params(locals()))
         keep_params(self, locals())
 
     def _init_constants(self, X):
@@ -136,14 +135,13 @@ class NystromOGDClassifier(BaseKernelExpansionClassifier):
 
     _parameter_constraints: dict = {
         **_SHARED_CONSTRAINTS,
-        "budget": [Integer(1, None, closed="left")],
+        **BUDGET,
         "n_components": [Integer(1, None, closed="left"), None],
     }
 
     def __init__(self, *, budget=100, n_components=None, eta0=0.5, kernel="rbf",
                  gamma="scale", degree=3, coef0=0.0, kernel_params=None, max_iter=1,
                  shuffle=True, random_state=None, warm_start=False, verbose=0, n_jobs=None):
-        super().__init__(**base_params(locals()))
         keep_params(self, locals())
 
     def _components(self):

@@ -5,7 +5,7 @@ from sklearn.utils._param_validation import StrOptions
 
 from skbudget._base import BaseKernelExpansionClassifier
 from skbudget._docstrings import attributes_doc, docstring, kernel_doc, stream_doc
-from skbudget._params import Integer, RealNumber, base_params, keep_params
+from skbudget._params import Integer, RealNumber, keep_params
 from skbudget._perceptron_fast import KernelPerceptronLearner
 
 __all__ = ["KernelPerceptron"]
@@ -102,7 +102,6 @@ class KernelPerceptron(BaseKernelExpansionClassifier):
                  eta0=1.0, theta_init=0.0, threshold_step=0.0, tau=0.0, lam=0.0, alpha_bound=None,
                  hypothesis="last", max_iter=10, shuffle=True, random_state=None, warm_start=False,
                  verbose=0, n_jobs=None):
-        super().__init__(**base_params(locals()))
         keep_params(self, locals())
 
     def _init_constants(self, X):

@@ -7,7 +7,7 @@ from sklearn.utils._param_validation import StrOptions
 from skbudget._base import BaseKernelExpansionClassifier
 from skbudget._docstrings import attributes_doc, docstring, kernel_doc, stream_doc
 from skbudget._kernel_catalogue import named_kernel
-from skbudget._params import Integer, base_params, keep_params
+from skbudget._params import BUDGET, Integer, keep_params
 from skbudget._tighter_fast import TighterLearner, TightestLearner
 
 __all__ = ["TighterPerceptron", "TightestPerceptron"]
@@ -45,7 +45,7 @@ class _ValidatedRemovalClassifier(BaseKernelExpansionClassifier):
 
     _parameter_constraints: dict = {
         **BaseKernelExpansionClassifier._parameter_constraints,
-        "budget": [Integer(1, None, closed="left")],
+        **BUDGET,
     }
 
 
@@ -118,7 +118,6 @@ class TighterPerceptron(_ValidatedRemovalClassifier):
     def __init__(self, *, budget=100, validation="budget", kernel="rbf", gamma="scale", degree=3,
                  coef0=0.0, kernel_params=None, max_iter=1, shuffle=True, random_state=None,
                  warm_start=False, verbose=0, n_jobs=None):
-        super().__init__(**base_params(locals()))
         keep_params(self, locals())
 
     def _draws_random_numbers(self):
@@ -183,7 +182,6 @@ class TightestPerceptron(_ValidatedRemovalClassifier):
     def __init__(self, *, budget=100, prior=(1.0, 1.0), kernel="rbf", gamma="scale", degree=3,
                  coef0=0.0, kernel_params=None, max_iter=1, shuffle=True, random_state=None,
                  warm_start=False, verbose=0, n_jobs=None):
-        super().__init__(**base_params(locals()))
         keep_params(self, locals())
 
     def _validate_params(self):
