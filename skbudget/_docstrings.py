@@ -1,6 +1,6 @@
 """Numpydoc pieces shared by the estimators' class docstrings.
 
-Every estimator takes the parameters of ``BaseKernelExpansionClassifier``
+Every kernel expansion takes the parameters of ``BaseKernelExpansionClassifier``
 (the kernel ones and the stream ones) and has its fitted attributes; these
 helpers write their documentation once, with keyword arguments for what
 differs between estimators (a default, a unit, a note), and ``docstring``
