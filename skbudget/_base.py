@@ -55,7 +55,7 @@ from skbudget._predict_fast import kernel_expansion
 from skbudget._record import OnlineRecord
 from skbudget._stream import ProgressLog, StreamDriver, empty_rows
 
-__all__ = ["BaseKernelExpansionClassifier", "BaseOnlineClassifier"]
+__all__ = ["BaseKernelExpansionClassifier", "BaseOnlineClassifier", "keep_resolved_gamma"]
 
 # fused prediction works on a dense copy of the support vectors (and, for CSR
 # input, of their transpose): at most this many values, else kernel blocks
@@ -232,7 +232,7 @@ def _integral_classes(y):
     return None if classes is None else classes.astype(y.dtype)
 
 
-def _set_gamma(estimator, gamma, n_rows, streaming, from_scale=True):
+def keep_resolved_gamma(estimator, gamma, n_rows, streaming, from_scale=True):
     """Keep a new model's resolved kernel width ``gamma`` (``_gamma`` and
     ``gamma_``), warning when ``gamma='scale'`` was resolved from fewer
     than ``_SCALE_MIN_ROWS`` rows by a call a stream continues
@@ -792,7 +792,7 @@ class BaseKernelExpansionClassifier(BaseOnlineClassifier):
         """The resolved ``gamma`` (warned about when 'scale' came from few
         rows of a stream and the kernel reads it) and the kernel function."""
         named = named_kernel(self.kernel)
-        _set_gamma(self, gamma, X.shape[0], streaming,
+        keep_resolved_gamma(self, gamma, X.shape[0], streaming,
                    from_scale=(named is not None and "gamma" in named.params
                                and "gamma" not in (self.kernel_params or {})))
         self._kernel_function = KernelFunction(self.kernel, self._gamma, self.degree,

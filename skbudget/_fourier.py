@@ -20,13 +20,11 @@ float64 values and the learners' steps run in float64 as for float64
 input.  Each call computes in its own input's precision.
 """
 
-import numbers
-
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import StrOptions
 
-from skbudget._base import BaseOnlineClassifier, _set_gamma
+from skbudget._base import BaseOnlineClassifier, keep_resolved_gamma
 from skbudget._blas import single_threaded_blas
 from skbudget._budget import _example
 from skbudget._docstrings import docstring, stream_doc
@@ -34,7 +32,7 @@ from skbudget._kernels import compute_gamma
 from skbudget._ogd_fast import (LinearHingeLearner, fourier_dense_projections,
                                 fourier_from_projections, fourier_sparse_features,
                                 fourier_sparse_rounds)
-from skbudget._params import Integer, RealNumber, _same_value, keep_params
+from skbudget._params import Integer, RealNumber, keep_params
 from skbudget._stream import FeatureMap, StreamDriver
 
 __all__ = ["FourierOGDClassifier"]
@@ -292,7 +290,7 @@ class FourierOGDClassifier(BaseOnlineClassifier):
         return compute_gamma(self.gamma, X, type(self).__name__ if reads_every_value else None)
 
     def _start_model(self, X, gamma, streaming):
-        _set_gamma(self, gamma, X.shape[0], streaming)
+        keep_resolved_gamma(self, gamma, X.shape[0], streaming)
 
     def _init_constants(self, X):
         # the model's first draw from random_state (before anything else
@@ -305,15 +303,7 @@ class FourierOGDClassifier(BaseOnlineClassifier):
         return StreamDriver.for_features(learners, RandomFourierFeatures(U), self._chunk_size)
 
     def _check_saved_constants(self):
-        """The resolved gamma: the parameter's value when it is a number (a
-        'scale' or 'auto' gamma was resolved from the data: any number > 0),
-        ``_gamma`` and ``gamma_`` alike."""
-        with self._started_params():
-            gamma = float(self.gamma) if isinstance(self.gamma, numbers.Real) else self._gamma
-        for name in ("_gamma", "gamma_"):
-            if not _same_value(self.__dict__.get(name), gamma):
-                self._refuse(name, self.__dict__.get(name),
-                             f"{gamma!r}, the value the model's parameters give")
+        self._check_resolved_gamma()
 
     def _update_model_attributes(self):
         coef = np.array([np.asarray(learner.w) for learner in self._learners])

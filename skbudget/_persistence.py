@@ -291,26 +291,35 @@ class PersistentModelMixin:
             self._refuse(f"{name}.convention", kernel.get("convention"),
                          f"one of {list(conventions)}")
 
-    def _check_kernel_function(self):
-        """The resolved gamma (``_gamma``, ``gamma_``) and the kernel
-        function: those the parameters the model was started with give (a
-        'scale' or 'auto' gamma was resolved from the data: any number > 0)."""
+    def _check_resolved_gamma(self, has_gamma=True):
+        """Check the resolved gamma (``_gamma``, ``gamma_``): the one the
+        parameters the model was started with give (a 'scale' or 'auto'
+        gamma was resolved from the data: any number > 0; None when the
+        model takes none, ``has_gamma`` False: a callable kernel), and
+        return it."""
         resolved = {name: self.__dict__.get(name) for name in ("_gamma", "gamma_")}
         self._check_in_c_range(resolved)
         self._check_constraints(resolved, _FITTED_SCALARS, "the saved fitted scalars")
         with self._started_params():
-            if callable(self.kernel):
+            if not has_gamma:
                 gamma = None
             elif isinstance(self.gamma, numbers.Real):
                 gamma = float(self.gamma)
             else:
                 gamma = self._gamma
-            expected = {"kernel": self.kernel, "gamma": gamma, "degree": self.degree,
-                        "coef0": self.coef0, "kernel_params": self.kernel_params}
         for name in ("_gamma", "gamma_"):
             if not _same_value(self.__dict__[name], gamma):
                 self._refuse(name, self.__dict__[name],
                              f"{gamma!r}, the value the model's parameters give")
+        return gamma
+
+    def _check_kernel_function(self):
+        """The resolved gamma (:meth:`_check_resolved_gamma`) and the kernel
+        function: those the parameters the model was started with give."""
+        with self._started_params():
+            gamma = self._check_resolved_gamma(has_gamma=not callable(self.kernel))
+            expected = {"kernel": self.kernel, "gamma": gamma, "degree": self.degree,
+                        "coef0": self.coef0, "kernel_params": self.kernel_params}
         self._check_kernel_state(self._kernel_function.__dict__, "_kernel_function", expected)
 
     def _check_fitted_scalars(self):
