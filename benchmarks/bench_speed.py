@@ -1,7 +1,7 @@
 """Speed: examples per second of one training epoch, for every estimator.
 
 For each estimator exported in ``skbudget.__all__`` (every subclass of
-``BaseOnlineKernelClassifier``; new ones are picked up with no edit), RBF
+``BaseOnlineClassifier``; new ones are picked up with no edit), RBF
 kernel (``gamma='scale'``), budget B = 100 and 500 where the estimator has
 a ``budget`` parameter (unbounded estimators, e.g. KernelPerceptron, run
 once, with their defaults), on streams of 20 000 examples:
@@ -86,9 +86,13 @@ from sklearn.linear_model import SGDClassifier  # noqa: E402
 from sklearn.preprocessing import StandardScaler  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
+from skbudget._base import BaseKernelExpansionClassifier  # noqa: E402
 from skbudget._engine import vector_loops  # noqa: E402
 from skbudget.datasets import make_noisy_gaussians  # noqa: E402
 from skbudget.discovery import all_estimators  # noqa: E402
+
+BASE_PARAMS = set(BaseKernelExpansionClassifier._parameter_constraints)
+
 
 def estimators():
     return dict(all_estimators())

@@ -1,18 +1,25 @@
-"""The estimator layer shared by every online kernel classifier.
+"""The estimator layer shared by every online classifier: its two bases.
 
-:class:`BaseOnlineKernelClassifier` does everything that is not an update
-rule: input validation, labels and the multi-class mode, epochs and
-``partial_fit`` calls, atomic calls, the fitted attributes and prediction.
-Around it: the parameter machinery (``skbudget._params``), persistence
-(``skbudget._persistence``), example weights for the estimators that take
-them (``skbudget._weights``), kernel values (``skbudget._kernels``, named
-kernels in ``skbudget._kernel_catalogue``) and the driver of the compiled
-stream loop (``skbudget._stream``).  An algorithm adds its parameters and
-``_make_learner``, which returns the compiled policy (a subclass of
+:class:`BaseOnlineClassifier` does everything that is not a model or an
+update rule: input validation, labels and the multi-class mode, epochs and
+``partial_fit`` calls, atomic calls, the online record, prediction from the
+family's scores.  A family that is no kernel expansion (FOGD: a linear model
+on random Fourier features; next AMM, LLSVM) derives from it directly and
+provides its learner, its driver (``StreamDriver.for_features``), its
+fitted attributes and its scores.  :class:`BaseKernelExpansionClassifier`,
+on top of it, is every kernel expansion's: the kernel catalogue, the
+support set and its store, ``support_vectors_`` and ``dual_coef_``.  Both
+live here (one module: the kernel base is the online base's hooks filled
+in, ~200 lines).  Around them: the parameter machinery
+(``skbudget._params``), persistence (``skbudget._persistence``), example
+weights for the estimators that take them (``skbudget._weights``), kernel
+values (``skbudget._kernels``, named kernels in
+``skbudget._kernel_catalogue``) and the stream driver (``skbudget._stream``).
+An algorithm adds its parameters and ``_make_learner``, which returns the
+compiled policy (for a kernel expansion a subclass of
 ``skbudget._engine.OnlineLearner``), and overrides the hooks the class
-docstring lists where its rule needs them.
+docstrings list where its rule needs them.
 """
-
 import numbers
 import sys
 import warnings
@@ -42,13 +49,13 @@ from skbudget._docstrings import fit_doc, partial_fit_doc, samples_method_doc
 from skbudget._elementwise import integral_classes
 from skbudget._kernel_catalogue import KERNEL_NAMES, named_kernel
 from skbudget._kernels import KernelFunction, check_finite, compute_gamma
-from skbudget._params import Integer, ModelParamsMixin, RealNumber, check_budget, keep_params
+from skbudget._params import Integer, ModelParamsMixin, RealNumber, check_budget
 from skbudget._persistence import PersistentModelMixin
 from skbudget._predict_fast import kernel_expansion
 from skbudget._record import OnlineRecord
 from skbudget._stream import ProgressLog, StreamDriver, empty_rows
 
-__all__ = ["BaseOnlineKernelClassifier"]
+__all__ = ["BaseKernelExpansionClassifier", "BaseOnlineClassifier", "keep_resolved_gamma"]
 
 # fused prediction works on a dense copy of the support vectors (and, for CSR
 # input, of their transpose): at most this many values, else kernel blocks
@@ -235,53 +242,79 @@ def _integral_classes(y):
     return None if classes is None else classes.astype(y.dtype)
 
 
-class BaseOnlineKernelClassifier(ModelParamsMixin, PersistentModelMixin, ClassifierMixin,
-                                 BaseEstimator):
-    """Base class of the online kernel classifiers (not for direct use).
+def keep_resolved_gamma(estimator, gamma, n_rows, streaming, from_scale=True):
+    """Keep a new model's resolved kernel width ``gamma`` (``_gamma`` and
+    ``gamma_``), warning when ``gamma='scale'`` was resolved from fewer
+    than ``_SCALE_MIN_ROWS`` rows by a call a stream continues
+    (``streaming``) and the kernel reads it (``from_scale``)."""
+    estimator._gamma = gamma
+    if (from_scale and streaming and estimator.gamma == "scale"
+            and n_rows < _SCALE_MIN_ROWS):
+        warnings.warn(
+            f"gamma='scale' was resolved from the {n_rows} rows of the first call "
+            f"(gamma_={gamma:.4g}) and stays fixed for the whole stream; with "
+            f"fewer than {_SCALE_MIN_ROWS} rows it may be far off. For streaming, pass "
+            f"a numeric gamma.", UserWarning,
+        )
+    estimator.gamma_ = gamma
+
+
+class BaseOnlineClassifier(ModelParamsMixin, PersistentModelMixin, ClassifierMixin,
+                           BaseEstimator):
+    """Base class of the online classifiers (not for direct use).
+
+    It runs the stream: parameter and input validation, labels and the
+    multi-class mode, ``fit`` epochs and ``partial_fit`` calls, each atomic
+    (rolled back on any exception), the stream driver
+    (``skbudget._stream.StreamDriver``), the online record
+    (``mistake_curve_``, ``n_mistakes_``, the progress lines of
+    ``verbose``), persistence and ``decision_function`` / ``predict`` over
+    the family's scores.  It knows no kernel and stores no example: a
+    kernel expansion derives from :class:`BaseKernelExpansionClassifier`,
+    a model on fixed features (FOGD's random Fourier features) from this
+    class directly.
 
     Multi-class problems are learned one-vs-rest by default: one binary
-    learner per class, all fed the same examples in the same order; each
-    learner has its own support set (so a budget ``B`` means up to
-    ``n_classes * B`` stored vectors).  Prediction takes the class whose
-    learner gives the largest score.  With two classes there is a single
-    learner.  A family may learn every class on one shared support set
-    instead (:meth:`_shares_support`).
+    learner per class, all fed the same examples in the same order.
+    Prediction takes the class whose learner gives the largest score.  With
+    two classes there is a single learner.  A family may learn every class
+    with one shared learner instead (:meth:`_shares_support`).
 
-    An algorithm subclasses this class, adds its parameters
+    A family subclasses this class, adds its parameters
     (``_parameter_constraints``, ``__init__``) and provides
-    :meth:`_make_learner`; the other hooks have defaults, overridden where
-    the rule needs them:
+    :meth:`_make_learner`, :meth:`_make_driver`,
+    :meth:`_update_model_attributes` and :meth:`_raw_scores`; the other
+    hooks have defaults, overridden where the rule needs them:
 
     - :meth:`_shares_support`: the multi-class mode (default: one-vs-rest);
+    - :meth:`_reads_every_value`, :meth:`_data_constants`,
+      :meth:`_start_model`: constants a new model takes from its first data
+      (e.g. a resolved ``gamma``);
     - :meth:`_init_constants`: data-dependent constants of the model;
     - :meth:`_draws_random_numbers`: whether the rule draws (one generator
       per one-vs-rest learner then);
-    - :meth:`_needs_distances`: whether the policy reads squared distances;
-    - :meth:`_learner_expansion`: a learner's coefficients and intercept;
     - :meth:`_example_weights`: the examples' weights (``ExampleWeightsMixin``);
-    - ``_call_params``: the parameters that may change between calls.
+    - :meth:`_pass_cache`, :meth:`_call_n_jobs`: what a pass may reuse, the
+      threads of a call;
+    - ``_call_params``: the parameters that may change between calls;
+    - ``_feature_map_class``: the class of the driver's feature map, for a
+      model on fixed features (a file saves the map as a dict).
 
     Estimators also extend ``_validate_params``, ``_validate_fit_input``,
-    ``_fit``, ``_update_fitted_attributes`` and ``_raw_scores`` (calling the
-    base's) for checks, warnings, extra fitted attributes and read-outs of
-    their own.
+    ``_fit`` and ``_update_fitted_attributes`` (calling the base's) for
+    checks, warnings and extra fitted attributes of their own.
     """
 
     _parameter_constraints: dict = {
-        "kernel": [StrOptions(set(KERNEL_NAMES)), callable],
-        "gamma": [StrOptions({"scale", "auto"}), RealNumber(0.0, None, closed="left")],
-        "degree": [Integer(0, None, closed="left")],
-        "coef0": [RealNumber(None, None, closed="neither")],
-        "kernel_params": [dict, None],
         "max_iter": [Integer(1, None, closed="left")],
         "shuffle": ["boolean"],
         "random_state": ["random_state"],
         "warm_start": ["boolean"],
         "verbose": ["verbose"],
-        "n_jobs": [numbers.Integral, None],
     }
+    _call_params = ("max_iter", "shuffle", "verbose", "warm_start")
 
-    # examples per block of kernel values (None: chosen by _chunk_length);
+    # examples per piece of the stream (None: chosen by the driver);
     # results never depend on it
     _chunk_size = None
     # rows per block when predicting
@@ -289,18 +322,16 @@ class BaseOnlineKernelClassifier(ModelParamsMixin, PersistentModelMixin, Classif
     # validate_data's dtype for X (FourierOGDClassifier: [np.float64,
     # np.float32], float32 input kept float32)
     _input_dtype = np.float64
-    # a multi-epoch fit on at most this many examples computes k(X, X) once
-    _gram_cache_limit = 4096
     # with verbose, seconds between progress lines within a pass
     _progress_interval = 10.0
     # test instrumentation: keep every round's mistake flag (memory grows
     # with the stream); the oracle tests read them with _mistake_flags()
     _keep_mistake_flags = False
-
-    @abstractmethod
-    def __init__(self, *, kernel, gamma, degree, coef0, kernel_params, max_iter,
-                 shuffle, random_state, warm_start, verbose, n_jobs=None):
-        keep_params(self, locals(), skip=())
+    # the class of the driver's feature map (a model on fixed features),
+    # rebuilt from its plain state when a model is loaded
+    _feature_map_class = None
+    # attributes saved as plain dicts of their instance state (persistence)
+    _plain_attribute_classes = {"_record": OnlineRecord}
 
     def _validate_params(self):
         """scikit-learn's parameter validation (``_fit_context`` runs it on
@@ -322,38 +353,60 @@ class BaseOnlineKernelClassifier(ModelParamsMixin, PersistentModelMixin, Classif
             _VALID_PARAMS[key] = True
 
     # ------------------------------------------------------------------
-    # what an algorithm provides
+    # what a family provides
     # ------------------------------------------------------------------
     @abstractmethod
     def _make_learner(self, rng):
-        """A new learner (an ``OnlineLearner`` subclass) drawing from
-        ``rng``: a binary one, or with ``_shared_support`` one for every
-        class."""
+        """A new learner drawing from ``rng``: a binary one, or with
+        ``_shared_support`` one for every class."""
+
+    @abstractmethod
+    def _make_driver(self, learners, X):
+        """The :class:`~skbudget._stream.StreamDriver` that feeds the stream
+        to ``learners`` (the model starts on ``X``)."""
+
+    @abstractmethod
+    def _update_model_attributes(self):
+        """Set the fitted attributes of the model the learners hold (what
+        :meth:`_raw_scores` reads); a coefficient that is not finite is a
+        ValueError (raised inside the call's rollback)."""
+
+    @abstractmethod
+    def _raw_scores(self, X):
+        """(n_samples, n_learners) scores of validated rows ``X``."""
 
     def _shares_support(self, n_classes):
         """The multi-class mode: whether a model of ``n_classes`` classes
-        learns them all on one shared support set (one learner that takes
+        learns them all with one shared learner (one learner that takes
         class indices, ``skbudget._shared_support``) instead of one binary
         learner per class.  Asked once, when a model starts; the answer is
         kept as ``_shared_support``."""
         return False
 
+    def _reads_every_value(self):
+        """Whether :meth:`_data_constants` of a new model reads every value
+        of ``X`` (e.g. ``gamma='scale'``, its variance): that pass is then
+        also the check that they are finite."""
+        return False
+
+    def _data_constants(self, X, reads_every_value):
+        """Constants a new model takes from the data of the call that
+        starts it, computed while that call validates ``X`` (so that their
+        errors come first), handed to :meth:`_start_model`; with
+        ``reads_every_value`` they are also ``X``'s finiteness check."""
+        return None
+
+    def _start_model(self, X, constants, streaming):
+        """Set what a new model keeps of its :meth:`_data_constants`
+        (``streaming``: the call may be continued), before its learners
+        are made."""
+
     def _init_constants(self, X):
         """Data-dependent constants, computed from the first training data."""
-
-    def _learner_expansion(self, learner):
-        """(coefficients oldest first, intercept) that predict with; a
-        shared-support learner gives one row of coefficients and one
-        intercept per class."""
-        return learner.coefficients(), learner.intercept
 
     def _draws_random_numbers(self):
         """Whether the update rule draws from the random generator (then the
         one-vs-rest learners draw from generators of their own)."""
-        return False
-
-    def _needs_distances(self):
-        """Whether the policy needs squared input-space distances too."""
         return False
 
     def _example_weights(self, X, y, sample_weight):
@@ -362,43 +415,29 @@ class BaseOnlineKernelClassifier(ModelParamsMixin, PersistentModelMixin, Classif
         (:class:`~skbudget._weights.ExampleWeightsMixin`)."""
         return None
 
-    # ------------------------------------------------------------------
-    # kernels
-    # ------------------------------------------------------------------
-    def _kernel(self, X, Y):
-        """k(X, Y) with the model's kernel, as a C-contiguous float64 block."""
-        return self._kernel_function(X, Y)
+    def _pass_cache(self, X):
+        """What every epoch of a ``fit`` on ``X`` may reuse, handed to
+        ``StreamDriver.run`` (its ``gram``): None here."""
+        return None
 
-    def _kernel_diagonal(self, X):
-        """k(x_i, x_i) for every row."""
-        return self._kernel_function.diagonal(X)
+    def _call_n_jobs(self):
+        """The threads of the next call's driver (``StreamDriver.n_jobs``):
+        None (one) here."""
+        return None
 
     # ------------------------------------------------------------------
     # state
     # ------------------------------------------------------------------
-    def _reset(self, X, classes, gamma, streaming):
-        """Start a new model for ``classes`` with the resolved ``gamma`` (fit
-        without warm start, or the first partial_fit).  ``streaming``: the
-        call may be continued (partial_fit, warm-start fit)."""
+    def _reset(self, X, classes, constants, streaming):
+        """Start a new model for ``classes`` with the :meth:`_data_constants`
+        ``constants`` (fit without warm start, or the first partial_fit).
+        ``streaming``: the call may be continued (partial_fit, warm-start
+        fit)."""
         self.classes_ = _check_two_classes(classes)
         self._record_params_at_start()
         self._shared_support = self._shares_support(len(classes))
         self._rng = _random_state(self.random_state)
-        self._gamma = gamma
-        named = named_kernel(self.kernel)
-        if (self.gamma == "scale" and streaming and X.shape[0] < _SCALE_MIN_ROWS
-                and named is not None and "gamma" in named.params
-                and "gamma" not in (self.kernel_params or {})):
-            warnings.warn(
-                f"gamma='scale' was resolved from the {X.shape[0]} rows of the first call "
-                f"(gamma_={self._gamma:.4g}) and stays fixed for the whole stream; with "
-                f"fewer than {_SCALE_MIN_ROWS} rows it may be far off. For streaming, pass "
-                f"a numeric gamma.", UserWarning,
-            )
-        self.gamma_ = self._gamma
-        self._kernel_function = KernelFunction(self.kernel, self._gamma, self.degree,
-                                               self.coef0, self.kernel_params
-                                               ).resolve_callable(X)
+        self._start_model(X, constants, streaming)
         self._sparse_storage = sp.issparse(X)
         self._init_constants(X)
         n_learners = 1 if len(classes) == 2 or self._shared_support else len(classes)
@@ -412,20 +451,10 @@ class BaseOnlineKernelClassifier(ModelParamsMixin, PersistentModelMixin, Classif
         self._n_examples_seen = 0
         self.n_iter_ = 0
 
-    # the class of the model's driver (what ``_make_driver`` makes; a loaded
-    # model's driver is rebuilt as one)
-    _driver_class = StreamDriver
-
-    def _make_driver(self, learners, X):
-        """The driver that feeds the stream to ``learners`` (the model
-        starts on ``X``): the engine's :class:`StreamDriver`."""
-        return StreamDriver(learners, empty_rows(X), self._kernel_function,
-                            self._needs_distances(), self._chunk_size, self.n_jobs,
-                            self._shared_support)
-
     def _as_storage_format(self, X):
-        """A continuing call's X in the format the model stores its support
-        vectors in (fixed by the call that started the model)."""
+        """A continuing call's X in the format (dense or CSR) of the call
+        that started the model (the format it stores rows in, or computes
+        features from: the same bits whatever the later calls' format)."""
         if self._sparse_storage and not sp.issparse(X):
             return sp.csr_matrix(X)
         if not self._sparse_storage and sp.issparse(X):
@@ -516,8 +545,7 @@ class BaseOnlineKernelClassifier(ModelParamsMixin, PersistentModelMixin, Classif
         if self.verbose:
             print(
                 f"-- Epoch {epoch}: examples seen {self._record.n_rounds}, "
-                f"mistakes {self._record.n_mistakes}, support vectors "
-                f"{sum(learner.n_sv for learner in self._learners)}",
+                f"mistakes {self._record.n_mistakes}{self._driver.size_note()}",
                 file=sys.stdout,
             )
 
@@ -527,6 +555,276 @@ class BaseOnlineKernelClassifier(ModelParamsMixin, PersistentModelMixin, Classif
         return self._record.flags()
 
     def _update_fitted_attributes(self):
+        """The fitted attributes from the learners (:meth:`_update_model_attributes`)
+        and the online record."""
+        self._update_model_attributes()
+        self.n_mistakes_ = self._record.n_mistakes
+        self.n_rounds_ = self._record.n_rounds
+        self.n_updates_ = int(sum(learner.n_updates for learner in self._learners))
+        self._call_params_of_attributes = {name: getattr(self, name)
+                                           for name in self._call_params}
+
+    @property
+    def mistake_curve_(self):
+        """ndarray of shape (n_points, 2): the learning curve at bounded
+        resolution, rows ``(t, mistakes up to round t)`` (see the class
+        docstring)."""
+        check_is_fitted(self)
+        return self._record.curve()
+
+    # ------------------------------------------------------------------
+    # public API
+    # ------------------------------------------------------------------
+    def _validate_fit_input(self, X, y, reset):
+        """``X``, ``y``, and (``reset``) the sorted classes of ``y`` and the
+        new model's :meth:`_data_constants`; else None, None (labels are
+        then checked against ``classes_``, :meth:`_check_labels`).
+
+        When the constants read every value of ``X``
+        (:meth:`_reads_every_value`), that pass is also the check that they
+        are finite (one pass over the data instead of two)."""
+        reads_every_value = reset and self._reads_every_value()
+        if _plain_labels(y):
+            X = _checked_X(self, X, reset, ensure_all_finite=not reads_every_value)
+            y = _checked_plain_labels(X, y, type(self).__name__)
+        else:
+            X, y = validate_data(self, X, y, accept_sparse="csr", dtype=self._input_dtype,
+                                 reset=reset, ensure_all_finite=not reads_every_value)
+        if not reset:
+            return self._as_storage_format(X), y, None, None
+        return X, y, _checked_classes(y), self._data_constants(X, reads_every_value)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        return self._atomic_fit(X, y)
+
+    fit.__doc__ = fit_doc()
+
+    def _atomic_fit(self, X, y, sample_weight=None):
+        """``fit`` (with ``sample_weight`` for the estimators that take it),
+        atomically."""
+        continuing = self.warm_start and hasattr(self, "classes_")
+        with self._rollback_on_error(shuffles=True, continuing=continuing):
+            return self._fit(X, y, continuing, sample_weight)
+
+    def _fit(self, X, y, continuing, sample_weight=None):
+        if continuing:
+            self._check_unchanged_params()
+        X, y, classes, constants = self._validate_fit_input(X, y, reset=not continuing)
+        if continuing:
+            self._check_labels(y)
+        else:
+            self._reset(X, classes, constants, streaming=self.warm_start)
+        weights = self._example_weights(X, y, sample_weight)
+        self._driver.n_jobs = self._call_n_jobs()
+        first_id = self._n_examples_seen
+        self._n_examples_seen += X.shape[0]
+        gram = self._pass_cache(X) if self.max_iter > 1 else None
+        for epoch in range(1, self.max_iter + 1):
+            order = self._rng.permutation(X.shape[0]) if self.shuffle else None
+            self._record = self._driver.run(X, y, self._signed_targets, order, first_id,
+                                            self._record, gram, self._progress_log(), weights)
+            self._log_epoch(epoch)
+        self.n_iter_ = self.max_iter
+        self._update_fitted_attributes()
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y, classes=None):
+        return self._atomic_partial_fit(X, y, classes)
+
+    partial_fit.__doc__ = partial_fit_doc()
+
+    def _atomic_partial_fit(self, X, y, classes, sample_weight=None):
+        """``partial_fit`` (with ``sample_weight`` for the estimators that
+        take it), atomically."""
+        first_call = not hasattr(self, "classes_")
+        with self._rollback_on_error(shuffles=False, continuing=not first_call):
+            return self._partial_fit(X, y, classes, first_call, sample_weight)
+
+    def _partial_fit(self, X, y, classes, first_call, sample_weight=None):
+        if not first_call:
+            self._check_unchanged_params()
+        X, y, _, constants = self._validate_fit_input(X, y, reset=first_call)
+        if first_call:
+            if classes is None:
+                raise ValueError("classes must be passed on the first call to partial_fit.")
+            classes = np.unique(classes)
+            if len(classes) < 2:
+                raise ValueError(
+                    f"classes must hold at least two classes; got {classes.tolist()}"
+                )
+        _check_partial_fit_first_call(self, classes)
+        self._check_labels(y)
+        if first_call:
+            self._reset(X, self.classes_, constants, streaming=True)
+        weights = self._example_weights(X, y, sample_weight)
+        self._driver.n_jobs = self._call_n_jobs()
+        first_id = self._n_examples_seen
+        self._n_examples_seen += X.shape[0]
+        self._record = self._driver.run(X, y, self._signed_targets, None, first_id,
+                                        self._record, progress=self._progress_log(),
+                                        weights=weights)
+        self._update_fitted_attributes()
+        self._log_epoch(1)
+        return self
+
+    def _check_learnable_rows(self, X):
+        """Raise the error ``partial_fit(X, y)`` raises for a row of ``X``
+        that the started model refuses whatever it has learned: a changed
+        parameter, a value that is not finite (scikit-learn's check), a
+        wrong number of features, a row its kernel cannot take (the
+        driver's ``check_rows``: e.g. an 'rbf' row whose squared norm
+        overflows).  Those are the checks ``partial_fit`` itself runs; what
+        it refuses besides depends on the model's state (an overflow of
+        the scores, of a kernel value between the row and a support
+        vector).  The river adapter checks each example with it before
+        buffering it (so it is cheap: ~3 us a row).  ``X``: a dense
+        float64 array; the model: started (its first ``partial_fit``
+        done)."""
+        self._check_unchanged_params()
+        self._driver.check_rows(_checked_X(self, X, reset=False))
+
+    def decision_function(self, X):
+        check_is_fitted(self)
+        X = _checked_X(self, X, reset=False)
+        scores = self._raw_scores(X)
+        return scores[:, 0] if scores.shape[1] == 1 else scores
+
+    decision_function.__doc__ = samples_method_doc(
+        "Score of each sample: f(x) for binary problems, one column per\n"
+        "        class (its one-vs-rest learner) otherwise.",
+        "scores : ndarray of shape (n_samples,) or (n_samples, n_classes)\n"
+        "            The scores (the model's, plus its intercept).")
+
+    def predict(self, X):
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            return self.classes_[(scores > 0).astype(int)]
+        return self.classes_[np.argmax(scores, axis=1)]
+
+    predict.__doc__ = samples_method_doc(
+        "Class labels: ``classes_[1]`` where the binary score is > 0 (else\n"
+        "        ``classes_[0]``); the arg-max class for several classes.",
+        "y_pred : ndarray of shape (n_samples,)\n            Predicted class labels.")
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+
+class BaseKernelExpansionClassifier(BaseOnlineClassifier):
+    """Base class of the online kernel classifiers (not for direct use).
+
+    The model of each learner is a kernel expansion ``f(x) = sum_i
+    alpha_i k(x_i, x) + b`` over the learner's support set: the kernel
+    catalogue (``kernel``, ``gamma``, ``degree``, ``coef0``,
+    ``kernel_params`` as in :class:`sklearn.svm.SVC`), the stored rows
+    (the driver's store or pools), the fitted ``support_vectors_``,
+    ``dual_coef_``, ``n_support_``, ``support_curve_``, the threads of
+    ``n_jobs`` and a Gram cache for multi-epoch fits come from here; the
+    rest of the estimator from :class:`BaseOnlineClassifier`.  One-vs-rest,
+    each learner has its own support set (so a budget ``B`` means up to
+    ``n_classes * B`` stored vectors); a family may share one support set
+    between the classes (:meth:`_shares_support`).
+
+    An algorithm subclasses this class, adds its parameters
+    (``_parameter_constraints``, ``__init__``) and provides
+    :meth:`_make_learner`, which returns the compiled policy (a subclass
+    of ``skbudget._engine.OnlineLearner``); besides the hooks of
+    :class:`BaseOnlineClassifier`:
+
+    - :meth:`_needs_distances`: whether the policy reads squared distances;
+    - :meth:`_learner_expansion`: a learner's coefficients and intercept.
+
+    Estimators also extend ``_raw_scores`` (calling the base's) for
+    read-outs of their own.
+    """
+
+    _parameter_constraints: dict = {
+        "kernel": [StrOptions(set(KERNEL_NAMES)), callable],
+        "gamma": [StrOptions({"scale", "auto"}), RealNumber(0.0, None, closed="left")],
+        "degree": [Integer(0, None, closed="left")],
+        "coef0": [RealNumber(None, None, closed="neither")],
+        "kernel_params": [dict, None],
+        **BaseOnlineClassifier._parameter_constraints,
+        "n_jobs": [numbers.Integral, None],
+    }
+    _call_params = tuple(sorted(BaseOnlineClassifier._call_params + ("n_jobs",)))
+    # the threads of a family whose ``__init__`` takes no ``n_jobs`` (MIRA:
+    # one learner for every class, nothing to run side by side): one
+    n_jobs = None
+
+    # a multi-epoch fit on at most this many examples computes k(X, X) once
+    _gram_cache_limit = 4096
+    _plain_attribute_classes = {"_kernel_function": KernelFunction,
+                                **BaseOnlineClassifier._plain_attribute_classes}
+
+    def _learner_expansion(self, learner):
+        """(coefficients oldest first, intercept) that predict with; a
+        shared-support learner gives one row of coefficients and one
+        intercept per class."""
+        return learner.coefficients(), learner.intercept
+
+    def _needs_distances(self):
+        """Whether the policy needs squared input-space distances too."""
+        return False
+
+    # ------------------------------------------------------------------
+    # kernels
+    # ------------------------------------------------------------------
+    def _kernel(self, X, Y):
+        """k(X, Y) with the model's kernel, as a C-contiguous float64 block."""
+        return self._kernel_function(X, Y)
+
+    def _kernel_diagonal(self, X):
+        """k(x_i, x_i) for every row."""
+        return self._kernel_function.diagonal(X)
+
+    def _reads_every_value(self):
+        """A new model's ``gamma='scale'`` (a named kernel) reads every
+        value of ``X`` for its variance."""
+        return not callable(self.kernel) and isinstance(self.gamma, str) and self.gamma == "scale"
+
+    def _data_constants(self, X, reads_every_value):
+        """The numeric gamma (:func:`~skbudget._kernels.compute_gamma`;
+        None for a callable kernel)."""
+        if callable(self.kernel):
+            return None
+        return compute_gamma(self.gamma, X, type(self).__name__ if reads_every_value else None)
+
+    def _start_model(self, X, gamma, streaming):
+        """The resolved ``gamma`` (warned about when 'scale' came from few
+        rows of a stream and the kernel reads it) and the kernel function."""
+        named = named_kernel(self.kernel)
+        keep_resolved_gamma(self, gamma, X.shape[0], streaming,
+                   from_scale=(named is not None and "gamma" in named.params
+                               and "gamma" not in (self.kernel_params or {})))
+        self._kernel_function = KernelFunction(self.kernel, self._gamma, self.degree,
+                                               self.coef0, self.kernel_params
+                                               ).resolve_callable(X)
+
+    def _check_saved_constants(self):
+        self._check_kernel_function()
+
+    def _make_driver(self, learners, X):
+        """The :class:`~skbudget._stream.StreamDriver` of a kernel
+        expansion: its pools start empty, in ``X``'s format."""
+        return StreamDriver(learners, empty_rows(X), self._kernel_function,
+                            self._needs_distances(), self._chunk_size, self.n_jobs,
+                            self._shared_support)
+
+    def _pass_cache(self, X):
+        """``k(X, X)`` for a multi-epoch fit on at most
+        ``_gram_cache_limit`` examples (block mode looks kernel values up
+        in it), else None."""
+        return self._kernel(X, X) if X.shape[0] <= self._gram_cache_limit else None
+
+    def _call_n_jobs(self):
+        return self.n_jobs
+
+    def _update_model_attributes(self):
         vectors, blocks, intercepts, counts = [], [], [], []
         for k, learner in enumerate(self._learners):
             coef, intercept = self._learner_expansion(learner)
@@ -558,19 +856,6 @@ class BaseOnlineKernelClassifier(ModelParamsMixin, PersistentModelMixin, Classif
             self.dual_coef_[row:row + block.shape[0], column:column + block.shape[1]] = block
             row, column = row + block.shape[0], column + block.shape[1]
         self.intercept_ = np.concatenate(intercepts).astype(np.float64)
-        self.n_mistakes_ = self._record.n_mistakes
-        self.n_rounds_ = self._record.n_rounds
-        self.n_updates_ = int(sum(learner.n_updates for learner in self._learners))
-        self._call_params_of_attributes = {name: getattr(self, name)
-                                           for name in self._call_params}
-
-    @property
-    def mistake_curve_(self):
-        """ndarray of shape (n_points, 2): the learning curve at bounded
-        resolution, rows ``(t, mistakes up to round t)`` (see the class
-        docstring)."""
-        check_is_fitted(self)
-        return self._record.curve()
 
     @property
     def support_curve_(self):
@@ -580,127 +865,6 @@ class BaseOnlineKernelClassifier(ModelParamsMixin, PersistentModelMixin, Classif
         docstring)."""
         check_is_fitted(self)
         return self._record.support_curve()
-
-    # ------------------------------------------------------------------
-    # public API
-    # ------------------------------------------------------------------
-    def _validate_fit_input(self, X, y, reset):
-        """``X``, ``y``, and (``reset``) the sorted classes of ``y`` and the
-        numeric gamma (None for a callable kernel); else None, None (labels
-        are then checked against ``classes_``, :meth:`_check_labels`).
-
-        A new model's ``gamma='scale'`` reads every value of ``X`` for its
-        variance: that pass is also the check that they are finite (one pass
-        over the data instead of two)."""
-        resolves_scale = (reset and not callable(self.kernel)
-                          and isinstance(self.gamma, str) and self.gamma == "scale")
-        check_X = dict(accept_sparse="csr", dtype=self._input_dtype, reset=reset,
-                       ensure_all_finite=not resolves_scale)
-        if _plain_labels(y):
-            X = _checked_X(self, X, reset, ensure_all_finite=not resolves_scale)
-            y = _checked_plain_labels(X, y, type(self).__name__)
-        else:
-            X, y = validate_data(self, X, y, **check_X)
-        if not reset:
-            return self._as_storage_format(X), y, None, None
-        gamma = None
-        if not callable(self.kernel):
-            gamma = compute_gamma(self.gamma, X,
-                                  type(self).__name__ if resolves_scale else None)
-        return X, y, _checked_classes(y), gamma
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
-        return self._atomic_fit(X, y)
-
-    fit.__doc__ = fit_doc()
-
-    def _atomic_fit(self, X, y, sample_weight=None):
-        """``fit`` (with ``sample_weight`` for the estimators that take it),
-        atomically."""
-        continuing = self.warm_start and hasattr(self, "classes_")
-        with self._rollback_on_error(shuffles=True, continuing=continuing):
-            return self._fit(X, y, continuing, sample_weight)
-
-    def _fit(self, X, y, continuing, sample_weight=None):
-        if continuing:
-            self._check_unchanged_params()
-        X, y, classes, gamma = self._validate_fit_input(X, y, reset=not continuing)
-        if continuing:
-            self._check_labels(y)
-        else:
-            self._reset(X, classes, gamma, streaming=self.warm_start)
-        weights = self._example_weights(X, y, sample_weight)
-        self._driver.n_jobs = self.n_jobs
-        first_id = self._n_examples_seen
-        self._n_examples_seen += X.shape[0]
-        gram = None
-        if self.max_iter > 1 and X.shape[0] <= self._gram_cache_limit:
-            gram = self._kernel(X, X)
-        for epoch in range(1, self.max_iter + 1):
-            order = self._rng.permutation(X.shape[0]) if self.shuffle else None
-            self._record = self._driver.run(X, y, self._signed_targets, order, first_id,
-                                            self._record, gram, self._progress_log(), weights)
-            self._log_epoch(epoch)
-        self.n_iter_ = self.max_iter
-        self._update_fitted_attributes()
-        return self
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def partial_fit(self, X, y, classes=None):
-        return self._atomic_partial_fit(X, y, classes)
-
-    partial_fit.__doc__ = partial_fit_doc()
-
-    def _atomic_partial_fit(self, X, y, classes, sample_weight=None):
-        """``partial_fit`` (with ``sample_weight`` for the estimators that
-        take it), atomically."""
-        first_call = not hasattr(self, "classes_")
-        with self._rollback_on_error(shuffles=False, continuing=not first_call):
-            return self._partial_fit(X, y, classes, first_call, sample_weight)
-
-    def _partial_fit(self, X, y, classes, first_call, sample_weight=None):
-        if not first_call:
-            self._check_unchanged_params()
-        X, y, _, gamma = self._validate_fit_input(X, y, reset=first_call)
-        if first_call:
-            if classes is None:
-                raise ValueError("classes must be passed on the first call to partial_fit.")
-            classes = np.unique(classes)
-            if len(classes) < 2:
-                raise ValueError(
-                    f"classes must hold at least two classes; got {classes.tolist()}"
-                )
-        _check_partial_fit_first_call(self, classes)
-        self._check_labels(y)
-        if first_call:
-            self._reset(X, self.classes_, gamma, streaming=True)
-        weights = self._example_weights(X, y, sample_weight)
-        self._driver.n_jobs = self.n_jobs
-        first_id = self._n_examples_seen
-        self._n_examples_seen += X.shape[0]
-        self._record = self._driver.run(X, y, self._signed_targets, None, first_id,
-                                        self._record, progress=self._progress_log(),
-                                        weights=weights)
-        self._update_fitted_attributes()
-        self._log_epoch(1)
-        return self
-
-    def _check_learnable_rows(self, X):
-        """Raise the error ``partial_fit(X, y)`` raises for a row of ``X``
-        that the started model refuses whatever it has learned: a changed
-        parameter, a value that is not finite (scikit-learn's check), a
-        wrong number of features, a row its kernel cannot take (the
-        driver's ``check_rows``: e.g. an 'rbf' row whose squared norm
-        overflows).  Those are the checks ``partial_fit`` itself runs; what
-        it refuses besides depends on the model's state (an overflow of
-        the scores, of a kernel value between the row and a support
-        vector).  The river adapter checks each example with it before
-        buffering it (so it is cheap: ~3 us a row).  ``X``: a dense
-        float64 array; the model: started (its first ``partial_fit``
-        done)."""
-        self._check_unchanged_params()
-        self._driver.check_rows(_checked_X(self, X, reset=False))
 
     def _predict_rows(self):
         """Rows per prediction block: at most ``_predict_chunk_size``, and
@@ -729,31 +893,3 @@ class BaseOnlineKernelClassifier(ModelParamsMixin, PersistentModelMixin, Classif
             K = self._kernel(X[rows], self.support_vectors_)
             out[rows] = K @ self.dual_coef_.T + self.intercept_
         return check_finite(out, kernel.kernel)     # finite values may sum to inf
-
-    def decision_function(self, X):
-        check_is_fitted(self)
-        X = _checked_X(self, X, reset=False)
-        scores = self._raw_scores(X)
-        return scores[:, 0] if scores.shape[1] == 1 else scores
-
-    decision_function.__doc__ = samples_method_doc(
-        "Score of each sample: f(x) for binary problems, one column per\n"
-        "        class (its one-vs-rest learner) otherwise.",
-        "scores : ndarray of shape (n_samples,) or (n_samples, n_classes)\n"
-        "            The scores (kernel expansion plus intercept).")
-
-    def predict(self, X):
-        scores = self.decision_function(X)
-        if scores.ndim == 1:
-            return self.classes_[(scores > 0).astype(int)]
-        return self.classes_[np.argmax(scores, axis=1)]
-
-    predict.__doc__ = samples_method_doc(
-        "Class labels: ``classes_[1]`` where the binary score is > 0 (else\n"
-        "        ``classes_[0]``); the arg-max class for several classes.",
-        "y_pred : ndarray of shape (n_samples,)\n            Predicted class labels.")
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags

@@ -3,19 +3,19 @@
 
 from sklearn.utils._param_validation import StrOptions
 
-from skbudget._base import BaseOnlineKernelClassifier
+from skbudget._base import BaseKernelExpansionClassifier
 from skbudget._bogd_fast import COEFFICIENT, UNIFORM, BoundedOGDLearner
 from skbudget._budget import _example
 from skbudget._declaration import CannotAverage, Declaration
 from skbudget._docstrings import attributes_doc, docstring, kernel_doc, stream_doc
-from skbudget._params import Integer, RealNumber, base_params, keep_params
+from skbudget._params import Integer, RealNumber, keep_params
 
 __all__ = ["BoundedOGDClassifier"]
 
 _SAMPLING = {"uniform": UNIFORM, "coefficient": COEFFICIENT}
 
 
-class BoundedOGDClassifier(BaseOnlineKernelClassifier):
+class BoundedOGDClassifier(BaseKernelExpansionClassifier):
     __doc__ = docstring(
         """Bounded Online Gradient Descent (BOGD, BOGD++): kernel OGD on a budget.
 
@@ -88,7 +88,7 @@ class BoundedOGDClassifier(BaseOnlineKernelClassifier):
     )
 
     _parameter_constraints: dict = {
-        **BaseOnlineKernelClassifier._parameter_constraints,
+        **BaseKernelExpansionClassifier._parameter_constraints,
         "budget": [Integer(2, None, closed="left")],
         "eta0": [RealNumber(0.0, None, closed="neither")],
         "alpha": [RealNumber(0.0, None, closed="left")],
@@ -100,7 +100,6 @@ class BoundedOGDClassifier(BaseOnlineKernelClassifier):
                  kernel="rbf", gamma="scale", degree=3, coef0=0.0, kernel_params=None,
                  max_iter=1, shuffle=True, random_state=None, warm_start=False, verbose=0,
                  n_jobs=None):
-        super().__init__(**base_params(locals()))
         keep_params(self, locals())
 
     def _make_learner(self, rng):

@@ -2,13 +2,13 @@
 
 from sklearn.utils._param_validation import StrOptions
 
-from skbudget._base import BaseOnlineKernelClassifier
+from skbudget._base import BaseKernelExpansionClassifier
 from skbudget._bpa_fast import NEAREST, PROJECTION, SIMPLE, BudgetedPALearner
 from skbudget._budget import _example
 from skbudget._declaration import CannotAverage, Declaration
 from skbudget._docstrings import (BUDGET_DOC, attributes_doc, class_weight_doc, docstring,
                                   kernel_doc, stream_doc)
-from skbudget._params import Integer, RealNumber, base_params, keep_params
+from skbudget._params import BUDGET, RealNumber, keep_params
 from skbudget._weights import CLASS_WEIGHT_CONSTRAINT, ExampleWeightsMixin
 
 __all__ = ["BudgetedPassiveAggressive"]
@@ -16,7 +16,7 @@ __all__ = ["BudgetedPassiveAggressive"]
 _MAINTENANCE = {"simple": SIMPLE, "nearest": NEAREST, "projection": PROJECTION}
 
 
-class BudgetedPassiveAggressive(ExampleWeightsMixin, BaseOnlineKernelClassifier):
+class BudgetedPassiveAggressive(ExampleWeightsMixin, BaseKernelExpansionClassifier):
     __doc__ = docstring(
         """Budgeted Passive-Aggressive (BPA): kernel PA-I on a fixed budget.
 
@@ -102,20 +102,19 @@ class BudgetedPassiveAggressive(ExampleWeightsMixin, BaseOnlineKernelClassifier)
     )
 
     _parameter_constraints: dict = {
-        **BaseOnlineKernelClassifier._parameter_constraints,
-        "budget": [Integer(1, None, closed="left")],
+        **BaseKernelExpansionClassifier._parameter_constraints,
+        **BUDGET,
         "C": [RealNumber(0.0, None, closed="neither")],
         "maintenance": [StrOptions(set(_MAINTENANCE))],
         "class_weight": CLASS_WEIGHT_CONSTRAINT,
     }
     # the weights apply per call (a 'balanced' weight to each fit call's y)
-    _call_params = BaseOnlineKernelClassifier._call_params + ("class_weight",)
+    _call_params = BaseKernelExpansionClassifier._call_params + ("class_weight",)
 
     def __init__(self, *, budget=100, C=1.0, maintenance="simple", class_weight=None,
                  kernel="rbf", gamma="scale", degree=3, coef0=0.0, kernel_params=None,
                  max_iter=1, shuffle=True, random_state=None, warm_start=False, verbose=0,
                  n_jobs=None):
-        super().__init__(**base_params(locals()))
         keep_params(self, locals())
 
     def _make_learner(self, rng):

@@ -7,7 +7,7 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import StrOptions
 
 from skbudget._averaging import ExpansionAverage, PegasosState, SharedPegasosState
-from skbudget._base import BaseOnlineKernelClassifier
+from skbudget._base import BaseKernelExpansionClassifier
 from skbudget._bsgd_fast import (
     GOLDEN,
     LOOKUP,
@@ -21,7 +21,7 @@ from skbudget._declaration import Declaration, SharedMulticlass
 from skbudget._docstrings import attributes_doc, docstring, kernel_doc, stream_doc
 from skbudget._docstrings import class_weight_doc
 from skbudget._kernel_catalogue import named_kernel
-from skbudget._params import Integer, RealNumber, base_params, keep_params
+from skbudget._params import BUDGET, RealNumber, keep_params
 from skbudget._stream import STORE_MAX_SPARSE_FEATURES
 from skbudget._weights import CLASS_WEIGHT_CONSTRAINT, ExampleWeightsMixin
 
@@ -33,7 +33,7 @@ _MIN_ALPHA = 1e-100
 _MERGE_SEARCH = {"golden": GOLDEN, "lookup": LOOKUP}
 
 
-class BudgetedSGDClassifier(ExampleWeightsMixin, BaseOnlineKernelClassifier):
+class BudgetedSGDClassifier(ExampleWeightsMixin, BaseKernelExpansionClassifier):
     __doc__ = docstring(
         """Budgeted stochastic gradient descent (BSGD) for a kernel SVM.
 
@@ -226,8 +226,8 @@ class BudgetedSGDClassifier(ExampleWeightsMixin, BaseOnlineKernelClassifier):
     )
 
     _parameter_constraints: dict = {
-        **BaseOnlineKernelClassifier._parameter_constraints,
-        "budget": [Integer(1, None, closed="left")],
+        **BaseKernelExpansionClassifier._parameter_constraints,
+        **BUDGET,
         # Pegasos keeps sum |alpha_i| <= 1 / alpha; the maintenance squares the
         # coefficients: 1 / alpha <= 1e100 keeps every square and sum finite
         "alpha": [RealNumber(_MIN_ALPHA, None, closed="left")],
@@ -237,14 +237,13 @@ class BudgetedSGDClassifier(ExampleWeightsMixin, BaseOnlineKernelClassifier):
         "multi_class": [StrOptions({"crammer_singer", "ovr"})],
     }
     # the weights apply per call (a 'balanced' weight to each fit call's y)
-    _call_params = BaseOnlineKernelClassifier._call_params + ("class_weight",)
+    _call_params = BaseKernelExpansionClassifier._call_params + ("class_weight",)
 
     def __init__(self, *, budget=100, alpha=1e-4, maintenance="merging",
                  merge_search="lookup", multi_class="crammer_singer", class_weight=None,
                  kernel="rbf", gamma="scale", degree=3, coef0=0.0, kernel_params=None,
                  max_iter=1, shuffle=True, random_state=None, warm_start=False, verbose=0,
                  n_jobs=None):
-        super().__init__(**base_params(locals()))
         keep_params(self, locals())
 
     def _shares_support(self, n_classes):

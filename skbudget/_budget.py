@@ -9,7 +9,7 @@ which configures one of the compiled policies of ``_budget_fast``.
 import numpy as np
 
 from skbudget._averaging import ExpansionAverage
-from skbudget._base import BaseOnlineKernelClassifier
+from skbudget._base import BaseKernelExpansionClassifier
 from skbudget._budget_fast import (
     CrammerKandolaSingerLearner,
     ForgetronLearner,
@@ -20,7 +20,7 @@ from skbudget._budget_fast import (
 from skbudget._declaration import CannotAverage, Declaration
 from skbudget._docstrings import BUDGET_DOC, attributes_doc, docstring, kernel_doc, stream_doc
 from skbudget._docstrings import class_weight_doc
-from skbudget._params import Integer, RealNumber, base_params, keep_params
+from skbudget._params import BUDGET, Integer, RealNumber, keep_params
 from skbudget._weights import CLASS_WEIGHT_CONSTRAINT, ExampleWeightsMixin
 
 __all__ = [
@@ -51,19 +51,16 @@ def _example(name, call):
     )
 
 
-_BUDGET = {"budget": [Integer(1, None, closed="left")]}
 
-
-class _FixedBudgetClassifier(BaseOnlineKernelClassifier):
+class _FixedBudgetClassifier(BaseKernelExpansionClassifier):
     """Base of the estimators whose only parameter beyond the shared ones
     is the budget (not for direct use)."""
 
-    _parameter_constraints: dict = {**BaseOnlineKernelClassifier._parameter_constraints, **_BUDGET}
+    _parameter_constraints: dict = {**BaseKernelExpansionClassifier._parameter_constraints, **BUDGET}
 
     def __init__(self, *, budget=100, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
                  kernel_params=None, max_iter=1, shuffle=True, random_state=None,
                  warm_start=False, verbose=0, n_jobs=None):
-        super().__init__(**base_params(locals()))
         keep_params(self, locals())
 
 
@@ -131,7 +128,7 @@ class RandomBudgetPerceptron(_FixedBudgetClassifier):
         return True
 
 
-class BudgetPerceptron(BaseOnlineKernelClassifier):
+class BudgetPerceptron(BaseKernelExpansionClassifier):
     __doc__ = _docstring(
         """Budget Perceptron of Crammer, Kandola & Singer (fixed or adaptive cache).
 
@@ -168,7 +165,7 @@ class BudgetPerceptron(BaseOnlineKernelClassifier):
     )
 
     _parameter_constraints: dict = {
-        **BaseOnlineKernelClassifier._parameter_constraints,
+        **BaseKernelExpansionClassifier._parameter_constraints,
         "budget": [Integer(1, None, closed="left"), None],
         "beta": [RealNumber(0.0, None, closed="left")],
     }
@@ -176,7 +173,6 @@ class BudgetPerceptron(BaseOnlineKernelClassifier):
     def __init__(self, *, budget=100, beta=0.0, kernel="rbf", gamma="scale", degree=3,
                  coef0=0.0, kernel_params=None, max_iter=1, shuffle=True, random_state=None,
                  warm_start=False, verbose=0, n_jobs=None):
-        super().__init__(**base_params(locals()))
         keep_params(self, locals())
 
     def _make_learner(self, rng):
@@ -184,7 +180,7 @@ class BudgetPerceptron(BaseOnlineKernelClassifier):
         return CrammerKandolaSingerLearner(budget=budget, beta=self.beta)
 
 
-class Forgetron(BaseOnlineKernelClassifier):
+class Forgetron(BaseKernelExpansionClassifier):
     __doc__ = _docstring(
         """Forgetron: a kernel perceptron on a fixed budget that forgets gradually.
 
@@ -227,15 +223,14 @@ class Forgetron(BaseOnlineKernelClassifier):
     )
 
     _parameter_constraints: dict = {
-        **BaseOnlineKernelClassifier._parameter_constraints,
-        **_BUDGET,
+        **BaseKernelExpansionClassifier._parameter_constraints,
+        **BUDGET,
         "self_tuned": ["boolean"],
     }
 
     def __init__(self, *, budget=100, self_tuned=True, kernel="rbf", gamma="scale", degree=3,
                  coef0=0.0, kernel_params=None, max_iter=1, shuffle=True, random_state=None,
                  warm_start=False, verbose=0, n_jobs=None):
-        super().__init__(**base_params(locals()))
         keep_params(self, locals())
 
     def _make_learner(self, rng):
@@ -247,7 +242,7 @@ class Forgetron(BaseOnlineKernelClassifier):
         self.Q_ = np.array([learner.Q for learner in self._learners])
 
 
-class KernelPassiveAggressive(ExampleWeightsMixin, BaseOnlineKernelClassifier):
+class KernelPassiveAggressive(ExampleWeightsMixin, BaseKernelExpansionClassifier):
     __doc__ = _docstring(
         """Kernel Passive-Aggressive classifier (PA-I), unbounded.
 
@@ -277,17 +272,16 @@ class KernelPassiveAggressive(ExampleWeightsMixin, BaseOnlineKernelClassifier):
     )
 
     _parameter_constraints: dict = {
-        **BaseOnlineKernelClassifier._parameter_constraints,
+        **BaseKernelExpansionClassifier._parameter_constraints,
         "C": [RealNumber(0.0, None, closed="neither")],
         "class_weight": CLASS_WEIGHT_CONSTRAINT,
     }
     # the weights apply per call (a 'balanced' weight to each fit call's y)
-    _call_params = BaseOnlineKernelClassifier._call_params + ("class_weight",)
+    _call_params = BaseKernelExpansionClassifier._call_params + ("class_weight",)
 
     def __init__(self, *, C=1.0, class_weight=None, kernel="rbf", gamma="scale", degree=3,
                  coef0=0.0, kernel_params=None, max_iter=1, shuffle=True, random_state=None,
                  warm_start=False, verbose=0, n_jobs=None):
-        super().__init__(**base_params(locals()))
         keep_params(self, locals())
 
     def _make_learner(self, rng):

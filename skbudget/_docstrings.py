@@ -1,6 +1,6 @@
 """Numpydoc pieces shared by the estimators' class docstrings.
 
-Every estimator takes the parameters of ``BaseOnlineKernelClassifier``
+Every kernel expansion takes the parameters of ``BaseKernelExpansionClassifier``
 (the kernel ones and the stream ones) and has its fitted attributes; these
 helpers write their documentation once, with keyword arguments for what
 differs between estimators (a default, a unit, a note), and ``docstring``
@@ -124,7 +124,7 @@ def attributes_doc(*, unit="pass",
                    rows="n_learners",
                    n_support="(n_learners,)\n        Support vectors per learner (one learner for two classes).",
                    extra=""):
-    """The fitted attributes of ``BaseOnlineKernelClassifier``; the keyword
+    """The fitted attributes of ``BaseKernelExpansionClassifier``; the keyword
     arguments replace an entry's description (``mistake``: the condition
     that counts a training round as a mistake, ``multiclass_mistake`` on
     several classes; ``rows``: what the rows of

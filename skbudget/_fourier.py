@@ -10,8 +10,8 @@ cosine and sine of ``_fourier_loops.h``) and runs every learner's hinge
 step on it while the features are in L1.  Dense input: a block's
 projections are one matrix product (BLAS), then the same cosine and sine
 (:func:`~skbudget._ogd_fast.fourier_from_projections`), then each
-learner's compiled loop over the block.  :class:`FourierDriver` takes the
-place of the engine's ``StreamDriver`` for the estimator base.
+learner's compiled loop over the block.  :class:`RandomFourierFeatures` is
+what the stream driver feeds the learners (its feature mode).
 
 float32 input (dense or CSR) is kept float32: its projections (with a
 float32 copy of ``U``, derived, never saved) and their cosine and sine are
@@ -22,24 +22,23 @@ input.  Each call computes in its own input's precision.
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils._param_validation import StrOptions
 
 from skbudget._averaging import SameFeaturesAverage
-from skbudget._base import BaseOnlineKernelClassifier
+from skbudget._base import BaseOnlineClassifier, keep_resolved_gamma
 from skbudget._blas import single_threaded_blas
 from skbudget._budget import _example
 from skbudget._declaration import Declaration
 from skbudget._docstrings import docstring, stream_doc
-from skbudget._elementwise import mistake_flags
+from skbudget._kernels import compute_gamma
 from skbudget._ogd_fast import (LinearHingeLearner, fourier_dense_projections,
                                 fourier_from_projections, fourier_sparse_features,
                                 fourier_sparse_rounds)
 from skbudget._params import Integer, RealNumber, keep_params
-from skbudget._stream import _Pieces
+from skbudget._stream import FeatureMap, StreamDriver
 
 __all__ = ["FourierOGDClassifier"]
 
-# dense input: rows per block, about this many feature values (cos and sin)
-_BLOCK_VALUES = 1 << 17
 # CSR input: rows per compiled call (the progress log's granularity)
 _SPARSE_SEGMENT = 8192
 
@@ -91,33 +90,20 @@ def fourier_features(X, U):
     return Z
 
 
-class FourierDriver:
-    """The learners of one FOGD model and the random weights ``U`` they
-    share; :meth:`run` has the signature of ``StreamDriver.run``.
+class RandomFourierFeatures(FeatureMap):
+    """The features of one FOGD model, ``z(x) = [cos(xU), sin(xU)] /
+    sqrt(D)``, from the random weights ``U`` it draws when it starts: what
+    the stream driver feeds its learners (feature mode,
+    ``skbudget._stream``).
 
     Parameters
     ----------
-    learners : list of LinearHingeLearner
-        One per column of the signed targets.
     U : ndarray of shape (n_features, n_components)
         The random weights.
-    kernel : KernelFunction
-        The RBF kernel the features approximate (kept with the model).
-    chunk_size : int or None
-        Rows per block of features, dense input (None: about 2^17 feature
-        values per block), or per compiled call, CSR input (None:
-        ``_SPARSE_SEGMENT``).  Results never depend on it.
     """
 
-    def __init__(self, learners, U, kernel, chunk_size=None):
-        self.learners = learners
+    def __init__(self, U):
         self.U = U
-        self.kernel = kernel
-        self.chunk_size = chunk_size
-        self.n_jobs = None
-        # the estimator base's rollback saves and restores the engine
-        # driver's pools of stored rows: this driver stores no rows
-        self.pools, self.pool_ids = [], []
 
     def __getstate__(self):
         state = self.__dict__.copy()
@@ -128,17 +114,20 @@ class FourierDriver:
         state = dict(state)
         state.pop("_U32", None)
         U = state.get("U")
-        if not (isinstance(U, np.ndarray) and U.dtype == np.float64 and U.ndim == 2
-                and U.shape[1] >= 1 and np.isfinite(U).all()):
+        if not (set(state) == {"U"} and isinstance(U, np.ndarray) and U.dtype == np.float64
+                and U.ndim == 2 and U.shape[1] >= 1 and np.isfinite(U).all()):
             raise ValueError("FourierOGDClassifier: the saved random weights are not a finite "
                              "float64 matrix; the file is corrupted.")
-        for learner in state.get("learners", []):
-            if learner.w.shape[0] != 2 * U.shape[1]:
-                raise ValueError(
-                    f"FourierOGDClassifier: a saved model of {learner.w.shape[0]} "
-                    f"coefficients for {U.shape[1]} random weights; the file is corrupted."
-                )
         self.__dict__.update(state)
+
+    @property
+    def n_outputs(self):
+        return 2 * self.U.shape[1]
+
+    @property
+    def n_features_in(self):
+        """The width of the rows the features are computed from."""
+        return self.U.shape[0]
 
     def weights_for(self, X):
         """``U`` in ``X``'s precision: ``U`` itself for float64 input, a
@@ -151,68 +140,42 @@ class FourierDriver:
             U32 = self._U32 = np.ascontiguousarray(self.U, dtype=np.float32)
         return U32
 
-    def features(self, X):
+    def transform(self, X):
         """``z(X)`` (see :func:`fourier_features`)."""
         return fourier_features(X, self.weights_for(X))
 
-    def check_rows(self, X):
-        """Raise the error :meth:`run` raises for a row of ``X`` that it
-        refuses whatever the learners hold: a projection ``xU`` that is not
-        finite (its features, :meth:`features`, computed and dropped)."""
-        self.features(X)
+    def uses_blas(self, X):
+        """Dense rows' projections are a BLAS product; CSR rows' are summed
+        in compiled code."""
+        return not sp.issparse(X)
 
-    def run(self, X, y, targets, order, first_id, record, gram=None, progress=None,
-            weights=None):
-        """Feed the examples ``X[order]`` (stream order when None) through
-        every learner, a block of features at a time; returns ``record``
-        extended by the rounds' mistakes (the other arguments as
-        ``StreamDriver.run``'s; this learner takes no weights and no Gram
-        matrix)."""
-        pieces = _Pieces(X, y, targets, order)
+    def rows_per_piece(self, X, chunk_size):
+        """Dense input: the base's (about 2^17 feature values a piece);
+        CSR input: ``chunk_size`` or ``_SPARSE_SEGMENT`` rows per compiled
+        call (the progress log's granularity)."""
         if sp.issparse(X):
-            return self._run_sparse(X, pieces, record, progress)
-        step = self.chunk_size or int(np.clip(_BLOCK_VALUES // (2 * self.U.shape[1]), 16, 2048))
-        with single_threaded_blas():
-            for start in range(0, pieces.n, step):
-                rows, labels = pieces.rows_and_labels(start, start + step)
-                block = X[start:start + len(rows)] if order is None else X[rows]
-                Z = self.features(block)
-                scores = np.empty((len(self.learners), len(rows)))
-                for k, learner in enumerate(self.learners):
-                    learner.run_block(Z, labels[k], scores[k])
-                record = self._record_rounds(record, labels, scores, start + len(rows),
-                                             progress)
-        return record
+            return chunk_size or _SPARSE_SEGMENT
+        return super().rows_per_piece(X, chunk_size)
 
-    def _run_sparse(self, X, pieces, record, progress):
-        """:meth:`run` for CSR input: a compiled call per segment of
-        ``chunk_size`` rows (default ``_SPARSE_SEGMENT``), rows read in
-        place."""
+    def runner(self, X, learners, in_stream_order):
+        """CSR input: one compiled call per piece maps each row (read in
+        place) and runs every learner's hinge step on it
+        (:func:`~skbudget._ogd_fast.fourier_sparse_rounds`); dense input:
+        the base's (a block of features, then each learner's loop)."""
+        if not sp.issparse(X):
+            return super().runner(X, learners, in_stream_order)
         parts = _csr_parts(X)
         U = self.weights_for(X)
         factor = 1.0 / np.sqrt(self.U.shape[1])
-        step = self.chunk_size or _SPARSE_SEGMENT
-        for start in range(0, pieces.n, step):
-            rows, labels = pieces.rows_and_labels(start, start + step)
-            scores = np.empty((len(self.learners), len(rows)))
-            if fourier_sparse_rounds(self.learners, *parts, rows, U, factor, labels,
+
+        def run(rows, labels, scores):
+            if fourier_sparse_rounds(learners, *parts, rows, U, factor, labels,
                                      scores) < len(rows):
                 raise ValueError(_NOT_FINITE)
-            record = self._record_rounds(record, labels, scores, start + len(rows), progress)
-        return record
-
-    def _record_rounds(self, record, labels, scores, done, progress):
-        """``record`` extended by the rounds of ``labels`` / ``scores``
-        (one row per learner); the progress log told (``done`` rounds of
-        the pass so far)."""
-        flags = mistake_flags(labels, scores)
-        record = record.extended(flags, 0)     # FOGD stores no vector
-        if progress is not None:
-            progress(done, flags, self)
-        return record
+        return run
 
 
-class FourierOGDClassifier(BaseOnlineKernelClassifier):
+class FourierOGDClassifier(BaseOnlineClassifier):
     __doc__ = docstring(
         """Fourier online gradient descent (FOGD): linear hinge OGD on random
     Fourier features of the RBF kernel.
@@ -309,28 +272,36 @@ class FourierOGDClassifier(BaseOnlineKernelClassifier):
     )
 
     _parameter_constraints: dict = {
-        name: constraint
-        for name, constraint in BaseOnlineKernelClassifier._parameter_constraints.items()
-        if name not in ("kernel", "degree", "coef0", "kernel_params", "n_jobs")
-    } | {
+        **BaseOnlineClassifier._parameter_constraints,
         "n_components": [Integer(1, None, closed="left")],
+        "gamma": [StrOptions({"scale", "auto"}), RealNumber(0.0, None, closed="left")],
         "eta0": [RealNumber(0.0, None, closed="neither")],
     }
-
-    # the kernel is fixed (the base reads these as parameters)
-    kernel, degree, coef0, kernel_params, n_jobs = "rbf", 3, 0.0, None, None
-    # the features need no Gram matrix of the training data
-    _gram_cache_limit = 0
-    _driver_class = FourierDriver
+    _fitted_scalar_constraints = {
+        "_gamma": [RealNumber(0.0, None, closed="neither")],
+        "gamma_": [RealNumber(0.0, None, closed="neither")],
+    }
+    _feature_map_class = RandomFourierFeatures
     # float32 input is kept: its features are computed in float32
     _input_dtype = [np.float64, np.float32]
 
     def __init__(self, *, n_components=400, gamma="scale", eta0=0.5, max_iter=1, shuffle=True,
                  random_state=None, warm_start=False, verbose=0):
-        keep_params(self, locals(), skip=())
+        keep_params(self, locals())
 
     def _make_learner(self, rng):
         return LinearHingeLearner(n_features=2 * self.n_components, eta=self.eta0)
+
+    def _reads_every_value(self):
+        """``gamma='scale'`` reads every value of ``X`` for its variance."""
+        return isinstance(self.gamma, str) and self.gamma == "scale"
+
+    def _data_constants(self, X, reads_every_value):
+        """The numeric gamma (as a kernel expansion's, the same function)."""
+        return compute_gamma(self.gamma, X, type(self).__name__ if reads_every_value else None)
+
+    def _start_model(self, X, gamma, streaming):
+        keep_resolved_gamma(self, gamma, X.shape[0], streaming)
 
     def _init_constants(self, X):
         # the model's first draw from random_state (before anything else
@@ -340,9 +311,12 @@ class FourierOGDClassifier(BaseOnlineKernelClassifier):
 
     def _make_driver(self, learners, X):
         U = self.__dict__.pop("_new_weights")
-        return FourierDriver(learners, U, self._kernel_function, self._chunk_size)
+        return StreamDriver.for_features(learners, RandomFourierFeatures(U), self._chunk_size)
 
-    def _update_fitted_attributes(self):
+    def _check_saved_constants(self):
+        self._check_resolved_gamma()
+
+    def _update_model_attributes(self):
         coef = np.array([np.asarray(learner.w) for learner in self._learners])
         if not np.isfinite(coef).all():    # (inside the call's rollback)
             raise ValueError(
@@ -351,16 +325,14 @@ class FourierOGDClassifier(BaseOnlineKernelClassifier):
             )
         self.coef_ = coef
         self.intercept_ = np.zeros(len(coef))
-        self.random_weights_ = self._driver.U
-        self.n_mistakes_ = self._record.n_mistakes
-        self.n_rounds_ = self._record.n_rounds
-        self.n_updates_ = int(sum(learner.n_updates for learner in self._learners))
+        self.random_weights_ = self._driver.features.U
 
     def _raw_scores(self, X):
         out = np.empty((X.shape[0], self.coef_.shape[0]))
         step = self._predict_chunk_size
+        features = self._driver.features
         with single_threaded_blas():
             for start in range(0, X.shape[0], step):
                 rows = slice(start, start + step)
-                out[rows] = self._driver.features(X[rows]) @ self.coef_.T
+                out[rows] = features.transform(X[rows]) @ self.coef_.T
         return out

@@ -10,11 +10,11 @@ carries one coefficient per class.
 
 import numpy as np
 
-from skbudget._base import BaseOnlineKernelClassifier
+from skbudget._base import BaseKernelExpansionClassifier
 from skbudget._declaration import CannotAverage, Declaration, SharedMulticlass
 from skbudget._docstrings import attributes_doc, docstring, kernel_doc, stream_doc
 from skbudget._mira_fast import MIRALearner
-from skbudget._params import Integer, RealNumber, base_params, keep_params
+from skbudget._params import Integer, RealNumber, keep_params
 
 __all__ = ["BudgetMIRA", "KernelMIRA"]
 
@@ -81,7 +81,7 @@ def _mira_doc(summary, own_parameters, name, call, *, see_also, extra_notes=""):
     )
 
 
-class _MIRAClassifier(BaseOnlineKernelClassifier):
+class _MIRAClassifier(BaseKernelExpansionClassifier):
     """Kernel MIRA on one shared support set (not for direct use)."""
 
     def _shares_support(self, n_classes):
@@ -89,7 +89,7 @@ class _MIRAClassifier(BaseOnlineKernelClassifier):
         return True
 
     _parameter_constraints: dict = {
-        **BaseOnlineKernelClassifier._parameter_constraints,
+        **BaseKernelExpansionClassifier._parameter_constraints,
         "beta": [RealNumber(0.0, None, closed="neither")],
     }
 
@@ -127,7 +127,6 @@ class KernelMIRA(_MIRAClassifier):
     def __init__(self, *, beta=0.01, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
                  kernel_params=None, max_iter=1, shuffle=True, random_state=None,
                  warm_start=False, verbose=0):
-        super().__init__(**base_params(locals()))
         keep_params(self, locals())
 
     def _make_learner(self, rng):
@@ -180,7 +179,6 @@ class BudgetMIRA(_MIRAClassifier):
     def __init__(self, *, budget=100, beta=0.01, kernel="rbf", gamma="scale", degree=3,
                  coef0=0.0, kernel_params=None, max_iter=1, shuffle=True, random_state=None,
                  warm_start=False, verbose=0):
-        super().__init__(**base_params(locals()))
         keep_params(self, locals())
 
     def _make_learner(self, rng):

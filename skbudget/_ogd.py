@@ -10,12 +10,12 @@ import math
 import numpy as np
 
 from skbudget._averaging import ExpansionAverage, OnlyWith
-from skbudget._base import BaseOnlineKernelClassifier
+from skbudget._base import BaseKernelExpansionClassifier
 from skbudget._budget import _docstring, _example
 from skbudget._declaration import CannotAverage, Declaration
 from skbudget._docstrings import BUDGET_DOC
 from skbudget._ogd_fast import KernelOGDLearner, NystromOGDLearner
-from skbudget._params import Integer, RealNumber, base_params, keep_params
+from skbudget._params import BUDGET, Integer, RealNumber, keep_params
 
 __all__ = ["KernelOGDClassifier", "NystromOGDClassifier"]
 
@@ -24,12 +24,12 @@ _ETA0_DOC = """eta0 : float, default=0.5
         coefficient ``eta y``."""
 
 _SHARED_CONSTRAINTS = {
-    **BaseOnlineKernelClassifier._parameter_constraints,
+    **BaseKernelExpansionClassifier._parameter_constraints,
     "eta0": [RealNumber(0.0, None, closed="neither")],
 }
 
 
-class KernelOGDClassifier(BaseOnlineKernelClassifier):
+class KernelOGDClassifier(BaseKernelExpansionClassifier):
     __doc__ = _docstring(
         """Kernel online gradient descent on the hinge loss, and NORMA.
 
@@ -82,7 +82,6 @@ class KernelOGDClassifier(BaseOnlineKernelClassifier):
     def __init__(self, *, budget=None, eta0=0.5, alpha=0.0, kernel="rbf", gamma="scale",
                  degree=3, coef0=0.0, kernel_params=None, max_iter=1, shuffle=True,
                  random_state=None, warm_start=False, verbose=0, n_jobs=None):
-        super().__init__(**base_params(locals()))
         keep_params(self, locals())
 
     def _init_constants(self, X):
@@ -98,7 +97,7 @@ class KernelOGDClassifier(BaseOnlineKernelClassifier):
         return KernelOGDLearner(budget=budget, eta=self.eta0, lam=self.alpha)
 
 
-class NystromOGDClassifier(BaseOnlineKernelClassifier):
+class NystromOGDClassifier(BaseKernelExpansionClassifier):
     __doc__ = _docstring(
         """Nystrom online gradient descent (NOGD): kernel OGD, then a linear
     learner on the Nystrom features of its budget.
@@ -161,14 +160,13 @@ class NystromOGDClassifier(BaseOnlineKernelClassifier):
 
     _parameter_constraints: dict = {
         **_SHARED_CONSTRAINTS,
-        "budget": [Integer(1, None, closed="left")],
+        **BUDGET,
         "n_components": [Integer(1, None, closed="left"), None],
     }
 
     def __init__(self, *, budget=100, n_components=None, eta0=0.5, kernel="rbf",
                  gamma="scale", degree=3, coef0=0.0, kernel_params=None, max_iter=1,
                  shuffle=True, random_state=None, warm_start=False, verbose=0, n_jobs=None):
-        super().__init__(**base_params(locals()))
         keep_params(self, locals())
 
     def _components(self):

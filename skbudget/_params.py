@@ -2,8 +2,8 @@
 
 The constraint types the estimators' ``_parameter_constraints`` use
 (:class:`Integer`, :class:`RealNumber`: scikit-learn's intervals without
-bools), the parameters every estimator shares (:func:`base_params`), the
-attributes an estimator's ``__init__`` sets (:func:`keep_params`), and
+bools), the attributes an estimator's ``__init__`` sets
+(:func:`keep_params`), and
 :class:`ModelParamsMixin`: which parameters are built into a model when it
 starts, and the check that a continuing call finds them unchanged.
 """
@@ -16,12 +16,8 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval
 
-__all__ = ["BASE_PARAMS", "MAX_BUDGET", "Integer", "ModelParamsMixin", "RealNumber",
-           "base_params", "check_budget", "keep_params"]
-
-# the parameters of BaseOnlineKernelClassifier.__init__
-BASE_PARAMS = ("kernel", "gamma", "degree", "coef0", "kernel_params", "max_iter", "shuffle",
-               "random_state", "warm_start", "verbose", "n_jobs")
+__all__ = ["BUDGET", "MAX_BUDGET", "Integer", "ModelParamsMixin", "RealNumber", "check_budget",
+           "keep_params"]
 
 
 # the largest ``budget``: the engine hands the number of stored vectors to
@@ -42,20 +38,12 @@ def check_budget(estimator, budget):
         )
 
 
-def base_params(init_locals):
-    """The parameters of ``BaseOnlineKernelClassifier.__init__`` among an
-    estimator's ``__init__`` arguments (``locals()``), unchanged (an
-    estimator without ``n_jobs`` leaves it at its default)."""
-    return {name: init_locals[name] for name in BASE_PARAMS if name in init_locals}
-
-
-def keep_params(estimator, init_locals, skip=BASE_PARAMS):
-    """Set each of an estimator's ``__init__`` arguments (``locals()``) but
-    ``skip`` (by default the ones ``BaseOnlineKernelClassifier.__init__``
-    sets) as the attribute of its name, unchanged: scikit-learn's
-    ``__init__`` convention, written once."""
+def keep_params(estimator, init_locals):
+    """Set each of an estimator's ``__init__`` arguments (``locals()``) as
+    the attribute of its name, unchanged: scikit-learn's ``__init__``
+    convention, written once."""
     for name, value in init_locals.items():
-        if name not in ("self", "__class__") and name not in skip:
+        if name not in ("self", "__class__"):
             setattr(estimator, name, value)
 
 
@@ -78,6 +66,11 @@ class RealNumber(_NotBool, Interval):
 
     def __init__(self, left, right, *, closed):
         super().__init__(numbers.Real, left, right, closed=closed)
+
+
+# the budget constraint of the budgeted families: at least one support
+# vector (check_budget bounds it above)
+BUDGET = {"budget": [Integer(1, None, closed="left")]}
 
 
 @functools.cache
@@ -125,7 +118,7 @@ def _kept_value(value):
 
 class ModelParamsMixin:
     """The parameters built into a model (not for direct use; a base of
-    :class:`~skbudget._base.BaseOnlineKernelClassifier`).
+    :class:`~skbudget._base.BaseOnlineClassifier`).
 
     Every parameter but the estimator's ``_call_params`` is built into the
     learners when a model starts: :meth:`_record_params_at_start` keeps
@@ -135,8 +128,8 @@ class ModelParamsMixin:
     """
 
     # parameters that only steer the calls (or, for some estimators, the
-    # read-out) and may change between calls
-    _call_params = ("max_iter", "n_jobs", "shuffle", "verbose", "warm_start")
+    # read-out) and may change between calls (the bases give them)
+    _call_params = ()
 
     @classmethod
     def _get_param_names(cls):

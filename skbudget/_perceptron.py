@@ -4,16 +4,16 @@ import numpy as np
 from sklearn.utils._param_validation import StrOptions
 
 from skbudget._averaging import OnlyWith, PerceptronAverage, PerceptronState
-from skbudget._base import BaseOnlineKernelClassifier
+from skbudget._base import BaseKernelExpansionClassifier
 from skbudget._declaration import Declaration
 from skbudget._docstrings import attributes_doc, docstring, kernel_doc, stream_doc
-from skbudget._params import Integer, RealNumber, base_params, keep_params
+from skbudget._params import Integer, RealNumber, keep_params
 from skbudget._perceptron_fast import KernelPerceptronLearner
 
 __all__ = ["KernelPerceptron"]
 
 
-class KernelPerceptron(BaseOnlineKernelClassifier):
+class KernelPerceptron(BaseKernelExpansionClassifier):
     __doc__ = docstring(
         """Kernel Perceptron with margin, lambda-trick, alpha-bound and the
     last / voted / longest-survivor / averaged hypotheses.
@@ -101,7 +101,7 @@ class KernelPerceptron(BaseOnlineKernelClassifier):
     )
 
     _parameter_constraints: dict = {
-        **BaseOnlineKernelClassifier._parameter_constraints,
+        **BaseKernelExpansionClassifier._parameter_constraints,
         "eta0": [RealNumber(0.0, None, closed="neither")],
         "theta_init": [StrOptions({"kappa"}), RealNumber(None, None, closed="neither")],
         "threshold_step": [StrOptions({"kappa"}), RealNumber(None, None, closed="neither")],
@@ -111,7 +111,7 @@ class KernelPerceptron(BaseOnlineKernelClassifier):
         "hypothesis": [StrOptions({"last", "voted", "longest_survivor", "averaged"})],
     }
     # the learner keeps every hypothesis: which one predicts may change between calls
-    _call_params = BaseOnlineKernelClassifier._call_params + ("hypothesis",)
+    _call_params = BaseKernelExpansionClassifier._call_params + ("hypothesis",)
     # its fitted scalar of its own, checked when a model is loaded
     # (``skbudget._persistence``): the mean of the kernel's diagonal
     _fitted_scalar_constraints = {"kappa_": [RealNumber(None, None, closed="neither")]}
@@ -120,7 +120,6 @@ class KernelPerceptron(BaseOnlineKernelClassifier):
                  eta0=1.0, theta_init=0.0, threshold_step=0.0, tau=0.0, lam=0.0, alpha_bound=None,
                  hypothesis="last", max_iter=10, shuffle=True, random_state=None, warm_start=False,
                  verbose=0, n_jobs=None):
-        super().__init__(**base_params(locals()))
         keep_params(self, locals())
 
     def _init_constants(self, X):

@@ -1,7 +1,7 @@
 """Pickling, copying and ``skops.io`` files of the estimators.
 
 :class:`PersistentModelMixin` (a base of
-:class:`~skbudget._base.BaseOnlineKernelClassifier`) writes the estimator's
+:class:`~skbudget._base.BaseOnlineClassifier`) writes the estimator's
 state in plain containers: the stream driver, the kernel and the online
 record as dicts, each learner as its ``get_state()`` (arrays, numbers, its
 random generator) and the name of its class (a string, compared on
@@ -44,7 +44,7 @@ from sklearn.utils._param_validation import (
 from skbudget._engine import OnlineLearner
 from skbudget._kernels import KernelFunction
 from skbudget._params import Integer, RealNumber, _model_param_names, _same_value
-from skbudget._record import OnlineRecord
+from skbudget._stream import StreamDriver
 
 __all__ = ["PersistentModelMixin"]
 
@@ -86,8 +86,6 @@ _LEARNER_CONSTANTS = frozenset({
 _KERNEL_FIELDS = ("kernel", "gamma", "degree", "coef0", "kernel_params")
 _CALLABLE_CONVENTIONS = (None, "matrix", "pair")
 
-# estimator attributes that persist as plain dicts of their instance state
-_PLAIN_ATTRIBUTES = {"_kernel_function": KernelFunction, "_record": OnlineRecord}
 
 
 def _type_name(obj):
@@ -114,6 +112,13 @@ def _rebuilt(cls, state):
 class PersistentModelMixin:
     """The estimator's state in plain containers (not for direct use).
 
+    ``_plain_attribute_classes`` (the bases give it) names the estimator
+    attributes saved as plain dicts of their instance state, and their
+    classes; ``_feature_map_class`` the class of the driver's feature map
+    (a model on fixed features), saved likewise.  An estimator whose model
+    keeps constants from its first data checks them on loading
+    (:meth:`_check_saved_constants`).
+
     A file written before the multi-class mode was kept by the base class
     (``_shared_support``) gets it from its stream driver's state, which has
     always recorded it.
@@ -132,8 +137,10 @@ class PersistentModelMixin:
         kernel = plain_driver.get("kernel")
         plain_driver["kernel"] = (None if kernel is state.get("_kernel_function")
                                   else _plain_state(kernel))
+        if plain_driver.get("features") is not None:
+            plain_driver["features"] = _plain_state(plain_driver["features"])
         state["_driver"] = plain_driver
-        for name, cls in _PLAIN_ATTRIBUTES.items():
+        for name, cls in self._plain_attribute_classes.items():
             if isinstance(state.get(name), cls):
                 state[name] = _plain_state(state[name])
         return state
@@ -147,25 +154,54 @@ class PersistentModelMixin:
         if not isinstance(plain_driver, dict):
             self._refuse("_driver", plain_driver, "the plain state of a fitted model's driver")
         state.setdefault("_shared_support", plain_driver.get("shared_support", False))
-        for name, cls in _PLAIN_ATTRIBUTES.items():
+        features = self._saved_feature_map(plain_driver)
+        for name, cls in self._plain_attribute_classes.items():
             if not isinstance(state.get(name), dict):
                 self._refuse(name, state.get(name), f"the plain state of a {cls.__name__}")
             state[name] = _rebuilt(cls, state[name])
         super().__setstate__(state)
         self._check_saved_parameters()
-        self._check_kernel_function()
+        self._check_saved_constants()
         self._check_fitted_scalars()
         plain_driver = dict(plain_driver)
-        kernel = plain_driver.get("kernel")
+        kernel, own_kernel = plain_driver.get("kernel"), self.__dict__.get("_kernel_function")
         if kernel is not None:
-            self._check_kernel_state(kernel, "_driver.kernel", self._kernel_function.__dict__)
-        plain_driver["kernel"] = (self._kernel_function if kernel is None
-                                  else _rebuilt(KernelFunction, kernel))
+            if own_kernel is None:
+                self._refuse("_driver.kernel", kernel, "None (the model has no kernel)")
+            self._check_kernel_state(kernel, "_driver.kernel", own_kernel.__dict__)
+        plain_driver["kernel"] = own_kernel if kernel is None else _rebuilt(KernelFunction,
+                                                                            kernel)
+        if features is not None:
+            plain_driver["features"] = _rebuilt(self._feature_map_class, features)
         plain_driver["learners"] = self._rebuilt_learners(plain_driver)
-        self._driver = _rebuilt(self._driver_class, plain_driver)
+        self._driver = _rebuilt(StreamDriver, plain_driver)
         self._check_driver_scalars()
         self._check_attributes_match_learners()
         self._check_input_width()
+
+    def _saved_feature_map(self, plain_driver):
+        """The plain state of the saved driver's feature map (a dict), or
+        None for an estimator without one; a file of another layout is
+        refused (FOGD's of skbudget 88d59f9 and earlier kept its random
+        weights in a driver of its own)."""
+        features = plain_driver.get("features")
+        if self._feature_map_class is None:
+            if features is not None:
+                self._refuse("_driver.features", features, "None (the model stores rows)")
+            return None
+        if isinstance(features, dict):
+            return features
+        if "U" in plain_driver:
+            raise ValueError(
+                f"{type(self).__name__}: the file was written by skbudget 88d59f9 or earlier, "
+                f"whose {type(self).__name__} saved its random weights in a driver of its "
+                f"own; this version cannot load it. Fit the model again (the same "
+                f"random_state draws the same random weights).")
+        self._refuse("_driver.features", features, "the plain state of a feature map")
+
+    def _check_saved_constants(self):
+        """Check the constants the model took from its first data (none
+        here; a kernel expansion's: :meth:`_check_kernel_function`)."""
 
     def _refuse(self, name, value, expected):
         """Raise the ValueError of a saved field ``name`` whose ``value`` is
@@ -255,26 +291,35 @@ class PersistentModelMixin:
             self._refuse(f"{name}.convention", kernel.get("convention"),
                          f"one of {list(conventions)}")
 
-    def _check_kernel_function(self):
-        """The resolved gamma (``_gamma``, ``gamma_``) and the kernel
-        function: those the parameters the model was started with give (a
-        'scale' or 'auto' gamma was resolved from the data: any number > 0)."""
+    def _check_resolved_gamma(self, has_gamma=True):
+        """Check the resolved gamma (``_gamma``, ``gamma_``): the one the
+        parameters the model was started with give (a 'scale' or 'auto'
+        gamma was resolved from the data: any number > 0; None when the
+        model takes none, ``has_gamma`` False: a callable kernel), and
+        return it."""
         resolved = {name: self.__dict__.get(name) for name in ("_gamma", "gamma_")}
         self._check_in_c_range(resolved)
         self._check_constraints(resolved, _FITTED_SCALARS, "the saved fitted scalars")
         with self._started_params():
-            if callable(self.kernel):
+            if not has_gamma:
                 gamma = None
             elif isinstance(self.gamma, numbers.Real):
                 gamma = float(self.gamma)
             else:
                 gamma = self._gamma
-            expected = {"kernel": self.kernel, "gamma": gamma, "degree": self.degree,
-                        "coef0": self.coef0, "kernel_params": self.kernel_params}
         for name in ("_gamma", "gamma_"):
             if not _same_value(self.__dict__[name], gamma):
                 self._refuse(name, self.__dict__[name],
                              f"{gamma!r}, the value the model's parameters give")
+        return gamma
+
+    def _check_kernel_function(self):
+        """The resolved gamma (:meth:`_check_resolved_gamma`) and the kernel
+        function: those the parameters the model was started with give."""
+        with self._started_params():
+            gamma = self._check_resolved_gamma(has_gamma=not callable(self.kernel))
+            expected = {"kernel": self.kernel, "gamma": gamma, "degree": self.degree,
+                        "coef0": self.coef0, "kernel_params": self.kernel_params}
         self._check_kernel_state(self._kernel_function.__dict__, "_kernel_function", expected)
 
     def _check_fitted_scalars(self):
@@ -316,13 +361,10 @@ class PersistentModelMixin:
 
     def _check_input_width(self):
         """``n_features_in_`` (and ``feature_names_in_``): the width of
-        the rows the model holds (``support_vectors_``; a model on random
-        features, its ``random_weights_``), once those are known to be the
-        learners'."""
-        if hasattr(self, "support_vectors_"):
-            width = self.support_vectors_.shape[1]
-        else:
-            width = self.random_weights_.shape[0]
+        the rows the model takes (its driver's, :meth:`StreamDriver.input_width`:
+        its stored rows' or its feature map's), once the driver is known
+        to be consistent."""
+        width = self._driver.input_width()
         if self.n_features_in_ != width:
             self._refuse("n_features_in_", self.n_features_in_,
                          f"{width}, the width of the rows the model holds")
@@ -369,8 +411,8 @@ class PersistentModelMixin:
                 and all(isinstance(entry, dict) and isinstance(entry.get("state"), dict)
                         for entry in saved)):
             self._refuse("_driver.learners", saved, "a list of learners' states")
-        # (a driver that stores no rows, FourierOGDClassifier's, has no pools)
-        n_pools = len(saved) if "uses_store" in plain_driver else 0
+        # (a driver fed by a feature map stores no rows: it has no pools)
+        n_pools = 0 if plain_driver.get("features") is not None else len(saved)
         if not (isinstance(pools, list) and len(pools) == n_pools
                 and all(isinstance(pool, np.ndarray) and pool.ndim == 2 or sp.issparse(pool)
                         for pool in pools)):

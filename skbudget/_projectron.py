@@ -1,10 +1,10 @@
 """Projectron and Projectron++: bounded support sets by projection."""
 
 
-from skbudget._base import BaseOnlineKernelClassifier
+from skbudget._base import BaseKernelExpansionClassifier
 from skbudget._declaration import CannotAverage, Declaration
 from skbudget._docstrings import attributes_doc, docstring, kernel_doc, stream_doc
-from skbudget._params import Integer, RealNumber, base_params, keep_params
+from skbudget._params import Integer, RealNumber, keep_params
 from skbudget._projectron_fast import ProjectronLearner, ProjectronPlusPlusLearner
 
 __all__ = ["Projectron", "ProjectronPlusPlus"]
@@ -70,7 +70,7 @@ def _projectron_doc(summary, name, *, pp_updates, see_also):
     )
 
 
-class Projectron(BaseOnlineKernelClassifier):
+class Projectron(BaseKernelExpansionClassifier):
     __doc__ = _projectron_doc(
         """Projectron: a kernel perceptron whose support set stays bounded
     by projecting instead of adding.
@@ -100,7 +100,7 @@ class Projectron(BaseOnlineKernelClassifier):
     _learner_class = ProjectronLearner
 
     _parameter_constraints: dict = {
-        **BaseOnlineKernelClassifier._parameter_constraints,
+        **BaseKernelExpansionClassifier._parameter_constraints,
         "eta": [RealNumber(0.0, None, closed="left")],
         "budget": [Integer(1, None, closed="left"), None],
     }
@@ -108,7 +108,6 @@ class Projectron(BaseOnlineKernelClassifier):
     def __init__(self, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0, kernel_params=None,
                  eta=0.1, budget=None, max_iter=1, shuffle=True, random_state=None,
                  warm_start=False, verbose=0, n_jobs=None):
-        super().__init__(**base_params(locals()))
         keep_params(self, locals())
 
     def _make_learner(self, rng):

@@ -2,7 +2,11 @@
 
 :class:`StreamDriver` owns the binary learners of one model (one for a binary
 problem, one per class one-vs-rest; they are independent, so they may run in
-threads, ``n_jobs``).  It runs them in one of two modes (``doc/engine.md``):
+threads, ``n_jobs``).  Every mode runs the same loop (:meth:`StreamDriver.run`:
+the pass cut into pieces, each piece fed to every learner, its mistakes
+added to the online record, the progress log told); what differs is what a
+piece feeds the learners (``doc/engine.md``).  A kernel expansion
+(``kernel`` given) runs in one of two modes:
 
 * **store mode** (``linear``, ``rbf``, ``poly``, ``sigmoid``): every learner
   keeps its vectors' features and computes kernel values in compiled code;
@@ -14,6 +18,12 @@ threads, ``n_jobs``).  It runs them in one of two modes (``doc/engine.md``):
   learner, runs the compiled loop of each over its columns
   (``OnlineLearner.process_chunk``) and rebuilds the *pools* (the rows each
   learner still references, ``OnlineLearner.finish_chunk``).
+
+A model on fixed features (``features`` given, a :class:`FeatureMap`, e.g.
+FOGD's random Fourier features) runs in **feature mode**: per piece the
+map's features of the rows, fed to each learner (``run_block``), or a
+compiled call of the map's own for every learner (:meth:`FeatureMap.runner`).
+It stores no rows.
 """
 
 import functools
@@ -37,7 +47,7 @@ from skbudget._engine import (
 )
 from skbudget._kernels import kernel_name, non_finite_kernel_error, squared_distances
 
-__all__ = ["ProgressLog", "StreamDriver"]
+__all__ = ["FeatureMap", "ProgressLog", "StreamDriver"]
 
 # CSR input wider than this stays in block mode (each stored vector is a
 # dense row of the store: 100 of them at this width take 26 MB)
@@ -130,10 +140,10 @@ class ProgressLog:
     scikit-learn's SGD estimators: at most one every ``interval`` seconds,
     with the examples seen, the examples per second of this pass, the online
     error so far (mistakes / rounds since the model started) and the
-    support-set size.
+    model's size (:meth:`StreamDriver.size_note`).
 
     ``rounds`` and ``mistakes`` are the model's counts before the pass;
-    :meth:`StreamDriver.run` calls the log after every chunk or segment.
+    :meth:`StreamDriver.run` calls the log after every piece of the pass.
     """
 
     def __init__(self, rounds, mistakes, interval):
@@ -151,26 +161,102 @@ class ProgressLog:
         self.last = now
         rounds = self.rounds + done
         print(f"   examples seen {rounds}, {done / max(now - self.start, 1e-9):.0f} examples/s, "
-              f"online error {self.mistakes / rounds:.4f}, support vectors "
-              f"{sum(learner.n_sv for learner in driver.learners)}", file=sys.stdout, flush=True)
+              f"online error {self.mistakes / rounds:.4f}{driver.size_note()}", file=sys.stdout,
+              flush=True)
+
+
+class FeatureMap:
+    """Fixed features ``z(x)`` that a :class:`StreamDriver` in feature mode
+    feeds its learners (a subclass per family, e.g. FOGD's random Fourier
+    features, ``skbudget._fourier``).  The features do not depend on the
+    model, so they are computed once per piece of the stream and shared by
+    every learner; a learner fed by a map is linear in them: it has ``w``
+    (``n_outputs`` values) and ``run_block(Z, y, scores)``.
+
+    A subclass provides :meth:`transform` and ``n_outputs``, may override
+    :meth:`rows_per_piece` and :meth:`runner` (e.g. a compiled call that
+    maps the rows and runs every learner on them), and keeps its instance
+    state plain (arrays and numbers: a file saves it as a dict,
+    ``skbudget._persistence``), checked by its ``__setstate__``.
+    """
+
+    # dense input: rows per piece, about this many feature values
+    block_values = 1 << 17
+
+    @property
+    def n_outputs(self):
+        """The number of features of a row (the length of each learner's
+        ``w``)."""
+        raise NotImplementedError
+
+    def transform(self, X):
+        """``z(X)``: C-contiguous float64, ``(n_rows, n_outputs)``; a row
+        that has no finite features is a ValueError."""
+        raise NotImplementedError
+
+    def rows_per_piece(self, X, chunk_size):
+        """Rows per piece of the stream for input like ``X``: ``chunk_size``
+        when given (results never depend on it), else about
+        ``block_values`` feature values per piece, in [16, 2048] rows."""
+        # (min/max of ints: np.clip costs ~10 us a call, a 1-row partial_fit ~90)
+        return chunk_size or min(max(self.block_values // self.n_outputs, 16), 2048)
+
+    def uses_blas(self, X):
+        """Whether computing ``X``'s features multiplies matrices (then the
+        pass limits BLAS to one thread: its blocks are too small for
+        more)."""
+        return True
+
+    def runner(self, X, learners, in_stream_order):
+        """``run(rows, labels, scores)``, which feeds the rows ``rows`` of
+        ``X`` (their signed targets ``labels``, one row per learner) to
+        every learner, each learner's scores going to its row of
+        ``scores``: here the features of the rows (read in place when the
+        pass is ``in_stream_order`` and ``X`` dense), computed once, then
+        each learner's ``run_block``."""
+        in_place = in_stream_order and not sp.issparse(X)
+
+        def run(rows, labels, scores):
+            Z = self.transform(X[rows[0]:rows[-1] + 1] if in_place else X[rows])
+            for k, learner in enumerate(learners):
+                learner.run_block(Z, labels[k], scores[k])
+        return run
+
+    def check_rows(self, X):
+        """Raise the error a piece raises for a row of ``X`` that has no
+        finite features (its features computed and dropped)."""
+        self.transform(X)
+
+    def check_learner(self, learner):
+        """A description of why ``learner`` cannot take these features, or
+        None."""
+        width = np.shape(learner.w)[0]
+        if width != self.n_outputs:
+            return f"a learner of {width} coefficients for {self.n_outputs} features"
+        return None
 
 
 class StreamDriver:
-    """The binary learners of one model and the rows they store.
+    """The binary learners of one model and what it feeds them: a kernel
+    expansion's stored rows and kernel (``kernel``), or fixed features
+    (``features``).
 
     Parameters
     ----------
-    learners : list of OnlineLearner
-        One binary learner per column of the signed targets.
+    learners : list of learners
+        One binary learner per column of the signed targets
+        (``OnlineLearner`` subclasses for a kernel expansion, linear
+        learners for a feature map).
     empty_rows : ndarray or sparse matrix of shape (0, n_features)
-        An empty block of the training data's format (the pools start empty).
-    kernel : KernelFunction
-        The model's kernel.
+        An empty block of the training data's format (the pools start
+        empty); ignored in feature mode (no pools).
+    kernel : KernelFunction or None
+        A kernel expansion's kernel; None in feature mode.
     needs_distances : bool
         Whether the policies need squared input-space distances too.
     chunk_size : int or None
-        Examples per chunk; ``None`` chooses it (see :meth:`chunk_length`).
-        Results never depend on it.
+        Examples per chunk; ``None`` chooses it (see :meth:`chunk_length`,
+        :meth:`FeatureMap.rows_per_piece`).  Results never depend on it.
     n_jobs : int or None
         Threads running the one-vs-rest learners (store mode), with
         scikit-learn's meaning (``None``: 1, ``-1``: every core).  Results
@@ -180,35 +266,58 @@ class StreamDriver:
         (``skbudget._shared_support``): its label is the class index and the
         value it returns per example is the margin of the true class, a
         mistake when ``<= 0``.
+    features : FeatureMap or None
+        Feature mode: the features every learner is fed (then ``kernel``
+        is None).
     """
 
     def __init__(self, learners, empty_rows, kernel, needs_distances=False, chunk_size=None,
-                 n_jobs=None, shared_support=False):
+                 n_jobs=None, shared_support=False, features=None):
         self.learners = learners
         self.shared_support = shared_support
-        self.pools = [empty_rows for _ in learners]
+        self.features = features
+        # the rows each learner stores (none in feature mode)
+        self.pools = [] if features is not None else [empty_rows for _ in learners]
         # identity of each pool row (example id, see run), for the Gram cache
-        self.pool_ids = [np.zeros(0, dtype=np.intp) for _ in learners]
+        self.pool_ids = [np.zeros(0, dtype=np.intp) for _ in self.pools]
         self.kernel = kernel
         self.needs_distances = needs_distances
         self.chunk_size = chunk_size
         self.n_jobs = n_jobs
-        n_features = empty_rows.shape[1]
-        self.uses_store = kernel.compiled_kind is not None and (
-            not sp.issparse(empty_rows) or n_features <= STORE_MAX_SPARSE_FEATURES)
+        self.uses_store = _uses_store(kernel, self.pools)
         if self.uses_store:
             for learner in learners:
                 learner.use_store(kernel.compiled_kind, kernel.gamma, kernel.coef0,
-                                  kernel.degree, n_features)
+                                  kernel.degree, empty_rows.shape[1])
+
+    @classmethod
+    def for_features(cls, learners, features, chunk_size=None, n_jobs=None):
+        """A driver in feature mode: ``learners`` fed ``features``."""
+        return cls(learners, None, None, chunk_size=chunk_size, n_jobs=n_jobs,
+                   features=features)
 
     def __setstate__(self, state):
-        """The driver of ``state`` (its instance dict, its learners and
-        kernel already rebuilt, e.g. from a file), after checking that it
-        is consistent: its numbers bound the stream loop."""
+        """The driver of ``state`` (its instance dict, its learners, kernel
+        and feature map already rebuilt, e.g. from a file), after checking
+        that it is consistent: its numbers bound the stream loop."""
         self.__dict__.update(_checked_driver_state(state))
 
+    def size_note(self):
+        """The model's size for the progress lines: ``", support vectors
+        N"`` (every learner's), or nothing in feature mode (the size is
+        fixed)."""
+        if self.features is not None:
+            return ""
+        return f", support vectors {sum(learner.n_sv for learner in self.learners)}"
+
+    def input_width(self):
+        """The number of features of the rows the model takes."""
+        if self.features is not None:
+            return self.features.n_features_in
+        return self.pools[0].shape[1]
+
     def chunk_length(self, n_features, pool_size, cached=False):
-        """Examples in the next chunk of the stream loop.
+        """Examples in the next chunk of the stream loop (block mode).
 
         ``chunk_size`` (an int) fixes it.  ``None`` (the default) picks it
         from the cost of a chunk of ``c`` examples against a pool of ``p``
@@ -247,52 +356,72 @@ class StreamDriver:
         kept besides ``order``.  ``gram``, if given, is ``k(X, X)``: in
         block mode kernel values between examples of this call are then
         looked up instead of computed.  ``progress`` (a
-        :class:`ProgressLog`) is called after every chunk (block mode) or
-        segment (store mode).  ``weights(rows, y_part)``, if given, gives
-        the weights of the examples ``rows`` of ``X`` (labels ``y_part``),
-        the same for every learner, in the pass's order like the targets;
-        None: no weights (every weight 1, no per-example cost).
+        :class:`ProgressLog`) is called after every piece: a chunk (block
+        mode), a segment (store mode) or a block of features (feature
+        mode).  ``weights(rows, y_part)``, if given, gives the weights of
+        the examples ``rows`` of ``X`` (labels ``y_part``), the same for
+        every learner, in the pass's order like the targets; None: no
+        weights (every weight 1, no per-example cost; feature mode takes
+        none).
         """
         for learner in self.learners:
             learner.start_call(first_id)
         pieces = _Pieces(X, y, targets, order, weights)
+        if self.features is not None:
+            feed = self._feature_feed(X, pieces)
+            if not self.features.uses_blas(X):
+                return self._run_pieces(pieces, feed, first_id, record, progress)
+            with single_threaded_blas():
+                return self._run_pieces(pieces, feed, first_id, record, progress)
         try:
             if self.uses_store and pieces.n <= SHORT_STREAM:
                 # its matrix products are too small for BLAS to use threads
-                return self._run_segments(X, pieces, first_id, record, progress)
+                return self._run_pieces(pieces, self._segment_feed(X, pieces), first_id,
+                                        record, progress)
             with single_threaded_blas():
                 if self.uses_store:
-                    return self._run_segments(X, pieces, first_id, record, progress)
+                    return self._run_pieces(pieces, self._segment_feed(X, pieces), first_id,
+                                            record, progress)
                 # the kernel is given rows of X (checked finite by the
                 # estimator) and its blocks are checked: scikit-learn's
                 # finiteness checks inside it (pairwise_kernels', or
                 # rbf_kernel's in a callable) are repeated work
                 with config_context(assume_finite=True):
-                    return self._run_chunks(X, pieces, first_id, record, gram, progress)
+                    return self._run_pieces(pieces, self._chunk_feed(X, first_id, gram),
+                                            first_id, record, progress)
         except NonFiniteKernelValues:
             # the compiled loop's error, worded with the kernel's name
             raise non_finite_kernel_error(self.kernel.kernel) from None
 
-    def check_rows(self, X):
-        """Raise the error :meth:`run` raises for a row of ``X`` (dense,
-        float64, checked finite) that it refuses whatever the learners hold:
-        a kernel value of the row with itself that is not finite, or an
-        'rbf' row whose squared norm overflows.  Store mode: the check each
-        compiled round runs (``_engine.check_rows_to_themselves``); block
-        mode: the finiteness check of the kernel's values ``k(x, x)``, part
-        of every chunk's block."""
-        if not self.uses_store:
-            self.kernel.diagonal(X)         # (raises on a value that is not finite)
-            return
-        kernel = self.kernel
-        try:
-            check_rows_to_themselves(np.ascontiguousarray(X, dtype=np.float64),
-                                     kernel.compiled_kind, kernel.gamma, kernel.coef0,
-                                     kernel.degree)
-        except NonFiniteKernelValues:
-            raise non_finite_kernel_error(kernel.kernel) from None
+    def _run_pieces(self, pieces, feed, first_id, record, progress):
+        """The loop of every mode: the pass cut into pieces of
+        ``feed.step()`` examples; each piece's rows, signed targets, ids
+        and weights given to ``feed.run``, which fills each learner's row
+        of the scores and (when it stores rows, ``feed.stores_rows``) of
+        the support sizes after each round; then the mistakes recorded and
+        the progress log told."""
+        n_learners = len(self.learners)
+        start = 0
+        while start < pieces.n:
+            rows, labels = pieces.rows_and_labels(start, start + feed.step())
+            weights = pieces.weights_of(rows)
+            scores = np.empty((n_learners, len(rows)))
+            if feed.stores_rows:
+                ids = rows + first_id if first_id else rows   # (read only)
+                sizes = np.empty((n_learners, len(rows)), dtype=np.intp)
+                feed.run(rows, labels, ids, scores, weights, sizes)
+                support_sizes = _model_support_sizes(sizes)
+            else:
+                feed.run(rows, labels, None, scores, weights, None)
+                support_sizes = 0
+            flags = self.mistakes(scores, labels)
+            record = record.extended(flags, support_sizes)
+            start += len(rows)
+            if progress is not None:
+                progress(start, flags, self)
+        return record
 
-    def _run_segments(self, X, pieces, first_id, record, progress):
+    def _segment_feed(self, X, pieces):
         """Store mode: one compiled call per learner and segment (learners
         in threads with ``n_jobs``, when the segment's work pays for them:
         they are independent)."""
@@ -302,54 +431,29 @@ class StreamDriver:
         # where the answer is 1 whatever it says)
         n_threads = (1 if len(learners) == 1 or self.n_jobs == 1
                      else min(effective_n_jobs(self.n_jobs), len(learners)))
-        for start in range(0, pieces.n, feed.segment):
-            rows, labels = pieces.rows_and_labels(start, start + feed.segment)
-            weights = pieces.weights_of(rows)
-            ids = rows + first_id if first_id else rows   # (read only)
-            scores = np.empty((len(learners), len(rows)))
-            sizes = np.empty((len(learners), len(rows)), dtype=np.intp)
-            run = feed.runner(rows)
+
+        def run(rows, labels, ids, scores, weights, sizes):
+            run_learner = feed.runner(rows)
             if n_threads > 1 and self.threads_pay_off(len(rows), X.shape[1]):
                 # (the process's helper threads, read from their module: a
                 # fork replaces them)
-                _threads.HELPERS.run([functools.partial(run, learners[k], labels[k], ids,
-                                                        scores[k], weights, sizes[k])
+                _threads.HELPERS.run([functools.partial(run_learner, learners[k], labels[k],
+                                                        ids, scores[k], weights, sizes[k])
                                       for k in range(len(learners))], n_threads)
             else:
                 for k, learner in enumerate(learners):
-                    run(learner, labels[k], ids, scores[k], weights, sizes[k], None)
-            flags = self.mistakes(scores, labels)
-            record = record.extended(flags, _model_support_sizes(sizes))
-            if progress is not None:
-                progress(start + len(rows), flags, self)
-        return record
+                    run_learner(learner, labels[k], ids, scores[k], weights, sizes[k], None)
+        return _Feed(lambda: feed.segment, run)
 
-    def threads_pay_off(self, n_rows, n_features):
-        """Whether a segment of ``n_rows`` examples is worth running in
-        threads: its estimated work (nanoseconds, every learner:
-        ``EXAMPLE_NS + n_sv * (SV_NS + SV_FEATURE_NS * n_features)`` an
-        example, the cost of the cheapest rule's example against ``n_sv``
-        support vectors, measured) is at least ``THREAD_MIN_WORK_NS``.
-        Rules whose updates cost more are underestimated: they may run a
-        mid-sized segment serially that threads would have sped up, never
-        the other way round."""
-        per_sv = SV_NS + SV_FEATURE_NS * n_features
-        work = sum(EXAMPLE_NS + learner.n_sv * per_sv for learner in self.learners)
-        return n_rows * work >= THREAD_MIN_WORK_NS
-
-    def _run_chunks(self, X, pieces, first_id, record, gram, progress):
+    def _chunk_feed(self, X, first_id, gram):
         """Block mode: per chunk, kernel blocks from Python, one compiled
         call per learner, then the pools rebuilt."""
-        start = 0
-        while start < pieces.n:
+        def step():
             pool_size = sum(pool.shape[0] for pool in self.pools)
-            stop = start + self.chunk_length(X.shape[1], pool_size, cached=gram is not None)
-            idx, labels = pieces.rows_and_labels(start, stop)
-            weights = pieces.weights_of(idx)
+            return self.chunk_length(X.shape[1], pool_size, cached=gram is not None)
+
+        def run(idx, labels, ids, scores, weights, sizes):
             Xc = X[idx]
-            ids = idx + first_id
-            scores = np.empty((len(self.learners), len(idx)))
-            sizes = np.empty((len(self.learners), len(idx)), dtype=np.intp)
             K, D = self.chunk_blocks(X, Xc, idx, first_id, gram)
             pool_column = 0
             for k, learner in enumerate(self.learners):
@@ -366,20 +470,64 @@ class StreamDriver:
                 else:
                     self.pools[k] = _compress_rows(pool, keep_old, Xc, keep_new)
                     self.pool_ids[k] = np.concatenate([pool_ids[keep_old], ids[keep_new]])
-            flags = self.mistakes(scores, labels)
-            record = record.extended(flags, _model_support_sizes(sizes))
-            if progress is not None:
-                progress(start + len(idx), flags, self)
-            start = stop
-        return record
+        return _Feed(step, run)
+
+    def _feature_feed(self, X, pieces):
+        """Feature mode: per piece, the map's features of the rows fed to
+        every learner (:meth:`FeatureMap.runner`)."""
+        step = self.features.rows_per_piece(X, self.chunk_size)
+        run_rows = self.features.runner(X, self.learners, pieces.order is None)
+
+        def run(rows, labels, ids, scores, weights, sizes):
+            run_rows(rows, labels, scores)
+        return _Feed(lambda: step, run, stores_rows=False)
+
+    def check_rows(self, X):
+        """Raise the error :meth:`run` raises for a row of ``X`` (dense,
+        float64, checked finite) that it refuses whatever the learners hold:
+        a kernel value of the row with itself that is not finite, or an
+        'rbf' row whose squared norm overflows.  Store mode: the check each
+        compiled round runs (``_engine.check_rows_to_themselves``); block
+        mode: the finiteness check of the kernel's values ``k(x, x)``, part
+        of every chunk's block; feature mode: the feature map's
+        (:meth:`FeatureMap.check_rows`)."""
+        if self.features is not None:
+            self.features.check_rows(X)
+            return
+        if not self.uses_store:
+            self.kernel.diagonal(X)         # (raises on a value that is not finite)
+            return
+        kernel = self.kernel
+        try:
+            check_rows_to_themselves(np.ascontiguousarray(X, dtype=np.float64),
+                                     kernel.compiled_kind, kernel.gamma, kernel.coef0,
+                                     kernel.degree)
+        except NonFiniteKernelValues:
+            raise non_finite_kernel_error(kernel.kernel) from None
+
+    def threads_pay_off(self, n_rows, n_features):
+        """Whether a segment of ``n_rows`` examples is worth running in
+        threads: its estimated work (nanoseconds, every learner:
+        ``EXAMPLE_NS + n_sv * (SV_NS + SV_FEATURE_NS * n_features)`` an
+        example, the cost of the cheapest rule's example against ``n_sv``
+        support vectors, measured) is at least ``THREAD_MIN_WORK_NS``.
+        Rules whose updates cost more are underestimated: they may run a
+        mid-sized segment serially that threads would have sped up, never
+        the other way round."""
+        per_sv = SV_NS + SV_FEATURE_NS * n_features
+        work = sum(EXAMPLE_NS + learner.n_sv * per_sv for learner in self.learners)
+        return n_rows * work >= THREAD_MIN_WORK_NS
 
     def mistakes(self, scores, labels):
         """Mistake flags of rounds from the learners' outputs (one row per
         learner): :func:`~skbudget._elementwise.mistake_flags` of the
         one-vs-rest scores, or, with ``shared_support``, a margin of the
-        true class ``<= 0``.  A score that overflowed (inf or NaN) is a
-        ValueError: the model it would train is meaningless."""
-        if scores.size and not (np.isfinite(scores.min()) and np.isfinite(scores.max())):
+        true class ``<= 0``.  A kernel expansion's score that overflowed
+        (inf or NaN) is a ValueError: the model it would train is
+        meaningless (a feature map's bounded features cannot overflow a
+        score before the coefficients, which the estimator checks)."""
+        if (self.kernel is not None and scores.size
+                and not (np.isfinite(scores.min()) and np.isfinite(scores.max()))):
             raise ValueError(
                 f"The scores of the kernel expansion overflowed (inf or NaN) during training: "
                 f"the kernel {kernel_name(self.kernel.kernel)} returns values too large to sum. "
@@ -429,6 +577,27 @@ class StreamDriver:
         return _dense_to_csr(rows) if sp.issparse(self.pools[k]) else rows
 
 
+class _Feed:
+    """What :meth:`StreamDriver._run_pieces` feeds the learners: ``step()``
+    examples per piece, ``run(rows, labels, ids, scores, weights, sizes)``
+    to run every learner on a piece, and whether the learners store rows
+    (``stores_rows``: then ``run`` gets the examples' ids and fills their
+    support sizes, else gets None for both)."""
+
+    __slots__ = ("step", "run", "stores_rows")
+
+    def __init__(self, step, run, stores_rows=True):
+        self.step, self.run, self.stores_rows = step, run, stores_rows
+
+
+def _uses_store(kernel, pools):
+    """Whether a driver of ``kernel`` (None in feature mode) and ``pools``
+    runs in store mode: a compiled kernel, and dense input or CSR input at
+    most ``STORE_MAX_SPARSE_FEATURES`` wide."""
+    return kernel is not None and kernel.compiled_kind is not None and (
+        not sp.issparse(pools[0]) or pools[0].shape[1] <= STORE_MAX_SPARSE_FEATURES)
+
+
 class _Pieces:
     """The rows of a pass (``order``, or stream order when it is None) and
     their signed targets, a piece at a time."""
@@ -459,11 +628,15 @@ class _Pieces:
 
 
 def _checked_driver_state(state):
-    """``state`` if it is a consistent driver's, else a ValueError."""
+    """``state`` if it is a consistent driver's, else a ValueError.  A
+    state without ``features`` (written before feature mode, by skbudget
+    88d59f9 or earlier: a kernel expansion's) is one of kernel mode."""
     def refuse(what):
         raise ValueError(f"The stream driver of the loaded model is inconsistent ({what}); "
                          f"the file is corrupted or was not written by skbudget.")
 
+    if isinstance(state, dict) and "features" not in state:
+        state = dict(state, features=None)
     if not isinstance(state, dict) or set(state) != _DRIVER_FIELDS:
         refuse(f"its fields must be {sorted(_DRIVER_FIELDS)}")
     learners, pools, pool_ids = state["learners"], state["pools"], state["pool_ids"]
@@ -477,7 +650,22 @@ def _checked_driver_state(state):
     if state["n_jobs"] is not None and not isinstance(state["n_jobs"], int):
         refuse("n_jobs must be None or an int")
     if not (isinstance(learners, list) and learners and isinstance(pools, list)
-            and isinstance(pool_ids, list) and len(pools) == len(pool_ids) == len(learners)):
+            and isinstance(pool_ids, list)):
+        refuse("a list of learners, of pools and of pool ids")
+    features, kernel = state["features"], state["kernel"]
+    if features is not None:
+        if not isinstance(features, FeatureMap) or kernel is not None:
+            refuse("a feature map and no kernel, or a kernel and no feature map")
+        if pools or pool_ids or state["uses_store"] or state["needs_distances"]:
+            refuse("a driver fed by a feature map stores no rows")
+        for learner in learners:
+            problem = features.check_learner(learner)
+            if problem is not None:
+                refuse(problem)
+        return state
+    if kernel is None:
+        refuse("a kernel expansion's driver without a kernel")
+    if not len(pools) == len(pool_ids) == len(learners):
         refuse("one pool and one list of pool ids per learner")
     if not all(isinstance(pool, np.ndarray) and pool.ndim == 2
                or sp.issparse(pool) and pool.format == "csr" for pool in pools) or len({pool.shape[1] for pool in pools}) != 1:
@@ -485,17 +673,14 @@ def _checked_driver_state(state):
     if not all(isinstance(ids, np.ndarray) and ids.ndim == 1 and ids.dtype == np.intp
                and ids.size == pool.shape[0] for ids, pool in zip(pool_ids, pools)):
         refuse("one id per pool row")
-    kernel = state["kernel"]
-    uses_store = kernel.compiled_kind is not None and (
-        not sp.issparse(pools[0]) or pools[0].shape[1] <= STORE_MAX_SPARSE_FEATURES)
-    if state["uses_store"] != uses_store:
+    if state["uses_store"] != _uses_store(kernel, pools):
         refuse("uses_store does not follow from the kernel and the input format")
     return state
 
 
 # the instance state of a StreamDriver
 _DRIVER_FIELDS = {"learners", "shared_support", "pools", "pool_ids", "kernel",
-                  "needs_distances", "chunk_size", "n_jobs", "uses_store"}
+                  "needs_distances", "chunk_size", "n_jobs", "uses_store", "features"}
 
 
 class _SegmentFeed:

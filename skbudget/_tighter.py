@@ -4,11 +4,11 @@ import numbers
 
 from sklearn.utils._param_validation import StrOptions
 
-from skbudget._base import BaseOnlineKernelClassifier
+from skbudget._base import BaseKernelExpansionClassifier
 from skbudget._declaration import CannotAverage, Declaration
 from skbudget._docstrings import attributes_doc, docstring, kernel_doc, stream_doc
 from skbudget._kernel_catalogue import named_kernel
-from skbudget._params import Integer, base_params, keep_params
+from skbudget._params import BUDGET, Integer, keep_params
 from skbudget._tighter_fast import TighterLearner, TightestLearner
 
 __all__ = ["TighterPerceptron", "TightestPerceptron"]
@@ -41,12 +41,12 @@ def _validated_removal_doc(summary, own_parameters, *, random_note="", **section
     )
 
 
-class _ValidatedRemovalClassifier(BaseOnlineKernelClassifier):
+class _ValidatedRemovalClassifier(BaseKernelExpansionClassifier):
     """The parameters shared by Tighter and Tightest."""
 
     _parameter_constraints: dict = {
-        **BaseOnlineKernelClassifier._parameter_constraints,
-        "budget": [Integer(1, None, closed="left")],
+        **BaseKernelExpansionClassifier._parameter_constraints,
+        **BUDGET,
     }
 
 
@@ -126,7 +126,6 @@ class TighterPerceptron(_ValidatedRemovalClassifier):
     def __init__(self, *, budget=100, validation="budget", kernel="rbf", gamma="scale", degree=3,
                  coef0=0.0, kernel_params=None, max_iter=1, shuffle=True, random_state=None,
                  warm_start=False, verbose=0, n_jobs=None):
-        super().__init__(**base_params(locals()))
         keep_params(self, locals())
 
     def _draws_random_numbers(self):
@@ -198,7 +197,6 @@ class TightestPerceptron(_ValidatedRemovalClassifier):
     def __init__(self, *, budget=100, prior=(1.0, 1.0), kernel="rbf", gamma="scale", degree=3,
                  coef0=0.0, kernel_params=None, max_iter=1, shuffle=True, random_state=None,
                  warm_start=False, verbose=0, n_jobs=None):
-        super().__init__(**base_params(locals()))
         keep_params(self, locals())
 
     def _validate_params(self):

@@ -47,7 +47,7 @@ def _learner_weights(sample_weight, class_weight, rows, index):
 class ExampleWeightsMixin:
     """``sample_weight`` in ``fit`` / ``partial_fit`` and the ``class_weight``
     parameter.  Put it before
-    :class:`~skbudget._base.BaseOnlineKernelClassifier` among the bases; the
+    :class:`~skbudget._base.BaseKernelExpansionClassifier` among the bases; the
     estimator adds ``class_weight`` to its ``__init__`` and
     ``CLASS_WEIGHT_CONSTRAINT`` to its constraints."""
 

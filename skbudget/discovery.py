@@ -33,12 +33,12 @@ def all_estimators(budgeted=None):
     True
     """
     import skbudget
-    from skbudget._base import BaseOnlineKernelClassifier
+    from skbudget._base import BaseOnlineClassifier
 
     found = []
     for name in skbudget.__all__:
         obj = getattr(skbudget, name)
-        if not (inspect.isclass(obj) and issubclass(obj, BaseOnlineKernelClassifier)):
+        if not (inspect.isclass(obj) and issubclass(obj, BaseOnlineClassifier)):
             continue
         if budgeted is None or ("budget" in obj().get_params()) == budgeted:
             found.append((name, obj))

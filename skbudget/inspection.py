@@ -14,7 +14,7 @@ _FEW_POINTS = 20
 
 
 def _has_record(obj):
-    return hasattr(obj, "mistake_curve_") and hasattr(obj, "support_curve_")
+    return hasattr(obj, "mistake_curve_")
 
 
 def _record_places(estimator):
@@ -52,8 +52,8 @@ def _check_has_record(estimator):
     else:
         hint = ("only skbudget's online classifiers keep one, and meta-estimators hold "
                 "it in their fitted model")
-    raise AttributeError(f"{name} has no online record of its own (mistake_curve_ and "
-                         f"support_curve_); {hint}.")
+    raise AttributeError(f"{name} has no online record of its own (mistake_curve_); "
+                         f"{hint}.")
 
 
 class OnlineRecordDisplay:
@@ -62,8 +62,9 @@ class OnlineRecordDisplay:
     The picture the online-learning papers draw: the cumulative online
     error ``mistakes up to round t / t`` (solid line, left axis) and the
     number of support vectors after round ``t`` (dashed line of the same
-    colour, right axis), from a fitted model's ``mistake_curve_`` and
-    ``support_curve_``.  Both are exact at the same rounds (every bin end
+    colour, right axis), from a fitted model's ``mistake_curve_`` and, for
+    a kernel expansion, ``support_curve_`` (a model that stores no
+    support vectors, e.g. FOGD's, has the mistake rate only).  Both are exact at the same rounds (every bin end
     of the model's bounded record and the last round, at most 257 points
     however the model was trained: ``fit`` or ``partial_fit`` in pieces of
     any size); a support curve of fewer than 20 points (a short stream, a
@@ -80,9 +81,10 @@ class OnlineRecordDisplay:
         The rounds of the mistake rate.
     mistake_rate : ndarray of shape (n_points,)
         The cumulative mistake rate after each of those rounds.
-    support_rounds : ndarray of shape (n_support_points,)
-        The rounds of the support size.
-    support_size : ndarray of shape (n_support_points,)
+    support_rounds : ndarray of shape (n_support_points,), default=None
+        The rounds of the support size (None: a model without a support
+        set).
+    support_size : ndarray of shape (n_support_points,), default=None
         The support vectors (of every learner) after each of those rounds.
     estimator_name : str, default=None
         The legend's name of the model; no legend entry if None.
@@ -91,8 +93,8 @@ class OnlineRecordDisplay:
     ----------
     line_ : matplotlib Line2D
         The mistake rate.
-    support_line_ : matplotlib Line2D
-        The support size.
+    support_line_ : matplotlib Line2D or None
+        The support size (None without one).
     ax_ : matplotlib Axes
         The axis of the mistake rate (pass it to the next plot).
     support_ax_ : matplotlib Axes
@@ -120,7 +122,7 @@ class OnlineRecordDisplay:
     ['Forgetron', 'KernelPerceptron']
     """
 
-    def __init__(self, *, rounds, mistake_rate, support_rounds, support_size,
+    def __init__(self, *, rounds, mistake_rate, support_rounds=None, support_size=None,
                  estimator_name=None):
         self.rounds = rounds
         self.mistake_rate = mistake_rate
@@ -158,17 +160,19 @@ class OnlineRecordDisplay:
         Raises
         ------
         AttributeError
-            For an estimator without an online record (``mistake_curve_``
-            and ``support_curve_``), naming it and, when it holds fitted
+            For an estimator without an online record (``mistake_curve_``),
+            naming it and, when it holds fitted
             models that have one, where they are.
         """
         check_matplotlib_support(f"{cls.__name__}.from_estimator")
         check_is_fitted(estimator)
         _check_has_record(estimator)
         mistakes = np.asarray(estimator.mistake_curve_, dtype=np.float64)
-        support = np.asarray(estimator.support_curve_)
+        support = (np.asarray(estimator.support_curve_) if hasattr(estimator, "support_curve_")
+                   else np.full((0, 2), None))
         display = cls(rounds=mistakes[:, 0], mistake_rate=mistakes[:, 1] / mistakes[:, 0],
-                      support_rounds=support[:, 0], support_size=support[:, 1],
+                      support_rounds=support[:, 0] if support.size else None,
+                      support_size=support[:, 1] if support.size else None,
                       estimator_name=type(estimator).__name__ if name is None else name)
         return display.plot(ax=ax, **kwargs)
 
@@ -211,11 +215,13 @@ class OnlineRecordDisplay:
             ax.set_ylabel("cumulative mistake rate")
         line_kwargs = {"label": name} if name is not None else {}
         (self.line_,) = ax.plot(self.rounds, self.mistake_rate, **{**line_kwargs, **kwargs})
-        # few points (a short stream, an earlier version's file): mark them
-        marker = "o" if len(self.support_rounds) < _FEW_POINTS else None
-        (self.support_line_,) = support_ax.plot(self.support_rounds, self.support_size,
-                                                linestyle="--", marker=marker,
-                                                color=self.line_.get_color())
+        self.support_line_ = None
+        if self.support_rounds is not None:
+            # few points (a short stream, an earlier version's file): mark them
+            marker = "o" if len(self.support_rounds) < _FEW_POINTS else None
+            (self.support_line_,) = support_ax.plot(self.support_rounds, self.support_size,
+                                                    linestyle="--", marker=marker,
+                                                    color=self.line_.get_color())
         ax.set_ylim(bottom=0)
         support_ax.set_ylim(bottom=0)
         if name is not None:

@@ -74,6 +74,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 from sklearn.preprocessing import normalize
 from sklearn.utils.validation import check_is_fitted
 
+from skbudget._base import BaseKernelExpansionClassifier
 from skbudget._kernel_catalogue import CATALOGUE
 from skbudget.model_selection import SequentialSearchCV
 
@@ -125,9 +126,9 @@ def _expansion(model):
     ``scores = k(X, support_vectors_) @ A + a`` (FourierOGDClassifier:
     ``z(X) @ A + a``), one column of ``A`` per score; coefficients in
     float64."""
-    # (FourierOGDClassifier: coef_ over its random features, the same layout)
-    dual_coef = np.asarray(model.dual_coef_ if hasattr(model, "dual_coef_") else model.coef_,
-                           dtype=np.float64)
+    # (a model on fixed features: coef_ over its features, the same layout)
+    dual_coef = np.asarray(model.dual_coef_ if isinstance(model, BaseKernelExpansionClassifier)
+                           else model.coef_, dtype=np.float64)
     intercept = np.asarray(model.intercept_, dtype=np.float64)
     n_classes = len(model.classes_)
     n_rows = dual_coef.shape[0]
@@ -339,10 +340,10 @@ def _converter(scope, operator, container):
     if graph.proto_type != input_type:
         X = graph.node("Cast", [X], to=graph.proto_type)
     voted = getattr(model, "hypothesis", None) == "voted"
-    if hasattr(model, "random_weights_"):   # FourierOGDClassifier
-        K, (A, a) = graph.fourier_features(X, model.random_weights_), _expansion(model)
-    else:
+    if isinstance(model, BaseKernelExpansionClassifier):
         K, A, a = _kernel_block(graph, X, model, voted)
+    else:       # a linear model on random Fourier features (FourierOGDClassifier)
+        K, (A, a) = graph.fourier_features(X, model.random_weights_), _expansion(model)
     # the expansion is summed in double (with precision='float' too: a
     # float32 sum of many kernel values times coefficients of both signs
     # loses more than the values' own rounding), the label read from it

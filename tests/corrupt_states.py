@@ -19,6 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from skbudget import SequentialSearchCV
+from skbudget._base import BaseKernelExpansionClassifier
 from skbudget.discovery import all_estimators
 
 
@@ -132,11 +133,12 @@ def main():
     for name, Est in all_estimators():
         if Est is SequentialSearchCV:
             continue
-        # (FourierOGDClassifier has the RBF kernel only)
-        kernels = ("rbf", "laplacian") if "kernel" in Est().get_params() else ("rbf",)
+        # (a model that is no kernel expansion: its features' RBF kernel only)
+        expansion = issubclass(Est, BaseKernelExpansionClassifier)
+        kernels = ("rbf", "laplacian") if expansion else ("rbf",)
         for kernel in kernels:
             params = dict(gamma=1.0)
-            if "kernel" in Est().get_params():
+            if expansion:
                 params["kernel"] = kernel
             if "budget" in Est().get_params():
                 params["budget"] = 10

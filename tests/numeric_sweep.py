@@ -9,7 +9,7 @@ ones (``degree``) to 0 ... 10**300, with the kernels the parameter acts on;
 the model is fitted on a tiny binary and three-class problem, then asked
 for scores.  Every case must end in a clear error (``ValueError``, which
 scikit-learn's parameter errors are, or ``FloatingPointError``) or a finite
-model: finite ``dual_coef_`` (``coef_`` for FourierOGDClassifier) and
+model: finite ``dual_coef_`` (``coef_`` for a model on fixed features) and
 ``decision_function``.  Besides,
 BSGD's learner is given a ``lam`` below the validated range through its
 state (the arithmetic overflows during the merge, the projection, the
@@ -27,6 +27,7 @@ import warnings
 import numpy as np
 
 from skbudget import BudgetedSGDClassifier, SequentialSearchCV
+from skbudget._base import BaseKernelExpansionClassifier
 from skbudget.discovery import all_estimators
 
 POWERS = [1e-300, 1e-200, 1e-100, 1e-30, 1e-10, 1e10, 1e30, 1e100, 1e200, 1e300]
@@ -50,7 +51,7 @@ def outcome(make, X, y):
     """'ok', 'error' or a description of what went wrong."""
     try:
         est = make().fit(X, y)
-        coef = est.dual_coef_ if hasattr(est, "dual_coef_") else est.coef_
+        coef = est.dual_coef_ if isinstance(est, BaseKernelExpansionClassifier) else est.coef_
         if not (np.isfinite(coef).all()
                 and np.isfinite(est.decision_function(X)).all()):
             return "non-finite model"
@@ -77,14 +78,15 @@ def cases(Est):
         if option in params:
             rules = [{option: rule}
                      for rule in sorted(Est._parameter_constraints[option][0].options)]
-    if "kernel" not in params:       # FourierOGDClassifier: the RBF kernel only
-        for value in VALUES:
+    expansion = issubclass(Est, BaseKernelExpansionClassifier)
+    if not expansion:       # no kernel parameter: its features' width and size
+        for value in VALUES if "gamma" in params else []:
             yield dict(base, gamma=value), "gamma"
-        for value in INTEGERS + [-1]:
+        for value in INTEGERS + [-1] if "n_components" in params else []:
             yield dict(base, n_components=value), "n_components"
     for kernel, names in (("rbf", ["gamma"]), ("poly", ["gamma", "coef0"]),
                           ("sigmoid", ["gamma", "coef0"])):
-        if "kernel" not in params:
+        if not expansion:
             break
         fixed = dict(base, kernel=kernel)
         if "maintenance" in params and kernel != "rbf":

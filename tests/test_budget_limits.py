@@ -21,14 +21,13 @@ import warnings
 
 import numpy as np
 import pytest
-from numpy.testing import assert_array_equal
 from sklearn.datasets import make_classification
 
 from skbudget import NystromOGDClassifier
 from skbudget._params import MAX_BUDGET
 from skbudget.discovery import all_estimators
 
-from .test_common import fitted_state
+from .test_common import assert_same_model
 
 BUDGETED = [pytest.param(Est, id=name) for name, Est in all_estimators(budgeted=True)]
 
@@ -46,9 +45,6 @@ def _fitted(Est, X, y, budget):
         return Est(budget=budget, gamma=0.5, random_state=0).fit(X, y)
 
 
-def _same(a, b):
-    for left, right in zip(fitted_state(a), fitted_state(b), strict=True):
-        assert_array_equal(left, right, strict=True)
 
 
 @pytest.mark.parametrize("Est", BUDGETED)
@@ -81,5 +77,5 @@ def test_large_budget_fits_and_changes_nothing(Est, budget, data):
     else:
         large, small = _fitted(Est, X, y, budget), _fitted(Est, X, y, 100)
     assert large.budget == budget
-    _same(large, small)
+    assert_same_model(large, small)
     assert len(pickle.dumps(large)) < 2 * len(pickle.dumps(small))

@@ -276,14 +276,16 @@ MODEL_DIGEST_SCRIPT = """
 import hashlib, numpy as np, scipy.sparse as sp
 from skbudget._engine import use_fma_kernels, vector_loops
 use_fma_kernels(False)      # (AVX2 and FMA only: compared with BLAS in another test)
+from skbudget._base import BaseKernelExpansionClassifier
 from skbudget.discovery import all_estimators
 rng = np.random.RandomState(0)
 X = rng.randn(400, 19)
 y = (X[:, 0] + X[:, 1] ** 2 + 0.3 * rng.randn(400) > 1).astype(int)
 digest = hashlib.sha256()
 for name, Est in all_estimators():
-    # (FourierOGDClassifier: the RBF kernel only, no support vectors)
-    kernels = ("rbf", "poly", "sigmoid", "linear") if "kernel" in Est().get_params() else (None,)
+    # (a model that is no kernel expansion: no kernel parameter, no support vectors)
+    expansion = issubclass(Est, BaseKernelExpansionClassifier)
+    kernels = ("rbf", "poly", "sigmoid", "linear") if expansion else (None,)
     for kernel in kernels:
         for data, chunk in ((X, None), (sp.csr_matrix(np.where(abs(X) > 1, X, 0)), 7)):
             params = {"budget": 25} if "budget" in Est().get_params() else {}
@@ -294,8 +296,9 @@ for name, Est in all_estimators():
             est = Est(gamma="scale", random_state=0, **params)
             est._chunk_size = chunk
             est.fit(data, y)
-            arrays = ((est.support_vectors_, est.dual_coef_) if kernel is not None
-                      else (est.random_weights_, est.coef_))
+            arrays = ((est.support_vectors_, est.dual_coef_) if expansion
+                      else tuple(value for name, value in sorted(vars(est).items())  # its arrays
+                                 if name.endswith("_") and isinstance(value, np.ndarray)))
             for value in arrays + (est.intercept_, est.decision_function(X)):
                 value = value.toarray() if sp.issparse(value) else np.asarray(value)
                 digest.update(np.ascontiguousarray(value, dtype=float).tobytes())

@@ -12,12 +12,12 @@ from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.preprocessing import StandardScaler
 
 from skbudget import (
-    BudgetedSGDClassifier, Forgetron, KernelPassiveAggressive, KernelPerceptron, Projectron,
-    ProjectronPlusPlus,
+    BudgetedSGDClassifier, Forgetron, FourierOGDClassifier, KernelPassiveAggressive,
+    KernelPerceptron, Projectron, ProjectronPlusPlus,
 )
 import skbudget._stream
 from skbudget._record import OnlineRecord
-from tests.test_common import ESTIMATORS, IDS, small
+from tests.test_common import KERNEL_ESTIMATORS, KERNEL_IDS, small
 
 matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
@@ -107,6 +107,15 @@ def test_display_marks_a_support_curve_of_few_points(binary_data):
     assert display.support_line_.get_marker() == "o"
 
 
+def test_display_of_a_model_without_a_support_set_shows_its_mistake_rate(binary_data):
+    X, y = binary_data
+    est = FourierOGDClassifier(n_components=20, gamma=1.0, random_state=0).fit(X, y)
+    display = OnlineRecordDisplay.from_estimator(est)
+    assert display.support_line_ is None
+    assert_array_equal(display.line_.get_ydata(),
+                       est.mistake_curve_[:, 1] / est.mistake_curve_[:, 0])
+
+
 def test_display_of_an_unfitted_model_raises():
     with pytest.raises(NotFittedError):
         OnlineRecordDisplay.from_estimator(Forgetron())
@@ -119,8 +128,8 @@ def test_display_of_a_parameter_mixing_classifier_names_its_fitted_model(binary_
     X, y = binary_data
     clf = ParameterMixingClassifier(KernelPassiveAggressive(gamma=1.0), mix_every=20,
                                     n_workers=2).fit(X, y)
-    message = ("ParameterMixingClassifier has no online record of its own (mistake_curve_ "
-               "and support_curve_); the record is in its fitted model, "
+    message = ("ParameterMixingClassifier has no online record of its own (mistake_curve_); "
+               "the record is in its fitted model, "
                "ParameterMixingClassifier.estimator_: plot that, "
                "OnlineRecordDisplay.from_estimator(estimator.estimator_).")
     with pytest.raises(AttributeError) as raised:
@@ -163,7 +172,7 @@ def _sizes_of_a_replay(est, X, y):
     sizes = []
     for i in range(len(y)):
         est.partial_fit(X[i:i + 1], y[i:i + 1], classes=np.unique(y))
-        sizes.append(int(np.sum(getattr(est, "n_support_", 0))))
+        sizes.append(int(np.sum(est.n_support_)))
     return np.array(sizes)
 
 
@@ -174,7 +183,7 @@ def _assert_support_curve_is_the_replays(est, sizes):
     assert_array_equal(support[:, 1], sizes[curve[:, 0] - 1])
 
 
-@pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
+@pytest.mark.parametrize("Est", KERNEL_ESTIMATORS, ids=KERNEL_IDS)
 def test_support_curve_of_a_fit_is_the_one_row_replays(Est, long_multiclass_data):
     X, y = long_multiclass_data
     fitted = small(Est, shuffle=False, max_iter=1).fit(X, y)

@@ -27,6 +27,7 @@ from sklearn.datasets import make_blobs, make_classification
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.preprocessing import StandardScaler
 
+from skbudget._base import BaseKernelExpansionClassifier
 from skbudget._declaration import declaration_of
 from skbudget.discovery import all_estimators
 
@@ -74,8 +75,8 @@ def _configurations():
     for name, Est in all_estimators():
         for v, variant in enumerate(declaration_of(Est).model_variants):
             for kernel in KERNELS:
-                if "kernel" not in Est().get_params() and kernel != "rbf":
-                    continue                # FourierOGDClassifier: RBF only
+                if not issubclass(Est, BaseKernelExpansionClassifier) and kernel != "rbf":
+                    continue                # no kernel parameter: the RBF kernel's features
                 if not _accepts(_estimator(name, variant, kernel)):
                     continue
                 for task in ("binary", "3class"):
@@ -86,7 +87,7 @@ def _configurations():
 def _estimator(name, variant, kernel):
     Est = dict(all_estimators())[name]
     params = dict(KERNELS[kernel], random_state=0, max_iter=2)
-    if "kernel" not in Est().get_params():
+    if not issubclass(Est, BaseKernelExpansionClassifier):
         del params["kernel"]
     if "budget" in Est().get_params():
         params["budget"] = 7
@@ -105,12 +106,12 @@ def _digest(name, variant, kernel, task, data):
         est.fit(X, y)
         est.partial_fit(X_more, y_more)
         scores = est.decision_function(X_test)
-    if hasattr(est, "support_vectors_"):
+    if isinstance(est, BaseKernelExpansionClassifier):
         support = est.support_vectors_
         if sp.issparse(support):
             support = support.toarray()
         arrays = (support, est.dual_coef_, est.intercept_, est.n_support_)
-    else:                       # FourierOGDClassifier: a linear model on random features
+    else:                       # a linear model on random features
         arrays = (est.random_weights_, est.coef_, est.intercept_)
     hasher = hashlib.sha256()
     for value in arrays + (est.mistake_curve_, est.n_updates_, scores):

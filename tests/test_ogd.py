@@ -314,9 +314,20 @@ def test_fourier_ogd_refuses_what_it_cannot_compute():
     assert pickle.dumps(est) == before
     # a loaded model is checked before it drives a loop
     state = est.__getstate__()
-    state["_driver"] = dict(state["_driver"], U=np.full((2, 5), np.nan))
+    state["_driver"] = dict(state["_driver"], features={"U": np.full((2, 5), np.nan)})
     with pytest.raises(ValueError, match="random weights are not a finite"):
         pickle.loads(pickle.dumps(est)).__setstate__(state)
+    state["_driver"]["features"] = {"U": np.zeros((2, 4))}
+    with pytest.raises(ValueError, match="a learner of 10 coefficients for 8 features"):
+        pickle.loads(pickle.dumps(est)).__setstate__(state)
+    # a file of skbudget 88d59f9 (FOGD's own driver, U in it) is refused by name
+    state = est.__getstate__()
+    state["_driver"] = {"U": state["_driver"]["features"]["U"],
+                        **{key: value for key, value in state["_driver"].items()
+                           if key in ("learners", "kernel", "chunk_size", "n_jobs", "pools",
+                                      "pool_ids")}}
+    with pytest.raises(ValueError, match="written by skbudget 88d59f9 or earlier"):
+        FourierOGDClassifier().__setstate__(state)
     learner = est._learners[0]
     learner.set_state(dict(learner.get_state(), w=np.zeros(3)))
     with pytest.raises(ValueError, match="inconsistent state"):
@@ -621,10 +632,10 @@ def test_fourier_ogd_each_call_computes_in_its_input_precision():
     assert_array_equal(est.decision_function(X32), fourier_features(X32, U) @ est.coef_[0])
     assert_array_equal(est.decision_function(X), fourier_features(X, U) @ est.coef_[0])
     # the float32 copy of U is derived: never saved, rebuilt after loading
-    assert "_U32" in est._driver.__dict__
+    assert "_U32" in est._driver.features.__dict__
     loaded = pickle.loads(pickle.dumps(est))
-    assert "_U32" not in loaded._driver.__dict__
-    assert "_U32" not in est.__getstate__()["_driver"]
+    assert "_U32" not in loaded._driver.features.__dict__
+    assert "_U32" not in est.__getstate__()["_driver"]["features"]
     assert_array_equal(loaded.decision_function(X32), est.decision_function(X32))
 
 

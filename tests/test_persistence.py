@@ -19,6 +19,7 @@ from sklearn.datasets import make_classification
 from sklearn.utils._param_validation import StrOptions
 
 from skbudget import BudgetedSGDClassifier, Forgetron
+from skbudget._base import BaseKernelExpansionClassifier
 from skbudget.discovery import all_estimators
 from tests import corrupt_states
 from tests.test_common import small
@@ -30,9 +31,11 @@ IDS = [Est.__name__ for Est in ESTIMATORS]
 
 
 def _model_arrays(est):
-    if not hasattr(est, "support_vectors_"):    # a linear model on random features
-        return [est.random_weights_, est.coef_, est.intercept_, est.mistake_curve_,
-                np.array([est.n_updates_, est.n_mistakes_])]
+    if not isinstance(est, BaseKernelExpansionClassifier):    # its fitted arrays
+        return [value for name, value in sorted(vars(est).items())
+                if name.endswith("_") and not name.startswith("_")
+                and isinstance(value, np.ndarray)] + [
+            est.mistake_curve_, np.array([est.n_updates_, est.n_mistakes_])]
     return [est.support_vectors_, est.dual_coef_, est.intercept_, est.n_support_,
             est.mistake_curve_, np.array([est.n_updates_, est.n_mistakes_])]
 

@@ -25,7 +25,7 @@ from sklearn.preprocessing import StandardScaler
 from skbudget import FourierOGDClassifier, KernelPassiveAggressive, NystromOGDClassifier
 from skbudget.discovery import all_estimators
 
-from .test_common import fitted_state
+from .test_common import assert_same_model
 
 ESTIMATORS = [Est for _, Est in all_estimators()]
 N_ROWS = 240
@@ -91,11 +91,7 @@ def _phase_changes(history):
 def assert_bitwise_same_model(a, b):
     """The fitted models of ``a`` and ``b`` are equal bit for bit (and
     their scores on ``X``)."""
-    for left, right in zip(fitted_state(a), fitted_state(b), strict=True):
-        assert_array_equal(left, right, strict=True)
-    for name in ("coef_", "in_feature_space_", "n_mistakes_"):
-        if hasattr(a, name):
-            assert_array_equal(getattr(a, name), getattr(b, name), strict=True)
+    assert_same_model(a, b)       # (bit for bit)
 
 
 def _check_every_cut(Est, X, y):
