@@ -30,7 +30,7 @@ import numpy as np
 from libc.math cimport fabs, sqrt, INFINITY
 
 from skbudget._engine cimport OnlineLearner
-from skbudget._engine import initial_capacity, size_problem
+from skbudget._engine import size_problem
 from skbudget._numbers cimport is_finite, raise_not_finite, tie_tolerance
 from skbudget._vector_loops cimport (skb_axpy, skb_first_at_least, skb_largest,
                                        skb_last_position, skb_leave_one_out_margins,
@@ -61,12 +61,11 @@ cdef class MistakeDrivenLearner(OnlineLearner):
     _state_names = OnlineLearner._state_names + ("budget", "beta")
 
     def __init__(self, Py_ssize_t budget=-1, double beta=0.0, rng=None,
-                 bint track_margins=False, Py_ssize_t capacity=8, bint track_gram=False):
-        cap = capacity if budget < 0 else initial_capacity(budget + 2)
-        OnlineLearner.__init__(self, capacity=cap, rng=rng, track_gram=track_gram,
-                               track_margins=track_margins)
-        self.budget = budget
+                 bint track_margins=False, bint track_gram=False):
+        self.budget = budget        # (before the engine's __init__ reads capacity_limit)
         self.beta = beta
+        OnlineLearner.__init__(self, rng=rng, track_gram=track_gram,
+                               track_margins=track_margins)
 
     cdef Py_ssize_t capacity_limit(self) noexcept nogil:
         # B support vectors, one appended before a removal, one spare

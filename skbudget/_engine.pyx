@@ -177,10 +177,13 @@ cdef inline double _monotonic_seconds() noexcept nogil:
 cdef class OnlineLearner:
     """Binary online kernel learner: the support-set store and stream loop.
 
+    The learner starts with :func:`initial_capacity` of its
+    :meth:`capacity_limit` cells and grows by doubling when needed
+    (:meth:`grow_when_full`): a subclass sets what its limit reads (its
+    budget) before it calls ``__init__``.
+
     Parameters
     ----------
-    capacity : int
-        Initial number of cells; the store grows by doubling when needed.
     rng : numpy.random.RandomState or None
         Source of the random draws a policy's rule asks for.
     track_gram : bool
@@ -190,8 +193,7 @@ cdef class OnlineLearner:
         change of the model (implies ``track_gram``).
     """
 
-    def __init__(self, Py_ssize_t capacity=8, rng=None, bint track_gram=False,
-                 bint track_margins=False):
+    def __init__(self, rng=None, bint track_gram=False, bint track_margins=False):
         self.n_sv = 0
         self.capacity = 0
         self.n_free = 0
@@ -227,7 +229,7 @@ cdef class OnlineLearner:
         self.slot_map = np.zeros(0, dtype=np.intp)
         self.row_scratch = np.zeros(0)
         self.n_cell_rows = 0
-        self.grow(max(capacity, 1))
+        self.grow(initial_capacity(self.capacity_limit()))
 
     def use_store(self, int kind, double gamma, double coef0, double degree,
                   Py_ssize_t n_features):

@@ -35,9 +35,8 @@ cdef class ValidatedRemovalLearner(OnlineLearner):
 
     def __init__(self, Py_ssize_t budget=1, rng=None):
         self.label = np.zeros(0)
-        OnlineLearner.__init__(self, capacity=initial_capacity(budget + 1), rng=rng,
-                               track_margins=True)
-        self.budget = budget
+        self.budget = budget        # (before the engine's __init__ reads capacity_limit)
+        OnlineLearner.__init__(self, rng=rng, track_margins=True)
 
     cdef Py_ssize_t capacity_limit(self) noexcept nogil:
         return self.budget + 1      # (B support vectors and the example being added)
