@@ -80,7 +80,7 @@ cdef class MistakeDrivenLearner(OnlineLearner):
         cdef double score = self.dot_row()
         cdef Py_ssize_t room
         if self.wants_update(y, score):
-            room = self.make_room(y, score)
+            room = self.make_room()
             if room == NO_ROOM:
                 return score
             if room == APPEND:
@@ -97,11 +97,9 @@ cdef class MistakeDrivenLearner(OnlineLearner):
     cdef double new_coefficient(self, double y, double score) noexcept nogil:
         return y
 
-    cdef Py_ssize_t make_room(self, double y, double score) except -3 nogil:
+    cdef Py_ssize_t make_room(self) except -3 nogil:
         """Where the new support vector goes: ``APPEND``, the position of
-        the one it replaces (removed first), or ``NO_ROOM``.  ``y`` and
-        ``score`` are the round's label and ``f(x_t)``, for a rule that
-        prices each removal."""
+        the one it replaces (removed first), or ``NO_ROOM``."""
         return APPEND
 
     cdef int after_insert(self) except -1 nogil:
@@ -119,7 +117,7 @@ cdef inline double _sign_of(double coefficient) noexcept nogil:
 cdef class StoptronLearner(MistakeDrivenLearner):
     """The Stoptron: the kernel perceptron that stops adding once ``|S| = B``."""
 
-    cdef Py_ssize_t make_room(self, double y, double score) except -3 nogil:
+    cdef Py_ssize_t make_room(self) except -3 nogil:
         return APPEND if self.n_sv < self.budget else NO_ROOM
 
 
@@ -128,7 +126,7 @@ cdef class RandomBudgetLearner(MistakeDrivenLearner):
     vector, position ``rng.randint(B)`` oldest first (the ``RandomState``
     spelling of ``Generator.integers(B)``), then append the new example."""
 
-    cdef Py_ssize_t make_room(self, double y, double score) except -3 nogil:
+    cdef Py_ssize_t make_room(self) except -3 nogil:
         if self.n_sv == self.budget:
             return self.random_below(self.budget)
         return APPEND
@@ -211,7 +209,7 @@ cdef class CrammerKandolaSingerLearner(MistakeDrivenLearner):
                 return i
         return 0
 
-    cdef Py_ssize_t make_room(self, double y, double score) except -3 nogil:
+    cdef Py_ssize_t make_room(self) except -3 nogil:
         cdef double value
         if self.n_sv == self.budget:
             return self.best_removal(self.n_sv, &value)
