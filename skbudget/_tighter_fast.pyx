@@ -22,8 +22,7 @@ from skbudget._numbers cimport is_nan, raise_not_finite
 from scipy.special.cython_special cimport betainc
 
 from skbudget._engine cimport OnlineLearner
-from skbudget._engine import (_grown_index, _resized, initial_capacity, size_problem,
-                              square_problem)
+from skbudget._engine import _grown_index, _resized, size_problem, square_problem
 
 
 cdef class ValidatedRemovalLearner(OnlineLearner):
