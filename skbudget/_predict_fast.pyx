@@ -127,6 +127,7 @@ def kernel_expansion(X, vectors, const double[:, ::1] coef, const double[::1] in
                                and 0 <= degree <= 64 else -1)
     # tile shape: t support vectors (at most 1024) by m rows
     cdef bint fma = not feature_by_feature and fma_kernels_for(d)
+    cdef bint avx512 = fma and avx512_tiles()
     cdef Py_ssize_t t_max = min(n_sv, 1024)
     cdef Py_ssize_t m_max = max(16, TILE_VALUES // t_max)
     if not feature_by_feature and not fma:
@@ -152,7 +153,7 @@ def kernel_expansion(X, vectors, const double[:, ::1] coef, const double[::1] in
         for c0 in range(0, n_sv, t_max):
             t = min(t_max, n_sv - c0)
             if fma:
-                skb_fma_block(&Xt[0], m, m, &V[c0, 0], t, d, &tile[0], avx512_tiles())
+                skb_fma_block(&Xt[0], m, m, &V[c0, 0], t, d, &tile[0], avx512)
             elif not feature_by_feature:
                 _gemm_dots(Xb, V, c0, t, tile)
             elif sparse_rows:
