@@ -87,7 +87,7 @@ from sklearn.preprocessing import StandardScaler  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
 from skbudget._base import BaseKernelExpansionClassifier  # noqa: E402
-from skbudget._engine import vector_loops  # noqa: E402
+from skbudget._cpu import vector_loops  # noqa: E402
 from skbudget.datasets import make_noisy_gaussians  # noqa: E402
 from skbudget.discovery import all_estimators  # noqa: E402
 

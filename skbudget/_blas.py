@@ -4,7 +4,7 @@ The stream loop's and prediction's matrix products are small; BLAS threads
 only add wake-up latency to them (:func:`single_threaded_blas`).  Which
 OpenBLAS core ``scipy.linalg.cython_blas`` runs on decides the layout of the
 chunk's GEMM (``doc/engine.md``, "The stream loop"): the engine is told once,
-at import (:func:`skbudget._engine.use_small_gemm_kernels`), so a model never
+at import (:func:`skbudget._cpu.use_small_gemm_kernels`), so a model never
 depends on what ran before it.
 """
 
@@ -13,7 +13,7 @@ import os
 import scipy
 from threadpoolctl import ThreadpoolController  # a dependency of scikit-learn
 
-from skbudget._engine import use_small_gemm_kernels
+from skbudget._cpu import use_small_gemm_kernels
 
 __all__ = ["scipy_openblas_core", "single_threaded_blas"]
 

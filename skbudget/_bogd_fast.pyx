@@ -28,7 +28,7 @@ import numpy as np
 from libc.math cimport fabs, sqrt
 
 from skbudget._engine cimport OnlineLearner
-from skbudget._engine import _resized, initial_capacity, size_problem
+from skbudget._engine import _resized, size_problem
 from skbudget._numbers cimport is_finite, raise_not_finite
 
 cdef enum:
@@ -71,8 +71,8 @@ cdef class BoundedOGDLearner(OnlineLearner):
 
     def __init__(self, Py_ssize_t budget=2, double eta=0.5, double lam=1e-3, double bound=10.0,
                  int sampling=SAMPLING_UNIFORM, rng=None):
-        OnlineLearner.__init__(self, capacity=initial_capacity(budget + 1), rng=rng)
-        self.budget = budget
+        self.budget = budget        # (before the engine's __init__ reads capacity_limit)
+        OnlineLearner.__init__(self, rng=rng)
         self.eta = eta
         self.lam = lam
         self.bound = bound

@@ -50,7 +50,7 @@ from libc.math cimport fabs, sqrt, INFINITY
 from scipy.linalg.cython_lapack cimport dpotrf, dpotri
 
 from skbudget._engine cimport OnlineLearner
-from skbudget._engine import _copied, _resized, initial_capacity, size_problem, square_problem
+from skbudget._engine import _copied, _resized, size_problem, square_problem
 from skbudget._kernel_rows cimport dense_dot
 from skbudget._numbers cimport is_finite, oldest_least, raise_not_finite
 
@@ -148,10 +148,9 @@ cdef class BudgetedPALearner(OnlineLearner):
         self.lapack_work = np.zeros(0)
 
     def __init__(self, Py_ssize_t budget=1, double C=1.0, int maintenance=RULE_SIMPLE):
-        self.maintenance = maintenance     # (before the engine's __init__ calls grow)
-        self.budget = budget
-        OnlineLearner.__init__(self, capacity=initial_capacity(budget + 1),
-                               track_gram=maintenance != RULE_SIMPLE)
+        self.maintenance = maintenance     # (before the engine's __init__ calls grow,
+        self.budget = budget               # and reads capacity_limit)
+        OnlineLearner.__init__(self, track_gram=maintenance != RULE_SIMPLE)
         self.C = C
         self.n_removals = 0
         self.n_projections = 0

@@ -38,7 +38,7 @@ from libc.math cimport exp, fabs, isfinite, INFINITY
 from libc.string cimport memcpy
 
 from skbudget._engine cimport OnlineLearner
-from skbudget._engine import _resized, initial_capacity, size_problem
+from skbudget._engine import _resized, size_problem
 from skbudget._elementwise cimport exp_inplace, log_inplace
 from skbudget._kernel_rows cimport dense_dot, squared_distance
 from skbudget._merge_search cimport (A_N, CANDIDATE_ROWS, CROSS, DEGRADATION, KAPPA,
@@ -131,9 +131,8 @@ cdef class BudgetedSGDLearner(OnlineLearner):
                  int merge_search=SEARCH_GOLDEN):
         # projection reads k(x_i, x_p) from the Gram matrix; merging asks the
         # feature store for its one kernel value per partner
-        OnlineLearner.__init__(self, capacity=initial_capacity(budget + 1),
-                               track_gram=maintenance == RULE_PROJECTION)
-        self.budget = budget
+        self.budget = budget        # (before the engine's __init__ reads capacity_limit)
+        OnlineLearner.__init__(self, track_gram=maintenance == RULE_PROJECTION)
         self.lam = lam
         self.maintenance = maintenance
         self.merge_search = merge_search
@@ -374,10 +373,9 @@ cdef class MulticlassBSGDLearner(SharedSupportLearner):
     def __init__(self, Py_ssize_t n_classes=3, Py_ssize_t budget=1, double lam=1e-4,
                  int maintenance=RULE_REMOVAL, int merge_search=SEARCH_GOLDEN):
         self.row_sqnorm = np.zeros(0)      # (grown with the cells)
+        self.budget = budget        # (before the engine's __init__ reads capacity_limit)
         SharedSupportLearner.__init__(self, n_classes,
-                                      capacity=initial_capacity(budget + 1),
                                       track_gram=maintenance == RULE_PROJECTION)
-        self.budget = budget
         self.lam = lam
         self.maintenance = maintenance
         self.merge_search = merge_search

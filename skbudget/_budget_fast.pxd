@@ -17,11 +17,9 @@ cdef class MistakeDrivenLearner(OnlineLearner):
     cdef bint wants_update(self, double y, double score) noexcept nogil
     # the true coefficient of the inserted example (default: y)
     cdef double new_coefficient(self, double y, double score) noexcept nogil
-    # before the insertion, given the round's label y and score f(x_t) (a
-    # rule may price each removal with them): the position of the support
-    # vector the example replaces (removed first), APPEND (-1) to add it, or
-    # NO_ROOM (-2) to skip
-    cdef Py_ssize_t make_room(self, double y, double score) except -3 nogil
+    # before the insertion: the position of the support vector the example
+    # replaces (removed first), APPEND (-1) to add it, or NO_ROOM (-2) to skip
+    cdef Py_ssize_t make_room(self) except -3 nogil
     # after the insertion (the new example is the newest support vector)
     cdef int after_insert(self) except -1 nogil
 

@@ -30,7 +30,7 @@ import numpy as np
 from libc.math cimport fabs, sqrt, INFINITY
 
 from skbudget._engine cimport OnlineLearner
-from skbudget._engine import initial_capacity, size_problem
+from skbudget._engine import size_problem
 from skbudget._numbers cimport is_finite, raise_not_finite, tie_tolerance
 from skbudget._vector_loops cimport (skb_axpy, skb_first_at_least, skb_largest,
                                        skb_last_position, skb_leave_one_out_margins,
@@ -61,12 +61,11 @@ cdef class MistakeDrivenLearner(OnlineLearner):
     _state_names = OnlineLearner._state_names + ("budget", "beta")
 
     def __init__(self, Py_ssize_t budget=-1, double beta=0.0, rng=None,
-                 bint track_margins=False, Py_ssize_t capacity=8, bint track_gram=False):
-        cap = capacity if budget < 0 else initial_capacity(budget + 2)
-        OnlineLearner.__init__(self, capacity=cap, rng=rng, track_gram=track_gram,
-                               track_margins=track_margins)
-        self.budget = budget
+                 bint track_margins=False, bint track_gram=False):
+        self.budget = budget        # (before the engine's __init__ reads capacity_limit)
         self.beta = beta
+        OnlineLearner.__init__(self, rng=rng, track_gram=track_gram,
+                               track_margins=track_margins)
 
     cdef Py_ssize_t capacity_limit(self) noexcept nogil:
         # B support vectors, one appended before a removal, one spare
@@ -81,7 +80,7 @@ cdef class MistakeDrivenLearner(OnlineLearner):
         cdef double score = self.dot_row()
         cdef Py_ssize_t room
         if self.wants_update(y, score):
-            room = self.make_room(y, score)
+            room = self.make_room()
             if room == NO_ROOM:
                 return score
             if room == APPEND:
@@ -98,11 +97,9 @@ cdef class MistakeDrivenLearner(OnlineLearner):
     cdef double new_coefficient(self, double y, double score) noexcept nogil:
         return y
 
-    cdef Py_ssize_t make_room(self, double y, double score) except -3 nogil:
+    cdef Py_ssize_t make_room(self) except -3 nogil:
         """Where the new support vector goes: ``APPEND``, the position of
-        the one it replaces (removed first), or ``NO_ROOM``.  ``y`` and
-        ``score`` are the round's label and ``f(x_t)``, for a rule that
-        prices each removal."""
+        the one it replaces (removed first), or ``NO_ROOM``."""
         return APPEND
 
     cdef int after_insert(self) except -1 nogil:
@@ -120,7 +117,7 @@ cdef inline double _sign_of(double coefficient) noexcept nogil:
 cdef class StoptronLearner(MistakeDrivenLearner):
     """The Stoptron: the kernel perceptron that stops adding once ``|S| = B``."""
 
-    cdef Py_ssize_t make_room(self, double y, double score) except -3 nogil:
+    cdef Py_ssize_t make_room(self) except -3 nogil:
         return APPEND if self.n_sv < self.budget else NO_ROOM
 
 
@@ -129,7 +126,7 @@ cdef class RandomBudgetLearner(MistakeDrivenLearner):
     vector, position ``rng.randint(B)`` oldest first (the ``RandomState``
     spelling of ``Generator.integers(B)``), then append the new example."""
 
-    cdef Py_ssize_t make_room(self, double y, double score) except -3 nogil:
+    cdef Py_ssize_t make_room(self) except -3 nogil:
         if self.n_sv == self.budget:
             return self.random_below(self.budget)
         return APPEND
@@ -212,7 +209,7 @@ cdef class CrammerKandolaSingerLearner(MistakeDrivenLearner):
                 return i
         return 0
 
-    cdef Py_ssize_t make_room(self, double y, double score) except -3 nogil:
+    cdef Py_ssize_t make_room(self) except -3 nogil:
         cdef double value
         if self.n_sv == self.budget:
             return self.best_removal(self.n_sv, &value)

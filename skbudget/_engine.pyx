@@ -40,14 +40,15 @@ from cpython.pythread cimport PyThread_get_thread_ident
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 from scipy.linalg.cython_blas cimport dgemm
 
+from skbudget._cpu cimport avx512_tiles, fma_kernels_for, small_gemm
 from skbudget._elementwise cimport exp_inplace, power_inplace, tanh_inplace
 from skbudget._kernel_rows cimport (
     KernelSpec, LINEAR_KERNEL, RBF_KERNEL, POLY_KERNEL, SIGMOID_KERNEL, dense_dot, sparse_dot, kernel_from_dot, kernel_to_itself, squared_distance,
 )
 
 from skbudget._vector_loops cimport (
-    SKB_FMA_PADDING, skb_affine_arguments, skb_avx512_available, skb_avx512_chosen, skb_axpy,
-    skb_dot16, skb_fma_available, skb_fma_block, skb_fma_dots_rows, skb_last_position,
+    SKB_FMA_PADDING, skb_affine_arguments, skb_axpy, skb_dot16, skb_fma_block,
+    skb_fma_dots_rows, skb_last_position,
     skb_nonfinite_flags, skb_rbf_arguments, skb_rbf_block_arguments, skb_replace_in_margins,
     skb_row_norms, skb_transpose, skb_vector_loops_init,
 )
@@ -61,15 +62,6 @@ class NonFiniteKernelValues(ValueError):
     message of ``skbudget._kernels.non_finite_kernel_error``."""
 
 skb_vector_loops_init()     # the AVX2 loops where the CPU has AVX2
-
-
-def vector_loops():
-    """Which build of the training loop's array passes runs: ``'avx2'``
-    or ``'baseline'`` (``_vector_loops.h``; the environment variable
-    ``SKBUDGET_DISABLE_AVX2=1``, set before the import, keeps the baseline,
-    and turns off the FMA kernels too, see :func:`use_fma_kernels`).  Both
-    builds of the passes give the same models, bit for bit."""
-    return "avx2" if skb_vector_loops_init() else "baseline"
 
 
 cdef inline bint _finite(double v) noexcept nogil:
@@ -127,26 +119,11 @@ def check_rows_to_themselves(const double[:, ::1] X, int kind, double gamma, dou
             _check_self_value(&kspec, kernel_to_itself(&kspec, norms[i]), norms[i])
 
 
-# OpenBLAS multiplies matrices of at most this many m * n * k products with
-# the "small matrix" kernels of its SkylakeX-class cores, which do not pack
-# the operands: a chunk's GEMM that fits, in the layout they accept, costs
-# about 0.6x as much (``benchmarks/bench_gemm.py``).  Other cores (Haswell,
-# Zen...) pack every product; there the layout makes no difference and
-# transposing the chunk for it is a loss (10 % of a Stoptron epoch at d = 54)
-cdef double SMALL_GEMM_PRODUCTS = 1e6
 # rows of the chunk's Gram matrix one GEMM computes (compute_self_column)
 cdef Py_ssize_t GRAM_ROWS = 16
-# whether the BLAS has those kernels (set once, :func:`use_small_gemm_kernels`)
-cdef bint SMALL_GEMM_KERNELS = False
 # the cells a learner starts with (initial_capacity)
 INITIAL_CAPACITY = 8
 
-# whether the chunk's inner products come from the engine's own kernels,
-# skb_fma_block and skb_fma_dots_rows (a CPU with AVX2 and FMA, see
-# :func:`use_fma_kernels`), instead of BLAS, for at most FMA_FEATURES
-# features (BLAS sums longer products in blocks of 256 terms)
-cdef bint FMA_KERNELS = skb_fma_available()
-cdef Py_ssize_t FMA_FEATURES = 256
 # examples whose products with the chunk's later examples skb_fma_dots_rows
 # computes at once (with AVX-512: three cost about what one does)
 cdef Py_ssize_t FMA_GRAM_ROWS = 3
@@ -197,66 +174,16 @@ cdef inline double _monotonic_seconds() noexcept nogil:
     return <double> now.tv_sec + 1e-9 * <double> now.tv_nsec
 
 
-def use_fma_kernels(bint use):
-    """Whether the training loop's inner products (a chunk's examples
-    against the stored rows, and a stored example against the chunk's
-    later examples; at most 256 features) come from the engine's AVX2 /
-    FMA kernels (``True``, the default where the CPU has both) or from
-    BLAS.  The kernels sum each product as OpenBLAS's dgemm kernels mostly
-    do, one fused multiply-add after another; BLAS may round the last bit
-    differently (OpenBLAS in the edge rows of some shapes, other BLAS
-    anywhere).  Asking for them on a CPU without AVX2 and FMA, or with
-    ``SKBUDGET_DISABLE_AVX2`` set, keeps BLAS.  Returns the previous
-    setting."""
-    global FMA_KERNELS
-    previous = FMA_KERNELS
-    FMA_KERNELS = use and skb_fma_available()
-    return previous
-
-
-def use_avx512_tiles(bint use):
-    """Whether the FMA kernels run AVX-512 (``True``, the default where the
-    CPU has AVX-512): the chunk's block in tiles of 24 examples, a stored
-    example's products with the chunk's later examples three examples at a
-    time (see :meth:`OnlineLearner.compute_self_column`); or only AVX2:
-    tiles of 12, one example at a time.  The same sums, the same bits (for
-    the tests).  Returns the previous setting."""
-    global skb_avx512_chosen
-    previous = skb_avx512_available()
-    skb_avx512_chosen = -1
-    skb_avx512_chosen = use and skb_avx512_available()
-    return bool(previous)
-
-
-def fma_kernels_for(Py_ssize_t n_features):
-    """Whether inner products of ``n_features`` terms come from the FMA
-    kernels (:func:`use_fma_kernels`; prediction asks too)."""
-    return FMA_KERNELS and n_features <= FMA_FEATURES
-
-
-def use_small_gemm_kernels(bint available):
-    """Tell the engine whether the BLAS that ``scipy.linalg.cython_blas``
-    calls has OpenBLAS's small-matrix kernels (``skbudget._stream`` asks
-    threadpoolctl once, at import); the chunk layout and length follow.
-    Returns the previous setting."""
-    global SMALL_GEMM_KERNELS
-    previous = SMALL_GEMM_KERNELS
-    SMALL_GEMM_KERNELS = available
-    return previous
-
-
-cdef inline bint _small_gemm(Py_ssize_t m, Py_ssize_t n, Py_ssize_t k) noexcept nogil:
-    """Whether an m x n x k product runs in the BLAS's small-matrix kernels."""
-    return SMALL_GEMM_KERNELS and <double>m * n * k <= SMALL_GEMM_PRODUCTS
-
-
 cdef class OnlineLearner:
     """Binary online kernel learner: the support-set store and stream loop.
 
+    The learner starts with :func:`initial_capacity` of its
+    :meth:`capacity_limit` cells and grows by doubling when needed
+    (:meth:`grow_when_full`): a subclass sets what its limit reads (its
+    budget) before it calls ``__init__``.
+
     Parameters
     ----------
-    capacity : int
-        Initial number of cells; the store grows by doubling when needed.
     rng : numpy.random.RandomState or None
         Source of the random draws a policy's rule asks for.
     track_gram : bool
@@ -266,8 +193,7 @@ cdef class OnlineLearner:
         change of the model (implies ``track_gram``).
     """
 
-    def __init__(self, Py_ssize_t capacity=8, rng=None, bint track_gram=False,
-                 bint track_margins=False):
+    def __init__(self, rng=None, bint track_gram=False, bint track_margins=False):
         self.n_sv = 0
         self.capacity = 0
         self.n_free = 0
@@ -303,7 +229,7 @@ cdef class OnlineLearner:
         self.slot_map = np.zeros(0, dtype=np.intp)
         self.row_scratch = np.zeros(0)
         self.n_cell_rows = 0
-        self.grow(max(capacity, 1))
+        self.grow(initial_capacity(self.capacity_limit()))
 
     def use_store(self, int kind, double gamma, double coef0, double degree,
                   Py_ssize_t n_features):
@@ -1442,7 +1368,7 @@ cdef class OnlineLearner:
         (:meth:`compute_self_column`): most examples never are.
 
         When the BLAS has OpenBLAS's small-matrix kernels and the product
-        fits them (:func:`_small_gemm`, the chunks :func:`chunk_length`
+        fits them (``_cpu.small_gemm``, the chunks :func:`chunk_length`
         picks where it can), the GEMM reads the chunk transposed (d x c,
         copied here, after the norms): that layout runs without packing
         either operand, 1.7x faster than the rows as they are at c = 32
@@ -1451,8 +1377,8 @@ cdef class OnlineLearner:
         kernels, take the rows as they are: there the copy would be a loss
         (``benchmarks/bench_gemm.py``).
 
-        On a CPU with AVX2 and FMA (:func:`use_fma_kernels`, up to
-        ``FMA_FEATURES`` features) the chunk is transposed (4 x 4 register
+        On a CPU with AVX2 and FMA (:func:`skbudget._cpu.use_fma_kernels`,
+        up to 256 features) the chunk is transposed (4 x 4 register
         blocks) and, unless the small-matrix kernels take the product,
         ``skb_fma_block`` multiplies it with the stored rows as they are:
         tiles of 12 examples by 4 stored rows in 12 registers, each sum one
@@ -1466,8 +1392,8 @@ cdef class OnlineLearner:
         cdef uint64_t flags = 0
         cdef double* sq_norms
         cdef double* rows_t = NULL
-        cdef bint fma = FMA_KERNELS and d <= FMA_FEATURES
-        cdef bint small = _small_gemm(c, n, d)
+        cdef bint fma = fma_kernels_for(d)
+        cdef bint small = small_gemm(c, n, d)
         cdef bint transposed = fma or small
         cdef Py_ssize_t n_transposed = c * d + SKB_FMA_PADDING if transposed else 0
         if (self.chunk_buffer.shape[0] < c * n or self.chunk_self_buffer.shape[0] < c * c
@@ -1499,7 +1425,7 @@ cdef class OnlineLearner:
         if small:
             _gemm_transposed(rows_t, c, &self.store[0, 0], n, d, self.chunk_k)
         elif fma:
-            skb_fma_block(rows_t, c, c, &self.store[0, 0], n, d, self.chunk_k)
+            skb_fma_block(rows_t, c, c, &self.store[0, 0], n, d, self.chunk_k, avx512_tiles())
         else:
             _gemm_nt(rows, c, &self.store[0, 0], n, d, self.chunk_k, n)
         if self.kspec.kind == RBF_KERNEL:   # row i: example i against every stored row
@@ -1525,7 +1451,7 @@ cdef class OnlineLearner:
         noise at d = 784.  A GEMV would be cheaper still, but it rounds
         unlike the GEMM of every other kernel value (exactly duplicated
         examples then score differently).  On a CPU with AVX2 and FMA
-        (:func:`use_fma_kernels`, up to ``FMA_FEATURES`` features) they
+        (:func:`skbudget._cpu.use_fma_kernels`, up to 256 features) they
         come instead from ``skb_fma_dots_rows``, from the transposed
         chunk, summed as the chunk's block is: for the stored example
         only, or, with AVX-512 tiles, for it and the
@@ -1536,14 +1462,16 @@ cdef class OnlineLearner:
         :meth:`compute_chunk_blocks`, on this row only."""
         cdef Py_ssize_t rows, d = self.n_features, c = self.chunk_len, m = c - first - 1
         cdef double* out = &self.chunk_self[first * c + first + 1]
+        cdef bint avx512
         if m <= 0:
             return 0
         if self.chunk_fma:     # (the chunk is transposed)
             if first >= self.gram_until:
-                rows = min(FMA_GRAM_ROWS if skb_avx512_available() else 1, c - first)
+                avx512 = avx512_tiles()
+                rows = min(FMA_GRAM_ROWS if avx512 else 1, c - first)
                 self.gram_until = first + rows
                 skb_fma_dots_rows(&self.chunk_x[first * d], rows, &self.chunk_xt_buffer[first + 1],
-                                  c, m, d, out, c)
+                                  c, m, d, out, c, avx512)
         elif first >= self.gram_until:
             rows = min(GRAM_ROWS, c - first)
             self.gram_until = first + rows
@@ -1848,7 +1776,7 @@ cpdef Py_ssize_t chunk_length(Py_ssize_t n_stored, Py_ssize_t n_features) noexce
     against the examples after it), and a fixed cost (a GEMM call that
     packs the stored rows unless small-matrix kernels run it, the exp
     loop).  ``c = 32`` when its GEMM fits OpenBLAS's small-matrix kernels
-    (:func:`_small_gemm`), else ``c = p / 4`` in [48, 256].
+    (``_cpu.small_gemm``), else ``c = p / 4`` in [48, 256].
     Measured with ``benchmarks/bench_gemm.py`` and one epoch of the budget
     algorithms (B = 100 and 500; d = 2, 54 and 784).  With small-matrix
     kernels, 32 is within the timing noise of the best of 16 - 128 wherever
@@ -1856,16 +1784,16 @@ cpdef Py_ssize_t chunk_length(Py_ssize_t n_stored, Py_ssize_t n_features) noexce
     product does not fit; at d = 784, B = 500 larger chunks stay better).
     Without them (Haswell kernels), 48 - 64 examples are 2 - 6 % faster
     than 32 at B = 100, and 64 - 125 at B = 500.  With the engine's FMA
-    kernels (:func:`use_fma_kernels`, where the small-matrix kernels do
+    kernels (:func:`skbudget._cpu.use_fma_kernels`, where the small-matrix kernels do
     not take the chunk) no product is packed and the same
     ``p / 4`` in [48, 256] is the fastest (36 - 132 within the noise at
     B = 100 and 500, d = 54), rounded down to whole tiles of
     ``FMA_TILE_EXAMPLES`` = 12 examples (a chunk of 32 fills a third of
     its last tile, and cost 3 - 4 % more than 24 or 48)."""
     cdef Py_ssize_t c = min(max(n_stored // 4, 48), 256)
-    if _small_gemm(32, n_stored, n_features):
+    if small_gemm(32, n_stored, n_features):
         return 32
-    if FMA_KERNELS and n_features <= FMA_FEATURES:
+    if fma_kernels_for(n_features):
         return c - c % FMA_TILE_EXAMPLES
     return c
 
@@ -1983,12 +1911,3 @@ def csr_parts(const double[:, ::1] rows):
                     nnz += 1
     return data_arr, indices_arr, indptr_arr
 
-
-def _random_below(OnlineLearner learner, long long n):
-    """Python access to :meth:`OnlineLearner.random_below` (for tests)."""
-    return learner.random_below(n)
-
-
-def _random_uniform(OnlineLearner learner):
-    """Python access to :meth:`OnlineLearner.random_uniform` (for tests)."""
-    return learner.random_uniform()

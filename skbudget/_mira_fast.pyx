@@ -24,7 +24,7 @@ kernel MIRA, the paper's baseline.
 import numpy as np
 from libc.math cimport fabs, INFINITY
 
-from skbudget._engine import initial_capacity, size_problem
+from skbudget._engine import size_problem
 from skbudget._numbers cimport is_finite, raise_not_finite, tie_tolerance
 from skbudget._shared_support cimport SharedSupportLearner
 
@@ -48,11 +48,9 @@ cdef class MIRALearner(SharedSupportLearner):
             raise ValueError(f"beta must be > 0; got {beta}")
         if budget == 0 or budget < -1:
             raise ValueError(f"budget must be >= 1 (or -1: no fixed cache); got {budget}")
-        SharedSupportLearner.__init__(
-            self, n_classes, capacity=initial_capacity(budget + 1 if budget >= 0 else -1),
-            track_scores=budget >= 0 or distill)
+        self.budget = budget        # (before the engine's __init__ reads capacity_limit)
+        SharedSupportLearner.__init__(self, n_classes, track_scores=budget >= 0 or distill)
         self.beta = beta
-        self.budget = budget
         self.distill = distill
         self.step = np.zeros(n_classes)
         self.sorted_d = np.zeros(n_classes)

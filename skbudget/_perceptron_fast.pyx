@@ -33,10 +33,9 @@ cdef class KernelPerceptronLearner(OnlineLearner):
     )
 
     def __init__(self, double eta=1.0, double theta_init=0.0, double threshold_step=0.0,
-                 double margin_width=0.0, double lam=0.0, double alpha_bound=INFINITY,
-                 Py_ssize_t capacity=8):
+                 double margin_width=0.0, double lam=0.0, double alpha_bound=INFINITY):
         self.m_count = np.zeros(0, dtype=np.int64)
-        OnlineLearner.__init__(self, capacity=capacity)
+        OnlineLearner.__init__(self)
         self.eta = eta
         self.theta = theta_init
         self.intercept = -theta_init

@@ -13,7 +13,7 @@ vectors on every call is spread over enough rows).  For each tile:
    or, on a CPU with AVX2 and FMA and at most 256 features, the training
    loop's own kernel ``skb_fma_block`` (``_vector_loops.h``: the rows
    transposed once per block of rows, nothing packed, AVX-512 where the
-   CPU has it; :func:`skbudget._engine.use_fma_kernels`); otherwise,
+   CPU has it; :func:`skbudget._cpu.use_fma_kernels`); otherwise,
    feature by feature, ``x_ik * S.T[k]`` added to the row's tile (over a
    CSR row's non-zeros only; ``S.T`` is a dense copy, contiguous per
    feature);
@@ -40,7 +40,7 @@ import scipy.sparse as sp
 
 from scipy.linalg.cython_blas cimport dgemm
 
-from skbudget._engine import fma_kernels_for
+from skbudget._cpu cimport avx512_tiles, fma_kernels_for
 from skbudget._kernel_rows cimport LINEAR_KERNEL, POLY_KERNEL, RBF_KERNEL, SIGMOID_KERNEL
 from skbudget._vector_loops cimport (SKB_FMA_PADDING, skb_affine_arguments, skb_axpy,
                                      skb_fma_block, skb_integer_power, skb_rbf_block_arguments,
@@ -127,6 +127,7 @@ def kernel_expansion(X, vectors, const double[:, ::1] coef, const double[::1] in
                                and 0 <= degree <= 64 else -1)
     # tile shape: t support vectors (at most 1024) by m rows
     cdef bint fma = not feature_by_feature and fma_kernels_for(d)
+    cdef bint avx512 = fma and avx512_tiles()
     cdef Py_ssize_t t_max = min(n_sv, 1024)
     cdef Py_ssize_t m_max = max(16, TILE_VALUES // t_max)
     if not feature_by_feature and not fma:
@@ -152,7 +153,7 @@ def kernel_expansion(X, vectors, const double[:, ::1] coef, const double[::1] in
         for c0 in range(0, n_sv, t_max):
             t = min(t_max, n_sv - c0)
             if fma:
-                skb_fma_block(&Xt[0], m, m, &V[c0, 0], t, d, &tile[0])
+                skb_fma_block(&Xt[0], m, m, &V[c0, 0], t, d, &tile[0], avx512)
             elif not feature_by_feature:
                 _gemm_dots(Xb, V, c0, t, tile)
             elif sparse_rows:

@@ -64,12 +64,12 @@ cdef class ProjectronLearner(OnlineLearner):
     _state_names = OnlineLearner._state_names + (
         "eta", "budget", "n_projections", "n_margin_updates", "chol", "work", "c", "w")
 
-    def __init__(self, double eta=0.1, Py_ssize_t budget=-1, Py_ssize_t capacity=8):
+    def __init__(self, double eta=0.1, Py_ssize_t budget=-1):
         self.chol = np.zeros(0)
         self.work = np.zeros(0)
         self.c = np.zeros(0)
         self.w = np.zeros(0)
-        OnlineLearner.__init__(self, capacity=capacity)
+        OnlineLearner.__init__(self)
         self.eta = eta
         self.budget = budget
         self.n_projections = 0

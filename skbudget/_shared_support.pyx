@@ -44,8 +44,6 @@ cdef class SharedSupportLearner(OnlineLearner):
     ----------
     n_outputs : int
         ``k``, the number of classes (at least 2).
-    capacity : int
-        Initial number of cells; the store grows by doubling when needed.
     track_scores : bool
         Keep ``s_r(x_c)`` for every support pattern (and the support-set
         Gram matrix it needs), updated in O(|S| k) per change.
@@ -58,8 +56,8 @@ cdef class SharedSupportLearner(OnlineLearner):
     _state_names = OnlineLearner._state_names + (
         "n_outputs", "tau", "label", "track_scores", "support_scores", "scores", "candidates")
 
-    def __init__(self, Py_ssize_t n_outputs=2, Py_ssize_t capacity=8, bint track_scores=False,
-                 rng=None, bint track_gram=False):
+    def __init__(self, Py_ssize_t n_outputs=2, bint track_scores=False, rng=None,
+                 bint track_gram=False):
         if n_outputs < 2:
             raise ValueError(f"n_outputs must be at least 2; got {n_outputs}")
         self.n_outputs = n_outputs
@@ -69,7 +67,7 @@ cdef class SharedSupportLearner(OnlineLearner):
         self.label = np.zeros(0, dtype=np.intp)
         self.scores = np.zeros(n_outputs)
         self.candidates = np.zeros(0)
-        OnlineLearner.__init__(self, capacity=capacity, rng=rng,
+        OnlineLearner.__init__(self, rng=rng,
                                track_gram=track_scores or track_gram)
 
     cdef int grow(self, Py_ssize_t new_capacity) except -1:

@@ -22,8 +22,7 @@ from skbudget._numbers cimport is_nan, raise_not_finite
 from scipy.special.cython_special cimport betainc
 
 from skbudget._engine cimport OnlineLearner
-from skbudget._engine import (_grown_index, _resized, initial_capacity, size_problem,
-                              square_problem)
+from skbudget._engine import _grown_index, _resized, size_problem, square_problem
 
 
 cdef class ValidatedRemovalLearner(OnlineLearner):
@@ -35,9 +34,8 @@ cdef class ValidatedRemovalLearner(OnlineLearner):
 
     def __init__(self, Py_ssize_t budget=1, rng=None):
         self.label = np.zeros(0)
-        OnlineLearner.__init__(self, capacity=initial_capacity(budget + 1), rng=rng,
-                               track_margins=True)
-        self.budget = budget
+        self.budget = budget        # (before the engine's __init__ reads capacity_limit)
+        OnlineLearner.__init__(self, rng=rng, track_margins=True)
 
     cdef Py_ssize_t capacity_limit(self) noexcept nogil:
         return self.budget + 1      # (B support vectors and the example being added)

@@ -889,32 +889,37 @@ SKB_FMA_ROWS512(6)
 
 #endif
 
-/* 1: skb_fma_block runs its AVX-512 tiles; 0: AVX2; -1: not chosen yet */
-static int skb_avx512_chosen SKB_UNUSED = -1;
+/* whether the CPU has AVX-512 and FMA (and AVX2 is not disabled): 1 or 0;
+ * -1: not asked yet */
+static int skb_avx512_detected SKB_UNUSED = -1;
 
-/* Whether skb_fma_block runs AVX-512 tiles (the CPU has AVX-512 and FMA,
- * AVX2 is not disabled, and skb_avx512_chosen was not set to 0). */
+/* Whether skb_fma_block and skb_fma_dots_rows can run their AVX-512 tiles
+ * on this CPU (AVX-512 and FMA, AVX2 not disabled).  Whether they do is the
+ * caller's choice, their argument avx512 (skbudget._cpu's avx512_tiles). */
 static SKB_UNUSED int skb_avx512_available(void)
 {
-    if (skb_avx512_chosen < 0) {
+    if (skb_avx512_detected < 0) {
 #ifdef SKB_DISPATCH_AVX2
-        skb_avx512_chosen = skb_vector_loops_init() && __builtin_cpu_supports("avx512f")
-                            && __builtin_cpu_supports("fma");
+        skb_avx512_detected = skb_vector_loops_init() && __builtin_cpu_supports("avx512f")
+                              && __builtin_cpu_supports("fma");
 #else
-        skb_avx512_chosen = 0;
+        skb_avx512_detected = 0;
 #endif
     }
-    return skb_avx512_chosen;
+    return skb_avx512_detected;
 }
 
 /* out[t * n + s] = <example t, store row s> for t < c, s < n: the chunk's
  * block against the stored rows (rows_t: the chunk transposed, d x ldt,
  * readable 11 values past the last row's c-th; store: n rows of d values),
  * each sum one fused multiply-add after another over k = 0 .. d-1 from +0,
- * as skb_fma_dots sums it.  Call it only if skb_fma_available(). */
+ * as skb_fma_dots sums it; with avx512, AVX-512 tiles while 24 examples
+ * are left, where the CPU has them (skb_avx512_available; the same sums).
+ * Call it only if skb_fma_available(). */
 static SKB_UNUSED SKB_FMA_TARGET int skb_fma_block(const double *rows_t, ptrdiff_t ldt,
                                                    ptrdiff_t c, const double *store,
-                                                   ptrdiff_t n, ptrdiff_t d, double *out)
+                                                   ptrdiff_t n, ptrdiff_t d, double *out,
+                                                   int avx512)
 {
     ptrdiff_t t0 = 0, s0;
 #ifdef SKB_DISPATCH_AVX2
@@ -930,7 +935,8 @@ static SKB_UNUSED SKB_FMA_TARGET int skb_fma_block(const double *rows_t, ptrdiff
         default: break;                                                                  \
         }                                                                                \
     } while (0)
-    if (skb_avx512_available())     /* while 24 examples are left: AVX-512 tiles */
+    /* while 24 examples are left: AVX-512 tiles (if the CPU has them) */
+    if (avx512 && skb_avx512_available())
         for (; t0 + 24 <= c; t0 += 24)
             SKB_TILE_ROW(skb_fma_tile512_);
     for (; t0 < c; t0 += 12)
@@ -938,6 +944,7 @@ static SKB_UNUSED SKB_FMA_TARGET int skb_fma_block(const double *rows_t, ptrdiff
 #undef SKB_TILE_ROW
 #else
     ptrdiff_t k;
+    (void)avx512;
     for (t0 = 0; t0 < c; t0++)
         for (s0 = 0; s0 < n; s0++) {
             double acc = 0.0;
@@ -980,19 +987,19 @@ static SKB_UNUSED SKB_FMA_TARGET int skb_fma_dots(const double *x, const double 
 }
 
 /* skb_fma_dots for the rows consecutive rows of x (d values each, at most
- * 3) at once, into out[r * ldo + j]: with AVX-512 (skb_avx512_available)
- * three rows cost about what one does (the chains wait on the latency,
- * skb_fma_rows512_*), so a caller that will probably need the next rows
+ * 3) at once, into out[r * ldo + j]: with avx512 (AVX-512, where the
+ * CPU has it: skb_avx512_available) three rows cost about what one does
+ * (the chains wait on the latency, skb_fma_rows512_*), so a caller that will probably need the next rows
  * gets them almost free; otherwise row after row.  The same sums either
  * way.  Call it only if skb_fma_available(). */
 static SKB_UNUSED int skb_fma_dots_rows(const double *x, ptrdiff_t rows, const double *cols_t,
                                         ptrdiff_t ld, ptrdiff_t m, ptrdiff_t d, double *out,
-                                        ptrdiff_t ldo)
+                                        ptrdiff_t ldo, int avx512)
 {
     ptrdiff_t r;
 #ifdef SKB_DISPATCH_AVX2
     ptrdiff_t j;
-    if (skb_avx512_available() && rows <= 3) {
+    if (avx512 && skb_avx512_available() && rows <= 3) {
         for (j = 0; j < m; j += 48) {
             const double *col = cols_t + j;
             switch ((m - j + 7) / 8) {
@@ -1006,6 +1013,8 @@ static SKB_UNUSED int skb_fma_dots_rows(const double *x, ptrdiff_t rows, const d
         }
         return 0;
     }
+#else
+    (void)avx512;
 #endif
     for (r = 0; r < rows; r++)
         skb_fma_dots(x + r * d, cols_t, ld, m, d, out + r * ldo);

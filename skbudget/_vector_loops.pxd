@@ -35,8 +35,7 @@ cdef extern from "_vector_loops.h" nogil:
     int skb_fma_available()
     int skb_transpose(const double* rows, Py_ssize_t c, Py_ssize_t d, double* out, Py_ssize_t ld)
     int skb_fma_dots_rows(const double* x, Py_ssize_t rows, const double* cols_t, Py_ssize_t ld,
-                          Py_ssize_t m, Py_ssize_t d, double* out, Py_ssize_t ldo)
+                          Py_ssize_t m, Py_ssize_t d, double* out, Py_ssize_t ldo, bint avx512)
     int skb_fma_block(const double* rows_t, Py_ssize_t ldt, Py_ssize_t c, const double* store,
-                      Py_ssize_t n, Py_ssize_t d, double* out)
-    int skb_avx512_chosen
+                      Py_ssize_t n, Py_ssize_t d, double* out, bint avx512)
     int skb_avx512_available()

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 
 from skbudget import BoundedOGDClassifier
-from skbudget._engine import _random_uniform
+from skbudget._engine_testing import random_uniform
 from skbudget._bogd_fast import BoundedOGDLearner
 from skbudget.datasets import make_noisy_gaussians
 from tests.oracles import keeping_flags, mistake_flags
@@ -106,7 +106,7 @@ def test_random_uniform_is_random_sample():
         rng = np.random.RandomState(seed)
         learner = BoundedOGDLearner(rng=rng)
         learner.begin_call()
-        draws = [_random_uniform(learner) for _ in range(50)]
+        draws = [random_uniform(learner) for _ in range(50)]
         assert draws == list(np.random.RandomState(seed).random_sample(50))
 
 

@@ -11,8 +11,10 @@ from sklearn.metrics.pairwise import pairwise_kernels
 
 from skbudget import BudgetPerceptron, Forgetron, KernelPerceptron, RandomBudgetPerceptron
 from skbudget import _elementwise
-from skbudget._engine import (OnlineLearner, _random_below, chunk_length, use_avx512_tiles,
-                              use_fma_kernels, use_small_gemm_kernels, vector_loops)
+from skbudget._cpu import (use_avx512_tiles, use_fma_kernels, use_small_gemm_kernels,
+                           vector_loops)
+from skbudget._engine import OnlineLearner, chunk_length
+from skbudget._engine_testing import random_below
 from skbudget._blas import scipy_openblas_core
 
 
@@ -20,7 +22,7 @@ from skbudget._blas import scipy_openblas_core
 def test_random_below_is_randomstate_randint(n):
     expected = np.random.RandomState(5)
     learner = OnlineLearner(rng=np.random.RandomState(5))
-    assert [_random_below(learner, n) for _ in range(300)] == [
+    assert [random_below(learner, n) for _ in range(300)] == [
         expected.randint(n) for _ in range(300)]
     assert learner.rng.randint(1000) == expected.randint(1000)   # same state after
 
@@ -274,7 +276,7 @@ def test_run_csr_trusting_canonical_rows_still_checks_what_it_scatters():
 # runs it, so that the environment variable is read at import).
 MODEL_DIGEST_SCRIPT = """
 import hashlib, numpy as np, scipy.sparse as sp
-from skbudget._engine import use_fma_kernels, vector_loops
+from skbudget._cpu import use_fma_kernels, vector_loops
 use_fma_kernels(False)      # (AVX2 and FMA only: compared with BLAS in another test)
 from skbudget._base import BaseKernelExpansionClassifier
 from skbudget.discovery import all_estimators
