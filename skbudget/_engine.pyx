@@ -31,7 +31,7 @@ import threading
 
 import numpy as np
 from cython cimport floating
-from libc.math cimport INFINITY, fabs, fma
+from libc.math cimport INFINITY, fabs
 from libc.stdint cimport uint64_t
 from libc.string cimport memchr, memcpy, memmove, memset
 from cpython.exc cimport PyErr_CheckSignals
@@ -48,7 +48,7 @@ from skbudget._kernel_rows cimport (
 
 from skbudget._vector_loops cimport (
     SKB_FMA_PADDING, skb_affine_arguments, skb_axpy, skb_dot16, skb_fma_block,
-    skb_fma_dots_rows, skb_last_position,
+    skb_fma_chain_dot, skb_fma_dots_rows, skb_last_position,
     skb_nonfinite_flags, skb_rbf_arguments, skb_rbf_block_arguments, skb_replace_in_margins,
     skb_row_norms, skb_transpose, skb_vector_loops_init,
 )
@@ -546,12 +546,8 @@ cdef class OnlineLearner:
         tanh.  (``kernel_from_dot``'s four partial sums and libm's exp
         differ in the last bits: the model depended on whether the merge
         and the later examples were in one call; doc/engine.md.)"""
-        cdef double value = 0.0
-        cdef const double* x = self.x_dense
-        cdef const double* v = &self.store[s, 0]
-        cdef Py_ssize_t j
-        for j in range(self.n_features):
-            value = fma(x[j], v[j], value)
+        cdef double value = skb_fma_chain_dot(self.x_dense, &self.store[s, 0],
+                                              self.n_features)
         _kernel_arguments(&self.kspec, &value, 1, &self.xx, &self.store_sq[s], True)
         if self.kspec.kind == RBF_KERNEL:
             exp_inplace(&value, 1)
