@@ -49,6 +49,9 @@ Kernels: ``linear``, ``rbf``, ``poly`` / ``polynomial``, ``sigmoid``,
 be non-negative, which scikit-learn checks and the graph does not), with
 or without ``kernel_params`` (numeric ``gamma`` / ``degree`` / ``coef0``
 overrides).  A callable kernel raises :class:`ValueError` at conversion.
+A model on fixed features whose features have no graph here (a feature map
+that ``_FEATURE_GRAPHS`` does not name) raises :class:`NotImplementedError`
+at conversion, naming the estimator.
 """
 
 import numbers
@@ -75,6 +78,7 @@ from sklearn.preprocessing import normalize
 from sklearn.utils.validation import check_is_fitted
 
 from skbudget._base import BaseKernelExpansionClassifier
+from skbudget._fourier import RandomFourierFeatures
 from skbudget._kernel_catalogue import CATALOGUE
 from skbudget.model_selection import SequentialSearchCV
 
@@ -330,6 +334,29 @@ def _kernel_block(graph, X, model, voted):
     return graph.kernel(X, support_vectors, kernel, params), A, a
 
 
+# the graph of the features each feature map feeds a model that is no
+# kernel expansion (skbudget._stream.FeatureMap), by the map's class:
+# ``build(graph, X, features)`` -> the features of the rows ``X``
+_FEATURE_GRAPHS = {
+    RandomFourierFeatures: lambda graph, X, features: graph.fourier_features(X, features.U),
+}
+
+
+def _feature_block(graph, X, model):
+    """``(Z, A, a)`` of a linear model on fixed features: ``scores = Z @ A
+    + a``, ``Z`` the features of ``X`` its stream driver feeds its
+    learners."""
+    features = model._driver.features
+    build = _FEATURE_GRAPHS.get(type(features))
+    if build is None:
+        raise NotImplementedError(
+            f"skbudget.onnx has no ONNX converter for {type(model).__name__}: the graph of its "
+            f"features ({type(features).__name__}) is not written; the converter knows the "
+            f"kernel expansions and the features of "
+            f"{', '.join(sorted(cls.__name__ for cls in _FEATURE_GRAPHS))}.")
+    return (build(graph, X, features), *_expansion(model))
+
+
 def _converter(scope, operator, container):
     model = operator.raw_operator
     X = operator.inputs[0].full_name
@@ -342,8 +369,8 @@ def _converter(scope, operator, container):
     voted = getattr(model, "hypothesis", None) == "voted"
     if isinstance(model, BaseKernelExpansionClassifier):
         K, A, a = _kernel_block(graph, X, model, voted)
-    else:       # a linear model on random Fourier features (FourierOGDClassifier)
-        K, (A, a) = graph.fourier_features(X, model.random_weights_), _expansion(model)
+    else:       # a linear model on fixed features (FourierOGDClassifier: random Fourier)
+        K, A, a = _feature_block(graph, X, model)
     # the expansion is summed in double (with precision='float' too: a
     # float32 sum of many kernel values times coefficients of both signs
     # loses more than the values' own rounding), the label read from it
