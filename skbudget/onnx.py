@@ -49,9 +49,10 @@ Kernels: ``linear``, ``rbf``, ``poly`` / ``polynomial``, ``sigmoid``,
 be non-negative, which scikit-learn checks and the graph does not), with
 or without ``kernel_params`` (numeric ``gamma`` / ``degree`` / ``coef0``
 overrides).  A callable kernel raises :class:`ValueError` at conversion.
-A model on fixed features whose features have no graph here (a feature map
-that ``_FEATURE_GRAPHS`` does not name) raises :class:`NotImplementedError`
-at conversion, naming the estimator.
+A model that is no kernel expansion is exported by its feature map's
+:meth:`~skbudget._stream.FeatureMap.onnx_features` (the features of the
+rows) and the linear model on them; a map without an ONNX form raises
+:class:`NotImplementedError` at conversion, naming the estimator.
 """
 
 import numbers
@@ -78,7 +79,6 @@ from sklearn.preprocessing import normalize
 from sklearn.utils.validation import check_is_fitted
 
 from skbudget._base import BaseKernelExpansionClassifier
-from skbudget._fourier import RandomFourierFeatures
 from skbudget._kernel_catalogue import CATALOGUE
 from skbudget.model_selection import SequentialSearchCV
 
@@ -258,12 +258,6 @@ class _Graph:
         axes = self.constant("axes", [axis], TensorProto.INT64, np.int64)
         return self.node("ReduceSum", [x, axes], keepdims=1)
 
-    def fourier_features(self, X, U):
-        """FourierOGDClassifier's ``[cos(XU), sin(XU)] / sqrt(D)``, ``(n, 2 D)``."""
-        P = self.node("MatMul", [X, self.constant("random_weights", U)])
-        Z = self.node("Concat", [self.node("Cos", [P]), self.node("Sin", [P])], axis=1)
-        return self.node("Div", [Z, self.constant("sqrt_D", [np.sqrt(U.shape[1])])])
-
     def kernel(self, X, support_vectors, kernel, params):
         """The (n, n_support) block ``k(X, support_vectors)``."""
         if kernel == "cosine":   # scikit-learn's normalize: norms below 10 eps count as 1
@@ -334,27 +328,17 @@ def _kernel_block(graph, X, model, voted):
     return graph.kernel(X, support_vectors, kernel, params), A, a
 
 
-# the graph of the features each feature map feeds a model that is no
-# kernel expansion (skbudget._stream.FeatureMap), by the map's class:
-# ``build(graph, X, features)`` -> the features of the rows ``X``
-_FEATURE_GRAPHS = {
-    RandomFourierFeatures: lambda graph, X, features: graph.fourier_features(X, features.U),
-}
-
-
 def _feature_block(graph, X, model):
     """``(Z, A, a)`` of a linear model on fixed features: ``scores = Z @ A
-    + a``, ``Z`` the features of ``X`` its stream driver feeds its
-    learners."""
+    + a``, ``Z`` the features of ``X`` that its stream driver's feature map
+    computes, in the map's own graph."""
     features = model._driver.features
-    build = _FEATURE_GRAPHS.get(type(features))
-    if build is None:
+    Z = features.onnx_features(graph, X)
+    if Z is None:
         raise NotImplementedError(
-            f"skbudget.onnx has no ONNX converter for {type(model).__name__}: the graph of its "
-            f"features ({type(features).__name__}) is not written; the converter knows the "
-            f"kernel expansions and the features of "
-            f"{', '.join(sorted(cls.__name__ for cls in _FEATURE_GRAPHS))}.")
-    return (build(graph, X, features), *_expansion(model))
+            f"skbudget.onnx has no ONNX converter for {type(model).__name__}: its feature map "
+            f"{type(features).__name__} has no ONNX form (FeatureMap.onnx_features).")
+    return (Z, *_expansion(model))
 
 
 def _converter(scope, operator, container):
