@@ -75,7 +75,7 @@ def test_every_unbounded_estimator_is_listed(path, start, end, unbounded_by_defa
 @pytest.mark.parametrize("path, header, continuation, row", [
     ("README.md", "| estimator | family", "|", r"^\| `(\w+)` \|"),
     ("doc/user_guide/choosing.rst", ".. list-table::", "   ", r"^   \* - :class:`~skbudget\.(\w+)`"),
-])
+], ids=["README", "choosing"])
 def test_the_estimator_tables_name_every_estimator(path, header, continuation, row):
     # a new estimator gets its row in the README's table and the choosing
     # page's (the table from the line holding ``header`` through its lines
