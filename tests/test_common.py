@@ -369,7 +369,7 @@ def test_verbose_reports_progress_within_a_pass(Est, kernel, binary_data, monkey
 def test_pipeline_grid_search_and_cross_validation(Est, binary_data):
     X, y = binary_data
     pipe = make_pipeline(StandardScaler(), small(Est))
-    # the kernel's width where the estimator has one, else its number of passes
+    # gamma and the budget where the estimator takes them, else its number of passes
     searched = params_taken(Est, gamma=[0.5, 2.0], budget=[5, 20]) or {"max_iter": [1, 2]}
     grid = {f"{pipe.steps[-1][0]}__{name}": values for name, values in searched.items()}
     search = GridSearchCV(pipe, grid, cv=3).fit(X, y)
