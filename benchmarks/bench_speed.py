@@ -270,18 +270,17 @@ def load_a9a(n=None):
     return (X, y) if n is None else (X[:n], y[:n])
 
 
-def a9a_params(Est):
+def params_taken(Est, **params):
+    """The subset of ``params`` that ``Est``'s constructor takes."""
     accepted = inspect.signature(Est.__init__).parameters
-    params = {"gamma": 0.05, "max_iter": 1, "shuffle": False}
-    if "kernel" in accepted:        # (FourierOGDClassifier: RBF only, no kernel parameter)
-        params["kernel"] = "rbf"
-    if "random_state" in accepted:
-        params["random_state"] = 0
-    if "budget" in accepted:
-        params["budget"] = 100
-    if Est.__name__.startswith("Projectron"):
-        params["eta"] = 0.0          # KOL's fixed-budget Projectron rule
-    return params
+    return {name: value for name, value in params.items() if name in accepted}
+
+
+def a9a_params(Est):
+    # (a model with no kernel parameter, FourierOGDClassifier: its features'
+    # RBF width only; eta=0: KOL's fixed-budget rule of the Projectrons)
+    return params_taken(Est, gamma=0.05, max_iter=1, shuffle=False, kernel="rbf",
+                        random_state=0, budget=100, eta=0.0)
 
 
 def a9a_table(ests, n, repeats):
@@ -327,7 +326,7 @@ def small_calls(ests, n_calls=300):
     per_call(SGDClassifier(random_state=0))          # warm-up
     for name, Est in ests.items():
         sgd = per_call(SGDClassifier(random_state=0))
-        seconds = per_call(Est(gamma=0.1))
+        seconds = per_call(Est(**params_taken(Est, gamma=0.1)))
         out.append({"estimator": name, "seconds": seconds, "sgd_seconds": sgd,
                     "over_sgd": seconds / sgd})
         print(f"{name:24s} {seconds * 1e6:7.0f} us  SGDClassifier {sgd * 1e6:5.0f} us  "
@@ -354,8 +353,7 @@ def thread_speedup(ests, repeats):
     for name, Est in ests.items():
         if "n_jobs" not in Est().get_params():      # one learner for every class
             continue
-        params = {k: v for k, v in a9a_params(Est).items() if k != "gamma"}
-        params["gamma"] = 0.02
+        params = {**a9a_params(Est), **params_taken(Est, gamma=0.02)}
         if "multi_class" in Est().get_params():     # BSGD: its one-vs-rest learners
             params["multi_class"] = "ovr"
         fitted = {}

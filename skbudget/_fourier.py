@@ -129,6 +129,12 @@ class RandomFourierFeatures(FeatureMap):
         """The width of the rows the features are computed from."""
         return self.U.shape[0]
 
+    def onnx_features(self, graph, X):
+        """``[cos(X U), sin(X U)] / sqrt(D)``, ``(n, 2 D)``, in ONNX nodes."""
+        P = graph.node("MatMul", [X, graph.constant("random_weights", self.U)])
+        Z = graph.node("Concat", [graph.node("Cos", [P]), graph.node("Sin", [P])], axis=1)
+        return graph.node("Div", [Z, graph.constant("sqrt_D", [np.sqrt(self.U.shape[1])])])
+
     def weights_for(self, X):
         """``U`` in ``X``'s precision: ``U`` itself for float64 input, a
         float32 copy (made at the first float32 call, kept in memory, never

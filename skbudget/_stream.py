@@ -175,7 +175,8 @@ class FeatureMap:
 
     A subclass provides :meth:`transform` and ``n_outputs``, may override
     :meth:`rows_per_piece` and :meth:`runner` (e.g. a compiled call that
-    maps the rows and runs every learner on them), and keeps its instance
+    maps the rows and runs every learner on them) and :meth:`onnx_features`
+    (the ONNX export of its models), and keeps its instance
     state plain (arrays and numbers: a file saves it as a dict,
     ``skbudget._persistence``), checked by its ``__setstate__``.
     """
@@ -226,6 +227,15 @@ class FeatureMap:
         """Raise the error a piece raises for a row of ``X`` that has no
         finite features (its features computed and dropped)."""
         self.transform(X)
+
+    def onnx_features(self, graph, X):
+        """The features of the rows ``X`` (an ONNX tensor name) as nodes of
+        ``graph``, the builder of :mod:`skbudget.onnx` (``graph.node(op_type,
+        inputs, **attributes)`` and ``graph.constant(seed, values)`` add a
+        node or a constant in the graph's float type and return its name),
+        or None: here None, a map with no ONNX form (its models' export is
+        refused, naming the estimator)."""
+        return None
 
     def check_learner(self, learner):
         """A description of why ``learner`` cannot take these features, or

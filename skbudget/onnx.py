@@ -49,6 +49,10 @@ Kernels: ``linear``, ``rbf``, ``poly`` / ``polynomial``, ``sigmoid``,
 be non-negative, which scikit-learn checks and the graph does not), with
 or without ``kernel_params`` (numeric ``gamma`` / ``degree`` / ``coef0``
 overrides).  A callable kernel raises :class:`ValueError` at conversion.
+A model that is no kernel expansion is exported by its feature map's
+:meth:`~skbudget._stream.FeatureMap.onnx_features` (the features of the
+rows) and the linear model on them; a map without an ONNX form raises
+:class:`NotImplementedError` at conversion, naming the estimator.
 """
 
 import numbers
@@ -254,12 +258,6 @@ class _Graph:
         axes = self.constant("axes", [axis], TensorProto.INT64, np.int64)
         return self.node("ReduceSum", [x, axes], keepdims=1)
 
-    def fourier_features(self, X, U):
-        """FourierOGDClassifier's ``[cos(XU), sin(XU)] / sqrt(D)``, ``(n, 2 D)``."""
-        P = self.node("MatMul", [X, self.constant("random_weights", U)])
-        Z = self.node("Concat", [self.node("Cos", [P]), self.node("Sin", [P])], axis=1)
-        return self.node("Div", [Z, self.constant("sqrt_D", [np.sqrt(U.shape[1])])])
-
     def kernel(self, X, support_vectors, kernel, params):
         """The (n, n_support) block ``k(X, support_vectors)``."""
         if kernel == "cosine":   # scikit-learn's normalize: norms below 10 eps count as 1
@@ -330,6 +328,19 @@ def _kernel_block(graph, X, model, voted):
     return graph.kernel(X, support_vectors, kernel, params), A, a
 
 
+def _feature_block(graph, X, model):
+    """``(Z, A, a)`` of a linear model on fixed features: ``scores = Z @ A
+    + a``, ``Z`` the features of ``X`` that its stream driver's feature map
+    computes, in the map's own graph."""
+    features = model._driver.features
+    Z = features.onnx_features(graph, X)
+    if Z is None:
+        raise NotImplementedError(
+            f"skbudget.onnx has no ONNX converter for {type(model).__name__}: its feature map "
+            f"{type(features).__name__} has no ONNX form (FeatureMap.onnx_features).")
+    return (Z, *_expansion(model))
+
+
 def _converter(scope, operator, container):
     model = operator.raw_operator
     X = operator.inputs[0].full_name
@@ -342,8 +353,8 @@ def _converter(scope, operator, container):
     voted = getattr(model, "hypothesis", None) == "voted"
     if isinstance(model, BaseKernelExpansionClassifier):
         K, A, a = _kernel_block(graph, X, model, voted)
-    else:       # a linear model on random Fourier features (FourierOGDClassifier)
-        K, (A, a) = graph.fourier_features(X, model.random_weights_), _expansion(model)
+    else:       # a linear model on fixed features (FourierOGDClassifier: random Fourier)
+        K, A, a = _feature_block(graph, X, model)
     # the expansion is summed in double (with precision='float' too: a
     # float32 sum of many kernel values times coefficients of both signs
     # loses more than the values' own rounding), the label read from it

@@ -21,6 +21,7 @@ import scipy.sparse as sp
 from skbudget import SequentialSearchCV
 from skbudget._base import BaseKernelExpansionClassifier
 from skbudget.discovery import all_estimators
+from tests.test_common import params_taken
 
 
 def corruptions(value):
@@ -137,11 +138,9 @@ def main():
         expansion = issubclass(Est, BaseKernelExpansionClassifier)
         kernels = ("rbf", "laplacian") if expansion else ("rbf",)
         for kernel in kernels:
-            params = dict(gamma=1.0)
+            params = params_taken(Est, gamma=1.0, budget=10)
             if expansion:
                 params["kernel"] = kernel
-            if "budget" in Est().get_params():
-                params["budget"] = 10
             if "maintenance" in Est().get_params() and kernel != "rbf":
                 params["maintenance"] = "projection"
             for y in problems.values():

@@ -29,6 +29,7 @@ import numpy as np
 from skbudget import BudgetedSGDClassifier, SequentialSearchCV
 from skbudget._base import BaseKernelExpansionClassifier
 from skbudget.discovery import all_estimators
+from tests.test_common import params_taken
 
 POWERS = [1e-300, 1e-200, 1e-100, 1e-30, 1e-10, 1e10, 1e30, 1e100, 1e200, 1e300]
 VALUES = POWERS + [-v for v in POWERS]
@@ -65,14 +66,10 @@ def outcome(make, X, y):
 def cases(Est):
     """(parameters, name of the swept one) for one estimator."""
     params = Est().get_params()
-    base = {"gamma": 1.0}
-    if "budget" in params:
-        base["budget"] = 8
-    if "random_state" in params:
-        # a fixed order: an unseeded shuffle made one run of the sanitizer
-        # build report a non-finite Forgetron (poly, gamma=1e30) that no
-        # seeded order has reproduced since
-        base["random_state"] = 0
+    # (random_state: a fixed order: an unseeded shuffle made one run of the
+    # sanitizer build report a non-finite Forgetron (poly, gamma=1e30) that
+    # no seeded order has reproduced since)
+    base = params_taken(Est, gamma=1.0, budget=8, random_state=0)
     rules = [{}]
     for option in ("maintenance", "sampling"):  # every rule the estimator offers
         if option in params:

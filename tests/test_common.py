@@ -37,6 +37,14 @@ KERNEL_ESTIMATORS = [Est for Est in ESTIMATORS if issubclass(Est, BaseKernelExpa
 KERNEL_IDS = [Est.__name__ for Est in KERNEL_ESTIMATORS]
 
 
+def params_taken(Est, **params):
+    """The subset of ``params`` that ``Est`` takes (by its ``get_params()``):
+    e.g. ``gamma`` for a kernel model, nothing for a linear model on the raw
+    features."""
+    taken = Est().get_params()
+    return {name: value for name, value in params.items() if name in taken}
+
+
 def accepts(Est, params):
     """Whether ``Est(**params)`` passes its parameter validation."""
     try:
@@ -361,9 +369,9 @@ def test_verbose_reports_progress_within_a_pass(Est, kernel, binary_data, monkey
 def test_pipeline_grid_search_and_cross_validation(Est, binary_data):
     X, y = binary_data
     pipe = make_pipeline(StandardScaler(), small(Est))
-    grid = {f"{pipe.steps[-1][0]}__gamma": [0.5, 2.0]}
-    if "budget" in pipe.steps[-1][1].get_params():
-        grid[f"{pipe.steps[-1][0]}__budget"] = [5, 20]
+    # gamma and the budget where the estimator takes them, else its number of passes
+    searched = params_taken(Est, gamma=[0.5, 2.0], budget=[5, 20]) or {"max_iter": [1, 2]}
+    grid = {f"{pipe.steps[-1][0]}__{name}": values for name, values in searched.items()}
     search = GridSearchCV(pipe, grid, cv=3).fit(X, y)
     assert search.best_score_ > 0.5
     assert cross_val_score(clone(pipe), X, y, cv=3).shape == (3,)

@@ -72,6 +72,25 @@ def test_every_unbounded_estimator_is_listed(path, start, end, unbounded_by_defa
     assert not missing, f"{path} does not list {missing} among the unbounded estimators"
 
 
+@pytest.mark.parametrize("path, header, continuation, row", [
+    ("README.md", "| estimator | family", "|", r"^\| `(\w+)` \|"),
+    ("doc/user_guide/choosing.rst", ".. list-table::", "   ", r"^   \* - :class:`~skbudget\.(\w+)`"),
+], ids=["README", "choosing"])
+def test_the_estimator_tables_name_every_estimator(path, header, continuation, row):
+    # a new estimator gets its row in the README's table and the choosing
+    # page's (the table from the line holding ``header`` through its lines
+    # that start with ``continuation`` or are blank; ``row``: a row's name)
+    lines = (ROOT / path).read_text(encoding="utf-8").splitlines()
+    first = next(i for i, line in enumerate(lines) if header in line)
+    table = []
+    for line in lines[first + 1:]:
+        if line and not line.startswith(continuation):
+            break
+        table.append(line)
+    missing = sorted(ESTIMATOR_NAMES - set(re.findall(row, "\n".join(table), re.M)))
+    assert not missing, f"the estimator table of {path} has no row for {missing}"
+
+
 def _extras():
     config = configparser.ConfigParser()
     config.read(ROOT / "setup.cfg")

@@ -290,12 +290,14 @@ for name, Est in all_estimators():
     kernels = ("rbf", "poly", "sigmoid", "linear") if expansion else (None,)
     for kernel in kernels:
         for data, chunk in ((X, None), (sp.csr_matrix(np.where(abs(X) > 1, X, 0)), 7)):
-            params = {"budget": 25} if "budget" in Est().get_params() else {}
-            if "maintenance" in Est().get_params() and kernel != "rbf":
+            taken = Est().get_params()
+            params = {name: value for name, value in (("budget", 25), ("gamma", "scale"))
+                      if name in taken}
+            if "maintenance" in taken and kernel != "rbf":
                 params["maintenance"] = "projection"    # merging is for rbf only
             if kernel is not None:
                 params.update(kernel=kernel, coef0=0.5)
-            est = Est(gamma="scale", random_state=0, **params)
+            est = Est(random_state=0, **params)
             est._chunk_size = chunk
             est.fit(data, y)
             arrays = ((est.support_vectors_, est.dual_coef_) if expansion

@@ -30,6 +30,7 @@ from sklearn.preprocessing import StandardScaler
 from skbudget._base import BaseKernelExpansionClassifier
 from skbudget._declaration import declaration_of
 from skbudget.discovery import all_estimators
+from tests.test_common import params_taken
 
 DIGESTS = Path(__file__).parent / "data" / "model_digests.json"
 
@@ -88,14 +89,29 @@ def _estimator(name, variant, kernel):
     Est = dict(all_estimators())[name]
     params = dict(KERNELS[kernel], random_state=0, max_iter=2)
     if not issubclass(Est, BaseKernelExpansionClassifier):
-        del params["kernel"]
-    if "budget" in Est().get_params():
-        params["budget"] = 7
-    params.update(variant)
+        # no kernel parameter: the kernel's others that it takes (FOGD: the
+        # RBF width of its features)
+        params = params_taken(Est, **params)
+    params.update(params_taken(Est, budget=7), **variant)
     return Est(**params)
 
 
 CONFIGURATIONS = list(_configurations())
+
+
+def _fitted_arrays(est):
+    """The arrays of a model that is no kernel expansion: its public fitted
+    ndarray attributes but ``classes_``, first those of the features its
+    stream driver feeds the learners (the feature map's, e.g. FOGD's
+    ``random_weights_``), then those learned on them, each group by name."""
+    features = est._driver.features
+    map_arrays = [value for value in vars(features).values()
+                  if isinstance(value, np.ndarray)] if features is not None else []
+    names = sorted(name for name, value in vars(est).items()
+                   if name.endswith("_") and not name.startswith("_")
+                   and isinstance(value, np.ndarray) and name != "classes_")
+    return tuple(getattr(est, name) for name in sorted(
+        names, key=lambda name: not any(getattr(est, name) is a for a in map_arrays)))
 
 
 def _digest(name, variant, kernel, task, data):
@@ -111,8 +127,8 @@ def _digest(name, variant, kernel, task, data):
         if sp.issparse(support):
             support = support.toarray()
         arrays = (support, est.dual_coef_, est.intercept_, est.n_support_)
-    else:                       # a linear model on random features
-        arrays = (est.random_weights_, est.coef_, est.intercept_)
+    else:
+        arrays = _fitted_arrays(est)
     hasher = hashlib.sha256()
     for value in arrays + (est.mistake_curve_, est.n_updates_, scores):
         value = np.ascontiguousarray(np.asarray(value))

@@ -22,15 +22,13 @@ from skbudget._base import BaseKernelExpansionClassifier
 from skbudget._merge_search import _first_least
 from skbudget._predict_fast import canonical_csr
 from skbudget.discovery import all_estimators
+from tests.test_common import params_taken
 
 ESTIMATORS = [Est for _, Est in all_estimators() if Est is not SequentialSearchCV]
 
 
 def _params(Est, **extra):
-    params = {"gamma": 0.5, **extra}
-    if "budget" in Est().get_params():
-        params["budget"] = 15
-    return params
+    return {**params_taken(Est, gamma=0.5, budget=15), **extra}
 
 
 def test_parameter_sweep_gives_a_clear_error_or_a_finite_model():

@@ -23,9 +23,10 @@ from sklearn.datasets import make_classification
 from sklearn.preprocessing import StandardScaler
 
 from skbudget import FourierOGDClassifier, KernelPassiveAggressive, NystromOGDClassifier
+from skbudget._base import BaseKernelExpansionClassifier
 from skbudget.discovery import all_estimators
 
-from .test_common import assert_same_model
+from .test_common import assert_same_model, params_taken
 
 ESTIMATORS = [Est for _, Est in all_estimators()]
 N_ROWS = 240
@@ -45,14 +46,11 @@ def stream(request):
 def _estimator(Est):
     """A small budget that binds early; NOGD switches to its features after
     about a tenth of the stream."""
-    params = {"random_state": 0, "gamma": 0.2}
-    est = Est(**params)
-    names = est.get_params()
-    if "budget" in names:
-        est.set_params(budget=9)
-    if Est is FourierOGDClassifier:
-        est.set_params(n_components=24)
-    return est
+    params = params_taken(Est, random_state=0, gamma=0.2, budget=9)
+    if not issubclass(Est, BaseKernelExpansionClassifier):
+        # a linear model on random features: few of them
+        params.update(params_taken(Est, n_components=24))
+    return Est(**params)
 
 
 def _streamed(Est, X, y, cuts, watch=None):

@@ -48,14 +48,19 @@ BUDGETS = (20, 100)
 # added as separate panels.
 panels = []
 for name, Estimator in all_estimators():
-    base = Estimator(gamma=5.0, random_state=0)
+    base = Estimator(random_state=0)
+    if "gamma" in base.get_params():
+        base.set_params(gamma=5.0)
     if name == "BudgetedSGDClassifier":
         base.set_params(alpha=3e-3)
         for rule in ("merging", "projection", "removal"):
             panels += [(name, clone(base).set_params(budget=b, maintenance=rule),
                         f"{rule}, B = {b}") for b in BUDGETS]
-    elif "kernel" not in base.get_params():    # FourierOGDClassifier: random features
-        panels.append((name, base.set_params(n_components=200), "D = 200 features"))
+    elif "kernel" not in base.get_params():    # a linear model on fixed features
+        if "n_components" in base.get_params():   # random ones: D of them
+            panels.append((name, base.set_params(n_components=200), "D = 200 features"))
+        else:
+            panels.append((name, base, "no kernel"))
     elif "budget" in base.get_params():
         panels += [(name, clone(base).set_params(budget=b), f"B = {b}") for b in BUDGETS]
     else:

@@ -46,20 +46,26 @@ def online_error(clf):
 
 
 # %%
-# ``gamma=1`` is the papers' ``sigma^2 = 0.5``.  ``partial_fit`` never
-# shuffles: the stream is seen once, in order, as ``fit`` with
-# ``shuffle=False, max_iter=1`` would see it.
+# ``gamma=1`` (for the estimators with a kernel width) is the papers'
+# ``sigma^2 = 0.5``.  ``partial_fit`` never shuffles: the stream is seen
+# once, in order, as ``fit`` with ``shuffle=False, max_iter=1`` would see it.
+# A model with no support vectors (a linear model on fixed features) is
+# labelled by its number of learned weights.
 fig, ax = plt.subplots(figsize=(8, 5))
 estimators = all_estimators()
-colors = plt.cm.tab20(np.linspace(0, 1, 20))           # one colour per estimator
+# one colour per estimator: the 20 of tab20, a continuous map beyond
+colors = (plt.cm.tab20(np.linspace(0, 1, 20)) if len(estimators) <= 20
+          else plt.cm.turbo(np.linspace(0, 1, len(estimators))))
 for color, (name, Estimator) in zip(colors, estimators):
-    clf = Estimator(gamma=1.0, random_state=0)
+    clf = Estimator(random_state=0)
+    if "gamma" in clf.get_params():
+        clf.set_params(gamma=1.0)
     if "budget" in clf.get_params():
         clf.set_params(budget=100)
     rounds, rates = online_error(clf)
     style = "-" if "budget" in clf.get_params() else "--"
     stored = (f"{int(clf.n_support_.sum())} SVs" if hasattr(clf, "n_support_")
-              else f"{clf.n_components} random features")      # FourierOGDClassifier
+              else f"{clf.coef_.size} weights")
     ax.plot(rounds, rates, style, color=color, label=f"{name} ({stored})")
     print(f"{name:<26} online error {rates[-1]:.3f}, {stored}")
 ax.axhline(0.1, color="grey", lw=0.8)
