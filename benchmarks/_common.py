@@ -75,6 +75,17 @@ def chosen_parameters(params):
     return ", ".join(f"{k}={v:.3g}" for k, v in params.items())
 
 
+def paper_table(text):
+    """A published table typed as it is printed: one line per row, its two
+    leading cells the row's keys (a number, then a name), the rest its
+    numbers; returns ``{first key: {second key: [numbers]}}``."""
+    table = {}
+    for line in text.strip().splitlines():
+        first, second, *numbers = line.split()
+        table.setdefault(float(first), {})[second] = [float(x) for x in numbers]
+    return table
+
+
 def quick_parser(doc, quick_help):
     """A parser described by the first line of ``doc``, with the usual
     option ``--quick``."""

@@ -34,6 +34,7 @@ from joblib import Parallel, delayed
 from numpy.testing import assert_allclose
 from sklearn.model_selection import KFold
 
+from _common import paper_table
 from _khardon_wachman import (
     HYPOTHESES,
     PAPER_SETTINGS,
@@ -49,24 +50,24 @@ GRID = [0.125, 0.25, 0.5, 1, 2, 4]          # tau and lam, inactive 0 excluded
 ALPHA_GRID = [80, 60, 40, 20, 10, 5]        # alpha, inactive infinity excluded
 NOISES = [0.0, 0.05, 0.1, 0.15, 0.25]
 
-# Table 4 of the paper: rows (N, hypothesis), columns as in COLUMNS
-PAPER_TABLE4 = {
-    0.0: {"Last": [95.4, 97, 95.6, 96.1, 96.8, 97],
-          "Longest": [95.4, 96.6, 95.6, 95.9, 97.3, 96.8],
-          "Voted": [95.4, 96.6, 95.4, 96.1, 96.8, 97]},
-    0.05: {"Last": [81.7, 89.4, 87, 89.5, 89.7, 89.9],
-           "Longest": [86.6, 89.7, 87, 89.3, 89.9, 89.9],
-           "Voted": [87.5, 89.4, 87, 89.5, 89.7, 90.2]},
-    0.1: {"Last": [77.8, 84.6, 81.9, 85.1, 84.9, 85.8],
-          "Longest": [77.2, 84.9, 81.9, 85.1, 84.6, 85.5],
-          "Voted": [81.6, 84.9, 81.9, 85.1, 84.9, 85.6]},
-    0.15: {"Last": [71.2, 81.6, 79.9, 80.6, 81.6, 81.7],
-           "Longest": [72.9, 80.7, 79.9, 79.2, 80.7, 81.7],
-           "Voted": [75.6, 81.6, 79.9, 80.6, 82.1, 81.6]},
-    0.25: {"Last": [59.9, 70.7, 68.2, 70.7, 71.1, 71.1],
-           "Longest": [65, 70.7, 68.2, 70.1, 70.4, 70.6],
-           "Voted": [68, 70.4, 69.4, 70.7, 70.6, 71.1]},
-}
+# Table 4 of the paper: rows (N, hypothesis), columns as in ALL_COLUMNS
+PAPER_TABLE4 = paper_table("""
+0.0   Last     95.4 97   95.6 96.1 96.8 97
+0.0   Longest  95.4 96.6 95.6 95.9 97.3 96.8
+0.0   Voted    95.4 96.6 95.4 96.1 96.8 97
+0.05  Last     81.7 89.4 87   89.5 89.7 89.9
+0.05  Longest  86.6 89.7 87   89.3 89.9 89.9
+0.05  Voted    87.5 89.4 87   89.5 89.7 90.2
+0.1   Last     77.8 84.6 81.9 85.1 84.9 85.8
+0.1   Longest  77.2 84.9 81.9 85.1 84.6 85.5
+0.1   Voted    81.6 84.9 81.9 85.1 84.9 85.6
+0.15  Last     71.2 81.6 79.9 80.6 81.6 81.7
+0.15  Longest  72.9 80.7 79.9 79.2 80.7 81.7
+0.15  Voted    75.6 81.6 79.9 80.6 82.1 81.6
+0.25  Last     59.9 70.7 68.2 70.7 71.1 71.1
+0.25  Longest  65   70.7 68.2 70.1 70.4 70.6
+0.25  Voted    68   70.4 69.4 70.7 70.6 71.1
+""")
 ALL_COLUMNS = ["Nothing", "tau", "lam", "alpha", "tau x lam", "tau x alpha"]
 
 
