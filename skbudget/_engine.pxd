@@ -123,6 +123,14 @@ cdef class OnlineLearner:
     cdef Py_ssize_t[::1] slot_row
     cdef Py_ssize_t[::1] slot_owner     # the cell given the vector of each slot added
                                         # during the chunk (-1: none yet)
+    # the values of a slot added during the chunk that is no example of it
+    # (a merge), against the chunk's examples from the first that asked for
+    # them on: row slot_block_row[s] of chunk_added (chunk_len apart, -1:
+    # none yet; kernel_as_in_block), n_added_rows of at most chunk_len rows
+    cdef Py_ssize_t[::1] slot_block_row
+    cdef double* chunk_added
+    cdef double[::1] chunk_added_buffer
+    cdef Py_ssize_t n_added_rows
     # the slots added during the chunk that hold a support vector (those
     # given a coefficient, less those whose owner was removed), ascending:
     # the rounds' passes over the chunk's new vectors skip the others
@@ -157,6 +165,8 @@ cdef class OnlineLearner:
     # ---- helpers for policies ----------------------------------------------
     cdef double kernel_to_slot(self, Py_ssize_t s) noexcept nogil
     cdef double kernel_as_in_block(self, Py_ssize_t s) noexcept nogil
+    cdef void compute_values_in_block(self, Py_ssize_t s, double* out,
+                                      Py_ssize_t m) noexcept nogil
     cdef double sqdist_to_slot(self, Py_ssize_t s) noexcept nogil
     cdef double kernel_between_slots(self, Py_ssize_t a, Py_ssize_t b) noexcept nogil
     cdef bint gather_row(self) noexcept nogil

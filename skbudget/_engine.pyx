@@ -48,7 +48,7 @@ from skbudget._kernel_rows cimport (
 
 from skbudget._vector_loops cimport (
     SKB_FMA_PADDING, skb_affine_arguments, skb_axpy, skb_dot16, skb_fma_block,
-    skb_fma_chain_dot, skb_fma_dots_rows, skb_last_position,
+    skb_fma_dots_rows, skb_last_position,
     skb_nonfinite_flags, skb_rbf_arguments, skb_rbf_block_arguments, skb_replace_in_margins,
     skb_row_norms, skb_transpose, skb_vector_loops_init,
 )
@@ -322,12 +322,13 @@ cdef class OnlineLearner:
         if self.chunk_blocks:
             self.slot_row[self.n_slots] = -1
             self.slot_owner[self.n_slots] = -1
+            self.slot_block_row[self.n_slots] = -1
         self.n_slots += 1
         return self.n_slots - 1
 
     cdef int grow_store(self) except -1:
         """Double the feature store (and the chunk's ``slot_row``,
-        ``slot_owner`` and ``slot_alpha``)."""
+        ``slot_owner``, ``slot_block_row`` and ``slot_alpha``)."""
         cdef Py_ssize_t n = self.store.shape[0]
         if self.n_slots == n:
             store = np.zeros((2 * n + 8, self.n_features))
@@ -337,6 +338,7 @@ cdef class OnlineLearner:
         if self.chunk_blocks and self.slot_row.shape[0] < self.store.shape[0]:
             self.slot_row = _resized(self.slot_row, self.store.shape[0])
             self.slot_owner = _resized(self.slot_owner, self.store.shape[0])
+            self.slot_block_row = _resized(self.slot_block_row, self.store.shape[0])
             self.added_slots = _resized(self.added_slots, self.store.shape[0])
             self.slot_alpha = _resized(self.slot_alpha, self.store.shape[0])
         return 0
@@ -384,6 +386,7 @@ cdef class OnlineLearner:
         if self.chunk_blocks:
             self.slot_row = np.full(n_rows, -1, dtype=np.intp)
             self.slot_owner = np.full(n_rows, -1, dtype=np.intp)
+            self.slot_block_row = np.full(n_rows, -1, dtype=np.intp)
             self.added_slots = _resized(self.added_slots, n_rows)
             self.slot_alpha = np.zeros(n_rows)
         return 0
@@ -540,22 +543,46 @@ cdef class OnlineLearner:
     cdef double kernel_as_in_block(self, Py_ssize_t s) noexcept nogil:
         """k(x_t, slot s) for a vector added during the chunk that is no
         example of it (a merge of two support vectors), with the arithmetic
-        of the chunk's block, where the next chunks will read it: the inner
-        product one fused multiply-add after another from +0 (the FMA
-        kernels' chain), the kernel's argument and NumPy's exp / power /
-        tanh.  (``kernel_from_dot``'s four partial sums and libm's exp
-        differ in the last bits: the model depended on whether the merge
-        and the later examples were in one call; doc/engine.md.)"""
-        cdef double value = skb_fma_chain_dot(self.x_dense, &self.store[s, 0],
-                                              self.n_features)
-        _kernel_arguments(&self.kspec, &value, 1, &self.xx, &self.store_sq[s], True)
+        of the chunk's block, where the next chunks will read it
+        (``kernel_from_dot``'s four partial sums and libm's exp differ in
+        the last bits: the model depended on whether the merge and the
+        later examples were in one call; doc/engine.md).  The first time
+        the slot is asked for, its values against the chunk's examples
+        from ``t`` on are computed at once (:meth:`compute_values_in_block`)
+        into a row of ``chunk_added``, read by the later examples; the
+        chunk's first ``chunk_len`` such slots get a row, any later one its
+        value alone."""
+        cdef Py_ssize_t r = self.slot_block_row[s], c = self.chunk_len
+        cdef double value
+        if r >= 0:
+            return self.chunk_added[r * c + self.t]
+        if self.n_added_rows == c:
+            self.compute_values_in_block(s, &value, 1)
+            return value
+        r = self.n_added_rows
+        self.n_added_rows += 1
+        self.slot_block_row[s] = r
+        self.compute_values_in_block(s, &self.chunk_added[r * c + self.t], c - self.t)
+        return self.chunk_added[r * c + self.t]
+
+    cdef void compute_values_in_block(self, Py_ssize_t s, double* out,
+                                      Py_ssize_t m) noexcept nogil:
+        """``out[j]`` = k(x_{t + j}, slot s) for the ``m`` examples of the
+        chunk from ``t`` on, summed as the chunk's block is (the FMA
+        kernels, ``skb_fma_dots_rows``: each inner product one fused
+        multiply-add after another from +0, from the transposed chunk),
+        then the kernel's argument and NumPy's exp / power / tanh, which
+        give each value the bits they give it alone.  Values that are not
+        finite are left for the reader to check (``_finite``)."""
+        skb_fma_dots_rows(&self.store[s, 0], 1, &self.chunk_xt_buffer[self.t], self.chunk_len,
+                          m, self.n_features, out, m, avx512_tiles())
+        _kernel_arguments(&self.kspec, out, m, &self.chunk_sq[self.t], &self.store_sq[s], False)
         if self.kspec.kind == RBF_KERNEL:
-            exp_inplace(&value, 1)
+            exp_inplace(out, m)
         elif self.kspec.kind == POLY_KERNEL:
-            power_inplace(&value, 1, self.kernel_degree)
+            power_inplace(out, m, self.kernel_degree)
         elif self.kspec.kind == SIGMOID_KERNEL:
-            tanh_inplace(&value, 1)
-        return value
+            tanh_inplace(out, m)
 
     cdef double sqdist_to_slot(self, Py_ssize_t s) noexcept nogil:
         """||x_t - slot s||^2 (block mode: only when distance blocks were given)."""
@@ -1248,6 +1275,7 @@ cdef class OnlineLearner:
         cdef const double* chunk_start
         self.slot_row = np.full(self.store.shape[0], -1, dtype=np.intp)
         self.slot_owner = np.full(self.store.shape[0], -1, dtype=np.intp)
+        self.slot_block_row = np.full(self.store.shape[0], -1, dtype=np.intp)
         self.added_slots = np.empty(self.store.shape[0], dtype=np.intp)
         self.n_added_slots = 0
         if self.slot_alpha.shape[0] < self.store.shape[0]:
@@ -1257,6 +1285,7 @@ cdef class OnlineLearner:
         self.chunk_self_buffer = np.empty(0)
         self.chunk_sq_buffer = np.empty(0)
         self.chunk_xt_buffer = np.empty(0)
+        self.chunk_added_buffer = np.empty(0)
         self.chunk_blocks = True
         self.nonfinite = False
         self.start_polling()
@@ -1300,9 +1329,12 @@ cdef class OnlineLearner:
             self.chunk_self_buffer = None
             self.chunk_sq_buffer = None
             self.chunk_xt_buffer = None
+            self.chunk_added_buffer = None
+            self.chunk_added = NULL
             self.chunk_rows = None
             self.slot_row = None
             self.slot_owner = None
+            self.slot_block_row = None
             self.added_slots = None
             self.x_dense = NULL
             self.cur_slot = -1
@@ -1392,15 +1424,22 @@ cdef class OnlineLearner:
         cdef bint small = small_gemm(c, n, d)
         cdef bint transposed = fma or small
         cdef Py_ssize_t n_transposed = c * d + SKB_FMA_PADDING if transposed else 0
+        cdef Py_ssize_t n_added = c * c if fma else 0
         if (self.chunk_buffer.shape[0] < c * n or self.chunk_self_buffer.shape[0] < c * c
                 or self.chunk_sq_buffer.shape[0] < c
-                or self.chunk_xt_buffer.shape[0] < n_transposed):
+                or self.chunk_xt_buffer.shape[0] < n_transposed
+                or self.chunk_added_buffer.shape[0] < n_added):
             with gil:
                 self.chunk_buffer = np.empty(2 * c * max(n, 8))
                 self.chunk_self_buffer = np.empty(c * c)
                 self.chunk_sq_buffer = np.empty(c)
                 if self.chunk_xt_buffer.shape[0] < n_transposed:   # only when it is used
                     self.chunk_xt_buffer = np.empty(n_transposed)
+                if self.chunk_added_buffer.shape[0] < n_added:     # (likewise)
+                    self.chunk_added_buffer = np.empty(n_added)
+        if fma:
+            self.chunk_added = &self.chunk_added_buffer[0]
+        self.n_added_rows = 0
         sq_norms = &self.chunk_sq_buffer[0]
         if transposed:
             rows_t = &self.chunk_xt_buffer[0]

@@ -986,21 +986,6 @@ static SKB_UNUSED SKB_FMA_TARGET int skb_fma_dots(const double *x, const double 
     return 0;
 }
 
-/* <x, v> over d values as the FMA kernels sum one column: one fused
- * multiply-add after another over k = 0 .. d-1 from +0, inline (libm's fma()
- * is a call per term).  A vector added during a chunk that is no example of
- * it gets its values against the chunk's later examples this way
- * (OnlineLearner.kernel_as_in_block).  Call it only if skb_fma_available(). */
-static SKB_UNUSED SKB_FMA_TARGET double skb_fma_chain_dot(const double *x, const double *v,
-                                                          ptrdiff_t d)
-{
-    double acc = 0.0;
-    ptrdiff_t k;
-    for (k = 0; k < d; k++)
-        acc = fma(x[k], v[k], acc);
-    return acc;
-}
-
 /* skb_fma_dots for the rows consecutive rows of x (d values each, at most
  * 3) at once, into out[r * ldo + j]: with avx512 (AVX-512, where the
  * CPU has it: skb_avx512_available) three rows cost about what one does

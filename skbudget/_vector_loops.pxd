@@ -33,7 +33,6 @@ cdef extern from "_vector_loops.h" nogil:
     Py_ssize_t skb_last_position(const Py_ssize_t* items, Py_ssize_t n, Py_ssize_t item)
     int skb_axpy(double* y, double a, const double* x, Py_ssize_t n)
     int skb_fma_available()
-    double skb_fma_chain_dot(const double* x, const double* v, Py_ssize_t d)
     int skb_transpose(const double* rows, Py_ssize_t c, Py_ssize_t d, double* out, Py_ssize_t ld)
     int skb_fma_dots_rows(const double* x, Py_ssize_t rows, const double* cols_t, Py_ssize_t ld,
                           Py_ssize_t m, Py_ssize_t d, double* out, Py_ssize_t ldo, bint avx512)
