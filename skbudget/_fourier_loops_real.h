@@ -29,6 +29,9 @@
 /* dense rows' projections: tiles of up to 3 rows by four 32-byte vectors
  * of columns (twelve vectors of sums in registers) */
 #define SKB_PROJECTION_ROWS 3
+/* dense rows' projections: bytes of X per block of rows (in cache while
+ * every strip of columns reads them) */
+#define SKB_PROJECTION_BLOCK_BYTES (128 * 1024)
 
 /* The values of x[0:n] that SKB_SINCOS_VALUE leaves to libm, by libm's cos
  * and sin; returns bit 63 set if one of x[0:n] is not finite (its outputs
@@ -201,7 +204,20 @@ static SKB_UNUSED void SKB_REAL_NAME(skb_dense_projections)(
     ptrdiff_t i;
 #ifdef SKB_DISPATCH_AVX2
     if (skb_fma_available()) {
-        SKB_REAL_NAME(skb_dense_projections_fma)(X, rows, d, ldx, U, m, P);
+        /* a block of rows (about SKB_PROJECTION_BLOCK_BYTES of X) at a time,
+         * so that its rows stay in cache while every strip of columns reads
+         * them (all the rows at once, each strip streamed the whole of X
+         * from memory: 25 times X at D = 400); the sums do not depend on the
+         * blocks */
+        ptrdiff_t block = SKB_PROJECTION_BLOCK_BYTES / (ptrdiff_t)sizeof(SKB_REAL)
+                          / (ldx > 0 ? ldx : 1);
+        block = block / SKB_PROJECTION_ROWS * SKB_PROJECTION_ROWS;
+        if (block < SKB_PROJECTION_ROWS)
+            block = SKB_PROJECTION_ROWS;
+        for (i = 0; i < rows; i += block)
+            SKB_REAL_NAME(skb_dense_projections_fma)(X + i * ldx, rows - i < block ? rows - i
+                                                                               : block,
+                                                     d, ldx, U, m, P + i * m);
         return;
     }
 #endif
@@ -338,6 +354,7 @@ SKB_FOURIER_VERSIONS_OF(uint64_t, SKB_REAL_NAME(skb_fourier_sparse_rows),
 #undef SKB_LANES
 #undef SKB_FOURIER_COLUMNS
 #undef SKB_PROJECTION_ROWS
+#undef SKB_PROJECTION_BLOCK_BYTES
 #undef SKB_FOURIER_VERSIONS_OF
 #undef SKB_FLAG_SHIFT
 

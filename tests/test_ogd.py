@@ -703,6 +703,19 @@ def test_fourier_dense_features_of_a_row_do_not_depend_on_its_block(dtype, n_com
         assert_array_equal(fourier_features(X[start:stop], U), whole[start:stop])
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_fourier_dense_features_of_wide_rows_do_not_depend_on_the_row_blocks(dtype):
+    # wide rows are projected a block of rows at a time (about 128 kB of X:
+    # 18 rows of 784 float64 features, 39 of float32): the same bits as a
+    # row alone, across the blocks' edges
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(100, 784)).astype(dtype)
+    U = rng.normal(size=(784, 37))
+    whole = fourier_features(X, U)
+    for start, stop in [(0, 1), (17, 19), (18, 19), (38, 40), (40, 41), (35, 100), (99, 100)]:
+        assert_array_equal(fourier_features(X[start:stop], U), whole[start:stop])
+
+
 def test_nystrom_ogd_memory_follows_the_support_set():
     # the Gram matrix of stage 1 grows with the support set (doubling, up to
     # the budget): at budget=5000, 300 rows pickled to ~205 MB on ae3fe45,
