@@ -160,7 +160,7 @@ static SKB_ALWAYS_INLINE uint64_t skb_scaled_sincos_value(double x, double facto
     return out_of_range | cancelled;
 }
 
-/* float32 input (doc/user_guide/ogd.rst): the cosine and sine in float,
+/* float32 input (doc/user_guide/families/ogd.rst): the cosine and sine in float,
  * the same scheme with float's constants:
  *   - n = rint(x 2/pi), then r = (x - n P1) - n P2 exact (P1: pi/2 to 12
  *     bits, P2: the next 6, as multiples of 2^-23; |n| < 2^12), then
