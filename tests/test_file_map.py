@@ -9,9 +9,18 @@ import`` anywhere in a ``.py`` file (function-level imports included,
 through :mod:`ast`); ``import``, ``cimport``, ``from ... (c)import``,
 ``cdef extern from "....h"`` and ``include`` in a ``.pyx`` / ``.pxd`` file,
 whose own ``.pxd`` counts as an import; ``#include "....h"`` in a header.
-Imports from outside the package are ignored."""
+Imports from outside the package are ignored.
+
+A row may name files by a pattern instead (``skbudget/_<family>.py``): it
+maps every file it matches that no row names by its path, and only those
+that are what the row says (``PATTERNS``: an estimator module defines
+exported estimator classes with declarations of their own; a compiled
+learner is built on the engine and imported by an estimator module), so a
+new family's files need no row while a file that is something else still
+does."""
 
 import ast
+import inspect
 import re
 from pathlib import Path
 
@@ -23,6 +32,7 @@ SOURCE_SUFFIXES = (".py", ".pyx", ".pxd", ".h")
 
 LAYER_HEADING = re.compile(r"^### Layer (\d+): (.+)$")
 MAPPED_FILE = re.compile(r"`(skbudget/[\w/]+\.(?:py|pyx|pxd|h))`")
+MAPPED_PATTERN = re.compile(r"`(skbudget/[\w/]*<\w+>[\w/<>]*\.(?:py|pyx|pxd|h))`")
 
 
 def _package_files(root=ROOT):
@@ -33,10 +43,11 @@ def _package_files(root=ROOT):
 
 
 def _file_map():
-    """The map's layers: ``{file: (layer number, layer title)}``, read from
-    the tables under the ``### Layer N: title`` headings of "The map" (the
-    first cell of a row names its files by their full paths)."""
-    layers, layer, in_map = {}, None, False
+    """The map's layers: ``({file: layer}, {pattern: layer})``, where a
+    layer is ``(number, title)``, read from the tables under the ``### Layer
+    N: title`` headings of "The map" (the first cell of a row names its
+    files by their full paths, or by a pattern of ``PATTERNS``)."""
+    layers, patterns, layer, in_map = {}, {}, None, False
     for line in MAP.read_text(encoding="utf-8").splitlines():
         if line.startswith("## "):
             in_map = line == "## The map"
@@ -49,8 +60,76 @@ def _file_map():
             for name in MAPPED_FILE.findall(first_cell):
                 assert name not in layers, f"doc/engine.md's file map lists {name} twice"
                 layers[name] = layer
+            for pattern in MAPPED_PATTERN.findall(first_cell):
+                assert pattern in PATTERNS, (
+                    f"doc/engine.md's file map has the pattern {pattern}, which "
+                    f"tests/test_file_map.py does not know (PATTERNS: {sorted(PATTERNS)})")
+                assert pattern not in patterns, f"doc/engine.md lists {pattern} twice"
+                patterns[pattern] = layer
     assert layers, "doc/engine.md has no '## The map' with '### Layer N: title' tables"
-    return layers
+    return layers, patterns
+
+
+def estimator_modules():
+    """``{file: its classes}`` for the modules that define estimator classes
+    ``skbudget`` exports, each with a declaration of its own."""
+    import skbudget
+    from skbudget._declaration import declaration_of
+
+    found = {}
+    for name in skbudget.__all__:
+        obj = getattr(skbudget, name)
+        if inspect.isclass(obj) and "_declaration" in vars(obj):
+            declaration_of(obj)                       # a Declaration, not something else
+            found.setdefault(obj.__module__.replace(".", "/") + ".py", []).append(name)
+    return found
+
+
+def _estimator_module(path, graph, estimators):
+    """Why ``path`` is not an estimator module of a family, or None."""
+    if path not in estimators:
+        return "it defines no exported estimator class with a declaration of its own"
+    return None
+
+
+def _compiled_learner(path, graph, estimators):
+    """Why ``path`` is not the compiled learner of a family, or None."""
+    reached, frontier = set(), [path]
+    while frontier:                                   # what it imports, directly or not
+        for target in graph[frontier.pop()] - reached:
+            reached.add(target)
+            frontier.append(target)
+    if "skbudget/_engine.pxd" not in reached:
+        return "it is not built on the engine (it does not cimport skbudget/_engine.pxd)"
+    if not any(path in graph[module] for module in estimators):
+        return "no estimator module imports it"
+    return None
+
+
+# the patterns a row of the map may name files by: the regular expression
+# of the files it matches, and what a file must be for the row to map it
+PATTERNS = {
+    "skbudget/_<family>.py": (r"skbudget/_[a-z0-9_]+\.py", _estimator_module),
+    "skbudget/_<family>_fast.pyx": (r"skbudget/_[a-z0-9_]+_fast\.pyx", _compiled_learner),
+}
+
+
+def _complete_map(layers, patterns, files, graph, estimators):
+    """``({file: layer}, {file: why no pattern maps it})``: the files the
+    map names by path, and the others its pattern rows map."""
+    mapped, refused = dict(layers), {}
+    for path in files:
+        if path in layers:
+            continue
+        for pattern, layer in patterns.items():
+            expression, check = PATTERNS[pattern]
+            if re.fullmatch(expression, path):
+                why_not = check(path, graph, estimators)
+                if why_not is None:
+                    mapped[path] = layer
+                    break
+                refused[path] = f"the row {pattern} does not fit: {why_not}"
+    return mapped, {path: why for path, why in refused.items() if path not in mapped}
 
 
 def _module_file(dotted, files, cimport=False):
@@ -198,13 +277,20 @@ def files():
 
 
 @pytest.fixture(scope="module")
-def file_map():
-    return _file_map()
+def graph(files):
+    return _imports(files)
 
 
 @pytest.fixture(scope="module")
-def graph(files):
-    return _imports(files)
+def mapping(files, graph):
+    layers, patterns = _file_map()
+    return (layers, patterns) + _complete_map(layers, patterns, files, graph,
+                                              estimator_modules())
+
+
+@pytest.fixture(scope="module")
+def file_map(mapping):
+    return mapping[2]
 
 
 def _layer_name(layer):
@@ -242,14 +328,17 @@ def _where_to_add(path, file_map, graph):
             f"{_layer_name(highest)})")
 
 
-def test_the_file_map_names_every_source_file_of_the_package(files, file_map, graph):
+def test_the_file_map_names_every_source_file_of_the_package(files, file_map, graph, mapping):
+    refused = mapping[3]
     unmapped = [path for path in files if path not in file_map]
     assert not unmapped, "doc/engine.md's file map ('## The map') misses:\n" + "\n".join(
-        f"  {path}: {_where_to_add(path, file_map, graph)}" for path in unmapped)
+        f"  {path}: {_where_to_add(path, file_map, graph)}"
+        + (f" ({refused[path]})" if path in refused else "") for path in unmapped)
 
 
-def test_every_mapped_file_exists(files, file_map):
-    missing = sorted(set(file_map) - set(files))
+def test_every_mapped_file_exists(files, mapping):
+    layers = mapping[0]
+    missing = sorted(set(layers) - set(files))
     assert not missing, (
         "doc/engine.md's file map names files that are not in the package (remove their "
         "rows, or correct the path):\n" + "\n".join(f"  {path}" for path in missing))
@@ -312,3 +401,31 @@ def test_the_import_reader_sees_every_kind_of_import(tmp_path):
     graph["skbudget/_low.pxd"] = {"skbudget/_high.py"}
     assert _cycles(graph) == [["skbudget/_high.py", "skbudget/_low.pyx", "skbudget/_low.pxd",
                                "skbudget/_high.py"]]
+
+
+def test_a_pattern_row_maps_only_the_files_that_are_what_it_says():
+    # made-up files: the estimator module and its learner are mapped by the
+    # patterns; a module without estimators, a learner not on the engine and
+    # one no estimator module imports are not, and a row naming a file by
+    # its path wins over a pattern
+    graph = {
+        "skbudget/_engine.pxd": set(),
+        "skbudget/_toy.py": {"skbudget/_toy_fast.pyx", "skbudget/_helper_fast.pyx"},
+        "skbudget/_toy_fast.pyx": {"skbudget/_engine.pxd"},
+        "skbudget/_helper_fast.pyx": set(),
+        "skbudget/_orphan_fast.pyx": {"skbudget/_engine.pxd"},
+        "skbudget/_util.py": set(),
+        "skbudget/_named.py": set(),
+    }
+    layers = {"skbudget/_engine.pxd": (2, "engine"), "skbudget/_named.py": (5, "core")}
+    patterns = {"skbudget/_<family>_fast.pyx": (4, "policies"),
+                "skbudget/_<family>.py": (7, "estimators")}
+    mapped, refused = _complete_map(layers, patterns, sorted(graph), graph,
+                                    {"skbudget/_toy.py": ["Toy"], "skbudget/_named.py": ["N"]})
+    assert mapped == {**layers, "skbudget/_toy.py": (7, "estimators"),
+                      "skbudget/_toy_fast.pyx": (4, "policies")}
+    assert set(refused) == {"skbudget/_helper_fast.pyx", "skbudget/_orphan_fast.pyx",
+                            "skbudget/_util.py"}
+    assert "not built on the engine" in refused["skbudget/_helper_fast.pyx"]
+    assert "no estimator module imports it" in refused["skbudget/_orphan_fast.pyx"]
+    assert "defines no exported estimator" in refused["skbudget/_util.py"]
