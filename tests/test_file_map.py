@@ -15,7 +15,7 @@ A row may name files by a pattern instead (``skbudget/_<family>.py``): it
 maps every file it matches that no row names by its path, and only those
 that are what the row says (``PATTERNS``: an estimator module defines
 exported estimator classes with declarations of their own; a compiled
-learner is built on the engine and imported by an estimator module), so a
+learner is imported by estimator modules and by no other module), so a
 new family's files need no row while a file that is something else still
 does."""
 
@@ -94,15 +94,12 @@ def _estimator_module(path, graph, estimators):
 
 def _compiled_learner(path, graph, estimators):
     """Why ``path`` is not the compiled learner of a family, or None."""
-    reached, frontier = set(), [path]
-    while frontier:                                   # what it imports, directly or not
-        for target in graph[frontier.pop()] - reached:
-            reached.add(target)
-            frontier.append(target)
-    if "skbudget/_engine.pxd" not in reached:
-        return "it is not built on the engine (it does not cimport skbudget/_engine.pxd)"
-    if not any(path in graph[module] for module in estimators):
+    importers = {module for module, targets in graph.items() if path in targets}
+    if not importers & set(estimators):
         return "no estimator module imports it"
+    if importers - set(estimators):
+        return (f"modules other than the estimators' build on it "
+                f"({', '.join(sorted(importers - set(estimators)))})")
     return None
 
 
@@ -405,15 +402,15 @@ def test_the_import_reader_sees_every_kind_of_import(tmp_path):
 
 def test_a_pattern_row_maps_only_the_files_that_are_what_it_says():
     # made-up files: the estimator module and its learner are mapped by the
-    # patterns; a module without estimators, a learner not on the engine and
-    # one no estimator module imports are not, and a row naming a file by
-    # its path wins over a pattern
+    # patterns; a module without estimators, a compiled module no estimator
+    # imports and one other modules build on are not, and a row naming a
+    # file by its path wins over a pattern
     graph = {
         "skbudget/_engine.pxd": set(),
-        "skbudget/_toy.py": {"skbudget/_toy_fast.pyx", "skbudget/_helper_fast.pyx"},
+        "skbudget/_toy.py": {"skbudget/_toy_fast.pyx", "skbudget/_shared_fast.pyx"},
         "skbudget/_toy_fast.pyx": {"skbudget/_engine.pxd"},
-        "skbudget/_helper_fast.pyx": set(),
-        "skbudget/_orphan_fast.pyx": {"skbudget/_engine.pxd"},
+        "skbudget/_shared_fast.pyx": set(),
+        "skbudget/_other_fast.pyx": {"skbudget/_shared_fast.pyx"},
         "skbudget/_util.py": set(),
         "skbudget/_named.py": set(),
     }
@@ -424,8 +421,8 @@ def test_a_pattern_row_maps_only_the_files_that_are_what_it_says():
                                     {"skbudget/_toy.py": ["Toy"], "skbudget/_named.py": ["N"]})
     assert mapped == {**layers, "skbudget/_toy.py": (7, "estimators"),
                       "skbudget/_toy_fast.pyx": (4, "policies")}
-    assert set(refused) == {"skbudget/_helper_fast.pyx", "skbudget/_orphan_fast.pyx",
+    assert set(refused) == {"skbudget/_shared_fast.pyx", "skbudget/_other_fast.pyx",
                             "skbudget/_util.py"}
-    assert "not built on the engine" in refused["skbudget/_helper_fast.pyx"]
-    assert "no estimator module imports it" in refused["skbudget/_orphan_fast.pyx"]
+    assert "skbudget/_other_fast.pyx" in refused["skbudget/_shared_fast.pyx"]
+    assert "no estimator module imports it" in refused["skbudget/_other_fast.pyx"]
     assert "defines no exported estimator" in refused["skbudget/_util.py"]
