@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from skbudget._declaration import declaration_of
+from skbudget._declaration import CannotAverage, Declaration, Summary, declaration_of
 from skbudget.discovery import all_estimators
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -212,3 +212,17 @@ def test_the_api_reference_lists_every_public_name():
     by_hand = set(re.findall(r"^   (\w+)$", api, flags=re.MULTILINE))
     assert set(skbudget.__all__) - ESTIMATOR_NAMES <= by_hand
     assert not ESTIMATOR_NAMES & by_hand, "api.rst lists an estimator by hand"
+
+
+def test_a_declaration_names_its_page_and_its_row():
+    # the generated lists need both: a declaration without them is refused
+    # when its class is defined
+    common = dict(test_params=({},), averaging=CannotAverage("no rule"))
+    row = Summary(rule="a rule", memory="B vectors", cost="O(B)", paper="A 2000")
+    with pytest.raises(TypeError, match="summary"):
+        Declaration(**common, guide="families/bsgd")
+    with pytest.raises(TypeError, match="summary must be a Summary"):
+        Declaration(**common, guide="families/bsgd", summary="a rule")
+    with pytest.raises(TypeError, match="guide must name"):
+        Declaration(**common, guide="", summary=row)
+    assert Declaration(**common, guide="families/bsgd", summary=row).summary is row
