@@ -25,7 +25,7 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import StrOptions
 
 from skbudget._averaging import SameFeaturesAverage
-from skbudget._base import BaseOnlineClassifier, keep_resolved_gamma
+from skbudget._base import BaseOnlineClassifier, LinearModelMixin, keep_resolved_gamma
 from skbudget._blas import single_threaded_blas
 from skbudget._budget import _example
 from skbudget._declaration import Declaration
@@ -181,7 +181,7 @@ class RandomFourierFeatures(FeatureMap):
         return run
 
 
-class FourierOGDClassifier(BaseOnlineClassifier):
+class FourierOGDClassifier(LinearModelMixin, BaseOnlineClassifier):
     __doc__ = docstring(
         """Fourier online gradient descent (FOGD): linear hinge OGD on random
     Fourier features of the RBF kernel.
@@ -324,13 +324,7 @@ class FourierOGDClassifier(BaseOnlineClassifier):
 
     def _update_model_attributes(self):
         coef = np.array([np.asarray(learner.w) for learner in self._learners])
-        if not np.isfinite(coef).all():    # (inside the call's rollback)
-            raise ValueError(
-                f"{type(self).__name__}: the model's coefficients are not finite numbers; "
-                f"the model is left as it was."
-            )
-        self.coef_ = coef
-        self.intercept_ = np.zeros(len(coef))
+        self._set_linear_model(coef, np.zeros(len(coef)))
         self.random_weights_ = self._driver.features.U
 
     def _raw_scores(self, X):
