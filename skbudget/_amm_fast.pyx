@@ -17,7 +17,7 @@ weights class by class, oldest first, whatever rows they occupy.
 """
 
 import numpy as np
-from libc.math cimport INFINITY
+from libc.math cimport INFINITY, fabs, sqrt
 
 from skbudget._engine import _check_csr_rows
 from skbudget._kernel_rows cimport dense_dot, sparse_dot
@@ -289,7 +289,7 @@ cdef class MultiHyperplaneLearner:
         margin ``f+ - f-`` of the model before the round."""
         cdef Py_ssize_t i, j, r, B = self.members.shape[1], d = self.n_features
         cdef Py_ssize_t j_plus = 0, i_minus = -1, j_minus = 0, r_new
-        cdef double dot, dot_plus, dot_minus, f_plus, f_minus, best, xx, eta, a, s = self.bias
+        cdef double dot, dot_plus, dot_minus, unit, largest_sq, f_plus, f_minus, best, xx, eta, a, s = self.bias
         cdef double* v
         cdef double* dots = &self.dots[0]
         cdef bint has_bias = self.fit_intercept
@@ -303,11 +303,20 @@ cdef class MultiHyperplaneLearner:
                 if not is_finite(dot * self.scale):
                     raise_not_finite("AdaptiveMultiHyperplaneClassifier: a weight's score")
                 dots[i * B + j] = dot
+        # the scale under which scores tie (doc/algorithms.md#shared-rules):
+        # the largest |w.x~| can be, max ||w|| ||x~|| (rounding errors are
+        # relative to it, not to the score)
+        xx = self._squared_norm(x, sparse, nnz)
+        largest_sq = 0.0
+        for i in range(self.n_classes):
+            for j in range(self.counts[i]):
+                largest_sq = max(largest_sq, self.sq[self.members[i, j]])
+        unit = self.scale * sqrt(largest_sq * xx)
         # the true class's best (oldest of those tied with the largest)
         f_plus = -INFINITY
         for j in range(self.counts[y]):
             f_plus = max(f_plus, self.scale * dots[y * B + j])
-        best = f_plus - tie_tolerance(f_plus, 0.0)
+        best = f_plus - tie_tolerance(f_plus, unit)
         for j in range(self.counts[y]):
             if self.scale * dots[y * B + j] >= best:
                 j_plus = j
@@ -318,7 +327,7 @@ cdef class MultiHyperplaneLearner:
             if i != y:
                 for j in range(self.counts[i]):
                     f_minus = max(f_minus, self.scale * dots[i * B + j])
-        best = f_minus - tie_tolerance(f_minus, 0.0)
+        best = f_minus - tie_tolerance(f_minus, unit)
         for i in range(self.n_classes):
             if i != y and i_minus < 0:
                 for j in range(self.counts[i]):
@@ -337,12 +346,11 @@ cdef class MultiHyperplaneLearner:
             self.n_updates += 1
             eta = 1.0 / (self.lam * (self.t + 1.0))
             a = eta / self.scale            # the step in V's units
-            xx = self._squared_norm(x, sparse, nnz)
             r = self.members[i_minus, j_minus]
             self._add_to_row(r, -a, x, idx, nnz, sparse)
             self.sq[r] = max(self.sq[r] - 2.0 * a * dot_minus + a * a * xx,
                              0.0)
-            if f_plus > 0.0:
+            if f_plus > tie_tolerance(0.0, unit):      # (within it of 0: 0)
                 r = self.members[y, j_plus]
                 if self.clone_p > 0.0 and self.counts[y] < self.budget:
                     if self._draw() < self.clone_p:
@@ -360,6 +368,9 @@ cdef class MultiHyperplaneLearner:
         # step 4
         if self.t % self.prune_every == 0:
             self._prune()
+        # tied scores (the shared rule's relative 1e-9) are a tie: margin 0
+        if fabs(f_plus - f_minus) <= tie_tolerance(max(f_plus, f_minus), unit):
+            return 0.0
         return f_plus - f_minus
 
     cdef double _squared_norm(self, const double* x, bint sparse, Py_ssize_t nnz):

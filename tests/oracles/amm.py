@@ -10,19 +10,21 @@ vectors per class, oldest first, each ``[x-part, bias]``),
 ``decision_function`` and ``predict``.
 
 Ties follow the suite's shared rule (doc/algorithms.md#shared-rules):
-values within a relative 1e-9 of the largest are tied, and the first in
-order (class, then age) wins.
+scores within ``1e-9 (u + |largest|)`` of the largest are tied, with ``u =
+max ||w|| ||x~||`` (the size rounding errors are relative to), and the
+first in order (class, then age) wins; ``f+`` within ``1e-9 u`` of 0 counts
+as 0, and ``f+``, ``f-`` tied make a margin of 0 (a mistake).
 """
 
 import numpy as np
 
 
-def _first_tied_max(values):
-    """The position of the first value tied with the largest (relative
-    1e-9)."""
+def _first_tied_max(values, unit):
+    """The position of the first value tied with the largest (within
+    ``1e-9 (unit + |largest|)``)."""
     values = np.asarray(values)
     best = values.max()
-    return int(np.flatnonzero(values >= best - 1e-9 * abs(best))[0])
+    return int(np.flatnonzero(values >= best - 1e-9 * (unit + abs(best)))[0])
 
 
 class PlainAMM:
@@ -61,15 +63,20 @@ class PlainAMM:
 
     def _round(self, xt, y):
         # step 1: scores before the round
+        # scores tie within 1e-9 (unit + |score|), unit = max ||w|| ||x~||
+        unit = max(np.linalg.norm(w) for Wi in self.W for w in Wi) * np.linalg.norm(xt)
         own = [w @ xt for w in self.W[y]]
-        j_plus = _first_tied_max(own)
+        j_plus = _first_tied_max(own, unit)
         f_plus = own[j_plus]
         others = [(i, j, w @ xt) for i, Wi in enumerate(self.W) if i != y
                   for j, w in enumerate(Wi)]
-        m = _first_tied_max([o[2] for o in others])
+        m = _first_tied_max([o[2] for o in others], unit)
         i_minus, j_minus, f_minus = others[m]
-        self.margins.append(f_plus - f_minus)
-        self.mistakes.append(f_plus - f_minus <= 0)
+        margin = f_plus - f_minus
+        if abs(margin) <= 1e-9 * (unit + abs(max(f_plus, f_minus))):
+            margin = 0.0        # tied scores are a tie
+        self.margins.append(margin)
+        self.mistakes.append(margin <= 0)
         # step 2
         self.t += 1
         t = self.t
@@ -81,7 +88,7 @@ class PlainAMM:
             self.n_updates += 1
             eta = 1 / (self.lam * (t + 1))
             self.W[i_minus][j_minus] = self.W[i_minus][j_minus] - eta * xt
-            if f_plus > 0:
+            if f_plus > 1e-9 * unit:        # (within the tolerance of 0: 0)
                 if self.p > 0 and len(self.W[y]) < self.B:
                     u = self.rng.random_sample()
                     if u < self.p:
