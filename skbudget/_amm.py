@@ -133,7 +133,7 @@ class AdaptiveMultiHyperplaneClassifier(LinearModelMixin, BaseOnlineClassifier):
     )
 
     _declaration = Declaration(
-        test_params=(dict(budget=3, prune_every=50, alpha=1e-2, random_state=0),
+        test_params=(dict(budget=4, prune_every=50, alpha=1e-2, random_state=0),
                      dict(clone_probability=0.5, budget=4, random_state=0)),
         model_variants=({}, dict(clone_probability=0.3, budget=5, prune_every=100),
                         dict(fit_intercept=False, alpha=1e-2, prune_c=1.0)),
@@ -173,7 +173,7 @@ class AdaptiveMultiHyperplaneClassifier(LinearModelMixin, BaseOnlineClassifier):
 
     def _make_learner(self, rng):
         return MultiHyperplaneLearner(
-            n_classes=len(self.classes_), n_features=self.n_features_in_, budget=self.budget,
+            n_classes=len(self.classes_), n_inputs=self.n_features_in_, budget=self.budget,
             lam=self.alpha, prune_every=self.prune_every, prune_c=self.prune_c,
             clone_probability=self.clone_probability, clone_decay=self.clone_decay,
             bias=self.intercept_scaling, fit_intercept=self.fit_intercept, rng=rng)
@@ -183,8 +183,12 @@ class AdaptiveMultiHyperplaneClassifier(LinearModelMixin, BaseOnlineClassifier):
                                          shared_support=True)
 
     def _update_model_attributes(self):
-        weights, weight_class = self._learners[0].coefficients()
-        d = self.n_features_in_
+        learner = self._learners[0]
+        if learner.t != self._record.n_rounds:      # (a loaded model: one of them tampered)
+            raise ValueError(f"the learner's t={learner.t} is not the record's "
+                             f"n_rounds={self._record.n_rounds} (every round counts)")
+        weights, weight_class = learner.coefficients()
+        d = learner.n_inputs
         coef = np.ascontiguousarray(weights[:, :d])
         if self.fit_intercept:
             intercept = self.intercept_scaling * weights[:, d]

@@ -23,16 +23,10 @@ from skbudget._engine import _check_csr_rows
 from skbudget._kernel_rows cimport dense_dot, sparse_dot
 from skbudget._numbers cimport is_finite, raise_not_finite, tie_tolerance
 
-# the scale is folded into the weights before it gets this small (it is
-# 1 / (t + 1) after t rounds: reached after 1e100 rounds, never in practice,
-# but the rule does not rest on that)
-cdef double SMALLEST_SCALE = 1e-100
-
-
 # the learner's scalar state (then its arrays: weights, sq_norms, counts)
-_SCALARS = ("n_classes", "n_features", "budget", "prune_every", "lam", "prune_c",
-            "clone_probability", "clone_decay", "bias", "fit_intercept", "clone_p", "scale", "t",
-            "n_updates", "rng")
+_SCALARS = ("n_classes", "n_inputs", "budget", "prune_every", "lam", "prune_c",
+            "clone_probability", "clone_decay", "bias", "fit_intercept", "clone_p", "t", "n_updates",
+            "rng")
 
 
 cdef class MultiHyperplaneLearner:
@@ -42,7 +36,7 @@ cdef class MultiHyperplaneLearner:
     ----------
     n_classes : int
         The number of classes (labels are their indices).
-    n_features : int
+    n_inputs : int
         The width of ``x`` (the bias coordinate comes on top).
     budget : int
         ``B``, weights per class.
@@ -66,10 +60,10 @@ cdef class MultiHyperplaneLearner:
         GAMM's draws.
     """
 
-    cdef public Py_ssize_t n_classes, n_features, budget, prune_every
+    cdef public Py_ssize_t n_classes, n_inputs, budget, prune_every
     cdef public double lam, prune_c, clone_probability, clone_decay, bias
     cdef public bint fit_intercept
-    cdef public double clone_p, scale
+    cdef public double clone_p
     cdef public long long t, n_updates
     cdef public object rng, rng_at_call_start
     cdef bint rng_saved
@@ -88,17 +82,16 @@ cdef class MultiHyperplaneLearner:
 
     _state_names = _SCALARS + ("weights", "sq_norms", "counts")
 
-    def __init__(self, Py_ssize_t n_classes=2, Py_ssize_t n_features=1, Py_ssize_t budget=50,
+    def __init__(self, Py_ssize_t n_classes=2, Py_ssize_t n_inputs=1, Py_ssize_t budget=50,
                  double lam=1e-4, Py_ssize_t prune_every=10000, double prune_c=10.0,
                  double clone_probability=0.0, double clone_decay=0.99, double bias=1.0,
                  bint fit_intercept=True, rng=None):
         self.initialized = True
-        self.n_classes, self.n_features, self.budget = n_classes, n_features, budget
+        self.n_classes, self.n_inputs, self.budget = n_classes, n_inputs, budget
         self.lam, self.prune_every, self.prune_c = lam, prune_every, prune_c
         self.clone_probability, self.clone_decay = clone_probability, clone_decay
         self.bias, self.fit_intercept = bias, fit_intercept
         self.clone_p = clone_probability
-        self.scale = 1.0
         self.t = self.n_updates = 0
         self.rng = rng
         self.rng_at_call_start = None
@@ -110,7 +103,14 @@ cdef class MultiHyperplaneLearner:
     @property
     def dim(self):
         """The width of ``x~``."""
-        return self.n_features + (1 if self.fit_intercept else 0)
+        return self.n_inputs + (1 if self.fit_intercept else 0)
+
+    @property
+    def scale(self):
+        """The global scale, ``w = scale * V``: ``prod_{s <= t} (1 - 1/(s+1))
+        = 1 / (t + 1)``, computed from ``t`` (never below 1e-19 for a 64-bit
+        ``t``: it cannot underflow, so it is never folded into ``V``)."""
+        return 1.0 / (self.t + 1.0)
 
     @property
     def n_sv(self):
@@ -213,17 +213,15 @@ cdef class MultiHyperplaneLearner:
 
     def check_state(self):
         """A description of what is inconsistent in the state, or None."""
-        if not (self.n_classes >= 2 and self.n_features >= 1 and self.budget >= 1
+        if not (self.n_classes >= 2 and self.n_inputs >= 1 and self.budget >= 1
                 and self.prune_every >= 1):
-            return "n_classes >= 2, n_features >= 1, budget >= 1 and prune_every >= 1"
+            return "n_classes >= 2, n_inputs >= 1, budget >= 1 and prune_every >= 1"
         if not (self.lam > 0.0 and is_finite(self.lam) and self.prune_c >= 0.0
                 and is_finite(self.prune_c) and is_finite(self.bias)):
             return "lam > 0, prune_c >= 0 and bias must be finite numbers"
         if not (0.0 <= self.clone_p <= 1.0 and 0.0 <= self.clone_decay <= 1.0
                 and 0.0 <= self.clone_probability <= 1.0):
             return "the clone probabilities and decay must be in [0, 1]"
-        if not (self.scale > 0.0 and self.scale <= 1.0):
-            return f"scale={self.scale} is not in (0, 1]"
         if self.t < 0 or self.n_updates < 0:
             return "negative counts"
         state = self.get_state()
@@ -256,8 +254,8 @@ cdef class MultiHyperplaneLearner:
                 const Py_ssize_t[::1] rows, const double[::1] y, double[::1] scores):
         """Rounds over the CSR rows ``rows`` (in order), O(nnz) each."""
         cdef Py_ssize_t i, a, c = rows.shape[0]
-        self._check_call(self.n_features, y, scores, c)
-        _check_csr_rows(data, indices, indptr, rows, self.n_features)
+        self._check_call(self.n_inputs, y, scores, c)
+        _check_csr_rows(data, indices, indptr, rows, self.n_inputs)
         for i in range(c):
             a = indptr[rows[i]]
             if indptr[rows[i] + 1] > a:
@@ -270,8 +268,8 @@ cdef class MultiHyperplaneLearner:
                     Py_ssize_t c):
         cdef Py_ssize_t i
         problem = None
-        if width != self.n_features:
-            problem = f"rows of {width} features for a model of {self.n_features}"
+        if width != self.n_inputs:
+            problem = f"rows of {width} features for a model of {self.n_inputs}"
         elif not (y.shape[0] == c and scores.shape[0] == c):
             problem = f"{c} rows, {y.shape[0]} labels and {scores.shape[0]} scores"
         else:
@@ -287,12 +285,13 @@ cdef class MultiHyperplaneLearner:
         """One round on ``x~ = [x, s]`` (dense ``x`` unless ``sparse``, else
         its ``nnz`` stored values at the columns ``idx``); returns the
         margin ``f+ - f-`` of the model before the round."""
-        cdef Py_ssize_t i, j, r, B = self.members.shape[1], d = self.n_features
+        cdef Py_ssize_t i, j, r, B = self.members.shape[1], d = self.n_inputs
         cdef Py_ssize_t j_plus = 0, i_minus = -1, j_minus = 0, r_new
-        cdef double dot, dot_plus, dot_minus, unit, largest_sq, f_plus, f_minus, best, xx, eta, a, s = self.bias
+        cdef double dot, dot_plus, dot_minus, unit, largest_sq, f_plus, f_minus, best, xx, a, s = self.bias
         cdef double* v
         cdef double* dots = &self.dots[0]
         cdef bint has_bias = self.fit_intercept
+        cdef double scale = 1.0 / (self.t + 1.0)
         # step 1: every weight's score before the round
         for i in range(self.n_classes):
             for j in range(self.counts[i]):
@@ -300,7 +299,7 @@ cdef class MultiHyperplaneLearner:
                 dot = sparse_dot(x, idx, nnz, v) if sparse else dense_dot(x, v, d)
                 if has_bias:
                     dot += v[d] * s
-                if not is_finite(dot * self.scale):
+                if not is_finite(dot * scale):
                     raise_not_finite("AdaptiveMultiHyperplaneClassifier: a weight's score")
                 dots[i * B + j] = dot
         # the scale under which scores tie (doc/algorithms.md#shared-rules):
@@ -311,14 +310,14 @@ cdef class MultiHyperplaneLearner:
         for i in range(self.n_classes):
             for j in range(self.counts[i]):
                 largest_sq = max(largest_sq, self.sq[self.members[i, j]])
-        unit = self.scale * sqrt(largest_sq * xx)
+        unit = scale * sqrt(largest_sq * xx)
         # the true class's best (oldest of those tied with the largest)
         f_plus = -INFINITY
         for j in range(self.counts[y]):
-            f_plus = max(f_plus, self.scale * dots[y * B + j])
+            f_plus = max(f_plus, scale * dots[y * B + j])
         best = f_plus - tie_tolerance(f_plus, unit)
         for j in range(self.counts[y]):
-            if self.scale * dots[y * B + j] >= best:
+            if scale * dots[y * B + j] >= best:
                 j_plus = j
                 break
         # the other classes' best (first class, then oldest, on ties)
@@ -326,26 +325,24 @@ cdef class MultiHyperplaneLearner:
         for i in range(self.n_classes):
             if i != y:
                 for j in range(self.counts[i]):
-                    f_minus = max(f_minus, self.scale * dots[i * B + j])
+                    f_minus = max(f_minus, scale * dots[i * B + j])
         best = f_minus - tie_tolerance(f_minus, unit)
         for i in range(self.n_classes):
             if i != y and i_minus < 0:
                 for j in range(self.counts[i]):
-                    if self.scale * dots[i * B + j] >= best:
+                    if scale * dots[i * B + j] >= best:
                         i_minus, j_minus = i, j
                         break
         # (a new weight may grow the tables: what step 3 reads, read now)
         dot_plus, dot_minus = dots[y * B + j_plus], dots[i_minus * B + j_minus]
-        # step 2: every weight shrinks by 1 - 1/(t+1) (the global scale)
+        # step 2: every weight shrinks by 1 - 1/(t+1) (the global scale,
+        # 1 / (t + 1) after t rounds)
         self.t += 1
-        self.scale *= self.t / (self.t + 1.0)
-        if self.scale < SMALLEST_SCALE:
-            self._fold_scale()
+        scale = 1.0 / (self.t + 1.0)
         # step 3
         if 1.0 + f_minus - f_plus > 0.0:
             self.n_updates += 1
-            eta = 1.0 / (self.lam * (self.t + 1.0))
-            a = eta / self.scale            # the step in V's units
+            a = 1.0 / self.lam              # eta_t in V's units (eta_t / scale)
             r = self.members[i_minus, j_minus]
             self._add_to_row(r, -a, x, idx, nnz, sparse)
             self.sq[r] = max(self.sq[r] - 2.0 * a * dot_minus + a * a * xx,
@@ -374,7 +371,7 @@ cdef class MultiHyperplaneLearner:
         return f_plus - f_minus
 
     cdef double _squared_norm(self, const double* x, bint sparse, Py_ssize_t nnz):
-        cdef double xx = dense_dot(x, x, nnz if sparse else self.n_features)
+        cdef double xx = dense_dot(x, x, nnz if sparse else self.n_inputs)
         if self.fit_intercept:
             xx += self.bias * self.bias
         return xx
@@ -382,7 +379,7 @@ cdef class MultiHyperplaneLearner:
     cdef void _add_to_row(self, Py_ssize_t r, double a, const double* x, const int* idx,
                           Py_ssize_t nnz, bint sparse):
         """``V_r += a x~``."""
-        cdef Py_ssize_t k, d = self.n_features
+        cdef Py_ssize_t k, d = self.n_inputs
         cdef double* v = &self.V[r, 0]
         if sparse:
             for k in range(nnz):
@@ -436,15 +433,6 @@ cdef class MultiHyperplaneLearner:
         free_rows = np.zeros(capacity, dtype=np.intp)
         free_rows[:self.n_free] = np.asarray(self.free_rows)[:self.n_free]
         self.V, self.sq, self.free_rows = V, sq, free_rows
-
-    def _fold_scale(self):
-        """``V <- scale V``, ``scale <- 1``."""
-        rows = self.weight_rows()
-        V = np.asarray(self.V)
-        V[rows] *= self.scale
-        sq = np.asarray(self.sq)
-        sq[rows] *= self.scale * self.scale
-        self.scale = 1.0
 
     def _prune(self):
         """Step 4: the longest prefix of every weight by squared norm

@@ -250,7 +250,8 @@ class FeatureMap:
 class RawFeatures(FeatureMap):
     """The identity map: a model on the raw rows of ``X`` (AMM), fed dense
     blocks of rows to ``run_block`` or CSR rows, read in place, to
-    ``run_csr`` (O(nnz) rounds).  Its learners have ``n_features``.
+    ``run_csr`` (O(nnz) rounds).  Its learners have ``n_inputs``, the
+    width of the rows they take.
 
     Parameters
     ----------
@@ -265,8 +266,8 @@ class RawFeatures(FeatureMap):
         width = state.get("n_features") if isinstance(state, dict) else None
         if not (isinstance(state, dict) and set(state) == {"n_features"}
                 and isinstance(width, int) and not isinstance(width, bool) and width >= 1):
-            raise ValueError("The raw features of the loaded model must be a positive number "
-                             "of features; the file is corrupted.")
+            raise ValueError("The raw features of the loaded model: 'n_features' must be a "
+                             "positive number of features; the file is corrupted.")
         self.__dict__.update(state)
 
     @property
@@ -318,8 +319,9 @@ class RawFeatures(FeatureMap):
         return X
 
     def check_learner(self, learner):
-        if learner.n_features != self.n_features:
-            return f"a learner of {learner.n_features} features for rows of {self.n_features}"
+        if learner.n_inputs != self.n_features:
+            return (f"the learner's n_inputs={learner.n_inputs} is not the map's "
+                    f"n_features={self.n_features}")
         return None
 
 

@@ -65,7 +65,11 @@ def assert_same_model(est, plain, X):
     assert_allclose(est.intercept_, intercept, rtol=1e-9, atol=1e-11 * scale)
     assert_array_equal(est.weight_class_, np.repeat(np.arange(len(plain.W)), plain.n_weights))
     G = plain.decision_function(X)
-    assert_array_equal(est.predict(X), est.classes_[np.argmax(G, axis=1)])
+    # (rows whose two best classes tie, e.g. an empty sparse row scored by
+    # the bias alone, are decided by rounding on either side)
+    top = np.sort(G, axis=1)[:, -2:]
+    clear = top[:, 1] - top[:, 0] > 1e-9 * np.abs(G).max()
+    assert_array_equal(est.predict(X)[clear], est.classes_[np.argmax(G, axis=1)][clear])
     D = est.decision_function(X)
     expected = G[:, 1] - G[:, 0] if len(plain.W) == 2 else G
     assert_allclose(D, expected, rtol=1e-9, atol=1e-9 * np.abs(expected).max())
@@ -156,7 +160,7 @@ def test_budget_per_class_is_never_exceeded(seed, budget, clone, n_classes):
 
 def test_every_class_starts_with_one_zero_weight():
     X, y = _stream(n=1)
-    learner = MultiHyperplaneLearner(n_classes=3, n_features=X.shape[1])
+    learner = MultiHyperplaneLearner(n_classes=3, n_inputs=X.shape[1])
     assert_array_equal(learner.get_state()["counts"], [1, 1, 1])
     assert_array_equal(learner.coefficients()[0], np.zeros((3, X.shape[1] + 1)))
     # the first round is a mistake (every score 0) and adds a weight
@@ -210,38 +214,12 @@ def test_clone_probability_decays_and_carries_over_calls():
     assert est._learners[0].clone_p <= p
 
 
-def test_scale_is_folded_before_it_underflows():
-    # a learner whose scale is about to fall below 1e-100: the round folds
-    # it into the weights and goes on exactly as the unfolded rule
-    X, y = _stream(n=50)
-    learner = MultiHyperplaneLearner(n_classes=3, n_features=X.shape[1], lam=1e-2,
-                                     prune_every=10 ** 9)
-    scores = np.empty(20)
-    learner.run_block(np.ascontiguousarray(X[:20]), y[:20].astype(float), scores)
-    state = learner.get_state()
-    before, _ = learner.coefficients()
-    tiny = dict(state, scale=state["scale"] * 1e-95, weights=state["weights"] * 1e95,
-                sq_norms=state["sq_norms"] * 1e190)
-    folded = MultiHyperplaneLearner()
-    folded.set_state(tiny)
-    assert_allclose(folded.coefficients()[0], before, rtol=1e-12)
-    reference = MultiHyperplaneLearner()
-    reference.set_state(state)
-    out_a, out_b = np.empty(30), np.empty(30)
-    folded.run_block(np.ascontiguousarray(X[20:]), y[20:].astype(float), out_a)
-    reference.run_block(np.ascontiguousarray(X[20:]), y[20:].astype(float), out_b)
-    assert folded.scale > 1e-100
-    assert_allclose(out_a, out_b, rtol=1e-9)
-    assert_allclose(folded.coefficients()[0], reference.coefficients()[0], rtol=1e-9,
-                    atol=1e-12)
-
-
 def test_a_long_stream_keeps_the_scale_in_range():
-    # t = 1e8: the scale is 1 / (t + 1), the steps in V's units 1 / alpha
+    # t = 1e8: the scale is 1 / (t + 1), the steps in V's units 1 / alpha;
+    # a 64-bit t keeps it above 1e-19
     X, y = _stream(n=200)
-    learner = MultiHyperplaneLearner(n_classes=3, n_features=X.shape[1])
-    state = dict(learner.get_state(), t=10 ** 8, scale=1.0 / (10 ** 8 + 1))
-    learner.set_state(state)
+    learner = MultiHyperplaneLearner(n_classes=3, n_inputs=X.shape[1])
+    learner.set_state(dict(learner.get_state(), t=10 ** 8))
     scores = np.empty(200)
     learner.run_block(np.ascontiguousarray(X), y.astype(float), scores)
     assert np.isfinite(scores).all()
@@ -262,12 +240,12 @@ def test_parameters_out_of_range_are_refused(params, message):
 
 
 def test_corrupted_learner_state_is_refused():
-    learner = MultiHyperplaneLearner(n_classes=3, n_features=2)
+    learner = MultiHyperplaneLearner(n_classes=3, n_inputs=2)
     state = learner.get_state()
     for bad in (dict(counts=np.array([1, 0, 1])), dict(counts=np.array([1, 1, 99])),
                 dict(weights=np.zeros((2, 3))), dict(sq_norms=np.full(3, -1.0)),
                 dict(weights=np.full((3, 3), np.nan))):
         with pytest.raises(ValueError, match="inconsistent state"):
-            MultiHyperplaneLearner(n_classes=3, n_features=2).set_state(dict(state, **bad))
+            MultiHyperplaneLearner(n_classes=3, n_inputs=2).set_state(dict(state, **bad))
     with pytest.raises(ValueError, match="no class index"):
         learner.run_block(np.zeros((1, 2)), np.array([3.0]), np.empty(1))
