@@ -15,7 +15,7 @@ from skbudget._amm_fast import MultiHyperplaneLearner
 from skbudget._base import BaseOnlineClassifier, LinearModelMixin
 from skbudget._blas import single_threaded_blas
 from skbudget._declaration import CannotAverage, Declaration, SharedMulticlass
-from skbudget._docstrings import docstring, stream_doc
+from skbudget._docstrings import docstring, feature_record_doc, stream_doc
 from skbudget._params import BUDGET, Integer, RealNumber, keep_params
 from skbudget._stream import RawFeatures, StreamDriver
 
@@ -93,17 +93,9 @@ class AdaptiveMultiHyperplaneClassifier(LinearModelMixin, BaseOnlineClassifier):
         The index into ``classes_`` of each row of ``coef_``.
     n_weights_ : ndarray of shape (n_classes,)
         The number of weights of each class.
-    n_mistakes_ : int
-        Training rounds whose true class did not score strictly above every
-        other (``f+ - f- <= 0``), over every pass and call.
-    n_updates_ : int
-        Rounds that changed the weights (``1 + f- - f+ > 0``).
-    n_rounds_ : int
-        Training rounds (examples processed) over every pass and call.
-    mistake_curve_ : ndarray of shape (n_points, 2)
-        The learning curve at bounded resolution: rows ``(t, mistakes up to
-        and including round t)`` (at most 257 rows however long the
-        stream).
+    """ + feature_record_doc(
+            "whose true class did not score strictly above\n        every other (``f+ - f- "
+            "<= 0``)", "Rounds that changed the weights (``1 + f- - f+ > 0``).") + """
     n_iter_ : int
         Passes run by the last :meth:`fit`.
     n_features_in_ : int

@@ -181,6 +181,22 @@ classes_ : ndarray of shape (n_classes,)
         f"\n    {extra}" if extra else "")
 
 
+def feature_record_doc(mistakes, updates):
+    """The online record's entries of a model on features (FOGD, AMM):
+    ``n_mistakes_`` (``mistakes``: which rounds count), ``n_updates_``
+    (``updates``), ``n_rounds_``, ``mistake_curve_``."""
+    return f"""n_mistakes_ : int
+        Training rounds {mistakes}, over every pass and call.
+    n_updates_ : int
+        {updates}
+    n_rounds_ : int
+        Training rounds (examples processed) over every pass and call.
+    mistake_curve_ : ndarray of shape (n_points, 2)
+        The learning curve at bounded resolution: rows ``(t, mistakes up to
+        and including round t)`` (at most 257 rows however long the
+        stream)."""
+
+
 def docstring(summary, parameters, attributes, *, see_also="", notes="", references,
               examples):
     """A numpydoc class docstring: ``summary`` then the sections, each a

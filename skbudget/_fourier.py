@@ -29,7 +29,7 @@ from skbudget._base import BaseOnlineClassifier, LinearModelMixin, keep_resolved
 from skbudget._blas import single_threaded_blas
 from skbudget._budget import _example
 from skbudget._declaration import Declaration
-from skbudget._docstrings import docstring, stream_doc
+from skbudget._docstrings import docstring, feature_record_doc, stream_doc
 from skbudget._kernels import compute_gamma
 from skbudget._ogd_fast import (LinearHingeLearner, fourier_dense_projections,
                                 fourier_from_projections, fourier_sparse_features,
@@ -236,17 +236,9 @@ class FourierOGDClassifier(LinearModelMixin, BaseOnlineClassifier):
         ``U``, shared by every learner (as
         :class:`sklearn.kernel_approximation.RBFSampler`'s, which uses
         ``cos(xU + b)`` with a random offset instead of the sine).
-    n_mistakes_ : int
-        Training rounds with ``y w.z(x) <= 0`` (multi-class: the true
-        class's score not strictly the largest), over every pass and call.
-    n_updates_ : int
-        Updates of ``w``, summed over the learners.
-    n_rounds_ : int
-        Training rounds (examples processed) over every pass and call.
-    mistake_curve_ : ndarray of shape (n_points, 2)
-        The learning curve at bounded resolution: rows ``(t, mistakes up to
-        and including round t)`` (at most 257 rows however long the
-        stream).
+    """ + feature_record_doc(
+            "with ``y w.z(x) <= 0`` (multi-class: the true\n        class's score not "
+            "strictly the largest)", "Updates of ``w``, summed over the learners.") + """
     gamma_ : float
         The kernel width used.
     n_iter_ : int

@@ -77,10 +77,8 @@ fig, ax = plt.subplots(figsize=(7, 4.5))
 for (name, points), style in zip(curves.items(), ["-o", "--s", ":^"]):
     stored, accuracy, _ = zip(*points)
     ax.plot(stored, accuracy, style, label=name)
-ax.set_xscale("log")
-ax.set_xlabel("vectors stored (hyperplanes or support vectors)")
-ax.set_ylabel("test accuracy")
-ax.set_title("Ten digits, one stream: accuracy against vectors stored")
+ax.set(xscale="log", xlabel="vectors stored (hyperplanes or support vectors)",
+       ylabel="test accuracy", title="Ten digits, one stream: accuracy against vectors stored")
 ax.grid(True, alpha=0.3)
 ax.legend(loc="lower right")
 fig.tight_layout()
