@@ -95,13 +95,7 @@ class AdaptiveMultiHyperplaneClassifier(LinearModelMixin, BaseOnlineClassifier):
         The number of weights of each class.
     """ + feature_record_doc(
             "whose true class did not score strictly above\n        every other (``f+ - f- "
-            "<= 0``)", "Rounds that changed the weights (``1 + f- - f+ > 0``).") + """
-    n_iter_ : int
-        Passes run by the last :meth:`fit`.
-    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Names of features seen during fit, when X has string column names.""",
+            "<= 0``)", "Rounds that changed the weights (``1 + f- - f+ > 0``)."),
         see_also="""sklearn.svm.LinearSVC : One hyperplane per class (one-vs-rest), solved in
         batch.
     sklearn.linear_model.SGDClassifier : One hyperplane per class, online.

@@ -238,15 +238,9 @@ class FourierOGDClassifier(LinearModelMixin, BaseOnlineClassifier):
         ``cos(xU + b)`` with a random offset instead of the sine).
     """ + feature_record_doc(
             "with ``y w.z(x) <= 0`` (multi-class: the true\n        class's score not "
-            "strictly the largest)", "Updates of ``w``, summed over the learners.") + """
+            "strictly the largest)", "Updates of ``w``, summed over the learners.", """
     gamma_ : float
-        The kernel width used.
-    n_iter_ : int
-        Passes run by the last :meth:`fit`.
-    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Names of features seen during fit, when X has string column names.""",
+        The kernel width used."""),
         see_also="""sklearn.kernel_approximation.RBFSampler : Random Fourier features as a
         transformer (then e.g. ``SGDClassifier(loss='hinge')``).
     NystromOGDClassifier : The Nystrom approximation of the same paper.""",
