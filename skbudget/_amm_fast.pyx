@@ -20,6 +20,7 @@ import numpy as np
 from libc.math cimport INFINITY, fabs, sqrt
 
 from skbudget._engine import _check_csr_rows
+from skbudget._feature_learner cimport FeatureLearner
 from skbudget._kernel_rows cimport dense_dot, sparse_dot
 from skbudget._numbers cimport is_finite, raise_not_finite, tie_tolerance
 
@@ -29,7 +30,7 @@ _SCALARS = ("n_classes", "n_inputs", "budget", "prune_every", "lam", "prune_c",
             "rng")
 
 
-cdef class MultiHyperplaneLearner:
+cdef class MultiHyperplaneLearner(FeatureLearner):
     """AMM / GAMM over every class at once (see the module docstring).
 
     Parameters
@@ -65,8 +66,6 @@ cdef class MultiHyperplaneLearner:
     cdef public bint fit_intercept
     cdef public double clone_p
     cdef public long long t, n_updates
-    cdef public object rng, rng_at_call_start
-    cdef bint rng_saved
     # the pool: rows of V, their squared norms, the free rows
     cdef double[:, ::1] V
     cdef double[::1] sq
@@ -78,7 +77,6 @@ cdef class MultiHyperplaneLearner:
     # one round's dot products (unscaled), class i's j-th at i * width + j
     # (width = members.shape[1], grown up to budget)
     cdef double[::1] dots
-    cdef bint initialized
 
     _state_names = _SCALARS + ("weights", "sq_norms", "counts")
 
@@ -86,16 +84,13 @@ cdef class MultiHyperplaneLearner:
                  double lam=1e-4, Py_ssize_t prune_every=10000, double prune_c=10.0,
                  double clone_probability=0.0, double clone_decay=0.99, double bias=1.0,
                  bint fit_intercept=True, rng=None):
-        self.initialized = True
+        FeatureLearner.__init__(self, rng)
         self.n_classes, self.n_inputs, self.budget = n_classes, n_inputs, budget
         self.lam, self.prune_every, self.prune_c = lam, prune_every, prune_c
         self.clone_probability, self.clone_decay = clone_probability, clone_decay
         self.bias, self.fit_intercept = bias, fit_intercept
         self.clone_p = clone_probability
         self.t = self.n_updates = 0
-        self.rng = rng
-        self.rng_at_call_start = None
-        self.rng_saved = False
         # every class starts with one zero weight
         self._set_weights(np.zeros((n_classes, self.dim)), np.zeros(n_classes),
                           np.ones(n_classes, dtype=np.intp))
@@ -111,21 +106,6 @@ cdef class MultiHyperplaneLearner:
         = 1 / (t + 1)``, computed from ``t`` (never below 1e-19 for a 64-bit
         ``t``: it cannot underflow, so it is never folded into ``V``)."""
         return 1.0 / (self.t + 1.0)
-
-    @property
-    def n_sv(self):
-        """No support vectors: the model is its weights."""
-        return 0
-
-    def begin_call(self):
-        """Before a training call: ``rng_at_call_start`` holds the
-        generator's state from the call's first draw on (None while it has
-        drawn nothing), so that a failed call can put it back."""
-        self.rng_saved = False
-        self.rng_at_call_start = None
-
-    def start_call(self, Py_ssize_t first_id):
-        """(No tables keyed by example.)"""
 
     # ------------------------------------------------------------------
     # state
@@ -226,17 +206,6 @@ cdef class MultiHyperplaneLearner:
             return "negative counts"
         state = self.get_state()
         return self._check_arrays(state["weights"], state["sq_norms"], state["counts"])
-
-    def __reduce__(self):
-        return (type(self), (), self.get_state())
-
-    def __getstate__(self):
-        return self.get_state()
-
-    def __setstate__(self, state):
-        if not self.initialized:        # made by __new__, not __init__ (skops.io)
-            type(self).__init__(self)
-        self.set_state(state)
 
     # ------------------------------------------------------------------
     # the rounds
@@ -393,9 +362,7 @@ cdef class MultiHyperplaneLearner:
     cdef double _draw(self) except -1.0:
         """``rng.random_sample()``, the generator's state kept at the call's
         first draw (see :meth:`begin_call`)."""
-        if not self.rng_saved:
-            self.rng_at_call_start = self.rng.get_state()
-            self.rng_saved = True
+        self.before_draw()
         return self.rng.random_sample()
 
     cdef Py_ssize_t _new_row(self, Py_ssize_t y) except -1:
