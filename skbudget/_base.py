@@ -359,7 +359,13 @@ class BaseOnlineClassifier(ModelParamsMixin, PersistentModelMixin, ClassifierMix
     @abstractmethod
     def _make_learner(self, rng):
         """A new learner drawing from ``rng``: a binary one, or with
-        ``_shared_support`` one for every class."""
+        ``_shared_support`` one for every class.  A learner sized by the
+        data reads it from the model: ``classes_`` and ``n_features_in_``
+        are set whenever this is called (by a new model's :meth:`_reset`,
+        after ``validate_data`` and before its learners are made, and by a
+        loaded model's rebuild, after its fitted attributes are restored;
+        AMM's learner holds ``len(classes_)`` lists of weights of
+        ``n_features_in_`` values)."""
 
     @abstractmethod
     def _make_driver(self, learners, X):
