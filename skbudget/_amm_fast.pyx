@@ -21,8 +21,11 @@ from libc.math cimport INFINITY, fabs, sqrt
 
 from skbudget._engine import _check_csr_rows
 from skbudget._feature_learner cimport FeatureLearner
-from skbudget._kernel_rows cimport dense_dot, sparse_dot
+from skbudget._kernel_rows cimport sparse_dot
+from skbudget._vector_loops cimport skb_dot16, skb_vector_loops_init
 from skbudget._numbers cimport is_finite, raise_not_finite, tie_tolerance
+
+skb_vector_loops_init()     # the AVX2 loops where the CPU has AVX2
 
 # the learner's scalar state (then its arrays: weights, sq_norms, counts)
 _SCALARS = ("n_classes", "n_inputs", "budget", "prune_every", "lam", "prune_c",
@@ -261,44 +264,54 @@ cdef class MultiHyperplaneLearner(FeatureLearner):
         cdef double* dots = &self.dots[0]
         cdef bint has_bias = self.fit_intercept
         cdef double scale = 1.0 / (self.t + 1.0)
+        # (raw pointers: the tables do not change before step 3)
+        cdef double* V = &self.V[0, 0]
+        cdef const double* sq = &self.sq[0]
+        cdef const Py_ssize_t* members = &self.members[0, 0]
+        cdef const Py_ssize_t* counts = &self.counts[0]
+        cdef Py_ssize_t n_classes = self.n_classes, dim = self.V.shape[1]
         # step 1: every weight's score before the round
-        for i in range(self.n_classes):
-            for j in range(self.counts[i]):
-                v = &self.V[self.members[i, j], 0]
-                dot = sparse_dot(x, idx, nnz, v) if sparse else dense_dot(x, v, d)
+        for i in range(n_classes):
+            for j in range(counts[i]):
+                v = V + members[i * B + j] * dim
+                dot = sparse_dot(x, idx, nnz, v) if sparse else skb_dot16(x, v, d)
                 if has_bias:
                     dot += v[d] * s
-                if not is_finite(dot * scale):
-                    raise_not_finite("AdaptiveMultiHyperplaneClassifier: a weight's score")
                 dots[i * B + j] = dot
         # the scale under which scores tie (doc/algorithms.md#shared-rules):
         # the largest |w.x~| can be, max ||w|| ||x~|| (rounding errors are
-        # relative to it, not to the score)
+        # relative to it, not to the score); a score that is not finite is
+        # an overflow of the model
         xx = self._squared_norm(x, sparse, nnz)
         largest_sq = 0.0
-        for i in range(self.n_classes):
-            for j in range(self.counts[i]):
-                largest_sq = max(largest_sq, self.sq[self.members[i, j]])
+        for i in range(n_classes):
+            for j in range(counts[i]):
+                largest_sq = max(largest_sq, sq[members[i * B + j]])
+                if not is_finite(dots[i * B + j] * scale):
+                    raise_not_finite("AdaptiveMultiHyperplaneClassifier: a weight's score")
+        # the scale under which scores tie (doc/algorithms.md#shared-rules):
+        # the largest |w.x~| can be, max ||w|| ||x~|| (rounding errors are
+        # relative to it, not to the score)
         unit = scale * sqrt(largest_sq * xx)
         # the true class's best (oldest of those tied with the largest)
         f_plus = -INFINITY
-        for j in range(self.counts[y]):
+        for j in range(counts[y]):
             f_plus = max(f_plus, scale * dots[y * B + j])
         best = f_plus - tie_tolerance(f_plus, unit)
-        for j in range(self.counts[y]):
+        for j in range(counts[y]):
             if scale * dots[y * B + j] >= best:
                 j_plus = j
                 break
         # the other classes' best (first class, then oldest, on ties)
         f_minus = -INFINITY
-        for i in range(self.n_classes):
+        for i in range(n_classes):
             if i != y:
-                for j in range(self.counts[i]):
+                for j in range(counts[i]):
                     f_minus = max(f_minus, scale * dots[i * B + j])
         best = f_minus - tie_tolerance(f_minus, unit)
-        for i in range(self.n_classes):
+        for i in range(n_classes):
             if i != y and i_minus < 0:
-                for j in range(self.counts[i]):
+                for j in range(counts[i]):
                     if scale * dots[i * B + j] >= best:
                         i_minus, j_minus = i, j
                         break
@@ -340,7 +353,7 @@ cdef class MultiHyperplaneLearner(FeatureLearner):
         return f_plus - f_minus
 
     cdef double _squared_norm(self, const double* x, bint sparse, Py_ssize_t nnz):
-        cdef double xx = dense_dot(x, x, nnz if sparse else self.n_inputs)
+        cdef double xx = skb_dot16(x, x, nnz if sparse else self.n_inputs)
         if self.fit_intercept:
             xx += self.bias * self.bias
         return xx
