@@ -144,10 +144,10 @@ class AdaptiveMultiHyperplaneClassifier(LinearModelMixin, BaseOnlineClassifier):
 
     _feature_map_class = RawFeatures
 
-    def __init__(self, *, budget=50, alpha=1e-4, max_iter=5, prune_every=10000, prune_c=10.0,
+    def __init__(self, *, budget=50, alpha=1e-4, prune_every=10000, prune_c=10.0,
                  clone_probability=0.0, clone_decay=0.99, fit_intercept=True,
-                 intercept_scaling=1.0, shuffle=True, random_state=None, warm_start=False,
-                 verbose=0):
+                 intercept_scaling=1.0, max_iter=5, shuffle=True, random_state=None,
+                 warm_start=False, verbose=0):
         keep_params(self, locals())
 
     def _shares_support(self, n_classes):
