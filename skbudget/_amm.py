@@ -168,6 +168,13 @@ class AdaptiveMultiHyperplaneClassifier(LinearModelMixin, BaseOnlineClassifier):
         return StreamDriver.for_features(learners, RawFeatures(X.shape[1]), self._chunk_size,
                                          shared_support=True)
 
+    def _check_learnable_rows(self, X):
+        """The base's checks, then the row's step: a row whose ``||x~||^2 /
+        alpha^2`` overflows is refused by every round (the learner's
+        ``check_rows``, the check its rounds run first)."""
+        super()._check_learnable_rows(X)
+        self._learners[0].check_rows(X)
+
     def _update_model_attributes(self):
         learner = self._learners[0]
         if learner.t != self._record.n_rounds:      # (a loaded model: one of them tampered)

@@ -27,6 +27,17 @@ from skbudget._numbers cimport is_finite, raise_not_finite, tie_tolerance
 
 skb_vector_loops_init()     # the AVX2 loops where the CPU has AVX2
 
+def row_too_large(lam):
+    """The ValueError of a row whose step overflows: ``||x~||^2 /
+    lambda^2`` (the squared norm of ``eta_t x~`` in ``V``'s units) is not a
+    finite number."""
+    return ValueError(
+        f"AdaptiveMultiHyperplaneClassifier: a row of X is too large for alpha={lam!r}: the "
+        f"squared norm of its step, ||x||^2 / alpha^2 (bias coordinate included), is not a "
+        f"finite number. Rescale X (e.g. StandardScaler) or use a larger alpha; the model is "
+        f"left as it was.")
+
+
 # the learner's scalar state (then its arrays: weights, sq_norms, counts)
 _SCALARS = ("n_classes", "n_inputs", "budget", "prune_every", "lam", "prune_c",
             "clone_probability", "clone_decay", "bias", "fit_intercept", "clone_p", "t", "n_updates",
@@ -213,6 +224,20 @@ cdef class MultiHyperplaneLearner(FeatureLearner):
     # ------------------------------------------------------------------
     # the rounds
     # ------------------------------------------------------------------
+    def check_rows(self, X):
+        """Raise :func:`row_too_large` for a row of ``X`` (dense or CSR,
+        checked finite) that no round can take: its step overflows,
+        whatever the weights (what every round checks first)."""
+        if hasattr(X, "multiply"):      # sparse
+            xx = np.asarray(X.multiply(X).sum(axis=1)).ravel()
+        else:
+            xx = np.einsum("ij,ij->i", X, X)
+        if self.fit_intercept:
+            xx = xx + self.bias * self.bias
+        with np.errstate(over="ignore"):
+            if not np.isfinite(xx / self.lam / self.lam).all():
+                raise row_too_large(self.lam)
+
     def run_block(self, const double[:, ::1] Z, const double[::1] y, double[::1] scores):
         """Rounds over the dense rows of ``Z`` (labels ``y``: class indices):
         each row's margin ``f+ - f-`` before its update goes to
@@ -270,6 +295,11 @@ cdef class MultiHyperplaneLearner(FeatureLearner):
         cdef const Py_ssize_t* members = &self.members[0, 0]
         cdef const Py_ssize_t* counts = &self.counts[0]
         cdef Py_ssize_t n_classes = self.n_classes, dim = self.V.shape[1]
+        # a row whose step overflows is refused before anything changes
+        xx = self._squared_norm(x, sparse, nnz)
+        a = 1.0 / self.lam                  # eta_t in V's units (eta_t / scale)
+        if not is_finite(xx * a * a):
+            raise row_too_large(self.lam)
         # step 1: every weight's score before the round
         for i in range(n_classes):
             for j in range(counts[i]):
@@ -282,7 +312,6 @@ cdef class MultiHyperplaneLearner(FeatureLearner):
         # the largest |w.x~| can be, max ||w|| ||x~|| (rounding errors are
         # relative to it, not to the score); a score that is not finite is
         # an overflow of the model
-        xx = self._squared_norm(x, sparse, nnz)
         largest_sq = 0.0
         for i in range(n_classes):
             for j in range(counts[i]):
@@ -324,11 +353,12 @@ cdef class MultiHyperplaneLearner(FeatureLearner):
         # step 3
         if 1.0 + f_minus - f_plus > 0.0:
             self.n_updates += 1
-            a = 1.0 / self.lam              # eta_t in V's units (eta_t / scale)
             r = self.members[i_minus, j_minus]
             self._add_to_row(r, -a, x, idx, nnz, sparse)
             self.sq[r] = max(self.sq[r] - 2.0 * a * dot_minus + a * a * xx,
                              0.0)
+            if not is_finite(self.sq[r]):
+                raise_not_finite("AdaptiveMultiHyperplaneClassifier: a weight's norm")
             if f_plus > tie_tolerance(0.0, unit):      # (within it of 0: 0)
                 r = self.members[y, j_plus]
                 if self.clone_p > 0.0 and self.counts[y] < self.budget:
@@ -339,6 +369,8 @@ cdef class MultiHyperplaneLearner(FeatureLearner):
                         self.clone_p *= self.clone_decay
                 self._add_to_row(r, a, x, idx, nnz, sparse)
                 self.sq[r] = self.sq[r] + 2.0 * a * dot_plus + a * a * xx
+                if not is_finite(self.sq[r]):
+                    raise_not_finite("AdaptiveMultiHyperplaneClassifier: a weight's norm")
             elif self.counts[y] < self.budget:
                 r_new = self._new_row(y)
                 self.V[r_new, :] = 0.0

@@ -249,3 +249,21 @@ def test_corrupted_learner_state_is_refused():
             MultiHyperplaneLearner(n_classes=3, n_inputs=2).set_state(dict(state, **bad))
     with pytest.raises(ValueError, match="no class index"):
         learner.run_block(np.zeros((1, 2)), np.array([3.0]), np.empty(1))
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_a_row_whose_step_overflows_is_refused_and_changes_nothing(sparse):
+    # ||x~||^2 / alpha^2 beyond float64: refused by partial_fit before any
+    # round changes the model, and by the check the river adapter runs
+    X, y = _stream(n=50)
+    est = AMM(random_state=0).partial_fit(X, y, classes=[0, 1, 2])
+    before = pickle.dumps(est)
+    bad = X[:3].copy()
+    bad[1, 2] = 1.3e154             # its square is finite, divided by alpha^2 it is not
+    bad = sp.csr_matrix(bad) if sparse else bad
+    with pytest.raises(ValueError, match="too large for alpha"):
+        est.partial_fit(bad, y[:3])
+    assert pickle.dumps(est) == before
+    with pytest.raises(ValueError, match="too large for alpha"):
+        est._check_learnable_rows(X[:3] * np.array([[1.0], [1e155], [1.0]]))
+    est._check_learnable_rows(X[:3] * 1e100)        # (learnable)
