@@ -267,3 +267,22 @@ def test_a_row_whose_step_overflows_is_refused_and_changes_nothing(sparse):
     with pytest.raises(ValueError, match="too large for alpha"):
         est._check_learnable_rows(X[:3] * np.array([[1.0], [1e155], [1.0]]))
     est._check_learnable_rows(X[:3] * 1e100)        # (learnable)
+
+
+def test_a_failed_gamm_call_puts_the_clone_draws_back():
+    # the rounds before the refused row drew from the generator: the
+    # rollback restores it, so the next call draws as if nothing happened
+    X, y = _stream(n=300)
+    params = dict(clone_probability=0.9, clone_decay=0.999, budget=30, random_state=0)
+    est = AMM(**params).partial_fit(X[:100], y[:100], classes=[0, 1, 2])
+    twin = pickle.loads(pickle.dumps(est))
+    draws = est._learners[0].rng.random_sample  # (the model's generator)
+    bad = X[100:200].copy()
+    bad[-1, 0] = 1e200
+    with pytest.raises(ValueError, match="too large"):
+        est.partial_fit(bad, y[100:200])
+    est.partial_fit(X[100:], y[100:])
+    twin.partial_fit(X[100:], y[100:])
+    assert_array_equal(est.coef_, twin.coef_)
+    assert est._learners[0].clone_p == twin._learners[0].clone_p < 0.9
+    assert draws() == twin._learners[0].rng.random_sample()
