@@ -12,6 +12,10 @@ each checkpoint it reports the pickle size and the one-row call time
 
     python benchmarks/bench_stream.py            # up to 2 000 000 rows
     python benchmarks/bench_stream.py --quick    # up to 200 000 rows
+    python benchmarks/bench_stream.py --only AdaptiveMultiHyperplaneClassifier
+
+Each checkpoint also reports the process's resident memory (``/proc``):
+flat from 100 000 rows on when nothing grows with the stream.
 
 ``--threads`` (issue "Hardening round", item 2) times instead multi-class
 streaming with ``n_jobs=2`` against ``n_jobs=None``: 10-class mnist5k
@@ -58,6 +62,7 @@ from sklearn.preprocessing import StandardScaler  # noqa: E402
 import skbudget._stream  # noqa: E402
 import skbudget._threads  # noqa: E402
 from skbudget import (  # noqa: E402
+    AdaptiveMultiHyperplaneClassifier,
     BudgetedSGDClassifier,
     BudgetPerceptron,
     Forgetron,
@@ -76,6 +81,9 @@ ESTIMATORS = {
     "Projectron": lambda: Projectron(eta=0.7, gamma=1.0),
     "TighterPerceptron": lambda: TighterPerceptron(budget=50, gamma=1.0, random_state=0),
     "TightestPerceptron": lambda: TightestPerceptron(budget=50, gamma=1.0),
+    # (no kernel: 50 weights per class on the raw rows, its defaults)
+    "AdaptiveMultiHyperplaneClassifier": lambda: AdaptiveMultiHyperplaneClassifier(
+        random_state=0),
 }
 CALL_ROWS = 10_000
 
@@ -90,8 +98,18 @@ def one_row_times(est, X, y, n_calls=200):
     return np.array(times)
 
 
+def resident_mb():
+    """The process's resident memory now (MB, from /proc; None elsewhere)."""
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except OSError:
+        return None
+
+
 def stream(make, X, y, checkpoints):
-    """Stream X in calls of CALL_ROWS rows; a row per checkpoint."""
+    """Stream X in calls of CALL_ROWS rows; a row per checkpoint (with the
+    process's resident memory: flat when nothing grows with the stream)."""
     est, seen, rows = make(), 0, []
     for stop in checkpoints:
         for start in range(seen, stop, CALL_ROWS):
@@ -101,7 +119,10 @@ def stream(make, X, y, checkpoints):
         rows.append({"examples": stop, "pickle_bytes": len(pickle.dumps(est)),
                      "one_row_us_min": 1e6 * times.min(),
                      "one_row_us_median": 1e6 * float(np.median(times)),
-                     "n_support": int(est.n_support_.sum())})
+                     # (AMM: its weight vectors, for all classes)
+                     "n_support": int(getattr(est, "n_support_", getattr(
+                         est, "n_weights_", None)).sum()),
+                     "resident_mb": resident_mb()})
     return rows
 
 
@@ -265,6 +286,8 @@ def main():
     parser.add_argument("--threads", action="store_true",
                         help="n_jobs=2 against n_jobs=None, and Ctrl-C latency")
     parser.add_argument("--rounds", type=int, default=5, help="--threads: alternating rounds")
+    parser.add_argument("--only", choices=sorted(ESTIMATORS),
+                        help="stream this estimator alone (results to stream_<name>.json)")
     args = parser.parse_args()
     if args.threads:
         probe = parallelism_probe()
@@ -294,14 +317,18 @@ def main():
                "sgd_one_row_us_min": 1e6 * sgd_times.min(),
                "sgd_one_row_us_median": 1e6 * float(np.median(sgd_times)), "estimators": {}}
     print(f"{'estimator':<24}{'examples':>10}{'pickle B':>10}{'|S|':>6}{'1-row min us':>14}"
-          f"{'median us':>11}")
+          f"{'median us':>11}{'RSS MB':>9}")
     for name, make in ESTIMATORS.items():
+        if args.only and name != args.only:
+            continue
         rows = stream(make, X, y, checkpoints)
         results["estimators"][name] = rows
         for r in rows:
-            print(f"{name:<24}{r['examples']:>10}{r['pickle_bytes']:>10}{r['n_support']:>6}"
-                  f"{r['one_row_us_min']:>14.0f}{r['one_row_us_median']:>11.0f}")
-    write_json(RESULTS / f"stream{'_quick' if args.quick else ''}.json", results)
+            print(f"{name[:23]:<24}{r['examples']:>10}{r['pickle_bytes']:>10}{r['n_support']:>6}"
+                  f"{r['one_row_us_min']:>14.0f}{r['one_row_us_median']:>11.0f}"
+                  f"{r['resident_mb'] or float('nan'):>9.1f}")
+    suffix = ("_quick" if args.quick else "") + (f"_{args.only}" if args.only else "")
+    write_json(RESULTS / f"stream{suffix}.json", results)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ them in a memory fixed in advance (a budget), each exactly as published, on
 one compiled engine.
 """
 
+from skbudget._amm import AdaptiveMultiHyperplaneClassifier
 from skbudget._bogd import BoundedOGDClassifier
 from skbudget._bpa import BudgetedPassiveAggressive
 from skbudget._bsgd import BudgetedSGDClassifier
@@ -27,6 +28,7 @@ from skbudget.model_selection import SequentialSearchCV
 __version__ = "0.1.0"
 
 __all__ = [
+    "AdaptiveMultiHyperplaneClassifier",
     "BoundedOGDClassifier",
     "BudgetMIRA",
     "BudgetedPassiveAggressive",

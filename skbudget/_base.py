@@ -55,7 +55,8 @@ from skbudget._predict_fast import kernel_expansion
 from skbudget._record import OnlineRecord
 from skbudget._stream import ProgressLog, StreamDriver, empty_rows
 
-__all__ = ["BaseKernelExpansionClassifier", "BaseOnlineClassifier", "keep_resolved_gamma"]
+__all__ = ["BaseKernelExpansionClassifier", "BaseOnlineClassifier", "LinearModelMixin",
+           "keep_resolved_gamma"]
 
 # fused prediction works on a dense copy of the support vectors (and, for CSR
 # input, of their transpose): at most this many values, else kernel blocks
@@ -358,7 +359,13 @@ class BaseOnlineClassifier(ModelParamsMixin, PersistentModelMixin, ClassifierMix
     @abstractmethod
     def _make_learner(self, rng):
         """A new learner drawing from ``rng``: a binary one, or with
-        ``_shared_support`` one for every class."""
+        ``_shared_support`` one for every class.  A learner sized by the
+        data reads it from the model: ``classes_`` and ``n_features_in_``
+        are set whenever this is called (by a new model's :meth:`_reset`,
+        after ``validate_data`` and before its learners are made, and by a
+        loaded model's rebuild, after its fitted attributes are restored;
+        AMM's learner holds ``len(classes_)`` lists of weights of
+        ``n_features_in_`` values)."""
 
     @abstractmethod
     def _make_driver(self, learners, X):
@@ -712,6 +719,22 @@ class BaseOnlineClassifier(ModelParamsMixin, PersistentModelMixin, ClassifierMix
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
+
+
+class LinearModelMixin:
+    """The fitted attributes of a linear model on features (FOGD, AMM):
+    ``coef_`` and ``intercept_``, refused unless finite."""
+
+    def _set_linear_model(self, coef, intercept):
+        """Set ``coef_`` and ``intercept_``; a value that is not finite is a
+        ValueError (raised inside the call's rollback)."""
+        if not (np.isfinite(coef).all() and np.isfinite(intercept).all()):
+            raise ValueError(
+                f"{type(self).__name__}: the model's coefficients are not finite numbers; "
+                f"the model is left as it was."
+            )
+        self.coef_ = coef
+        self.intercept_ = intercept
 
 
 class BaseKernelExpansionClassifier(BaseOnlineClassifier):

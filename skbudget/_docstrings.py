@@ -181,6 +181,30 @@ classes_ : ndarray of shape (n_classes,)
         f"\n    {extra}" if extra else "")
 
 
+def feature_record_doc(mistakes, updates, constants=""):
+    """The last attributes of a model on features (FOGD, AMM): the online
+    record's (``n_mistakes_``, ``mistakes`` saying which rounds count;
+    ``n_updates_``, described by ``updates``; ``n_rounds_``,
+    ``mistake_curve_``), the model's ``constants`` (entries), then
+    ``n_iter_`` and the input's."""
+    return f"""n_mistakes_ : int
+        Training rounds {mistakes}, over every pass and call.
+    n_updates_ : int
+        {updates}
+    n_rounds_ : int
+        Training rounds (examples processed) over every pass and call.
+    mistake_curve_ : ndarray of shape (n_points, 2)
+        The learning curve at bounded resolution: rows ``(t, mistakes up to
+        and including round t)`` (at most 257 rows however long the
+        stream).{constants}
+    n_iter_ : int
+        Passes run by the last :meth:`fit`.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during fit, when X has string column names."""
+
+
 def docstring(summary, parameters, attributes, *, see_also="", notes="", references,
               examples):
     """A numpydoc class docstring: ``summary`` then the sections, each a

@@ -25,11 +25,11 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import StrOptions
 
 from skbudget._averaging import SameFeaturesAverage
-from skbudget._base import BaseOnlineClassifier, keep_resolved_gamma
+from skbudget._base import BaseOnlineClassifier, LinearModelMixin, keep_resolved_gamma
 from skbudget._blas import single_threaded_blas
 from skbudget._budget import _example
 from skbudget._declaration import Declaration, Summary
-from skbudget._docstrings import docstring, stream_doc
+from skbudget._docstrings import docstring, feature_record_doc, stream_doc
 from skbudget._kernels import compute_gamma
 from skbudget._ogd_fast import (LinearHingeLearner, fourier_dense_projections,
                                 fourier_from_projections, fourier_sparse_features,
@@ -181,7 +181,7 @@ class RandomFourierFeatures(FeatureMap):
         return run
 
 
-class FourierOGDClassifier(BaseOnlineClassifier):
+class FourierOGDClassifier(LinearModelMixin, BaseOnlineClassifier):
     __doc__ = docstring(
         """Fourier online gradient descent (FOGD): linear hinge OGD on random
     Fourier features of the RBF kernel.
@@ -236,25 +236,11 @@ class FourierOGDClassifier(BaseOnlineClassifier):
         ``U``, shared by every learner (as
         :class:`sklearn.kernel_approximation.RBFSampler`'s, which uses
         ``cos(xU + b)`` with a random offset instead of the sine).
-    n_mistakes_ : int
-        Training rounds with ``y w.z(x) <= 0`` (multi-class: the true
-        class's score not strictly the largest), over every pass and call.
-    n_updates_ : int
-        Updates of ``w``, summed over the learners.
-    n_rounds_ : int
-        Training rounds (examples processed) over every pass and call.
-    mistake_curve_ : ndarray of shape (n_points, 2)
-        The learning curve at bounded resolution: rows ``(t, mistakes up to
-        and including round t)`` (at most 257 rows however long the
-        stream).
+    """ + feature_record_doc(
+            "with ``y w.z(x) <= 0`` (multi-class: the true\n        class's score not "
+            "strictly the largest)", "Updates of ``w``, summed over the learners.", """
     gamma_ : float
-        The kernel width used.
-    n_iter_ : int
-        Passes run by the last :meth:`fit`.
-    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Names of features seen during fit, when X has string column names.""",
+        The kernel width used."""),
         see_also="""sklearn.kernel_approximation.RBFSampler : Random Fourier features as a
         transformer (then e.g. ``SGDClassifier(loss='hinge')``).
     NystromOGDClassifier : The Nystrom approximation of the same paper.""",
@@ -329,13 +315,7 @@ class FourierOGDClassifier(BaseOnlineClassifier):
 
     def _update_model_attributes(self):
         coef = np.array([np.asarray(learner.w) for learner in self._learners])
-        if not np.isfinite(coef).all():    # (inside the call's rollback)
-            raise ValueError(
-                f"{type(self).__name__}: the model's coefficients are not finite numbers; "
-                f"the model is left as it was."
-            )
-        self.coef_ = coef
-        self.intercept_ = np.zeros(len(coef))
+        self._set_linear_model(coef, np.zeros(len(coef)))
         self.random_weights_ = self._driver.features.U
 
     def _raw_scores(self, X):

@@ -53,6 +53,7 @@ cdef enum:
 
 from skbudget._budget_fast cimport MistakeDrivenLearner
 from skbudget._engine import _check_csr_rows
+from skbudget._feature_learner cimport FeatureLearner
 from skbudget._numbers cimport is_finite, raise_not_finite
 from skbudget._vector_loops cimport skb_axpy, skb_dot16, skb_vector_loops_init
 
@@ -331,7 +332,7 @@ cdef class NystromOGDLearner(KernelOGDLearner):
         return np.asarray(self.M).T @ np.asarray(self.w)
 
 
-cdef class LinearHingeLearner:
+cdef class LinearHingeLearner(FeatureLearner):
     """Linear hinge OGD on features the caller computes a block at a time
     (FOGD: one learner per one-vs-rest class, every learner fed the same
     block).  :meth:`run_block` runs :func:`hinge_step` over the block's
@@ -350,28 +351,14 @@ cdef class LinearHingeLearner:
     cdef public double[::1] w
     cdef public double eta
     cdef public long long n_updates
-    cdef public object rng, rng_at_call_start
-    cdef bint initialized               # False when made by __new__ (skops.io)
 
     _state_names = ("w", "eta", "n_updates")
 
     def __init__(self, Py_ssize_t n_features=0, double eta=0.5):
-        self.initialized = True
+        FeatureLearner.__init__(self)
         self.w = np.zeros(n_features)
         self.eta = eta
         self.n_updates = 0
-        self.rng = self.rng_at_call_start = None
-
-    @property
-    def n_sv(self):
-        """No support vectors: the model is ``w``."""
-        return 0
-
-    def begin_call(self):
-        """(Nothing to snapshot: no random draws.)"""
-
-    def start_call(self, Py_ssize_t first_id):
-        """(No tables keyed by example.)"""
 
     def check_state(self):
         """A description of what is inconsistent in the state, or None."""
@@ -412,17 +399,6 @@ cdef class LinearHingeLearner:
         self.w = np.array(state["w"], dtype=np.float64, copy=True)
         self.eta = state["eta"]
         self.n_updates = state["n_updates"]
-
-    def __reduce__(self):
-        return (type(self), (), self.get_state())
-
-    def __getstate__(self):
-        return self.get_state()
-
-    def __setstate__(self, state):
-        if not self.initialized:        # made by __new__, not __init__
-            type(self).__init__(self)
-        self.set_state(state)
 
 
 def fourier_from_projections(const floating[:, ::1] P, double[:, ::1] Z, double factor):

@@ -79,6 +79,9 @@ _LEARNER_CONSTANTS = frozenset({
     "merge_search", "mode", "n_components", "n_features", "n_outputs", "prior_neg",
     "prior_pos", "reservoir_size", "sampling", "self_tuned", "theta", "threshold_step",
     "track_gram", "track_margins", "track_scores", "use_distances", "uses_store",
+    # AMM's learner
+    "n_classes", "prune_every", "prune_c", "clone_probability", "clone_decay", "bias",
+    "fit_intercept",
 })
 
 # the fields of a kernel function's state (KernelFunction.__init__'s

@@ -47,7 +47,7 @@ from skbudget._engine import (
 )
 from skbudget._kernels import kernel_name, non_finite_kernel_error, squared_distances
 
-__all__ = ["FeatureMap", "ProgressLog", "StreamDriver"]
+__all__ = ["FeatureMap", "ProgressLog", "RawFeatures", "StreamDriver"]
 
 # CSR input wider than this stays in block mode (each stored vector is a
 # dense row of the store: 100 of them at this width take 26 MB)
@@ -173,7 +173,8 @@ class FeatureMap:
     every learner; a learner fed by a map is linear in them: it has ``w``
     (``n_outputs`` values) and ``run_block(Z, y, scores)``.
 
-    A subclass provides :meth:`transform` and ``n_outputs``, may override
+    A subclass provides :meth:`transform`, ``n_outputs`` and
+    ``n_features_in`` (the width of the rows it maps), may override
     :meth:`rows_per_piece` and :meth:`runner` (e.g. a compiled call that
     maps the rows and runs every learner on them) and :meth:`onnx_features`
     (the ONNX export of its models), and keeps its instance
@@ -246,6 +247,84 @@ class FeatureMap:
         return None
 
 
+class RawFeatures(FeatureMap):
+    """The identity map: a model on the raw rows of ``X`` (AMM), fed dense
+    blocks of rows to ``run_block`` or CSR rows, read in place, to
+    ``run_csr`` (O(nnz) rounds).  Its learners have ``n_inputs``, the
+    width of the rows they take.
+
+    Parameters
+    ----------
+    n_features : int
+        The width of the rows.
+    """
+
+    def __init__(self, n_features):
+        self.n_features = n_features
+
+    def __setstate__(self, state):
+        width = state.get("n_features") if isinstance(state, dict) else None
+        if not (isinstance(state, dict) and set(state) == {"n_features"}
+                and isinstance(width, int) and not isinstance(width, bool) and width >= 1):
+            raise ValueError("The raw features of the loaded model: 'n_features' must be a "
+                             "positive number of features; the file is corrupted.")
+        self.__dict__.update(state)
+
+    @property
+    def n_outputs(self):
+        return self.n_features
+
+    @property
+    def n_features_in(self):
+        return self.n_features
+
+    def transform(self, X):
+        """``X`` itself, dense, C-contiguous float64."""
+        return np.ascontiguousarray(X.toarray() if sp.issparse(X) else X, dtype=np.float64)
+
+    def uses_blas(self, X):
+        return False
+
+    def rows_per_piece(self, X, chunk_size):
+        """CSR input: ``chunk_size`` or 8192 rows per compiled call; dense
+        input: the base's."""
+        if sp.issparse(X):
+            return chunk_size or 8192
+        return super().rows_per_piece(X, chunk_size)
+
+    def runner(self, X, learners, in_stream_order):
+        """CSR input: each learner's ``run_csr`` on the rows, read in place
+        (canonical: duplicates summed first); dense input: the base's."""
+        if not sp.issparse(X):
+            return super().runner(X, learners, in_stream_order)
+        X = X.tocsr()
+        if not X.has_canonical_format:
+            X = X.copy()
+            X.sum_duplicates()
+        data = np.ascontiguousarray(X.data, dtype=np.float64)
+        indices = np.ascontiguousarray(X.indices, dtype=np.int32)
+        indptr = np.ascontiguousarray(X.indptr, dtype=np.int32)
+
+        def run(rows, labels, scores):
+            rows = np.ascontiguousarray(rows, dtype=np.intp)
+            for k, learner in enumerate(learners):
+                learner.run_csr(data, indices, indptr, rows, labels[k], scores[k])
+        return run
+
+    def check_rows(self, X):
+        """Any finite row of the right width is learnable."""
+
+    def onnx_features(self, graph, X):
+        """The rows themselves."""
+        return X
+
+    def check_learner(self, learner):
+        if learner.n_inputs != self.n_features:
+            return (f"the learner's n_inputs={learner.n_inputs} is not the map's "
+                    f"n_features={self.n_features}")
+        return None
+
+
 class StreamDriver:
     """The binary learners of one model and what it feeds them: a kernel
     expansion's stored rows and kernel (``kernel``), or fixed features
@@ -301,10 +380,12 @@ class StreamDriver:
                                   kernel.degree, empty_rows.shape[1])
 
     @classmethod
-    def for_features(cls, learners, features, chunk_size=None, n_jobs=None):
-        """A driver in feature mode: ``learners`` fed ``features``."""
+    def for_features(cls, learners, features, chunk_size=None, n_jobs=None,
+                     shared_support=False):
+        """A driver in feature mode: ``learners`` fed ``features``
+        (``shared_support``: one learner of every class, AMM's)."""
         return cls(learners, None, None, chunk_size=chunk_size, n_jobs=n_jobs,
-                   features=features)
+                   shared_support=shared_support, features=features)
 
     def __setstate__(self, state):
         """The driver of ``state`` (its instance dict, its learners, kernel

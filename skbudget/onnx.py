@@ -24,7 +24,10 @@ intercept_``, with the kernel and its parameters of the fitted model (the
 resolved ``gamma_`` when ``gamma='scale'`` or ``'auto'``).
 :class:`~skbudget.FourierOGDClassifier`, a linear model on random
 features, exports ``[cos(X U), sin(X U)] / sqrt(D) @ coef_.T + intercept_``
-(``U`` = ``random_weights_``; ``Cos``, ``Sin``, ``Concat``).  A binary
+(``U`` = ``random_weights_``; ``Cos``, ``Sin``, ``Concat``).
+:class:`~skbudget.AdaptiveMultiHyperplaneClassifier` exports ``X @
+coef_.T + intercept_`` then the largest score of each class's rows
+(``Gather``, ``ReduceMax``; two classes: the second's minus the first's).  A binary
 problem's label is ``classes_[1]`` where the score is ``> 0``; a
 multi-class one's is the arg-max (ties: the lowest class index, as
 :func:`numpy.argmax`).  ``KernelPerceptron(hypothesis='voted')`` exports
@@ -130,6 +133,11 @@ def _expansion(model):
     ``scores = k(X, support_vectors_) @ A + a`` (FourierOGDClassifier:
     ``z(X) @ A + a``), one column of ``A`` per score; coefficients in
     float64."""
+    if hasattr(model, "weight_class_"):
+        # several weight vectors per class (AMM): one column per weight,
+        # then each class's largest (_class_scores)
+        return (np.asarray(model.coef_, dtype=np.float64).T,
+                np.asarray(model.intercept_, dtype=np.float64))
     # (a model on fixed features: coef_ over its features, the same layout)
     dual_coef = np.asarray(model.dual_coef_ if isinstance(model, BaseKernelExpansionClassifier)
                            else model.coef_, dtype=np.float64)
@@ -251,6 +259,13 @@ class _Graph:
             op_type), **attrs)
         return output
 
+    def reduce_max(self, x, axis):
+        """Max over ``axis``, the dimension kept (opset 18 takes the axes as an input)."""
+        if self.opset is not None and self.opset < 18:
+            return self.node("ReduceMax", [x], axes=[axis], keepdims=1)
+        axes = self.constant("axes", [axis], TensorProto.INT64, np.int64)
+        return self.node("ReduceMax", [x, axes], keepdims=1)
+
     def reduce_sum(self, x, axis):
         """Sum over ``axis``, the dimension kept (opset 13 takes the axes as an input)."""
         if self.opset is not None and self.opset < 13:
@@ -366,6 +381,8 @@ def _converter(scope, operator, container):
     else:
         scores = double.node("Add", [double.node("MatMul", [K, double.constant("coef_T", A)]),
                                      double.constant("intercept", a)])
+    if hasattr(model, "weight_class_"):
+        scores = _class_scores(double, scores, model)
     label_type, classes = _label_type(model)
     classes_name = graph.constant(
         "classes", classes, TensorProto.INT64 if label_type is Int64TensorType
@@ -385,6 +402,19 @@ def _converter(scope, operator, container):
         scores = double.node("Clip", [scores, double.constant("lowest", -largest),
                                       double.constant("largest", largest)])
         graph.node("Cast", [scores], output=operator.outputs[1].full_name, to=input_type)
+
+
+def _class_scores(graph, S, model):
+    """The scores of a model of several weight vectors per class (AMM):
+    the largest of each class's columns of ``S`` (its ``weight_class_``),
+    ``(n, n_classes)``; two classes: the second's minus the first's."""
+    int64 = dict(proto_type=TensorProto.INT64, dtype=np.int64)
+    per_class = [graph.reduce_max(graph.node("Gather", [S, graph.constant(
+        "columns", np.flatnonzero(model.weight_class_ == i), **int64)], axis=1), 1)
+        for i in range(len(model.classes_))]
+    if len(per_class) == 2:
+        return graph.node("Sub", per_class[::-1])
+    return graph.node("Concat", per_class, axis=1)
 
 
 def _voted_scores(graph, K, model):

@@ -27,7 +27,7 @@ from skbudget import NystromOGDClassifier
 from skbudget._params import MAX_BUDGET
 from skbudget.discovery import all_estimators
 
-from .test_common import assert_same_model
+from .test_common import assert_same_model, params_taken
 
 BUDGETED = [pytest.param(Est, id=name) for name, Est in all_estimators(budgeted=True)]
 
@@ -42,7 +42,7 @@ def data():
 def _fitted(Est, X, y, budget):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return Est(budget=budget, gamma=0.5, random_state=0).fit(X, y)
+        return Est(budget=budget, random_state=0, **params_taken(Est, gamma=0.5)).fit(X, y)
 
 
 

@@ -71,7 +71,9 @@ def _streamed(Est, X, y, cuts, watch=None):
 def _phase(est):
     """What changes phase as the stream goes: each learner's number of
     support vectors, and NOGD's learners' passage to the feature space."""
-    phase = tuple(np.atleast_1d(getattr(est, "n_support_", ())).tolist())
+    # (a model of weight vectors, AMM: its weights per class)
+    phase = tuple(np.atleast_1d(getattr(est, "n_support_", getattr(est, "n_weights_", ())))
+                  .tolist())
     return phase + tuple(np.atleast_1d(getattr(est, "in_feature_space_", ())).tolist())
 
 

@@ -52,6 +52,8 @@ BUDGETS = [5, 10, 20, 40, 80, 160]
 ORDERS = range(5)
 models = []
 for name, Estimator in all_estimators(budgeted=True):
+    if "gamma" not in Estimator().get_params():
+        continue        # no kernel (AMM: hyperplanes per class, see plot_amm.py)
     if name == "BudgetedSGDClassifier":
         models += [(f"{name} ({rule})", Estimator, {"alpha": 3e-4, "maintenance": rule})
                    for rule in ("merging", "projection")]

@@ -48,7 +48,7 @@ for name, Estimator in all_estimators():
     rows.append((name, clf, clf.score(X_test, y_test)))
     if not hasattr(clf, "n_support_"):      # a linear model on fixed features
         print(f"{name:<26} accuracy {rows[-1][2]:.3f}   no support vectors "
-              f"({clf.coef_.shape[-1]} weights per learner)")
+              f"({clf.coef_.shape[0]} weight vectors of {clf.coef_.shape[-1]})")
         continue
     print(f"{name:<26} accuracy {rows[-1][2]:.3f}   support vectors "
           f"{int(clf.n_support_.sum()):>5} (per learner: {clf.n_support_.tolist()})")
