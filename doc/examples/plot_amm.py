@@ -72,7 +72,7 @@ for name, points in curves.items():
 # five.  The multi-hyperplane models' case is large, sparse, many-class
 # data: a round is a few dot products, O(nnz) on a sparse row, against a
 # kernel row over every support vector, and nothing of the stream is
-# stored (see :doc:`/user_guide/amm`).
+# stored (see :doc:`/user_guide/families/amm`).
 fig, ax = plt.subplots(figsize=(7, 4.5))
 for (name, points), style in zip(curves.items(), ["-o", "--s", ":^"]):
     stored, accuracy, _ = zip(*points)
