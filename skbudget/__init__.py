@@ -17,6 +17,7 @@ from skbudget._budget import (
     Stoptron,
 )
 from skbudget._fourier import FourierOGDClassifier
+from skbudget._llsvm import LandmarkNystroem, LowRankLinearizedSVC
 from skbudget._mira import BudgetMIRA, KernelMIRA
 from skbudget._ogd import KernelOGDClassifier, NystromOGDClassifier
 from skbudget._perceptron import KernelPerceptron
@@ -38,6 +39,8 @@ __all__ = [
     "KernelOGDClassifier",
     "KernelPassiveAggressive",
     "KernelPerceptron",
+    "LandmarkNystroem",
+    "LowRankLinearizedSVC",
     "NystromOGDClassifier",
     "RandomBudgetPerceptron",
     "Stoptron",

@@ -93,6 +93,17 @@ class Declaration:
     weights : tuple of str, default=()
         The weights its ``fit`` takes: ``'sample_weight'`` (a ``fit``
         argument) and ``'class_weight'`` (a parameter).
+    check_params : dict or None, default=None
+        The parameters scikit-learn's estimator checks run it with (None:
+        the defaults), for an estimator whose defaults need more rows than
+        the checks' small data sets have (LLSVM's 100 landmarks are chosen
+        among the first call's rows).
+    solves_calls : bool, default=False
+        Each training call solves a problem over all its rows (LLSVM's
+        proximal step) instead of a pass of rounds, one example after
+        another: ``fit`` is one call, not ``max_iter`` epochs (its
+        ``max_iter`` bounds the solver's sweeps), and ``partial_fit`` calls
+        cut the stream into other problems, so they are not one ``fit``.
     """
 
     test_params: tuple
@@ -100,6 +111,8 @@ class Declaration:
     model_variants: tuple = ({},)
     shared_multiclass: SharedMulticlass | None = None
     weights: tuple = ()
+    check_params: dict | None = None
+    solves_calls: bool = False
 
     def __post_init__(self):
         if not self.test_params or not all(isinstance(p, dict) for p in self.test_params):
