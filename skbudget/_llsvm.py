@@ -200,17 +200,12 @@ class LandmarkFeatures(FeatureMap):
         return run
 
     def onnx_features(self, graph, X):
-        """``k(X, Z) @ normalization.T`` in ONNX nodes (the kernel row by
-        :mod:`skbudget.onnx`'s kernel builder), or None for a kernel it
-        cannot export."""
-        kernel_row = getattr(graph, "kernel_row", None)
-        if kernel_row is None:
-            return None
-        K = kernel_row(X, self.components, self.kernel)
-        if K is None:
-            return None
-        return graph.node("MatMul", [K, graph.constant("normalization_T",
-                                                       self.normalization.T)])
+        """``k(X, Z) @ normalization.T`` in ONNX nodes: the kernel rows by
+        :mod:`skbudget.onnx`'s kernel block (``graph.kernel``, with the
+        model's kernel, ``graph.model_kernel``), then a matrix product."""
+        kernel, params = graph.model_kernel
+        K = graph.kernel(X, self.components, kernel, params)
+        return graph.node("MatMul", [K, graph.constant("normalization_T", self.normalization.T)])
 
 
 _LANDMARK_DOCS = [
@@ -407,7 +402,8 @@ class LowRankLinearizedSVC(ExampleWeightsMixin, KernelParamsMixin, BaseOnlineCla
          """warm_start : bool, default=False
         :meth:`fit` continues from the current model: a proximal step from
         its ``w`` on the landmarks it has, as :meth:`partial_fit`.  A
-        continuing call may change only ``verbose`` and ``warm_start``;
+        continuing call may change only ``tol``, ``max_iter``,
+        ``class_weight``, ``verbose`` and ``warm_start``;
         every other parameter is built into the model when it starts, and a
         changed one raises a ValueError that says to call ``fit``
         (``warm_start=False``).""",
@@ -481,13 +477,15 @@ class LowRankLinearizedSVC(ExampleWeightsMixin, KernelParamsMixin, BaseOnlineCla
         "C": [RealNumber(0.0, None, closed="neither")],
         "tol": [RealNumber(0.0, None, closed="neither")],
         **KERNEL_CONSTRAINTS,
-        "max_iter": [Integer(1, None, closed="left")],
+        "max_iter": [Integer(1, 2 ** 63 - 1, closed="both")],
         "class_weight": CLASS_WEIGHT_CONSTRAINT,
         "random_state": ["random_state"],
         "warm_start": ["boolean"],
         "verbose": ["verbose"],
     }
-    _call_params = ("verbose", "warm_start")
+    # (the solver's stopping rule and the weights of the next call's rows
+    # may change between calls)
+    _call_params = ("class_weight", "max_iter", "tol", "verbose", "warm_start")
     _feature_map_class = LandmarkFeatures
     # no epochs to shuffle: each call is one problem over its rows
     shuffle = False
@@ -511,6 +509,10 @@ class LowRankLinearizedSVC(ExampleWeightsMixin, KernelParamsMixin, BaseOnlineCla
         the solver's sweeps)."""
         return 1
 
+    def _draws_random_numbers(self):
+        """The solver draws each sweep's order of rows."""
+        return True
+
     def _init_constants(self, X):
         # the model's first draws from random_state: the landmarks (then the
         # one-vs-rest learners' seeds, then the solver's orders)
@@ -521,11 +523,16 @@ class LowRankLinearizedSVC(ExampleWeightsMixin, KernelParamsMixin, BaseOnlineCla
 
     def _make_learner(self, rng):
         new_map = self.__dict__.get("_new_map")
-        return ProximalHingeLearner(0 if new_map is None else new_map.n_outputs,
-                                    C=self.C, tol=self.tol, max_iter=self.max_iter, rng=rng)
+        # (tol and max_iter are call parameters: each call gives them to the
+        # learners, _set_stopping_rule)
+        return ProximalHingeLearner(0 if new_map is None else new_map.n_outputs, C=self.C,
+                                    rng=rng)
 
     def _make_driver(self, learners, X):
-        return StreamDriver.for_features(learners, self.__dict__.pop("_new_map"))
+        driver = StreamDriver.for_features(learners, self.__dict__.pop("_new_map"))
+        self._driver = driver
+        self._set_stopping_rule()
+        return driver
 
     def __setstate__(self, state):
         super().__setstate__(state)
@@ -534,14 +541,25 @@ class LowRankLinearizedSVC(ExampleWeightsMixin, KernelParamsMixin, BaseOnlineCla
             driver.features.kernel = self._kernel_function
 
     def _fit(self, X, y, continuing, sample_weight=None):
+        self._set_stopping_rule()
         super()._fit(X, y, continuing, sample_weight)
         self._warn_unconverged()
         return self
 
     def _partial_fit(self, X, y, classes, first_call, sample_weight=None):
+        self._set_stopping_rule()
         super()._partial_fit(X, y, classes, first_call, sample_weight)
         self._warn_unconverged()
         return self
+
+    def _set_stopping_rule(self):
+        """A continuing call's ``tol`` and ``max_iter`` given to the
+        learners (call parameters; a new model's learners are made with
+        them; inside the call's rollback, which restores the learners'
+        state)."""
+        if hasattr(self, "_driver"):
+            for learner in self._learners:
+                learner.tol, learner.max_iter = self.tol, self.max_iter
 
     def _warn_unconverged(self):
         if not all(learner.converged for learner in self._learners):

@@ -78,7 +78,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 from sklearn.preprocessing import normalize
 from sklearn.utils.validation import check_is_fitted
 
-from skbudget._base import BaseKernelExpansionClassifier
+from skbudget._base import BaseKernelExpansionClassifier, KernelParamsMixin
 from skbudget._kernel_catalogue import CATALOGUE
 from skbudget.model_selection import SequentialSearchCV
 
@@ -225,6 +225,10 @@ def _n_scores(model):
 class _Graph:
     """A few helpers to add nodes and constants of one dtype."""
 
+    # the model's (kernel name, parameters) where a feature map computes
+    # kernel rows (_feature_block)
+    model_kernel = None
+
     def __init__(self, scope, container, proto_type):
         self.scope, self.container = scope, container
         self.proto_type = proto_type
@@ -333,6 +337,10 @@ def _feature_block(graph, X, model):
     + a``, ``Z`` the features of ``X`` that its stream driver's feature map
     computes, in the map's own graph."""
     features = model._driver.features
+    if isinstance(model, KernelParamsMixin):
+        # a map of kernel rows (LLSVM's landmarks): the model's kernel, for
+        # graph.kernel (a kernel ONNX cannot express is refused here)
+        graph.model_kernel = _kernel_parameters(model)
     Z = features.onnx_features(graph, X)
     if Z is None:
         raise NotImplementedError(
