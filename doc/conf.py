@@ -61,7 +61,8 @@ numpydoc_validation_checks = {"all", "ES01", "SA01", "EX01", "RT02", "SS06"}
 def skip_member(app, what, name, obj, skip, options):
     """Leave out of the class pages the metadata-routing methods scikit-learn
     adds to every estimator (documented by scikit-learn), the methods river's
-    base classes add to the river adapter (documented by river) and the
+    base classes add to the river adapter (documented by river) and
+    scikit-learn's mixins to a transformer (documented by scikit-learn), the
     fitted attributes written as properties (each class's Attributes section
     documents them)."""
     if name == "get_metadata_routing" or re.fullmatch(r"set_\w+_request", name):
@@ -70,6 +71,8 @@ def skip_member(app, what, name, obj, skip, options):
         return True
     if (getattr(obj, "__module__", None) or "").startswith("river."):   # river's bases
         return True
+    if (getattr(obj, "__module__", None) or "").startswith("sklearn."):
+        return True         # scikit-learn's mixins' (LandmarkNystroem's fit_transform)
     return skip
 
 

@@ -56,7 +56,7 @@ from skbudget._record import OnlineRecord
 from skbudget._stream import ProgressLog, StreamDriver, empty_rows
 
 __all__ = ["BaseKernelExpansionClassifier", "BaseOnlineClassifier", "KERNEL_CONSTRAINTS",
-           "KernelParamsMixin", "keep_resolved_gamma"]
+           "KernelParamsMixin", "LinearFeaturesMixin", "keep_resolved_gamma"]
 
 # fused prediction works on a dense copy of the support vectors (and, for CSR
 # input, of their transpose): at most this many values, else kernel blocks
@@ -720,6 +720,24 @@ class BaseOnlineClassifier(ModelParamsMixin, PersistentModelMixin, ClassifierMix
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
+
+
+class LinearFeaturesMixin:
+    """The scores of a linear model on fixed features (FOGD's random
+    Fourier features, LLSVM's landmark map): ``coef_`` and a zero
+    ``intercept_`` on the features the stream driver's map computes, a
+    block of ``_predict_chunk_size`` rows at a time.  Put it before
+    :class:`BaseOnlineClassifier`."""
+
+    def _raw_scores(self, X):
+        out = np.empty((X.shape[0], self.coef_.shape[0]))
+        step = self._predict_chunk_size
+        features = self._driver.features
+        with single_threaded_blas():
+            for start in range(0, X.shape[0], step):
+                rows = slice(start, start + step)
+                out[rows] = features.transform(X[rows]) @ self.coef_.T
+        return out
 
 
 # the kernel catalogue's parameters, as in SVC

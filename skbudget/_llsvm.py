@@ -28,7 +28,12 @@ from sklearn.utils import check_array, check_random_state
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from skbudget._base import KERNEL_CONSTRAINTS, BaseOnlineClassifier, KernelParamsMixin
+from skbudget._base import (
+    KERNEL_CONSTRAINTS,
+    BaseOnlineClassifier,
+    KernelParamsMixin,
+    LinearFeaturesMixin,
+)
 from skbudget._blas import single_threaded_blas
 from skbudget._declaration import CannotAverage, Declaration
 from skbudget._docstrings import class_weight_doc, docstring, kernel_doc
@@ -208,6 +213,14 @@ class LandmarkFeatures(FeatureMap):
         return graph.node("MatMul", [K, graph.constant("normalization_T", self.normalization.T)])
 
 
+# the fitted attributes of both estimators that describe the data
+_DATA_ATTRIBUTES_DOC = """gamma_ : float or None
+        The kernel width used (None for a callable kernel).
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during fit, when X has string column names."""
+
 _LANDMARK_DOCS = [
     """landmarks : {'kmeans', 'random'} or array-like of shape (n_landmarks, n_features), \
 default='kmeans'
@@ -253,12 +266,7 @@ class LandmarkNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         ``(U diag(l^-1/2))^T`` (rows of dropped eigenvalues zero): the
         features are ``k(X, components_) @ normalization_.T``, as
         :class:`~sklearn.kernel_approximation.Nystroem`'s.
-    gamma_ : float or None
-        The kernel width used (None for a callable kernel).
-    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Names of features seen during fit, when X has string column names.""",
+    """ + _DATA_ATTRIBUTES_DOC,
         see_also="""sklearn.kernel_approximation.Nystroem : The same map on random landmarks.
     LowRankLinearizedSVC : This map followed by a linear SVM, as one estimator.""",
         references="""K. Zhang, I. W. Tsang and J. T. Kwok, "Improved Nystrom Low-Rank
@@ -344,7 +352,8 @@ class LandmarkNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         return tags
 
 
-class LowRankLinearizedSVC(ExampleWeightsMixin, KernelParamsMixin, BaseOnlineClassifier):
+class LowRankLinearizedSVC(ExampleWeightsMixin, LinearFeaturesMixin, KernelParamsMixin,
+                           BaseOnlineClassifier):
     __doc__ = docstring(
         """Low-rank linearization SVM (LLSVM): a linear SVM on the Nystrom map of
     ``budget`` landmarks (k-means centres by default).
@@ -431,12 +440,7 @@ class LowRankLinearizedSVC(ExampleWeightsMixin, KernelParamsMixin, BaseOnlineCla
         Rows seen over every call.
     mistake_curve_ : ndarray of shape (n_points, 2)
         Rows ``(t, mistakes up to row t)`` at bounded resolution.
-    gamma_ : float or None
-        The kernel width used (None for a callable kernel).
-    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Names of features seen during fit, when X has string column names.""",
+    """ + _DATA_ATTRIBUTES_DOC,
         see_also="""LandmarkNystroem : The map alone, as a transformer.
     sklearn.svm.LinearSVC : The same solver on features of your own.
     NystromOGDClassifier : A Nystrom map learned online, one example at a time.""",
@@ -579,13 +583,3 @@ class LowRankLinearizedSVC(ExampleWeightsMixin, KernelParamsMixin, BaseOnlineCla
         self.components_ = features.components
         self.normalization_ = features.normalization
         self.n_iter_ = int(max(learner.n_iter for learner in self._learners))
-
-    def _raw_scores(self, X):
-        out = np.empty((X.shape[0], self.coef_.shape[0]))
-        step = self._predict_chunk_size
-        features = self._driver.features
-        with single_threaded_blas():
-            for start in range(0, X.shape[0], step):
-                rows = slice(start, start + step)
-                np.matmul(features.transform(X[rows]), self.coef_.T, out=out[rows])
-        return out

@@ -54,13 +54,11 @@ cdef class ProximalHingeLearner:
     cdef public long long max_iter, n_updates, n_iter
     cdef public bint converged
     cdef public object rng, rng_at_call_start
-    cdef bint initialized               # False when made by __new__ (skops.io)
 
     _state_names = ("w", "C", "tol", "max_iter", "n_updates", "n_iter", "converged", "rng")
 
     def __init__(self, Py_ssize_t n_features=0, double C=1.0, double tol=1e-4,
                  long long max_iter=1000, rng=None):
-        self.initialized = True
         self.w = np.zeros(n_features)
         self.C, self.tol, self.max_iter = C, tol, max_iter
         self.n_updates = self.n_iter = 0
@@ -227,12 +225,13 @@ cdef class ProximalHingeLearner:
         self.rng = state["rng"]
 
     def __reduce__(self):
-        return (type(self), (), self.get_state())
+        # (a model's file holds the learner's get_state() in plain
+        # containers, skbudget._persistence; this pickles a learner alone)
+        return (_learner_from_state, (self.get_state(),))
 
-    def __getstate__(self):
-        return self.get_state()
 
-    def __setstate__(self, state):
-        if not self.initialized:        # made by __new__, not __init__
-            type(self).__init__(self)
-        self.set_state(state)
+def _learner_from_state(state):
+    """A :class:`ProximalHingeLearner` given ``state`` (unpickling)."""
+    learner = ProximalHingeLearner()
+    learner.set_state(state)
+    return learner

@@ -63,23 +63,14 @@ def plain_dcd(E, y, upper, w, rng, tol, max_iter):
         while s < active:
             i = index[s]
             G = y[i] * (w @ E[i]) - 1.0
-            PG = 0.0
-            if alpha[i] == 0.0:
-                if G > pg_max_old:
-                    active -= 1
-                    index[s], index[active] = index[active], index[s]
-                    continue
-                if G < 0:
-                    PG = G
-            elif alpha[i] == upper[i]:
-                if G < pg_min_old:
-                    active -= 1
-                    index[s], index[active] = index[active], index[s]
-                    continue
-                if G > 0:
-                    PG = G
-            else:
-                PG = G
+            at_zero, at_upper = alpha[i] == 0.0, alpha[i] == upper[i]
+            if at_zero and G > pg_max_old or at_upper and G < pg_min_old:
+                # shrunk: the last active row takes its place, visited next
+                active -= 1
+                index[s], index[active] = index[active], index[s]
+                continue
+            # the projected gradient: 0 where the bound holds the gradient back
+            PG = min(G, 0.0) if at_zero else max(G, 0.0) if at_upper else G
             pg_max, pg_min = max(pg_max, PG), min(pg_min, PG)
             if abs(PG) > 1e-12:
                 old = alpha[i]
