@@ -467,7 +467,7 @@ class LowRankLinearizedSVC(ExampleWeightsMixin, LinearFeaturesMixin, KernelParam
         model_variants=({}, dict(landmarks="random"), dict(C=10.0, kmeans_iter=2)),
         averaging=CannotAverage(
             "each model's landmarks and map come from its own first call's data (k-means "
-            "centres or drawn rows), so two models' features differ and their coef_ do not "
+            "centres or drawn rows), so two models' features differ and their ``coef_`` do not "
             "add up"),
         weights=("sample_weight", "class_weight"),
         check_params=dict(budget=5),

@@ -24,6 +24,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from skbudget import LandmarkNystroem, LowRankLinearizedSVC
 from tests.oracles.llsvm import PlainLLSVM, plain_dcd, plain_landmark_map
 from tests.test_common import assert_same_model
+from tests.test_interrupts import _Interrupter, sigint_raises  # noqa: F401 (a fixture)
 
 
 @pytest.fixture(scope="module")
@@ -275,6 +276,7 @@ def test_onnx_export_of_other_kernels(blobs):
     from skl2onnx import to_onnx
 
     import skbudget.onnx  # noqa: F401  (registers the converters)
+
     X, y = blobs
     for params in (KERNELS["poly"][0], dict(kernel="laplacian", gamma=0.3)):
         est = LowRankLinearizedSVC(budget=10, random_state=0, **params).fit(X, y)
@@ -354,3 +356,21 @@ def test_kmeans_landmarks_beat_random_ones_on_clustered_data():
             accuracy.append(est.score(X[400:], y[400:]))
         scores[landmarks] = np.mean(accuracy)
     assert scores["kmeans"] > scores["random"]
+
+
+def test_keyboard_interrupt_during_a_long_solve_is_prompt_and_changes_nothing(sigint_raises):
+    # a Ctrl-C (SIGINT to the main thread) in the middle of a call's solve:
+    # seen between two sweeps, the call rolled back
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(3000, 5))
+    y = (X[:, 0] * X[:, 1] + 0.3 * rng.normal(size=len(X)) > 0).astype(int)
+    est = LowRankLinearizedSVC(budget=100, gamma=0.5, C=1e4, max_iter=3, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est.partial_fit(X[:200], y[:200], classes=[0, 1])
+    est.set_params(tol=1e-12, max_iter=10 ** 6)         # a solve of seconds
+    before = pickle.dumps(est)
+    with pytest.raises(KeyboardInterrupt), _Interrupter(0.3) as interrupter:
+        est.partial_fit(X, y)
+    assert interrupter.latency < 0.5
+    assert pickle.dumps(est) == before
