@@ -27,6 +27,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_array, check_random_state
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
+from threadpoolctl import threadpool_limits
 
 from skbudget._base import (
     KERNEL_CONSTRAINTS,
@@ -90,7 +91,10 @@ def choose_landmarks(X, n_landmarks, landmarks, kmeans_iter, rng, owner):
     if sp.issparse(rows) and rows.shape[1] <= DENSIFY_MAX_FEATURES:
         rows = rows.toarray()
     km = KMeans(n_clusters=n_landmarks, n_init=1, max_iter=kmeans_iter, random_state=rng)
-    with single_threaded_blas():
+    # one OpenMP thread: Lloyd's steps sum their threads' partial centres in
+    # the order the threads finish, so with three or more the centres' last
+    # bits (and the model) would change from run to run
+    with threadpool_limits(limits=1, user_api="openmp"):
         km.fit(rows)
     return np.ascontiguousarray(km.cluster_centers_, dtype=np.float64)
 

@@ -14,7 +14,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.datasets import make_blobs, make_classification, make_moons
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.kernel_approximation import Nystroem
-from sklearn.linear_model import SGDClassifier
+from sklearn.linear_model import LogisticRegression, SGDClassifier
 from sklearn.metrics.pairwise import polynomial_kernel, rbf_kernel
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
@@ -374,3 +374,24 @@ def test_keyboard_interrupt_during_a_long_solve_is_prompt_and_changes_nothing(si
         est.partial_fit(X, y)
     assert interrupter.latency < 0.5
     assert pickle.dumps(est) == before
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_landmark_nystroem_pipeline_exports_to_onnx(dtype, blobs):
+    onnxruntime = pytest.importorskip("onnxruntime")
+    from skl2onnx import to_onnx
+
+    import skbudget.onnx  # noqa: F401  (registers the converters)
+
+    # (LogisticRegression: skl2onnx 1.x's pipeline parser gives LinearSVC an
+    # option it refuses, with or without skbudget)
+    X, y = blobs
+    pipe = make_pipeline(LandmarkNystroem(15, gamma=0.5, random_state=0),
+                         LogisticRegression(C=10.0)).fit(X, y)
+    model = to_onnx(pipe, X[:1].astype(dtype), options={"zipmap": False})
+    session = onnxruntime.InferenceSession(model.SerializeToString(),
+                                           providers=["CPUExecutionProvider"])
+    labels, probabilities = session.run(None, {session.get_inputs()[0].name: X.astype(dtype)})
+    assert np.mean(labels == pipe.predict(X)) > (0.999 if dtype == np.float64 else 0.99)
+    atol = 1e-9 if dtype == np.float64 else 1e-4
+    assert_allclose(probabilities, pipe.predict_proba(X), rtol=atol, atol=atol)

@@ -21,6 +21,7 @@ Rows with ``e.e = 0`` or ``C_i = 0`` are left out of the problem.
 
 import numpy as np
 from sklearn.cluster import KMeans
+from threadpoolctl import threadpool_limits
 
 
 def plain_landmark_map(X, budget, landmarks, kmeans_iter, rng, kernel):
@@ -31,8 +32,11 @@ def plain_landmark_map(X, budget, landmarks, kmeans_iter, rng, kernel):
     ``K_ZZ = U diag(l) U^T``; the features are ``k(x, Z) @ M``."""
     X = X.toarray() if hasattr(X, "toarray") else np.asarray(X, dtype=float)
     if isinstance(landmarks, str) and landmarks == "kmeans":
-        Z = KMeans(n_clusters=budget, n_init=1, max_iter=kmeans_iter,
-                   random_state=rng).fit(X[:50_000]).cluster_centers_
+        # (one OpenMP thread, as the estimator: KMeans' sum of its threads'
+        # partial centres depends on their order with three or more)
+        with threadpool_limits(limits=1, user_api="openmp"):
+            Z = KMeans(n_clusters=budget, n_init=1, max_iter=kmeans_iter,
+                       random_state=rng).fit(X[:50_000]).cluster_centers_
     elif isinstance(landmarks, str):
         Z = X[rng.choice(X.shape[0], budget, replace=False)]
     else:
