@@ -61,15 +61,18 @@ numpydoc_validation_checks = {"all", "ES01", "SA01", "EX01", "RT02", "SS06"}
 def skip_member(app, what, name, obj, skip, options):
     """Leave out of the class pages the metadata-routing methods scikit-learn
     adds to every estimator (documented by scikit-learn), the methods river's
-    base classes add to the river adapter (documented by river) and the
-    fitted attributes written as properties (each class's Attributes section
-    documents them)."""
+    base classes add to the river adapter (documented by river), the methods
+    scikit-learn's mixins add to a transformer (documented by scikit-learn)
+    and the fitted attributes written as properties (each class's
+    Attributes section documents them)."""
     if name == "get_metadata_routing" or re.fullmatch(r"set_\w+_request", name):
         return True
     if name.endswith("_") and not name.startswith("_"):
         return True
     if (getattr(obj, "__module__", None) or "").startswith("river."):   # river's bases
         return True
+    if (getattr(obj, "__module__", None) or "").startswith("sklearn."):
+        return True         # scikit-learn's mixins' (LandmarkNystroem's fit_transform)
     return skip
 
 

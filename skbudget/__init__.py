@@ -18,6 +18,7 @@ from skbudget._budget import (
     Stoptron,
 )
 from skbudget._fourier import FourierOGDClassifier
+from skbudget._llsvm import LandmarkNystroem, LowRankLinearizedSVC
 from skbudget._mira import BudgetMIRA, KernelMIRA
 from skbudget._ogd import KernelOGDClassifier, NystromOGDClassifier
 from skbudget._perceptron import KernelPerceptron
@@ -40,6 +41,8 @@ __all__ = [
     "KernelOGDClassifier",
     "KernelPassiveAggressive",
     "KernelPerceptron",
+    "LandmarkNystroem",
+    "LowRankLinearizedSVC",
     "NystromOGDClassifier",
     "RandomBudgetPerceptron",
     "Stoptron",

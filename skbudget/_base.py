@@ -55,7 +55,8 @@ from skbudget._predict_fast import kernel_expansion
 from skbudget._record import OnlineRecord
 from skbudget._stream import ProgressLog, StreamDriver, empty_rows
 
-__all__ = ["BaseKernelExpansionClassifier", "BaseOnlineClassifier", "LinearModelMixin",
+__all__ = ["BaseKernelExpansionClassifier", "BaseOnlineClassifier", "KERNEL_CONSTRAINTS",
+           "KernelParamsMixin", "LinearFeaturesMixin", "LinearModelMixin",
            "keep_resolved_gamma"]
 
 # fused prediction works on a dense copy of the support vectors (and, for CSR
@@ -432,6 +433,12 @@ class BaseOnlineClassifier(ModelParamsMixin, PersistentModelMixin, ClassifierMix
         None (one) here."""
         return None
 
+    def _fit_passes(self):
+        """The passes over the data of one ``fit`` call: ``max_iter`` epochs
+        here; 1 for a family whose every call solves a problem over its
+        rows (LLSVM: its ``max_iter`` bounds the solver's sweeps)."""
+        return self.max_iter
+
     # ------------------------------------------------------------------
     # state
     # ------------------------------------------------------------------
@@ -626,13 +633,14 @@ class BaseOnlineClassifier(ModelParamsMixin, PersistentModelMixin, ClassifierMix
         self._driver.n_jobs = self._call_n_jobs()
         first_id = self._n_examples_seen
         self._n_examples_seen += X.shape[0]
-        gram = self._pass_cache(X) if self.max_iter > 1 else None
-        for epoch in range(1, self.max_iter + 1):
+        passes = self._fit_passes()
+        gram = self._pass_cache(X) if passes > 1 else None
+        for epoch in range(1, passes + 1):
             order = self._rng.permutation(X.shape[0]) if self.shuffle else None
             self._record = self._driver.run(X, y, self._signed_targets, order, first_id,
                                             self._record, gram, self._progress_log(), weights)
             self._log_epoch(epoch)
-        self.n_iter_ = self.max_iter
+        self.n_iter_ = passes
         self._update_fitted_attributes()
         return self
 
@@ -722,7 +730,7 @@ class BaseOnlineClassifier(ModelParamsMixin, PersistentModelMixin, ClassifierMix
 
 
 class LinearModelMixin:
-    """The fitted attributes of a linear model on features (FOGD, AMM):
+    """The fitted attributes of a linear model on features (FOGD, AMM, LLSVM):
     ``coef_`` and ``intercept_``, refused unless finite."""
 
     def _set_linear_model(self, coef, intercept):
@@ -737,66 +745,46 @@ class LinearModelMixin:
         self.intercept_ = intercept
 
 
-class BaseKernelExpansionClassifier(BaseOnlineClassifier):
-    """Base class of the online kernel classifiers (not for direct use).
+class LinearFeaturesMixin:
+    """The scores of a linear model on fixed features (FOGD's random
+    Fourier features, LLSVM's landmark map): ``coef_`` and a zero
+    ``intercept_`` on the features the stream driver's map computes, a
+    block of ``_predict_chunk_size`` rows at a time.  Put it before
+    :class:`BaseOnlineClassifier`."""
 
-    The model of each learner is a kernel expansion ``f(x) = sum_i
-    alpha_i k(x_i, x) + b`` over the learner's support set: the kernel
-    catalogue (``kernel``, ``gamma``, ``degree``, ``coef0``,
-    ``kernel_params`` as in :class:`sklearn.svm.SVC`), the stored rows
-    (the driver's store or pools), the fitted ``support_vectors_``,
-    ``dual_coef_``, ``n_support_``, ``support_curve_``, the threads of
-    ``n_jobs`` and a Gram cache for multi-epoch fits come from here; the
-    rest of the estimator from :class:`BaseOnlineClassifier`.  One-vs-rest,
-    each learner has its own support set (so a budget ``B`` means up to
-    ``n_classes * B`` stored vectors); a family may share one support set
-    between the classes (:meth:`_shares_support`).
+    def _raw_scores(self, X):
+        out = np.empty((X.shape[0], self.coef_.shape[0]))
+        step = self._predict_chunk_size
+        features = self._driver.features
+        with single_threaded_blas():
+            for start in range(0, X.shape[0], step):
+                rows = slice(start, start + step)
+                out[rows] = features.transform(X[rows]) @ self.coef_.T
+        return out
 
-    An algorithm subclasses this class, adds its parameters
-    (``_parameter_constraints``, ``__init__``) and provides
-    :meth:`_make_learner`, which returns the compiled policy (a subclass
-    of ``skbudget._engine.OnlineLearner``); besides the hooks of
-    :class:`BaseOnlineClassifier`:
 
-    - :meth:`_needs_distances`: whether the policy reads squared distances;
-    - :meth:`_learner_expansion`: a learner's coefficients and intercept.
+# the kernel catalogue's parameters, as in SVC
+KERNEL_CONSTRAINTS = {
+    "kernel": [StrOptions(set(KERNEL_NAMES)), callable],
+    "gamma": [StrOptions({"scale", "auto"}), RealNumber(0.0, None, closed="left")],
+    "degree": [Integer(0, None, closed="left")],
+    "coef0": [RealNumber(None, None, closed="neither")],
+    "kernel_params": [dict, None],
+}
 
-    Estimators also extend ``_raw_scores`` (calling the base's) for
-    read-outs of their own.
-    """
 
-    _parameter_constraints: dict = {
-        "kernel": [StrOptions(set(KERNEL_NAMES)), callable],
-        "gamma": [StrOptions({"scale", "auto"}), RealNumber(0.0, None, closed="left")],
-        "degree": [Integer(0, None, closed="left")],
-        "coef0": [RealNumber(None, None, closed="neither")],
-        "kernel_params": [dict, None],
-        **BaseOnlineClassifier._parameter_constraints,
-        "n_jobs": [numbers.Integral, None],
-    }
-    _call_params = tuple(sorted(BaseOnlineClassifier._call_params + ("n_jobs",)))
-    # the threads of a family whose ``__init__`` takes no ``n_jobs`` (MIRA:
-    # one learner for every class, nothing to run side by side): one
-    n_jobs = None
+class KernelParamsMixin:
+    """The kernel catalogue's parameters (``kernel``, ``gamma``, ``degree``,
+    ``coef0``, ``kernel_params``, :data:`KERNEL_CONSTRAINTS`) of an online
+    classifier: ``gamma`` resolved from the data that starts the model
+    (``gamma_``), the model's :class:`~skbudget._kernels.KernelFunction`
+    (``_kernel_function``, saved and checked on loading).  A base of every
+    kernel expansion and of LLSVM's landmark map (put it before
+    :class:`BaseOnlineClassifier`)."""
 
-    # a multi-epoch fit on at most this many examples computes k(X, X) once
-    _gram_cache_limit = 4096
     _plain_attribute_classes = {"_kernel_function": KernelFunction,
                                 **BaseOnlineClassifier._plain_attribute_classes}
 
-    def _learner_expansion(self, learner):
-        """(coefficients oldest first, intercept) that predict with; a
-        shared-support learner gives one row of coefficients and one
-        intercept per class."""
-        return learner.coefficients(), learner.intercept
-
-    def _needs_distances(self):
-        """Whether the policy needs squared input-space distances too."""
-        return False
-
-    # ------------------------------------------------------------------
-    # kernels
-    # ------------------------------------------------------------------
     def _kernel(self, X, Y):
         """k(X, Y) with the model's kernel, as a C-contiguous float64 block."""
         return self._kernel_function(X, Y)
@@ -830,6 +818,58 @@ class BaseKernelExpansionClassifier(BaseOnlineClassifier):
 
     def _check_saved_constants(self):
         self._check_kernel_function()
+
+
+class BaseKernelExpansionClassifier(KernelParamsMixin, BaseOnlineClassifier):
+    """Base class of the online kernel classifiers (not for direct use).
+
+    The model of each learner is a kernel expansion ``f(x) = sum_i
+    alpha_i k(x_i, x) + b`` over the learner's support set: the kernel
+    catalogue (``kernel``, ``gamma``, ``degree``, ``coef0``,
+    ``kernel_params`` as in :class:`sklearn.svm.SVC`), the stored rows
+    (the driver's store or pools), the fitted ``support_vectors_``,
+    ``dual_coef_``, ``n_support_``, ``support_curve_``, the threads of
+    ``n_jobs`` and a Gram cache for multi-epoch fits come from here; the
+    rest of the estimator from :class:`BaseOnlineClassifier`.  One-vs-rest,
+    each learner has its own support set (so a budget ``B`` means up to
+    ``n_classes * B`` stored vectors); a family may share one support set
+    between the classes (:meth:`_shares_support`).
+
+    An algorithm subclasses this class, adds its parameters
+    (``_parameter_constraints``, ``__init__``) and provides
+    :meth:`_make_learner`, which returns the compiled policy (a subclass
+    of ``skbudget._engine.OnlineLearner``); besides the hooks of
+    :class:`BaseOnlineClassifier`:
+
+    - :meth:`_needs_distances`: whether the policy reads squared distances;
+    - :meth:`_learner_expansion`: a learner's coefficients and intercept.
+
+    Estimators also extend ``_raw_scores`` (calling the base's) for
+    read-outs of their own.
+    """
+
+    _parameter_constraints: dict = {
+        **KERNEL_CONSTRAINTS,
+        **BaseOnlineClassifier._parameter_constraints,
+        "n_jobs": [numbers.Integral, None],
+    }
+    _call_params = tuple(sorted(BaseOnlineClassifier._call_params + ("n_jobs",)))
+    # the threads of a family whose ``__init__`` takes no ``n_jobs`` (MIRA:
+    # one learner for every class, nothing to run side by side): one
+    n_jobs = None
+
+    # a multi-epoch fit on at most this many examples computes k(X, X) once
+    _gram_cache_limit = 4096
+
+    def _learner_expansion(self, learner):
+        """(coefficients oldest first, intercept) that predict with; a
+        shared-support learner gives one row of coefficients and one
+        intercept per class."""
+        return learner.coefficients(), learner.intercept
+
+    def _needs_distances(self):
+        """Whether the policy needs squared input-space distances too."""
+        return False
 
     def _make_driver(self, learners, X):
         """The :class:`~skbudget._stream.StreamDriver` of a kernel

@@ -126,6 +126,17 @@ class Declaration:
         the estimator under that page's title.
     summary : Summary
         Keyword only: its row of the user guide's table of estimators.
+    check_params : dict or None, default=None
+        The parameters scikit-learn's estimator checks run it with (None:
+        the defaults), for an estimator whose defaults need more rows than
+        the checks' small data sets have (LLSVM's 100 landmarks are chosen
+        among the first call's rows).
+    solves_calls : bool, default=False
+        Each training call solves a problem over all its rows (LLSVM's
+        proximal step) instead of a pass of rounds, one example after
+        another: ``fit`` is one call, not ``max_iter`` epochs (its
+        ``max_iter`` bounds the solver's sweeps), and ``partial_fit`` calls
+        cut the stream into other problems, so they are not one ``fit``.
     """
 
     test_params: tuple
@@ -135,6 +146,8 @@ class Declaration:
     weights: tuple = ()
     guide: str = field(kw_only=True)
     summary: Summary = field(kw_only=True)
+    check_params: dict | None = None
+    solves_calls: bool = False
 
     def __post_init__(self):
         if not self.test_params or not all(isinstance(p, dict) for p in self.test_params):

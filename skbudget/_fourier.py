@@ -25,8 +25,8 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import StrOptions
 
 from skbudget._averaging import SameFeaturesAverage
-from skbudget._base import BaseOnlineClassifier, LinearModelMixin, keep_resolved_gamma
-from skbudget._blas import single_threaded_blas
+from skbudget._base import (BaseOnlineClassifier, LinearFeaturesMixin, LinearModelMixin,
+                            keep_resolved_gamma)
 from skbudget._budget import _example
 from skbudget._declaration import Declaration, Summary
 from skbudget._docstrings import docstring, feature_record_doc, stream_doc
@@ -181,7 +181,7 @@ class RandomFourierFeatures(FeatureMap):
         return run
 
 
-class FourierOGDClassifier(LinearModelMixin, BaseOnlineClassifier):
+class FourierOGDClassifier(LinearFeaturesMixin, LinearModelMixin, BaseOnlineClassifier):
     __doc__ = docstring(
         """Fourier online gradient descent (FOGD): linear hinge OGD on random
     Fourier features of the RBF kernel.
@@ -317,13 +317,3 @@ class FourierOGDClassifier(LinearModelMixin, BaseOnlineClassifier):
         coef = np.array([np.asarray(learner.w) for learner in self._learners])
         self._set_linear_model(coef, np.zeros(len(coef)))
         self.random_weights_ = self._driver.features.U
-
-    def _raw_scores(self, X):
-        out = np.empty((X.shape[0], self.coef_.shape[0]))
-        step = self._predict_chunk_size
-        features = self._driver.features
-        with single_threaded_blas():
-            for start in range(0, X.shape[0], step):
-                rows = slice(start, start + step)
-                out[rows] = features.transform(X[rows]) @ self.coef_.T
-        return out

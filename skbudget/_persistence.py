@@ -138,7 +138,9 @@ class PersistentModelMixin:
             for learner in driver.learners
         ]
         kernel = plain_driver.get("kernel")
-        plain_driver["kernel"] = (None if kernel is state.get("_kernel_function")
+        # (a feature map's driver has no kernel, even where the model has
+        # one: LLSVM's map gets the model's own back on loading)
+        plain_driver["kernel"] = (None if kernel is None or kernel is state.get("_kernel_function")
                                   else _plain_state(kernel))
         if plain_driver.get("features") is not None:
             plain_driver["features"] = _plain_state(plain_driver["features"])
@@ -172,8 +174,10 @@ class PersistentModelMixin:
             if own_kernel is None:
                 self._refuse("_driver.kernel", kernel, "None (the model has no kernel)")
             self._check_kernel_state(kernel, "_driver.kernel", own_kernel.__dict__)
-        plain_driver["kernel"] = own_kernel if kernel is None else _rebuilt(KernelFunction,
-                                                                            kernel)
+        if kernel is None and features is None:
+            plain_driver["kernel"] = own_kernel
+        elif kernel is not None:
+            plain_driver["kernel"] = _rebuilt(KernelFunction, kernel)
         if features is not None:
             plain_driver["features"] = _rebuilt(self._feature_map_class, features)
         plain_driver["learners"] = self._rebuilt_learners(plain_driver)

@@ -452,8 +452,8 @@ class StreamDriver:
         mode).  ``weights(rows, y_part)``, if given, gives the weights of
         the examples ``rows`` of ``X`` (labels ``y_part``), the same for
         every learner, in the pass's order like the targets; None: no
-        weights (every weight 1, no per-example cost; feature mode takes
-        none).
+        weights (every weight 1, no per-example cost; in feature mode the
+        map's runner gets them).
         """
         for learner in self.learners:
             learner.start_call(first_id)
@@ -570,7 +570,10 @@ class StreamDriver:
         run_rows = self.features.runner(X, self.learners, pieces.order is None)
 
         def run(rows, labels, ids, scores, weights, sizes):
-            run_rows(rows, labels, scores)
+            if weights is None:
+                run_rows(rows, labels, scores)
+            else:       # (a map whose learners take weights: LLSVM's)
+                run_rows(rows, labels, scores, weights)
         return _Feed(lambda: step, run, stores_rows=False)
 
     def check_rows(self, X):

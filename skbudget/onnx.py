@@ -81,8 +81,9 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 from sklearn.preprocessing import normalize
 from sklearn.utils.validation import check_is_fitted
 
-from skbudget._base import BaseKernelExpansionClassifier
+from skbudget._base import BaseKernelExpansionClassifier, KernelParamsMixin
 from skbudget._kernel_catalogue import CATALOGUE
+from skbudget._llsvm import LandmarkNystroem
 from skbudget.model_selection import SequentialSearchCV
 
 __all__ = ["ONNX_KERNELS", "register_converters"]
@@ -202,6 +203,18 @@ def _parser(scope, model, inputs, custom_parsers=None):
 
 def _shape_calculator(operator):
     model = operator.raw_operator
+    input_type = _checked_input_type(operator)
+    n = operator.inputs[0].get_first_dimension()
+    label_type, _ = _label_type(operator.raw_operator)
+    operator.outputs[0].type = label_type([n])
+    score_shape = [n] if _n_scores(model) == 1 else [n, _n_scores(model)]
+    operator.outputs[1].type = type(input_type)(score_shape)
+
+
+def _checked_input_type(operator):
+    """The type of the operator's one input: a float or double tensor of
+    rows of the model's width (else a clear error)."""
+    model = operator.raw_operator
     if len(operator.inputs) != 1:
         raise RuntimeError(f"{type(model).__name__} takes one input, got {len(operator.inputs)}")
     input_type = operator.inputs[0].type
@@ -219,11 +232,29 @@ def _shape_calculator(operator):
             f"input is declared with shape {list(shape)}. Pass rows of "
             f"{model.n_features_in_} features to to_onnx."
         )
+    return input_type
+
+
+def _map_shape_calculator(operator):
+    """:class:`~skbudget.LandmarkNystroem`: ``(n, n_components)`` features of
+    the input's type."""
+    input_type = _checked_input_type(operator)
     n = operator.inputs[0].get_first_dimension()
-    label_type, _ = _label_type(operator.raw_operator)
-    operator.outputs[0].type = label_type([n])
-    score_shape = [n] if _n_scores(model) == 1 else [n, _n_scores(model)]
-    operator.outputs[1].type = type(input_type)(score_shape)
+    operator.outputs[0].type = type(input_type)([n, operator.raw_operator.components_.shape[0]])
+
+
+def _map_converter(scope, operator, container):
+    """:class:`~skbudget.LandmarkNystroem`'s features, ``k(X, components_) @
+    normalization_.T``, in the input's precision (so that a pipeline's next
+    step, e.g. scikit-learn's ``LinearSVC``, takes them)."""
+    model = operator.raw_operator
+    proto_type = (TensorProto.DOUBLE if isinstance(operator.inputs[0].type, DoubleTensorType)
+                  else TensorProto.FLOAT)
+    graph = _Graph(scope, container, proto_type)
+    K = graph.kernel(operator.inputs[0].full_name, model.components_,
+                     *_kernel_parameters(model))
+    graph.node("MatMul", [K, graph.constant("normalization_T", model.normalization_.T)],
+               output=operator.outputs[0].full_name)
 
 
 def _n_scores(model):
@@ -232,6 +263,10 @@ def _n_scores(model):
 
 class _Graph:
     """A few helpers to add nodes and constants of one dtype."""
+
+    # the model's (kernel name, parameters) where a feature map computes
+    # kernel rows (_feature_block)
+    model_kernel = None
 
     def __init__(self, scope, container, proto_type):
         self.scope, self.container = scope, container
@@ -348,6 +383,10 @@ def _feature_block(graph, X, model):
     + a``, ``Z`` the features of ``X`` that its stream driver's feature map
     computes, in the map's own graph."""
     features = model._driver.features
+    if isinstance(model, KernelParamsMixin):
+        # a map of kernel rows (LLSVM's landmarks): the model's kernel, for
+        # graph.kernel (a kernel ONNX cannot express is refused here)
+        graph.model_kernel = _kernel_parameters(model)
     Z = features.onnx_features(graph, X)
     if Z is None:
         raise NotImplementedError(
@@ -468,7 +507,10 @@ def register_converters():
     :class:`~skbudget.SequentialSearchCV` exports its ``best_estimator_``.  Each classifier
     gets a parser (outputs ``label`` and ``scores``), a shape calculator
     and a converter, with the options ``precision`` (``'double'``, the
-    default, or ``'float'``) and ``zipmap`` (accepted, no effect).
+    default, or ``'float'``) and ``zipmap`` (accepted, no effect).  The
+    transformer :class:`~skbudget.LandmarkNystroem` exports its features
+    (one output, in the input's precision), so a pipeline of it and a
+    linear model scikit-learn's converters know exports whole.
 
     Examples
     --------
@@ -490,6 +532,9 @@ def register_converters():
         _ALIASES[cls] = alias
         update_registered_converter(cls, alias, _shape_calculator, _converter,
                                     parser=_parser, options=options)
+    # the landmark map alone: a transformer (skl2onnx's parser of one output)
+    update_registered_converter(LandmarkNystroem, "SkbudgetLandmarkNystroem",
+                                _map_shape_calculator, _map_converter)
     # the search's parser declares its best estimator's operator (the
     # search's own converter is registered for its options only)
     update_registered_converter(SequentialSearchCV, "SkbudgetSequentialSearchCV",

@@ -36,7 +36,7 @@ VALUES = POWERS + [-v for v in POWERS]
 INTEGERS = [0, 1, 2, 3, 10, 1000, 10 ** 6, 10 ** 18, 10 ** 300]
 # each estimator's own numeric parameters (the kernel's are swept for all)
 OWN = ("alpha", "beta", "eta", "C", "eta0", "theta_init", "threshold_step", "tau", "lam",
-       "coef_bound")
+       "coef_bound", "tol")
 CLEAR = (ValueError, FloatingPointError)
 
 bad = []
@@ -75,7 +75,8 @@ def cases(Est):
         if option in params:
             rules = [{option: rule}
                      for rule in sorted(Est._parameter_constraints[option][0].options)]
-    expansion = issubclass(Est, BaseKernelExpansionClassifier)
+    # the kernel expansions, and LLSVM's landmark map: the kernel parameters
+    expansion = "kernel" in params
     if not expansion:       # no kernel parameter: its features' width and size
         for value in VALUES if "gamma" in params else []:
             yield dict(base, gamma=value), "gamma"

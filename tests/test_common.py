@@ -107,6 +107,9 @@ def _expected_failed_checks(estimator):
     if "sample_weight" not in declaration_of(type(estimator)).weights:
         return {}
     reason = "sample_weight is not equivalent to removing/repeating samples (online updates)."
+    if declaration_of(type(estimator)).solves_calls:
+        reason = ("a weight of 2 and a repeated row have one optimum, but the solver stops at "
+                  "tol on different iterates (and draws another order of rows).")
     return {"check_sample_weight_equivalence_on_dense_data": reason,
             "check_sample_weight_equivalence_on_sparse_data": reason}
 
@@ -122,7 +125,14 @@ def _other_multiclass_modes():
             yield Est(**{mode.param: mode.one_vs_rest if default == mode.shared else mode.shared})
 
 
-@parametrize_with_checks([Est() for Est in ESTIMATORS] + list(_other_multiclass_modes()),
+def _checked_instance(Est):
+    """``Est`` with the parameters it declares for scikit-learn's checks
+    (``_declaration.check_params``; None: its defaults)."""
+    return Est(**(declaration_of(Est).check_params or {}))
+
+
+@parametrize_with_checks([_checked_instance(Est) for Est in ESTIMATORS]
+                         + list(_other_multiclass_modes()),
                          expected_failed_checks=_expected_failed_checks)
 @pytest.mark.filterwarnings("ignore:gamma='scale' was resolved from the:UserWarning")
 @pytest.mark.filterwarnings("ignore:.*hold.? no support vector:UserWarning")
@@ -141,6 +151,9 @@ def test_sklearn_compatible(estimator, check, monkeypatch):
 @pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
 def test_partial_fit_chunks_equal_one_fit_epoch(Est, binary_data):
     X, y = binary_data
+    if declaration_of(Est).solves_calls:
+        pytest.skip("each call solves a problem over its rows: calls cut anywhere are other "
+                    "problems (its own tests: fit is one partial_fit call)")
     fitted = small(Est, shuffle=False, max_iter=1).fit(X, y)
     streamed = small(Est)
     for piece in np.array_split(np.arange(len(y)), [1, 8, 50, 51, 120]):
@@ -222,6 +235,9 @@ def test_one_vs_rest_learners_are_the_binary_learners(Est, multiclass_data):
 @settings(max_examples=15, deadline=None)
 @given(seed=st.integers(0, 10_000), budget=st.integers(1, 6), n_classes=st.sampled_from([2, 3]))
 def test_budget_never_exceeded(Est, seed, budget, n_classes):
+    if declaration_of(Est).solves_calls:
+        pytest.skip("its budget is the number of landmarks, fixed by the first call (one-row "
+                    "calls cannot choose them): tests/test_llsvm.py")
     rng = np.random.RandomState(seed)
     X = rng.normal(size=(40, 2))
     y = rng.randint(n_classes, size=40)
@@ -339,7 +355,8 @@ def test_verbose_reports_each_epoch(Est, binary_data):
     with redirect_stdout(out):
         small(Est, verbose=1, max_iter=2).fit(X, y)
     lines = [line for line in out.getvalue().splitlines() if line.startswith("-- Epoch")]
-    assert len(lines) == 2
+    # (a fit that solves its call's problem is one call, whatever max_iter)
+    assert len(lines) == (1 if declaration_of(Est).solves_calls else 2)
     assert "mistakes" in lines[0]
     assert ("support vectors" in lines[0]) == issubclass(Est, BaseKernelExpansionClassifier)
 
@@ -386,6 +403,8 @@ def test_every_exported_estimator_declares_itself(name):
     # a declared estimator, with no learner of its own to test, weigh or
     # average)
     cls = getattr(skbudget, name)
+    if cls not in ESTIMATORS and hasattr(cls, "transform"):
+        return      # a transformer (LandmarkNystroem): tests/test_llsvm.py checks it
     if cls not in ESTIMATORS:
         assert "estimator" in cls._get_param_names(), f"{name}: no online learner nor a wrapper"
         return

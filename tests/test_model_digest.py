@@ -66,7 +66,7 @@ def _configurations():
     for name, Est in all_estimators():
         for v, variant in enumerate(declaration_of(Est).model_variants):
             for kernel in KERNELS:
-                if not issubclass(Est, BaseKernelExpansionClassifier) and kernel != "rbf":
+                if "kernel" not in Est().get_params() and kernel != "rbf":
                     continue                # no kernel parameter: the RBF kernel's features
                 est = _estimator(name, variant, kernel)
                 if not accepts(Est, est.get_params()):    # (BSGD merges RBF only)
@@ -80,8 +80,8 @@ def _estimator(name, variant, kernel):
     Est = dict(all_estimators())[name]
     params = dict(KERNELS[kernel], random_state=0, max_iter=2)
     if not issubclass(Est, BaseKernelExpansionClassifier):
-        # no kernel parameter: the kernel's others that it takes (FOGD: the
-        # RBF width of its features)
+        # the kernel parameters it takes (FOGD: the RBF width of its
+        # features; LLSVM: all of them)
         params = params_taken(Est, **params)
     params.update(params_taken(Est, budget=7), **variant)
     return Est(**params)

@@ -13,7 +13,7 @@ from sklearn.base import clone
 
 from skbudget import Forgetron, KernelPerceptron
 from tests.model_state import assert_same_state, model_state
-from tests.test_common import ESTIMATORS, IDS, small
+from tests.test_common import ESTIMATORS, IDS, params_taken, small
 
 
 @pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
@@ -36,15 +36,19 @@ def test_changed_model_parameters_raise_and_call_params_apply(Est, binary_data):
             est.partial_fit(X[100:110], y[100:110])
         assert_same_state(model_state(est), state)
         est.set_params(**{name: old})
-    est.set_params(verbose=0, max_iter=3, shuffle=False)
+    est.set_params(**params_taken(Est, verbose=0, max_iter=3, shuffle=False))
     est.partial_fit(X[100:110], y[100:110])          # call parameters may change
     est.set_params(warm_start=True, budget=3) if "budget" in captured else None
     if "budget" in captured:
         with pytest.raises(ValueError, match="'budget' was changed"):
             est.fit(X, y)
         est.set_params(warm_start=False).fit(X, y)   # a new model takes the new value
-        # (a model of weight vectors, AMM: its budget is per class)
-        assert np.all(getattr(est, "n_support_", getattr(est, "n_weights_", None)) <= 3)
+        if hasattr(est, "n_support_"):
+            assert np.all(est.n_support_ <= 3)
+        elif hasattr(est, "n_weights_"):            # AMM: its budget is per class
+            assert np.all(est.n_weights_ <= 3)
+        else:                                       # LLSVM's budget: its landmarks
+            assert len(est.components_) == 3
 
 
 def test_hypothesis_may_change_between_calls(binary_data):

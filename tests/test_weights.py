@@ -25,7 +25,7 @@ from tests.oracles.bsgd import PlainBudgetedSGDClassifier
 from tests.test_bsgd import assert_matches, rbf
 from tests.test_fixed_budget import STREAMS
 from tests.test_fixed_budget import assert_matches as assert_matches_fixed_budget
-from tests.test_common import accepts, assert_same_model, small
+from tests.test_common import accepts, assert_same_model, fitted_state, small
 
 ESTIMATORS = [Est for _, Est in all_estimators()]
 WEIGHTED = [Est for Est in ESTIMATORS if declaration_of(Est).weights]
@@ -43,6 +43,8 @@ IDS = [f"{Est.__name__}-v{v}" for Est in WEIGHTED
 
 
 def _model_bytes(est):
+    if not hasattr(est, "support_vectors_"):     # a model on features (LLSVM)
+        return pickle.dumps(fitted_state(est))
     return pickle.dumps((est.support_vectors_, est.dual_coef_, est.intercept_,
                          est.n_updates_, est.mistake_curve_))
 
@@ -193,6 +195,9 @@ def test_class_weight_is_a_sample_weight_per_class(Est, params, multiclass, bina
 @pytest.mark.parametrize("Est, params", CONFIGS, ids=IDS)
 def test_weights_follow_the_examples_through_shuffles_and_chunks(Est, params, binary_data):
     X, y = binary_data
+    if declaration_of(Est).solves_calls:
+        pytest.skip("no shuffled epochs, and calls cut anywhere are other problems: "
+                    "tests/test_llsvm.py checks its weights")
     w = np.random.RandomState(2).uniform(0.0, 3.0, len(y))
     # a shuffled epoch: the model of the permuted stream with its weights
     shuffled = small(Est, **params).fit(X, y, sample_weight=w)
