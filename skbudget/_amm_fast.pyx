@@ -176,8 +176,14 @@ cdef class MultiHyperplaneLearner(FeatureLearner):
         if missing:
             raise ValueError(f"{type(self).__name__}: the saved state has no {missing}; the "
                              f"file is corrupted or was written by another version of skbudget.")
+        previous = {name: getattr(self, name) for name in _SCALARS}
         for name in _SCALARS:
             setattr(self, name, state[name])
+        problem = self._check_scalars()
+        if problem is not None:         # (a loop must never run on them)
+            for name, value in previous.items():
+                setattr(self, name, value)
+            raise ValueError(f"{type(self).__name__}: inconsistent state: {problem}")
         counts = np.asarray(state["counts"])
         weights = np.asarray(state["weights"])
         sq_norms = np.asarray(state["sq_norms"])
@@ -207,6 +213,15 @@ cdef class MultiHyperplaneLearner(FeatureLearner):
 
     def check_state(self):
         """A description of what is inconsistent in the state, or None."""
+        problem = self._check_scalars()
+        if problem is not None:
+            return problem
+        state = self.get_state()
+        return self._check_arrays(state["weights"], state["sq_norms"], state["counts"])
+
+    def _check_scalars(self):
+        """What is inconsistent in the scalars that drive the rounds (a
+        zero ``prune_every`` would divide by zero), or None."""
         if not (self.n_classes >= 2 and self.n_inputs >= 1 and self.budget >= 1
                 and self.prune_every >= 1):
             return "n_classes >= 2, n_inputs >= 1, budget >= 1 and prune_every >= 1"
@@ -218,8 +233,7 @@ cdef class MultiHyperplaneLearner(FeatureLearner):
             return "the clone probabilities and decay must be in [0, 1]"
         if self.t < 0 or self.n_updates < 0:
             return "negative counts"
-        state = self.get_state()
-        return self._check_arrays(state["weights"], state["sq_norms"], state["counts"])
+        return None
 
     # ------------------------------------------------------------------
     # the rounds
@@ -264,7 +278,9 @@ cdef class MultiHyperplaneLearner(FeatureLearner):
     def _check_call(self, Py_ssize_t width, const double[::1] y, double[::1] scores,
                     Py_ssize_t c):
         cdef Py_ssize_t i
-        problem = None
+        problem = self._check_scalars()
+        if problem is not None:
+            raise ValueError(f"{type(self).__name__}: inconsistent state: {problem}")
         if width != self.n_inputs:
             problem = f"rows of {width} features for a model of {self.n_inputs}"
         elif not (y.shape[0] == c and scores.shape[0] == c):
