@@ -32,8 +32,11 @@ Four parts (``--parts``, all by default):
     over its binary tool (ten trainings; its fit time is their sum).  Its
     input files are written in LIBSVM format to a temporary folder once (not
     timed); its accuracy is read from its predictions file.  Its fit time
-    is the training time it reports itself (without reading the file; its
-    whole run, file reading included, is reported beside it).
+    is the training time it reports itself, CPU seconds of its training
+    loops (``clock()``; file reading excluded; its whole run's CPU and wall
+    time are reported beside it); the speed-up divides it by our fit's CPU
+    seconds (``time.process_time``), so that the other jobs of a shared
+    machine weigh on neither side.
 ``landmarks``
     k-means against random landmarks at equal B (100 and 500):
     ``LowRankLinearizedSVC`` on mnist5k and on scikit-learn's digits (the
@@ -80,6 +83,7 @@ Writes ``benchmarks/results/amm_llsvm[_quick].json``.
 """
 
 import re
+import resource
 import subprocess
 import tempfile
 import time
@@ -216,19 +220,24 @@ def numbers_stored(est):
 
 
 def fit_once(est, X, y, Xt, yt):
-    """(test accuracy %, fit seconds, numbers stored)."""
-    start = time.perf_counter()
+    """(test accuracy %, fit seconds, fit CPU seconds of the process, numbers
+    stored)."""
+    start, cpu = time.perf_counter(), time.process_time()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         est.fit(X, y)
-    seconds = time.perf_counter() - start
-    return 100.0 * est.score(Xt, yt), seconds, numbers_stored(est)
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+    return 100.0 * est.score(Xt, yt), seconds, cpu, numbers_stored(est)
 
 
-def summary(acc, secs, sizes):
-    return {"accuracy": [float(a) for a in acc], "mean": float(np.mean(acc)),
-            "std": float(np.std(acc, ddof=1)) if len(acc) > 1 else 0.0,
-            "fit_seconds": float(np.min(secs)), "stored": float(np.mean(sizes))}
+def summary(acc, secs, cpu, sizes=None):
+    """Accuracy mean and sd, the shortest fit (wall and CPU), mean size."""
+    out = {"accuracy": [float(a) for a in acc], "mean": float(np.mean(acc)),
+           "std": float(np.std(acc, ddof=1)) if len(acc) > 1 else 0.0,
+           "fit_seconds": float(np.min(secs)), "fit_cpu_seconds": float(np.min(cpu))}
+    if sizes is not None:
+        out["stored"] = float(np.mean(sizes))
+    return out
 
 
 def cell(r):
@@ -240,13 +249,11 @@ def run_table(name, budgets, seeds, quick):
     out = {}
     for row, make, per_budget in MODELS:
         for budget in (budgets if per_budget else (None,)):
-            acc, secs, sizes = [], [], []
-            for seed in range(seeds):
-                X, y, Xt, yt = data if data is not None else load(name, seed)
-                a, s, n = fit_once(make(name, budget, seed), X, y, Xt, yt)
-                acc.append(a), secs.append(s), sizes.append(n)
+            runs = [fit_once(make(name, budget, seed),
+                             *(data if data is not None else load(name, seed)))
+                    for seed in range(seeds)]
             key = row if budget is None else f"{row}, B={budget}"
-            out[key] = summary(acc, secs, sizes)
+            out[key] = summary(*zip(*runs))
             print(f"  {name:8s} {key:40s} {cell(out[key])}  fit {out[key]['fit_seconds']:.3f} s"
                   f"  stored {out[key]['stored']:.0f}", flush=True)
     return out
@@ -295,20 +302,23 @@ class BudgetedSVM:
         self.last_second = int(time.time())
 
     def train(self, options, train_file, model_file):
-        """Train; returns (its reported training seconds, whole-run seconds).
-        Rewrites the model file with a space after ``MODEL:`` (its loader
-        skips one character too many there)."""
+        """Train; returns its own training time (CPU seconds: it times its
+        training loops with ``clock()``) and its whole run's wall and CPU
+        seconds (reading its file included).  Then rewrites the model file
+        with a space after ``MODEL:`` (its loader skips one character too
+        many there)."""
         self._distinct_second()
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
         done = subprocess.run([self.train_tool, *options, "-v", "1", train_file, model_file],
                               capture_output=True, text=True, check=True)
-        wall = time.perf_counter() - start
+        wall, after = time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN)
         reported = re.search(r"Training completed in ([0-9.]+) seconds", done.stdout)
         if reported is None:
             raise RuntimeError(f"budgetedsvm-train printed no training time:\n{done.stdout}")
         text = Path(model_file).read_text()
         Path(model_file).write_text(text.replace("\nMODEL:\n", "\nMODEL: \n", 1))
-        return float(reported.group(1)), wall
+        return np.array([float(reported.group(1)), wall, after.ru_utime + after.ru_stime
+                         - cpu.ru_utime - cpu.ru_stime])
 
     def predict(self, test_file, model_file, scores=False):
         """Its predicted labels (and, with ``scores``, the score it prints
@@ -328,6 +338,25 @@ class BudgetedSVM:
         return []
 
 
+def ours_run(est, data):
+    """Fit ours once: {accuracy, fit wall and CPU seconds} (and AMM's weights)."""
+    acc, secs, cpu, _ = fit_once(est, *data)
+    run = {"accuracy": acc, "fit_seconds": secs, "fit_cpu_seconds": cpu}
+    if hasattr(est, "n_weights_"):
+        run["weights"] = int(est.n_weights_.sum())
+    return run
+
+
+def theirs_run(accuracy, times, weights=None):
+    """One run of its tool: {accuracy, its own training seconds, its whole
+    run's wall and CPU seconds} (and AMM's weights)."""
+    run = dict(zip(("fit_cpu_seconds", "whole_run_seconds", "whole_run_cpu_seconds"),
+                   map(float, times)), accuracy=float(accuracy))
+    if weights is not None:
+        run["weights"] = weights
+    return run
+
+
 def peer_amm(peer, files, data):
     """Its online AMM at its defaults against ours at our (equal) defaults."""
     X, y, Xt, yt = data
@@ -335,14 +364,12 @@ def peer_amm(peer, files, data):
     model = str(peer.folder / "amm.model")
 
     def ours(seed):
-        est = AdaptiveMultiHyperplaneClassifier(random_state=seed)
-        acc, secs, _ = fit_once(est, X, y, Xt, yt)
-        return acc, secs, None, int(est.n_weights_.sum())
+        return ours_run(AdaptiveMultiHyperplaneClassifier(random_state=seed), data)
 
     def theirs(seed):
-        secs, wall = peer.train(options, files["train"], model)
-        acc = 100.0 * np.mean(peer.predict(files["test"], model) == yt)
-        return acc, secs, wall, sum(peer.weights(model))
+        times = peer.train(options, files["train"], model)
+        return theirs_run(100.0 * np.mean(peer.predict(files["test"], model) == yt), times,
+                          sum(peer.weights(model)))
 
     return options, ours, theirs
 
@@ -357,31 +384,28 @@ def peer_llsvm(peer, files, data, budget, g, lam):
     model = str(peer.folder / "llsvm.model")
 
     def ours(seed):
-        est = LowRankLinearizedSVC(budget=budget, landmarks="kmeans", gamma=g / 2.0,
-                                   C=1.0 / lam, random_state=seed)
-        acc, secs, _ = fit_once(est, X, y, Xt, yt)
-        return acc, secs, None, None
+        return ours_run(LowRankLinearizedSVC(budget=budget, landmarks="kmeans", gamma=g / 2.0,
+                                             C=1.0 / lam, random_state=seed), data)
 
     def theirs(seed):
         if len(classes) == 2:
-            secs, wall = peer.train(options, files["train"], model)
-            acc = 100.0 * np.mean(peer.predict(files["test"], model) == yt)
-            return acc, secs, wall, None
-        secs = wall = 0.0
+            times = peer.train(options, files["train"], model)
+            return theirs_run(100.0 * np.mean(peer.predict(files["test"], model) == yt), times)
+        times = 0.0
         scores = np.empty((len(yt), len(classes)))
         for k in range(len(classes)):
-            s, w = peer.train(options, files[f"train_ovr{k}"], model)
-            secs, wall = secs + s, wall + w
+            times = times + peer.train(options, files[f"train_ovr{k}"], model)
             labels, score = peer.predict(files["test"], model, scores=True)
             scores[:, k] = np.where(labels == 1, score, -score)
-        acc = 100.0 * np.mean(classes[np.argmax(scores, axis=1)] == yt)
-        return acc, secs, wall, None
+        return theirs_run(100.0 * np.mean(classes[np.argmax(scores, axis=1)] == yt), times)
 
     return options, ours, theirs
 
 
 def interleave(ours, theirs, reps):
-    """Run ours and theirs ``reps`` times each, alternating which goes first."""
+    """Run ours and theirs ``reps`` times each, alternating which goes
+    first; per side the accuracies (mean, sd) and the shortest times.  The
+    speed-up compares CPU seconds: its own training time against our fit's."""
     runs = {"ours": [], "theirs": []}
     for seed in range(reps):
         order = (("ours", ours), ("theirs", theirs))
@@ -389,15 +413,16 @@ def interleave(ours, theirs, reps):
             runs[who].append(run(seed))
     out = {}
     for who, got in runs.items():
-        acc, secs, wall, weights = zip(*got)
-        out[who] = summary(acc, secs, [0])
-        del out[who]["stored"]
-        if wall[0] is not None:
-            out[who]["whole_run_seconds"] = float(np.min(wall))
-        if weights[0] is not None:
-            out[who]["weights"] = [int(w) for w in weights]
+        acc = [r["accuracy"] for r in got]
+        out[who] = {"accuracy": acc, "mean": float(np.mean(acc)),
+                    "std": float(np.std(acc, ddof=1)) if len(acc) > 1 else 0.0}
+        for key in got[0]:
+            if key.endswith("seconds"):
+                out[who][key] = float(min(r[key] for r in got))
+            elif key == "weights":
+                out[who][key] = [r[key] for r in got]
     out["accuracy_difference"] = out["ours"]["mean"] - out["theirs"]["mean"]
-    out["speedup"] = out["theirs"]["fit_seconds"] / out["ours"]["fit_seconds"]
+    out["speedup"] = out["theirs"]["fit_cpu_seconds"] / out["ours"]["fit_cpu_seconds"]
     return out
 
 
@@ -430,23 +455,25 @@ def run_peer(bindir, reps, quick):
                 r["peer_options"] = " ".join(options)
                 results[f"{name}: {row}"] = r
                 print(f"  {name:8s} {row:38s} ours {cell(r['ours'])} in "
-                      f"{r['ours']['fit_seconds']:.3f} s; BudgetedSVM {cell(r['theirs'])} in "
-                      f"{r['theirs']['fit_seconds']:.3f} s (whole run "
-                      f"{r['theirs']['whole_run_seconds']:.3f} s); speed-up "
-                      f"{r['speedup']:.1f}x", flush=True)
+                      f"{r['ours']['fit_cpu_seconds']:.3f} CPU s; BudgetedSVM "
+                      f"{cell(r['theirs'])} in {r['theirs']['fit_cpu_seconds']:.3f} CPU s; "
+                      f"speed-up {r['speedup']:.1f}x", flush=True)
     return results
 
 
 def print_peer(results):
-    rows = [[key, r["peer_options"], cell(r["ours"]), f"{r['ours']['fit_seconds']:.3f}",
-             cell(r["theirs"]), f"{r['theirs']['fit_seconds']:.3f}",
-             f"{r['theirs']['whole_run_seconds']:.3f}", f"{r['accuracy_difference']:+.2f}",
-             f"{r['speedup']:.1f}"]
+    rows = [[key, r["peer_options"], cell(r["ours"]), f"{r['ours']['fit_cpu_seconds']:.3f}",
+             f"{r['ours']['fit_seconds']:.3f}", cell(r["theirs"]),
+             f"{r['theirs']['fit_cpu_seconds']:.3f}",
+             f"{r['theirs']['whole_run_cpu_seconds']:.3f}",
+             f"{r['theirs']['whole_run_seconds']:.3f}",
+             f"{r['accuracy_difference']:+.2f}", f"{r['speedup']:.1f}"]
             for key, r in results.items()]
     print("\n".join(markdown_table(
-        "Against BudgetedSVM (interleaved; accuracy %, shortest fit s):",
-        ["run", "its options", "ours", "fit s", "BudgetedSVM", "fit s (its own)",
-         "whole run s", "ours - its", "speed-up"], rows)))
+        "Against BudgetedSVM (interleaved; accuracy %, shortest times over the repetitions):",
+        ["run", "its options", "ours", "fit CPU s", "fit wall s", "BudgetedSVM",
+         "its training CPU s", "its whole run CPU s", "its whole run wall s", "ours - its",
+         "speed-up (CPU)"], rows)))
     for key, r in results.items():
         if "weights" in r["ours"]:
             print(f"  {key}: weights in all, ours {r['ours']['weights']}, "
@@ -454,8 +481,9 @@ def print_peer(results):
     print("Deviations: its k-means start and order come from srand(time(NULL)) (runs "
           "started in different seconds; our seeds 0..); it stores weights as float; on "
           "mnist5k its one-vs-rest LLSVM runs k-means once per class (ten times ours); its "
-          "AMM model files were rewritten with a space after 'MODEL:' before predicting; its "
-          "fit time excludes reading its input file (the whole run is beside it).")
+          "model files were rewritten with a space after 'MODEL:' before predicting; its "
+          "training time is the CPU time it reports for its training loops (file reading "
+          "excluded; its whole run beside it).")
 
 
 # ---------------------------------------------------------------- landmarks
@@ -466,10 +494,9 @@ def run_landmarks(budgets, seeds):
         X, y, Xt, yt = load(name)
         for budget in budgets:
             for landmarks in ("kmeans", "random"):
-                acc, secs, sizes = zip(*[fit_once(_llsvm(landmarks)(name, budget, seed),
-                                                  X, y, Xt, yt) for seed in range(seeds)])
                 key = f"{name}: B={budget}, {landmarks}"
-                out[key] = summary(acc, secs, sizes)
+                out[key] = summary(*zip(*[fit_once(_llsvm(landmarks)(name, budget, seed),
+                                                   X, y, Xt, yt) for seed in range(seeds)]))
                 print(f"  {key:32s} {cell(out[key])}  fit {out[key]['fit_seconds']:.3f} s",
                       flush=True)
     return out
