@@ -44,6 +44,16 @@ Four parts (``--parts``, all by default):
     ``LowRankLinearizedSVC`` on mnist5k and on scikit-learn's digits (the
     second multi-class set that ships with an installed package; no letter
     copy does), 5 seeds.
+``stream``
+    Streaming memory: 2 000 000 rows (200 000 with ``--quick``) through
+    ``partial_fit`` in calls of 10 000, generated call by call (4 classes
+    by the quadrant of the first two of 20 Gaussian features, so that no
+    copy of the stream is held): ``AdaptiveMultiHyperplaneClassifier()`` and
+    ``LowRankLinearizedSVC(budget=100, gamma=0.05)``.  At checkpoints, the
+    process's resident memory and the model's pickle size (AMM's grows with
+    its weights, up to ``budget`` per class); flat means the resident
+    memory grows by less than 5 MB from the second checkpoint (100 000 rows)
+    to the last.
 ``gate``
     The issue's targets, from the parts above (and its own 3 seeds):
     ``LowRankLinearizedSVC(budget=500, gamma=0.02, C=10)`` on mnist5k at
@@ -87,6 +97,8 @@ Usage::
 Writes ``benchmarks/results/amm_llsvm[_quick].json``.
 """
 
+import os
+import pickle
 import re
 import resource
 import subprocess
@@ -114,7 +126,7 @@ from sklearn.svm import LinearSVC  # noqa: E402
 from skbudget import (  # noqa: E402
     AdaptiveMultiHyperplaneClassifier, BudgetedSGDClassifier, LowRankLinearizedSVC)
 
-PARTS = ("table", "peer", "landmarks", "gate")
+PARTS = ("table", "peer", "landmarks", "stream", "gate")
 TABLE_SETS = ("a9a", "mnist5k", "banana")
 BUDGETS = (100, 500)
 GAMM = dict(clone_probability=0.2, clone_decay=0.99, prune_c=50.0)   # the GAMM paper's
@@ -473,6 +485,56 @@ def print_peer(results):
           "excluded; its whole run beside it).")
 
 
+# ------------------------------------------------------------------ stream
+
+STREAM_CALL = 10_000
+STREAM_MODELS = {
+    "AdaptiveMultiHyperplaneClassifier": lambda: AdaptiveMultiHyperplaneClassifier(
+        random_state=0),
+    "LowRankLinearizedSVC": lambda: LowRankLinearizedSVC(budget=100, gamma=0.05,
+                                                         random_state=0),
+}
+
+
+def resident_mb():
+    """The process's resident memory now (MB; Linux), else its peak."""
+    try:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except OSError:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def stream_call(rng):
+    """One call's rows: 20 Gaussian features, the class the quadrant of the
+    first two."""
+    X = rng.normal(size=(STREAM_CALL, 20))
+    return X, 2 * (X[:, 0] > 0) + (X[:, 1] > 0)
+
+
+def run_stream(n):
+    checkpoints = [c for c in (10_000, 100_000, 1_000_000, 2_000_000) if c < n] + [n]
+    out = {}
+    for name, make in STREAM_MODELS.items():
+        est, rng, rows, seen = make(), np.random.RandomState(0), [], 0
+        start = time.perf_counter()
+        for stop in checkpoints:
+            while seen < stop:
+                est.partial_fit(*stream_call(rng), classes=[0, 1, 2, 3])
+                seen += STREAM_CALL
+            rows.append({"examples": seen, "resident_mb": resident_mb(),
+                         "pickle_bytes": len(pickle.dumps(est))})
+            print(f"  {name:36s} {seen:>9} rows: resident {rows[-1]['resident_mb']:.1f} MB, "
+                  f"pickle {rows[-1]['pickle_bytes']} B", flush=True)
+        growth = rows[-1]["resident_mb"] - rows[1]["resident_mb"]
+        flat = growth < 5.0
+        out[name] = {"checkpoints": rows, "resident_growth_mb": growth, "flat": bool(flat),
+                     "seconds": time.perf_counter() - start}
+        print(f"  {name}: resident memory {growth:+.1f} MB from {rows[1]['examples']} rows "
+              f"to {seen}; {'flat' if flat else 'NOT flat'}")
+    return out
+
+
 # ---------------------------------------------------------------- landmarks
 
 def run_landmarks(budgets, seeds):
@@ -552,6 +614,9 @@ def main(argv=None):
         results["peer"] = run_peer(args.budgetedsvm, 2 if args.quick else args.peer_reps,
                                    args.quick)
         print_peer(results["peer"])
+    if "stream" in args.parts:
+        print("stream:")
+        results["stream"] = run_stream(200_000 if args.quick else 2_000_000)
     if "landmarks" in args.parts:
         print("landmarks:")
         results["landmarks"] = run_landmarks(budgets, seeds)
