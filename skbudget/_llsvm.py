@@ -94,8 +94,10 @@ def choose_landmarks(X, n_landmarks, landmarks, kmeans_iter, rng, owner):
     km = KMeans(n_clusters=n_landmarks, n_init=1, max_iter=kmeans_iter, random_state=rng)
     # one OpenMP thread: Lloyd's steps sum their threads' partial centres in
     # the order the threads finish, so with three or more the centres' last
-    # bits (and the model) would change from run to run
-    with threadpool_limits(limits=1, user_api="openmp"):
+    # bits (and the model) would change from run to run; one BLAS thread:
+    # k-means++'s products are a few rows against all (8 x n), too thin for
+    # threads, whose wake-ups cost 10-100 times the work on a busy machine
+    with threadpool_limits(limits=1, user_api="openmp"), single_threaded_blas():
         km.fit(rows)
     return np.ascontiguousarray(km.cluster_centers_, dtype=np.float64)
 
@@ -107,7 +109,8 @@ def landmark_normalization(K_ZZ):
     (no eigenvalue kept when ``l_max <= 0``); returned transposed, as
     :class:`sklearn.kernel_approximation.Nystroem`'s ``normalization_``
     (the features are ``k(x, Z) @ normalization.T``)."""
-    eigenvalues, U = np.linalg.eigh(K_ZZ)
+    with single_threaded_blas():    # (the same bits whatever the cores; on a busy
+        eigenvalues, U = np.linalg.eigh(K_ZZ)   # machine 100 times faster at B = 500)
     largest = eigenvalues[-1]
     keep = (eigenvalues > EIGEN_RTOL * largest) & (largest > 0)
     scale = np.zeros_like(eigenvalues)
