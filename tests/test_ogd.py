@@ -444,10 +444,11 @@ print(fourier_loops(), hashlib.sha256(cos.tobytes() + sin.tobytes() + Z.tobytes(
 
 # the dense projections alone (skb_dense_projections), on shapes that leave
 # every kind of edge: rows past the last full tile (3 rows in AVX2's, 6 in
-# AVX-512's) and in a block of several, columns past the last full vector
-# (4 or 8 lanes, 8 or 16 in AVX-512's) and past the last strip, d not a
-# multiple of anything, d = 1; and the projections of the same rows as CSR
-# (summed by their own loop: the same bits from every build too)
+# AVX-512's) and past the last block of rows, columns past the last full
+# vector (4 or 8 lanes, 8 or 16 in AVX-512's) and past the last strip, d
+# not a multiple of anything (AVX2's sums carried over blocks of 64
+# features), d = 1; and the projections of the same rows as CSR (summed
+# by their own loop: the same bits from every build too)
 PROJECTIONS_DIGEST_SCRIPT = """
 import hashlib, numpy as np, scipy.sparse as sp
 from skbudget._ogd_fast import fourier_loops, fourier_dense_projections
@@ -455,7 +456,7 @@ from skbudget._fourier import fourier_features
 digest = hashlib.sha256()
 rng = np.random.RandomState(0)
 for n, d, m in [(1, 1, 1), (5, 7, 3), (7, 13, 17), (11, 29, 33), (13, 97, 65), (17, 31, 127),
-                (25, 785, 43), (60, 1, 9), (4, 3, 200)]:
+                (25, 785, 43), (60, 1, 9), (4, 3, 200), (100, 130, 700)]:
     for dtype in (np.float64, np.float32):
         X = rng.normal(size=(n, d)).astype(dtype)
         U = rng.normal(size=(d, m)).astype(dtype)
@@ -744,10 +745,10 @@ def test_fourier_dense_features_of_a_row_do_not_depend_on_its_block(dtype, n_com
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_fourier_dense_features_of_wide_rows_do_not_depend_on_the_row_blocks(dtype):
-    # wide rows are projected a block of rows at a time (about 128 kB of X:
-    # 18 rows of 784 float64 features, 39 of float32, 36 with AVX-512's
-    # tiles of 6 rows): the same bits as a row alone, across the blocks'
-    # edges
+    # wide rows are projected a block of rows at a time (AVX-512: about 128
+    # kB of X, 18 rows of 784 float64 features, 36 of float32; AVX2: 64
+    # features at a time, the sums carried over): the same bits as a row
+    # alone, across the blocks' edges
     rng = np.random.RandomState(0)
     X = rng.normal(size=(100, 784)).astype(dtype)
     U = rng.normal(size=(784, 37))
