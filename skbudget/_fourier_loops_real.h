@@ -118,8 +118,8 @@ SKB_FOURIER_VERSIONS_OF(uint64_t, SKB_REAL_NAME(skb_fourier_from_projections),
  * 60-68 ms, the AVX2 tiles 76 ms, OpenBLAS's dgemm 66 ms). */
 
 /* rows r0 .. r0 + nr - 1 by columns j .. j + nc - 1 of skb_dense_projections
- * (here and in the tiles below, resume: the chains go on from the sums in
- * P, the features X[:, 0:d] and rows of U those after the sums') */
+ * (here and in AVX2's tiles below, resume: the chains go on from the sums
+ * in P, the features X[:, 0:d] and rows of U those after the sums') */
 static SKB_ALWAYS_INLINE void SKB_REAL_NAME(skb_dense_projection_tile)(
     const SKB_REAL *X, ptrdiff_t d, ptrdiff_t ldx, const SKB_REAL *U, ptrdiff_t m,
     ptrdiff_t r0, int nr, ptrdiff_t j, int nc, int resume, SKB_REAL *P)
@@ -216,30 +216,32 @@ __attribute__((target("avx2,fma"))) static void SKB_REAL_NAME(skb_dense_projecti
 }
 
 /* rows i .. i + nr - 1 (nr <= SKB_PROJECTION_ROWS512) by the nv 64-byte
- * vectors of columns from j (nv <= 4, the last one's lanes those of
- * last) of skb_dense_projections, with AVX-512F: the same chains as
+ * vectors of columns from j (nv <= 4, the last one's lanes those of the
+ * mask last) of skb_dense_projections, with AVX-512F: the same chains as
  * skb_dense_projection_vectors, in twice the lanes and registers (each
  * vector of U loaded once for the tile's rows; a vector's missing lanes
  * neither read nor written) */
 SKB_AVX512_TARGET static SKB_ALWAYS_INLINE void SKB_REAL_NAME(skb_dense_projection_vectors512)(
     const SKB_REAL *X, ptrdiff_t i, int nr, ptrdiff_t d, ptrdiff_t ldx, const SKB_REAL *U,
-    ptrdiff_t m, ptrdiff_t j, int nv, SKB_MASK512 last, int resume, SKB_REAL *P)
+    ptrdiff_t m, ptrdiff_t j, int nv, SKB_MASK512 last, SKB_REAL *P)
 {
     SKB_VEC512 acc[SKB_PROJECTION_ROWS512][4], u[4];
+    /* a strip's last vector masked only where it has fewer lanes (masked
+     * loads and stores cost more than plain ones on AMD's Zen 4: at d = 2,
+     * D = 400 the masked stores were half the time; at d = 784, 8 % more
+     * with the loads masked) */
+    const int full = last == (SKB_MASK512)~0u;
     ptrdiff_t k;
     int r, v;
-    for (r = 0; r < nr; r++) {
-        const SKB_REAL *p = P + (i + r) * m + j;
-        for (v = 0; v + 1 < nv; v++)
-            acc[r][v] = resume ? SKB_VEC512_LOAD(p + v * SKB_LANES512) : SKB_VEC512_ZERO();
-        acc[r][nv - 1] = resume ? SKB_VEC512_MASKZ_LOAD(last, p + (nv - 1) * SKB_LANES512)
-                                : SKB_VEC512_ZERO();
-    }
+    for (r = 0; r < nr; r++)
+        for (v = 0; v < nv; v++)
+            acc[r][v] = SKB_VEC512_ZERO();
     for (k = 0; k < d; k++) {
         const SKB_REAL *row = U + k * m + j;
         for (v = 0; v + 1 < nv; v++)
             u[v] = SKB_VEC512_LOAD(row + v * SKB_LANES512);
-        u[nv - 1] = SKB_VEC512_MASKZ_LOAD(last, row + (nv - 1) * SKB_LANES512);
+        u[nv - 1] = full ? SKB_VEC512_LOAD(row + (nv - 1) * SKB_LANES512)
+                         : SKB_VEC512_MASKZ_LOAD(last, row + (nv - 1) * SKB_LANES512);
         for (r = 0; r < nr; r++) {
             const SKB_VEC512 x = SKB_VEC512_SET1(X[(i + r) * ldx + k]);
             for (v = 0; v < nv; v++)
@@ -250,7 +252,10 @@ SKB_AVX512_TARGET static SKB_ALWAYS_INLINE void SKB_REAL_NAME(skb_dense_projecti
         SKB_REAL *p = P + (i + r) * m + j;
         for (v = 0; v + 1 < nv; v++)
             SKB_VEC512_STORE(p + v * SKB_LANES512, acc[r][v]);
-        SKB_VEC512_MASK_STORE(p + (nv - 1) * SKB_LANES512, last, acc[r][nv - 1]);
+        if (full)
+            SKB_VEC512_STORE(p + (nv - 1) * SKB_LANES512, acc[r][nv - 1]);
+        else
+            SKB_VEC512_MASK_STORE(p + (nv - 1) * SKB_LANES512, last, acc[r][nv - 1]);
     }
 }
 
@@ -260,7 +265,7 @@ SKB_AVX512_TARGET static SKB_ALWAYS_INLINE void SKB_REAL_NAME(skb_dense_projecti
  * masked to the columns left (no scalar tail) */
 SKB_AVX512_TARGET static void SKB_REAL_NAME(skb_dense_projections_avx512)(
     const SKB_REAL *X, ptrdiff_t rows, ptrdiff_t d, ptrdiff_t ldx, const SKB_REAL *U,
-    ptrdiff_t m, int resume, SKB_REAL *P)
+    ptrdiff_t m, SKB_REAL *P)
 {
     ptrdiff_t i, j;
     for (j = 0; j < m;) {
@@ -276,8 +281,7 @@ SKB_AVX512_TARGET static void SKB_REAL_NAME(skb_dense_projections_avx512)(
 /* (the constants spelled out, one call each) */
 #define SKB_TILE(NR, NV) \
     case (NR - 1) * 4 + NV - 1: \
-        SKB_REAL_NAME(skb_dense_projection_vectors512)(X, i, NR, d, ldx, U, m, j, NV, last, \
-                                                       resume, P); \
+        SKB_REAL_NAME(skb_dense_projection_vectors512)(X, i, NR, d, ldx, U, m, j, NV, last, P); \
         break
 #define SKB_TILES(NR) SKB_TILE(NR, 1); SKB_TILE(NR, 2); SKB_TILE(NR, 3); SKB_TILE(NR, 4)
             switch ((nr - 1) * 4 + nv - 1) {
@@ -312,7 +316,7 @@ static SKB_UNUSED void SKB_REAL_NAME(skb_dense_projections)(
          * chains, the sums do not depend on the blocks. */
         const int avx512 = skb_fourier_avx512_chosen > 0;
         const ptrdiff_t tile = avx512 ? SKB_PROJECTION_ROWS512 : SKB_PROJECTION_ROWS;
-        const ptrdiff_t step = avx512 ? d : SKB_PROJECTION_DEPTH;
+        const ptrdiff_t step = avx512 ? (d > 0 ? d : 1) : SKB_PROJECTION_DEPTH;
         const ptrdiff_t panel = d < step ? d : step;
         ptrdiff_t block = SKB_PROJECTION_BLOCK_BYTES / (ptrdiff_t)sizeof(SKB_REAL)
                           / (panel > 0 ? panel : 1), k;
@@ -325,11 +329,11 @@ static SKB_UNUSED void SKB_REAL_NAME(skb_dense_projections)(
             block = tile;
         for (i = 0; i < rows; i += block) {
             const ptrdiff_t n = rows - i < block ? rows - i : block;
-            for (k = 0; k < d; k += step) {
+            for (k = 0; k == 0 || k < d; k += step) {  /* (d = 0: once, P = 0) */
                 const ptrdiff_t depth = d - k < step ? d - k : step;
-                if (avx512)
-                    SKB_REAL_NAME(skb_dense_projections_avx512)(
-                        X + i * ldx + k, n, depth, ldx, U + k * m, m, k > 0, P + i * m);
+                if (avx512)     /* (k = 0 only: one step) */
+                    SKB_REAL_NAME(skb_dense_projections_avx512)(X + i * ldx, n, d, ldx, U, m,
+                                                               P + i * m);
                 else
                     SKB_REAL_NAME(skb_dense_projections_fma)(
                         X + i * ldx + k, n, depth, ldx, U + k * m, m, k > 0, P + i * m);
