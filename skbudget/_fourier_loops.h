@@ -9,9 +9,10 @@
  *
  * The projections xU of dense rows (skb_dense_projections) are the one
  * place with fused multiply-adds, written out: one after another over the
- * features, from +0 (the order of OpenBLAS's GEMM kernels), with FMA
- * instructions where the CPU has AVX2 and FMA, else libm's fma: the same
- * bits for a row whatever the rows computed with it.
+ * features, from +0 (the order of OpenBLAS's GEMM kernels), with AVX-512F
+ * tiles where these loops run their AVX-512 version, AVX2 and FMA tiles
+ * where the CPU has those, else libm's fma: the same bits for a row
+ * whatever the rows computed with it, and from every version.
  *
  * The projection xU of a CSR row sums x_k U[k, j] over the row's nonzeros
  * in their stored order, from +0, one product and one addition each (as
@@ -248,6 +249,15 @@ static SKB_ALWAYS_INLINE uint32_t skb_scaled_sincosf_value(float x, float factor
 #define SKB_VEC_STORE _mm256_storeu_pd
 #define SKB_VEC_SET1 _mm256_set1_pd
 #define SKB_VEC_FMA _mm256_fmadd_pd
+#define SKB_MASK512 __mmask8
+#define SKB_VEC512 __m512d
+#define SKB_VEC512_ZERO _mm512_setzero_pd
+#define SKB_VEC512_LOAD _mm512_loadu_pd
+#define SKB_VEC512_MASKZ_LOAD _mm512_maskz_loadu_pd
+#define SKB_VEC512_STORE _mm512_storeu_pd
+#define SKB_VEC512_MASK_STORE _mm512_mask_storeu_pd
+#define SKB_VEC512_SET1 _mm512_set1_pd
+#define SKB_VEC512_FMA _mm512_fmadd_pd
 #include "_fourier_loops_real.h"   /* (which undefines its parameters) */
 
 #define SKB_REAL float
@@ -263,6 +273,15 @@ static SKB_ALWAYS_INLINE uint32_t skb_scaled_sincosf_value(float x, float factor
 #define SKB_VEC_STORE _mm256_storeu_ps
 #define SKB_VEC_SET1 _mm256_set1_ps
 #define SKB_VEC_FMA _mm256_fmadd_ps
+#define SKB_MASK512 __mmask16
+#define SKB_VEC512 __m512
+#define SKB_VEC512_ZERO _mm512_setzero_ps
+#define SKB_VEC512_LOAD _mm512_loadu_ps
+#define SKB_VEC512_MASKZ_LOAD _mm512_maskz_loadu_ps
+#define SKB_VEC512_STORE _mm512_storeu_ps
+#define SKB_VEC512_MASK_STORE _mm512_mask_storeu_ps
+#define SKB_VEC512_SET1 _mm512_set1_ps
+#define SKB_VEC512_FMA _mm512_fmadd_ps
 #include "_fourier_loops_real.h"   /* (which undefines its parameters) */
 
 #endif /* SKBUDGET_FOURIER_LOOPS_H */

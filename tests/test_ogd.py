@@ -442,8 +442,36 @@ print(fourier_loops(), hashlib.sha256(cos.tobytes() + sin.tobytes() + Z.tobytes(
 """
 
 
-def test_fourier_features_are_the_same_bits_from_every_build_of_the_loops():
-    # baseline, AVX2 and AVX-512 (what the CPU has), chosen at the import
+# the dense projections alone (skb_dense_projections), on shapes that leave
+# every kind of edge: rows past the last full tile (3 rows in AVX2's, 6 in
+# AVX-512's) and past the last block of rows, columns past the last full
+# vector (4 or 8 lanes, 8 or 16 in AVX-512's) and past the last strip, d
+# not a multiple of anything (AVX2's sums carried over blocks of 64
+# features), d = 1; and the projections of the same rows as CSR (summed
+# by their own loop: the same bits from every build too)
+PROJECTIONS_DIGEST_SCRIPT = """
+import hashlib, numpy as np, scipy.sparse as sp
+from skbudget._ogd_fast import fourier_loops, fourier_dense_projections
+from skbudget._fourier import fourier_features
+digest = hashlib.sha256()
+rng = np.random.RandomState(0)
+for n, d, m in [(1, 1, 1), (5, 7, 3), (7, 13, 17), (11, 29, 33), (13, 97, 65), (17, 31, 127),
+                (25, 785, 43), (60, 1, 9), (4, 3, 200), (100, 130, 700)]:
+    for dtype in (np.float64, np.float32):
+        X = rng.normal(size=(n, d)).astype(dtype)
+        U = rng.normal(size=(d, m)).astype(dtype)
+        P = np.empty((n, m), dtype)
+        fourier_dense_projections(X, U, P)
+        X[rng.rand(n, d) < 0.5] = 0
+        digest.update(P.tobytes() + fourier_features(sp.csr_matrix(X), U).tobytes())
+print(fourier_loops(), digest.hexdigest())
+"""
+
+
+def _digests_from_every_build(script):
+    # the script's output (the loops chosen, then digests) run with the
+    # baseline, AVX2 and AVX-512 loops (those the CPU has), chosen at the
+    # import; skips where the CPU runs the baseline loops only
     import os
     import subprocess
     import sys
@@ -455,15 +483,27 @@ def test_fourier_features_are_the_same_bits_from_every_build_of_the_loops():
     runs = []
     for no_avx512, no_avx2 in settings[fourier_loops()]:
         env = dict(os.environ, SKBUDGET_DISABLE_AVX512=no_avx512, SKBUDGET_DISABLE_AVX2=no_avx2)
-        result = subprocess.run([sys.executable, "-c", FEATURES_DIGEST_SCRIPT], env=env,
+        result = subprocess.run([sys.executable, "-c", script], env=env,
                                 capture_output=True, text=True, timeout=600,
                                 cwd=Path(__file__).parents[1])
         assert result.returncode == 0, result.stderr[-2000:]
         runs.append(result.stdout.split())
-    loops = [build for build, *_ in runs]
-    assert loops == ["avx512", "avx2", "baseline"][-len(runs):]
-    assert len({digest for _, digest, _ in runs}) == 1
-    assert len({digest32 for _, _, digest32 in runs}) == 1     # float32 input too
+    assert [build for build, *_ in runs] == ["avx512", "avx2", "baseline"][-len(runs):]
+    return [digests for _, *digests in runs]
+
+
+def test_fourier_features_are_the_same_bits_from_every_build_of_the_loops():
+    runs = _digests_from_every_build(FEATURES_DIGEST_SCRIPT)
+    assert len({digest for digest, _ in runs}) == 1
+    assert len({digest32 for _, digest32 in runs}) == 1     # float32 input too
+
+
+def test_fourier_dense_projections_are_the_same_bits_from_every_build_of_the_loops():
+    # AVX-512's tiles (6 rows by 4 vectors, the last vector masked), AVX2's
+    # (3 by 4, the last columns by C's fma) and the baseline's libm fma:
+    # one chain over k = 0 .. d - 1 from +0 for every value
+    runs = _digests_from_every_build(PROJECTIONS_DIGEST_SCRIPT)
+    assert len(set(map(tuple, runs))) == 1
 
 
 @pytest.mark.parametrize("binary", [False, True], ids=["values", "binary"])
@@ -705,9 +745,10 @@ def test_fourier_dense_features_of_a_row_do_not_depend_on_its_block(dtype, n_com
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_fourier_dense_features_of_wide_rows_do_not_depend_on_the_row_blocks(dtype):
-    # wide rows are projected a block of rows at a time (about 128 kB of X:
-    # 18 rows of 784 float64 features, 39 of float32): the same bits as a
-    # row alone, across the blocks' edges
+    # wide rows are projected a block of rows at a time (AVX-512: about 128
+    # kB of X, 18 rows of 784 float64 features, 36 of float32; AVX2: 64
+    # features at a time, the sums carried over): the same bits as a row
+    # alone, across the blocks' edges
     rng = np.random.RandomState(0)
     X = rng.normal(size=(100, 784)).astype(dtype)
     U = rng.normal(size=(784, 37))
