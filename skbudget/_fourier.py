@@ -8,7 +8,9 @@ the stream (:func:`~skbudget._ogd_fast.fourier_sparse_rounds`) maps each
 row (its projections ``xU`` summed over its nonzeros, then the vectorized
 cosine and sine of ``_fourier_loops.h``) and runs every learner's hinge
 step on it while the features are in L1.  Dense input: a block's
-projections are one matrix product (BLAS), then the same cosine and sine
+projections in compiled register tiles (``_fourier_loops_real.h``: each
+one FMA chain over the features from +0, so the same bits however the
+rows are blocked), then the same cosine and sine
 (:func:`~skbudget._ogd_fast.fourier_from_projections`), then each
 learner's compiled loop over the block.  :class:`RandomFourierFeatures` is
 what the stream driver feeds the learners (its feature mode).
@@ -68,8 +70,9 @@ def _csr_parts(X):
 def fourier_features(X, U):
     """``z(x) = [cos(xU), sin(xU)] / sqrt(D)`` for every row of ``X``
     (dense or CSR), ``U`` of shape ``(n_features, D)``: C-contiguous,
-    ``(n_rows, 2 D)``.  Dense rows: ``xU`` by BLAS; CSR rows: summed over
-    the row's nonzeros in order in compiled code.  A projection ``xU``
+    ``(n_rows, 2 D)``.  Dense rows: ``xU`` in compiled register tiles, one
+    FMA chain per projection over the features in order; CSR rows: summed
+    over the row's nonzeros in order in compiled code.  A projection ``xU``
     that is not finite (a row of values near the floating-point limit) is
     a ValueError.  A float32 ``X``: the projections and their cosine and
     sine in float32, with ``U`` cast to float32 (pass that copy to skip
@@ -151,9 +154,9 @@ class RandomFourierFeatures(FeatureMap):
         return fourier_features(X, self.weights_for(X))
 
     def uses_blas(self, X):
-        """Dense rows' projections are a BLAS product; CSR rows' are summed
-        in compiled code."""
-        return not sp.issparse(X)
+        """No BLAS: dense rows' projections are compiled tiles, CSR rows'
+        sums over their nonzeros."""
+        return False
 
     def rows_per_piece(self, X, chunk_size):
         """Dense input: the base's (about 2^17 feature values a piece);
@@ -198,7 +201,8 @@ class FourierOGDClassifier(LinearFeaturesMixin, LinearModelMixin, BaseOnlineClas
     The features do not depend on the model: they are computed in compiled
     code and shared by every one-vs-rest learner (CSR rows: each projection
     summed over the row's nonzeros, with the bits of SciPy's ``X @ U``;
-    dense rows: a BLAS product per block), their cosines and sines by a
+    dense rows: compiled register tiles, one FMA chain per projection, the
+    same bits however the rows are blocked), their cosines and sines by a
     vectorized pair within 1 ULP of libm's (not its bits; libm itself for
     ``|xU| > 2^19``), and each learner runs its compiled per-example loop
     on them while they are in cache.  float32 ``X`` (dense or CSR) is
