@@ -121,8 +121,8 @@ cdef class BudgetedPALearner(OnlineLearner):
     cdef public double residual_floor
     cdef public long long n_checks
     cdef public long long n_refreshes
-    # scratch (not state): removal scores by position; by cell: the round's
-    # kernel row (0 for free cells), d = K_S^{-1} k_t, the update vectors
+    # scratch (not state): removal scores by position; BPA-P, by cell: the
+    # round's kernel row (0 for free cells), d = K_S^{-1} k_t, the update vectors
     cdef double[::1] values
     cdef double[::1] k_vec
     cdef double[::1] d_vec
@@ -181,14 +181,17 @@ cdef class BudgetedPALearner(OnlineLearner):
 
     cdef int make_scratch(self) except -1:
         """The scratch arrays at ``capacity`` cells, their values kept (a
-        BPA-P round that inserts grows the learner after computing ``d``)."""
+        BPA-P round that inserts grows the learner after computing ``d``);
+        BPA-S and BPA-NN use ``values`` alone (the others stay empty: each
+        array costs a few microseconds at every growth)."""
         self.values = _resized(self.values, self.capacity)
+        if self.maintenance != RULE_PROJECTION:
+            return 0
         self.k_vec = _resized(self.k_vec, self.capacity)
         self.d_vec = _resized(self.d_vec, self.capacity)
         self.g_vec = _resized(self.g_vec, self.capacity)
         self.g_diag = _resized(self.g_diag, self.capacity)
-        self.lapack_work = np.zeros(self.capacity * self.capacity
-                                    if self.maintenance == RULE_PROJECTION else 0)
+        self.lapack_work = np.zeros(self.capacity * self.capacity)
         return 0
 
     def check_policy_state(self, Py_ssize_t pool_size):
