@@ -1844,16 +1844,21 @@ def _copied(value):
 
 def _resized(arr, Py_ssize_t n):
     """A copy of the 1-D ``arr`` with ``n`` entries (old ones kept).  A
-    contiguous ``arr`` is copied with one memcpy: NumPy's slice assignment
-    costs about 2 us however few the entries, and a learner's growth
-    resizes a dozen arrays."""
-    cdef cnp.ndarray src = np.asarray(arr)
-    cdef cnp.ndarray out = np.zeros(n, dtype=src.dtype)
-    cdef Py_ssize_t m = min(n, src.shape[0])
-    if m > 0 and cnp.PyArray_IS_C_CONTIGUOUS(src):
-        memcpy(cnp.PyArray_DATA(out), cnp.PyArray_DATA(src), m * cnp.PyArray_ITEMSIZE(src))
-    elif m > 0:
-        out[:m] = src[:m]
+    contiguous array of numbers is copied with one memcpy: NumPy's slice
+    assignment costs about 2 us however few the entries, and a learner's
+    growth resizes a dozen arrays."""
+    arr = np.asarray(arr)
+    out = np.zeros(n, dtype=arr.dtype)
+    cdef cnp.ndarray src = arr, dst = out
+    cdef Py_ssize_t m
+    if (cnp.PyArray_NDIM(src) == 1 and cnp.PyArray_IS_C_CONTIGUOUS(src)
+            and cnp.PyArray_ISNUMBER(src)):     # (no object references to copy)
+        m = min(n, cnp.PyArray_DIM(src, 0))
+        if m > 0:
+            memcpy(cnp.PyArray_DATA(dst), cnp.PyArray_DATA(src), m * cnp.PyArray_ITEMSIZE(src))
+        return out
+    m = min(n, arr.shape[0])
+    out[:m] = arr[:m]
     return out
 
 
