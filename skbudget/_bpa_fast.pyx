@@ -121,8 +121,8 @@ cdef class BudgetedPALearner(OnlineLearner):
     cdef public double residual_floor
     cdef public long long n_checks
     cdef public long long n_refreshes
-    # scratch (not state): removal scores by position; by cell: the round's
-    # kernel row (0 for free cells), d = K_S^{-1} k_t, the update vectors
+    # scratch (not state): removal scores by position; BPA-P, by cell: the
+    # round's kernel row (0 for free cells), d = K_S^{-1} k_t, the update vectors
     cdef double[::1] values
     cdef double[::1] k_vec
     cdef double[::1] d_vec
@@ -165,10 +165,11 @@ cdef class BudgetedPALearner(OnlineLearner):
         return self.budget + 1      # (budget <= MAX_BUDGET: no overflow)
 
     cdef int grow(self, Py_ssize_t new_capacity) except -1:
-        cdef Py_ssize_t old = self.nearest.shape[0]
+        cdef Py_ssize_t i, old = self.nearest.shape[0]
+        cdef Py_ssize_t[::1] nearest = np.full(new_capacity, -1, dtype=np.intp)
         OnlineLearner.grow(self, new_capacity)
-        nearest = np.full(new_capacity, -1, dtype=np.intp)
-        nearest[:old] = self.nearest
+        for i in range(min(old, new_capacity)):     # (a NumPy slice assignment: ~2 us)
+            nearest[i] = self.nearest[i]
         self.nearest = nearest
         self.nearest_dist = _resized(self.nearest_dist, new_capacity)
         if self.maintenance == RULE_PROJECTION:
@@ -181,14 +182,17 @@ cdef class BudgetedPALearner(OnlineLearner):
 
     cdef int make_scratch(self) except -1:
         """The scratch arrays at ``capacity`` cells, their values kept (a
-        BPA-P round that inserts grows the learner after computing ``d``)."""
+        BPA-P round that inserts grows the learner after computing ``d``);
+        BPA-S and BPA-NN use ``values`` alone (the others stay empty: each
+        array costs a few microseconds at every growth)."""
         self.values = _resized(self.values, self.capacity)
+        if self.maintenance != RULE_PROJECTION:
+            return 0
         self.k_vec = _resized(self.k_vec, self.capacity)
         self.d_vec = _resized(self.d_vec, self.capacity)
         self.g_vec = _resized(self.g_vec, self.capacity)
         self.g_diag = _resized(self.g_diag, self.capacity)
-        self.lapack_work = np.zeros(self.capacity * self.capacity
-                                    if self.maintenance == RULE_PROJECTION else 0)
+        self.lapack_work = np.zeros(self.capacity * self.capacity)
         return 0
 
     def check_policy_state(self, Py_ssize_t pool_size):
@@ -382,6 +386,32 @@ cdef class BudgetedPALearner(OnlineLearner):
                 return self.kself[c] - (ktr * share_t[0] + knr * share_n[0])
         return self.kself[c] - ktr * share_t[0]
 
+    cdef void simple_removal_scores(self, double* values) noexcept nogil:
+        """BPA-S: ``values[i] = alpha_r^2 max(s_r, 0)`` for the support
+        vector ``r`` at position ``i``, ``s_r = k_rr - k_tr (k_tr / k_tt)``
+        (:meth:`removal_score` with ``V = {t}``, the same operations in the
+        same order, in one loop over raw pointers: this loop is most of a
+        BPA-S round).  ``k_tr / k_tt`` is ``k_tr`` itself when ``k_tt = 1``
+        (every RBF round): dividing by 1 is exact."""
+        cdef Py_ssize_t i, c, n = self.n_sv
+        cdef const Py_ssize_t* order = &self.order[0]
+        cdef const double* alpha = &self.alpha[0]
+        cdef const double* k_row = &self.k_row[0]
+        cdef const double* kself = &self.kself[0]
+        cdef double ktt = self.k_tt, scale = self.scale, ktr, share, s, a
+        for i in range(n):
+            c = order[i]
+            ktr = k_row[c]
+            if ktt == 1.0:
+                share = ktr
+            elif ktt > 0.0:
+                share = ktr / ktt
+            else:
+                share = 0.0
+            s = kself[c] - ktr * share
+            a = alpha[c] * scale
+            values[i] = a * a * (s if s > 0.0 else 0.0)
+
     cdef int remove_and_insert(self, double step) except -1 nogil:
         """|S| = B, BPA-S or BPA-NN: remove the best ``r``, let ``V`` absorb
         it, append x_t."""
@@ -389,11 +419,14 @@ cdef class BudgetedPALearner(OnlineLearner):
         cdef double a, s, share_t, share_n
         cdef double* values = &self.values[0]
         self.ensure_row()
-        for i in range(self.n_sv):
-            c = self.order[i]
-            s = self.removal_score(c, &share_t, &share_n, &partner)
-            a = self.alpha[c] * self.scale
-            values[i] = a * a * (s if s > 0.0 else 0.0)
+        if self.maintenance == RULE_SIMPLE:
+            self.simple_removal_scores(values)
+        else:
+            for i in range(self.n_sv):
+                c = self.order[i]
+                s = self.removal_score(c, &share_t, &share_n, &partner)
+                a = self.alpha[c] * self.scale
+                values[i] = a * a * (s if s > 0.0 else 0.0)
         r = oldest_least(values, self.n_sv, REMOVAL_SCORE)
         c = self.order[r]
         a = self.alpha[c] * self.scale

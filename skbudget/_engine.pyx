@@ -30,6 +30,7 @@ the helpers below (``kernel_to_slot``, ``append_current``, ``remove_at``...).
 import threading
 
 import numpy as np
+cimport numpy as cnp
 from cython cimport floating
 from libc.math cimport INFINITY, fabs
 from libc.stdint cimport uint64_t
@@ -62,6 +63,7 @@ class NonFiniteKernelValues(ValueError):
     message of ``skbudget._kernels.non_finite_kernel_error``."""
 
 skb_vector_loops_init()     # the AVX2 loops where the CPU has AVX2
+cnp.import_array()          # (NumPy's C API: _resized's memcpy)
 
 
 cdef inline bint _finite(double v) noexcept nogil:
@@ -262,7 +264,8 @@ cdef class OnlineLearner:
         Only called when no cell is free; subclasses that keep per-cell
         arrays of their own extend this and call it first.
         """
-        cdef Py_ssize_t old = self.capacity
+        cdef Py_ssize_t i, old = self.capacity
+        cdef Py_ssize_t[::1] free
         self.alpha = _resized(self.alpha, new_capacity)
         self.kself = _resized(self.kself, new_capacity)
         self.k_row = _resized(self.k_row, new_capacity)
@@ -276,10 +279,11 @@ cdef class OnlineLearner:
             gram[:old, :old] = np.asarray(self.gram)[:old, :old]
             self.gram = gram
         free = np.zeros(new_capacity, dtype=np.intp)  # zeros: states compare bit-exactly
+        for i in range(self.n_free):        # (loops: a NumPy slice assignment costs ~2 us)
+            free[i] = self.free_cells[i]
         # the stack pops from its end: the lowest new cell comes out first
-        free[:self.n_free] = np.asarray(self.free_cells)[:self.n_free]
-        free[self.n_free:self.n_free + new_capacity - old] = np.arange(new_capacity - 1, old - 1,
-                                                                       -1)
+        for i in range(new_capacity - old):
+            free[self.n_free + i] = new_capacity - 1 - i
         self.free_cells = free
         self.n_free += new_capacity - old
         self.capacity = new_capacity
@@ -1839,9 +1843,20 @@ def _copied(value):
 
 
 def _resized(arr, Py_ssize_t n):
-    """A copy of the 1-D ``arr`` with ``n`` entries (old ones kept)."""
+    """A copy of the 1-D ``arr`` with ``n`` entries (old ones kept).  A
+    contiguous array of numbers is copied with one memcpy: NumPy's slice
+    assignment costs about 2 us however few the entries, and a learner's
+    growth resizes a dozen arrays."""
     arr = np.asarray(arr)
     out = np.zeros(n, dtype=arr.dtype)
+    cdef cnp.ndarray src = arr, dst = out
+    cdef Py_ssize_t m
+    if (cnp.PyArray_NDIM(src) == 1 and cnp.PyArray_IS_C_CONTIGUOUS(src)
+            and cnp.PyArray_ISNUMBER(src)):     # (no object references to copy)
+        m = min(n, cnp.PyArray_DIM(src, 0))
+        if m > 0:
+            memcpy(cnp.PyArray_DATA(dst), cnp.PyArray_DATA(src), m * cnp.PyArray_ITEMSIZE(src))
+        return out
     m = min(n, arr.shape[0])
     out[:m] = arr[:m]
     return out
