@@ -1851,8 +1851,9 @@ def _resized(arr, Py_ssize_t n):
     out = np.zeros(n, dtype=arr.dtype)
     cdef cnp.ndarray src = arr, dst = out
     cdef Py_ssize_t m
-    if (cnp.PyArray_NDIM(src) == 1 and cnp.PyArray_IS_C_CONTIGUOUS(src)
-            and cnp.PyArray_ISNUMBER(src)):     # (no object references to copy)
+    if cnp.PyArray_NDIM(src) != 1:      # (a 0-d array has no length to read)
+        raise ValueError(f"_resized takes a 1-D array; got {cnp.PyArray_NDIM(src)} dimensions")
+    if cnp.PyArray_IS_C_CONTIGUOUS(src) and cnp.PyArray_ISNUMBER(src):  # (no objects to copy)
         m = min(n, cnp.PyArray_DIM(src, 0))
         if m > 0:
             memcpy(cnp.PyArray_DATA(dst), cnp.PyArray_DATA(src), m * cnp.PyArray_ITEMSIZE(src))

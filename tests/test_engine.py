@@ -13,7 +13,7 @@ from skbudget import BudgetPerceptron, Forgetron, KernelPerceptron, RandomBudget
 from skbudget import _elementwise
 from skbudget._cpu import (use_avx512_tiles, use_fma_kernels, use_small_gemm_kernels,
                            vector_loops)
-from skbudget._engine import OnlineLearner, chunk_length
+from skbudget._engine import OnlineLearner, _resized, chunk_length
 from skbudget._engine_testing import random_below
 from skbudget._blas import scipy_openblas_core
 
@@ -412,3 +412,17 @@ def test_chunk_blocks_that_do_not_fit_are_errors_not_reads_out_of_bounds():
             learner.process_chunk(block, pool_column, n_pool, labels, ids, np.empty(4), D)
     with pytest.raises(ValueError, match="chunk blocks disagree: y = 3"):
         learner.process_chunk(K, 0, n_old, labels[:3], ids, np.empty(4))
+
+
+def test_resized_copies_any_one_dimensional_array_and_refuses_others():
+    """The engine's growth copy: a contiguous array of numbers by memcpy,
+    a strided or object array by NumPy, the same entries either way; a 0-d
+    array (no length) is a ValueError, never a read of a missing shape."""
+    np.testing.assert_array_equal(_resized(np.arange(3.0), 5), [0.0, 1.0, 2.0, 0.0, 0.0])
+    np.testing.assert_array_equal(_resized(np.arange(5, dtype=np.intp), 2), [0, 1])
+    np.testing.assert_array_equal(_resized(np.arange(6.0)[::2], 4), [0.0, 2.0, 4.0, 0.0])
+    assert list(_resized(np.array(["a", "b"], dtype=object), 3)) == ["a", "b", 0]
+    with pytest.raises(ValueError, match="1-D"):
+        _resized(np.array(3.0), 5)
+    with pytest.raises(ValueError, match="1-D"):
+        _resized(np.zeros((2, 2)), 5)
