@@ -14,7 +14,7 @@ import numpy as np
 from skbudget._amm_fast import MultiHyperplaneLearner
 from skbudget._base import BaseOnlineClassifier, LinearModelMixin
 from skbudget._blas import single_threaded_blas
-from skbudget._declaration import CannotAverage, Declaration, SharedMulticlass, Summary
+from skbudget._declaration import CannotAverage, Declaration, SharedMulticlass
 from skbudget._docstrings import docstring, feature_record_doc, stream_doc
 from skbudget._params import BUDGET, Integer, RealNumber, keep_params
 from skbudget._stream import RawFeatures, StreamDriver
@@ -128,12 +128,6 @@ class AdaptiveMultiHyperplaneClassifier(LinearModelMixin, BaseOnlineClassifier):
             "models have no correspondence to average (the average of two piecewise-linear "
             "models is not one of at most budget weights per class)"),
         shared_multiclass=SharedMulticlass(),
-        guide="families/amm",
-        summary=Summary(rule=("no kernel: up to ``B`` weight vectors per class, the class's score "
-                              "the best of them (piecewise linear); Pegasos-style steps, pruning "
-                              "of small weights; GAMM clones weights (``clone_probability``)"),
-                        memory="``B x d`` values per class",
-                        cost="``O(weights x nnz)`` / ``O(1)``", paper="Wang et al. 2011"),
     )
 
     _parameter_constraints: dict = {

@@ -6,7 +6,7 @@ from sklearn.utils._param_validation import StrOptions
 from skbudget._base import BaseKernelExpansionClassifier
 from skbudget._bogd_fast import COEFFICIENT, UNIFORM, BoundedOGDLearner
 from skbudget._budget import _example
-from skbudget._declaration import CannotAverage, Declaration, Summary
+from skbudget._declaration import CannotAverage, Declaration
 from skbudget._docstrings import attributes_doc, docstring, kernel_doc, stream_doc
 from skbudget._params import Integer, RealNumber, keep_params
 
@@ -77,7 +77,6 @@ class BoundedOGDClassifier(BaseKernelExpansionClassifier):
     )
 
     _declaration = Declaration(
-        guide="families/ogd",
         test_params=(dict(budget=7, gamma=1.0, random_state=0),),
         model_variants=tuple(dict(sampling=s) for s in ("uniform", "coefficient")),
         averaging=CannotAverage(
@@ -86,12 +85,6 @@ class BoundedOGDClassifier(BaseKernelExpansionClassifier):
             "read from its own budget's coefficients for BOGD++): that rule is defined for the "
             "budget plus one vectors of one model, not for the union of several models, which "
             "it could not bring back to its budget"),
-        summary=Summary(rule=("kernel gradient descent with a constant step on every margin "
-                              "error; at the budget, removes a random vector (uniform, or "
-                              "favouring small coefficients with ``sampling='coefficient'``), "
-                              "rescales the others to stay unbiased and bounds them"),
-                        memory="``B`` vectors", cost="``O(B)`` / ``O(B)``",
-                        paper="Zhao et al. 2012"),
     )
 
     _parameter_constraints: dict = {

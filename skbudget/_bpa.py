@@ -5,7 +5,7 @@ from sklearn.utils._param_validation import StrOptions
 from skbudget._base import BaseKernelExpansionClassifier
 from skbudget._bpa_fast import NEAREST, PROJECTION, SIMPLE, BudgetedPALearner
 from skbudget._budget import _example
-from skbudget._declaration import CannotAverage, Declaration, Summary
+from skbudget._declaration import CannotAverage, Declaration
 from skbudget._docstrings import (BUDGET_DOC, attributes_doc, class_weight_doc, docstring,
                                   kernel_doc, stream_doc)
 from skbudget._params import BUDGET, RealNumber, keep_params
@@ -91,7 +91,6 @@ class BudgetedPassiveAggressive(ExampleWeightsMixin, BaseKernelExpansionClassifi
     )
 
     _declaration = Declaration(
-        guide="families/passive_aggressive",
         test_params=(dict(budget=7, gamma=1.0, random_state=0),),
         model_variants=tuple(dict(maintenance=m) for m in ("simple", "nearest", "projection")),
         averaging=CannotAverage(
@@ -100,15 +99,6 @@ class BudgetedPassiveAggressive(ExampleWeightsMixin, BaseKernelExpansionClassifi
             "vector's nearest neighbour, BPA-NN): no step is defined to bring the union of "
             "several models back to its budget"),
         weights=("sample_weight", "class_weight"),
-        summary=Summary(rule=("PA-I step on every margin error; at the budget, removes the "
-                              "vector whose coefficient, projected onto a small set holding the "
-                              "example (the example alone, ``'simple'``; with the removed "
-                              "vector's nearest neighbour, ``'nearest'``; with every other "
-                              "vector, ``'projection'``), loses least"),
-                        memory=("``B`` vectors (nearest: + ``B x B`` Gram; projection: + "
-                                "``B x B`` inverse Gram)"),
-                        cost="``O(B)`` / simple and nearest ``O(B)``, projection ``O(B^2)``",
-                        paper="Wang & Vucetic 2010"),
     )
 
     _parameter_constraints: dict = {

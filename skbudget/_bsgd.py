@@ -17,7 +17,7 @@ from skbudget._bsgd_fast import (
     BudgetedSGDLearner,
     MulticlassBSGDLearner,
 )
-from skbudget._declaration import Declaration, SharedMulticlass, Summary
+from skbudget._declaration import Declaration, SharedMulticlass
 from skbudget._docstrings import attributes_doc, docstring, kernel_doc, stream_doc
 from skbudget._docstrings import class_weight_doc
 from skbudget._kernel_catalogue import named_kernel
@@ -209,7 +209,6 @@ class BudgetedSGDClassifier(ExampleWeightsMixin, BaseKernelExpansionClassifier):
     )
 
     _declaration = Declaration(
-        guide="families/bsgd",
         test_params=(dict(budget=7, gamma=1.0, random_state=0),
                      dict(budget=7, gamma=1.0, random_state=0, maintenance="projection")),
         model_variants=tuple(dict(maintenance=m, merge_search=s, multi_class=c)
@@ -224,19 +223,6 @@ class BudgetedSGDClassifier(ExampleWeightsMixin, BaseKernelExpansionClassifier):
         shared_multiclass=SharedMulticlass("multi_class", shared="crammer_singer",
                                            one_vs_rest="ovr"),
         weights=("sample_weight", "class_weight"),
-        summary=Summary(rule=("a kernel SVM trained by stochastic gradient steps; adds every "
-                              "*margin error*; merges the smallest vector with a same-signed one "
-                              "into a new point (default, RBF only), or projects it onto the "
-                              "others, or removes it. Three or more classes: **one support set "
-                              "for all classes** (Crammer–Singer hinge, a coefficient row per "
-                              "vector; default) or one-vs-rest (``multi_class='ovr'``)"),
-                        memory=("``B`` vectors (projection: + ``B x B`` Gram and factor); "
-                                "shared: ``B`` vectors and ``B x k`` coefficients for all "
-                                "classes"),
-                        cost=("``O(B)`` (shared: ``O(B k)``) / merging ``O(B (d + k))`` + a "
-                              "table look-up per candidate (shared: an ``O(1)``-per-probe "
-                              "search), projection ``O(B^2)``, removal ``O(B)``"),
-                        paper="Wang, Crammer & Vucetic 2012"),
     )
 
     _parameter_constraints: dict = {

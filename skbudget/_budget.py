@@ -17,7 +17,7 @@ from skbudget._budget_fast import (
     RandomBudgetLearner,
     StoptronLearner,
 )
-from skbudget._declaration import CannotAverage, Declaration, Summary
+from skbudget._declaration import CannotAverage, Declaration
 from skbudget._docstrings import BUDGET_DOC, attributes_doc, docstring, kernel_doc, stream_doc
 from skbudget._docstrings import class_weight_doc
 from skbudget._params import BUDGET, Integer, RealNumber, keep_params
@@ -82,13 +82,10 @@ class Stoptron(_FixedBudgetClassifier):
     )
 
     _declaration = Declaration(
-        guide="families/fixed_budget",
         test_params=(dict(budget=7, gamma=1.0, random_state=0),),
         averaging=CannotAverage(
             "it stops updating once full, and the union of full models has no rule that "
             "brings it back to its budget"),
-        summary=Summary(rule="stops learning", memory="``B`` vectors", cost="``O(B)`` / ``O(1)``",
-                        paper="baseline"),
     )
 
     def _make_learner(self, rng):
@@ -120,11 +117,8 @@ class RandomBudgetPerceptron(_FixedBudgetClassifier):
     )
 
     _declaration = Declaration(
-        guide="families/fixed_budget",
         test_params=(dict(budget=7, gamma=1.0, random_state=0),),
         averaging=CannotAverage("its random removal has no defined order over a union"),
-        summary=Summary(rule="removes a uniformly random support vector", memory="``B`` vectors",
-                        cost="``O(B)`` / ``O(B)``", paper="Cesa-Bianchi & Gentile 2006"),
     )
 
     def _make_learner(self, rng):
@@ -164,15 +158,10 @@ class BudgetPerceptron(BaseKernelExpansionClassifier):
     )
 
     _declaration = Declaration(
-        guide="families/fixed_budget",
         test_params=(dict(budget=7, gamma=1.0, random_state=0),),
         averaging=CannotAverage(
             "its removal rule reads leave-one-out margins kept per support vector, which an "
             "average does not define"),
-        summary=Summary(rule=("removes the vector the rest of the model classifies best "
-                              "(``budget=None``: adaptive cache)"),
-                        memory="``B`` vectors + ``B x B`` Gram", cost="``O(B)`` / ``O(B)``",
-                        paper="Crammer, Kandola & Singer 2003"),
     )
 
     _parameter_constraints: dict = {
@@ -226,15 +215,11 @@ class Forgetron(BaseKernelExpansionClassifier):
     )
 
     _declaration = Declaration(
-        guide="families/fixed_budget",
         test_params=(dict(budget=7, gamma=1.0, random_state=0),),
         model_variants=(dict(self_tuned=True), dict(self_tuned=False)),
         averaging=CannotAverage(
             "its state holds the counts M and Q and the shrinking schedule, which an average "
             "does not define"),
-        summary=Summary(rule="shrinks every coefficient, removes the oldest",
-                        memory="``B`` vectors + ``B x B`` Gram", cost="``O(B)`` / ``O(B)``",
-                        paper="Dekel et al. 2008"),
     )
 
     _parameter_constraints: dict = {
@@ -279,15 +264,11 @@ class KernelPassiveAggressive(ExampleWeightsMixin, BaseKernelExpansionClassifier
     )
 
     _declaration = Declaration(
-        guide="families/passive_aggressive",
         test_params=(dict(gamma=1.0, random_state=0),),
         averaging=ExpansionAverage(
             "the union of the support sets, every coefficient times its model's weight (no "
             "budget: nothing to compress)"),
         weights=("sample_weight", "class_weight"),
-        summary=Summary(rule=("no budget: adds every margin error with step "
-                              "``min(C, loss / k(x, x))``"), memory="grows (fastest)",
-                        cost="``O(|S|)`` / ``O(1)``", paper="Crammer et al. 2006"),
     )
 
     _parameter_constraints: dict = {

@@ -12,10 +12,13 @@ estimator is covered everywhere by exporting it and declaring it:
 - whether its models average (:mod:`skbudget._averaging`: the rule), or
   the reason they cannot;
 - its shared multi-class mode (one support set for every class), if any;
-- the weights its ``fit`` takes;
-- its family's user-guide page and its row of the user guide's table of
-  estimators (:class:`Summary`), from which the documentation builds that
-  table and the API reference's estimator sections.
+- the weights its ``fit`` takes.
+
+Its row of the user guide's table of estimators is not declared here but on
+its family's page of the user guide (``doc/user_guide/families/``), where
+the estimator is introduced, by an ``estimator-summary`` directive
+(``doc/sphinxext/capability_tables.py``): the page that holds it is the
+estimator's page, under whose title the API reference lists it.
 
 The meta-estimator :class:`~skbudget.SequentialSearchCV` declares nothing:
 it has no learner of its own (it tunes a declared estimator), so it has no
@@ -26,9 +29,9 @@ This module sits at the bottom of the package: it imports nothing of
 skbudget.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-__all__ = ["CannotAverage", "Declaration", "SharedMulticlass", "Summary", "declaration_of"]
+__all__ = ["CannotAverage", "Declaration", "SharedMulticlass", "declaration_of"]
 
 WEIGHT_KINDS = ("sample_weight", "class_weight")
 
@@ -70,30 +73,6 @@ class SharedMulticlass:
 
 
 @dataclass(frozen=True)
-class Summary:
-    """The estimator's row of the table of estimators in the user guide
-    ("Which estimator to use"), each cell a line of reStructuredText.
-
-    Parameters
-    ----------
-    rule : str
-        What it does when an update would exceed the budget (or, without
-        one, what it learns).
-    memory : str
-        The memory of one learner (per class, one-vs-rest).
-    cost : str
-        The work of a round after its kernel row, and of an update.
-    paper : str
-        The paper it implements (authors and year).
-    """
-
-    rule: str
-    memory: str
-    cost: str
-    paper: str
-
-
-@dataclass(frozen=True)
 class Declaration:
     """What an estimator class declares (see the module docstring).
 
@@ -120,12 +99,6 @@ class Declaration:
     weights : tuple of str, default=()
         The weights its ``fit`` takes: ``'sample_weight'`` (a ``fit``
         argument) and ``'class_weight'`` (a parameter).
-    guide : str
-        Keyword only: its family's page of the user guide, relative to
-        ``doc/user_guide/`` (``'families/bsgd'``); the API reference lists
-        the estimator under that page's title.
-    summary : Summary
-        Keyword only: its row of the user guide's table of estimators.
     check_params : dict or None, default=None
         The parameters scikit-learn's estimator checks run it with (None:
         the defaults), for an estimator whose defaults need more rows than
@@ -144,8 +117,6 @@ class Declaration:
     model_variants: tuple = ({},)
     shared_multiclass: SharedMulticlass | None = None
     weights: tuple = ()
-    guide: str = field(kw_only=True)
-    summary: Summary = field(kw_only=True)
     check_params: dict | None = None
     solves_calls: bool = False
 
@@ -155,10 +126,6 @@ class Declaration:
         unknown = set(self.weights) - set(WEIGHT_KINDS)
         if unknown:
             raise ValueError(f"weights must be among {WEIGHT_KINDS}; got {sorted(unknown)}")
-        if not (isinstance(self.guide, str) and self.guide):
-            raise TypeError("guide must name the family's user-guide page")
-        if not isinstance(self.summary, Summary):
-            raise TypeError("summary must be a Summary (the row of the table of estimators)")
 
     @property
     def averages(self):

@@ -30,7 +30,7 @@ from skbudget._averaging import SameFeaturesAverage
 from skbudget._base import (BaseOnlineClassifier, LinearFeaturesMixin, LinearModelMixin,
                             keep_resolved_gamma)
 from skbudget._budget import _example
-from skbudget._declaration import Declaration, Summary
+from skbudget._declaration import Declaration
 from skbudget._docstrings import docstring, feature_record_doc, stream_doc
 from skbudget._kernels import compute_gamma
 from skbudget._ogd_fast import (LinearHingeLearner, fourier_dense_projections,
@@ -259,17 +259,12 @@ class FourierOGDClassifier(LinearFeaturesMixin, LinearModelMixin, BaseOnlineClas
     )
 
     _declaration = Declaration(
-        guide="families/ogd",
         test_params=(dict(gamma=1.0, random_state=0),),
         model_variants=({}, dict(n_components=20, eta0=0.1)),
         averaging=SameFeaturesAverage(
             "the weighted sum of the models' ``coef_``, on the same random features only (the "
             "same integer ``random_state``, ``n_components``, ``gamma_`` and number of "
             "features)"),
-        summary=Summary(rule=("no support vectors: linear hinge OGD on ``n_components = D`` "
-                              "random Fourier features of the RBF kernel"),
-                        memory="``2 D`` values (+ ``d x D`` weights shared by every class)",
-                        cost="``O(D d)``", paper="Lu et al. 2016"),
     )
 
     _parameter_constraints: dict = {

@@ -37,7 +37,7 @@ from skbudget._base import (
     LinearModelMixin,
 )
 from skbudget._blas import single_threaded_blas
-from skbudget._declaration import CannotAverage, Declaration, Summary
+from skbudget._declaration import CannotAverage, Declaration
 from skbudget._docstrings import class_weight_doc, docstring, kernel_doc
 from skbudget._kernels import KernelFunction, compute_gamma
 from skbudget._llsvm_fast import ProximalHingeLearner
@@ -480,12 +480,6 @@ class LowRankLinearizedSVC(ExampleWeightsMixin, LinearFeaturesMixin, LinearModel
         weights=("sample_weight", "class_weight"),
         check_params=dict(budget=5),
         solves_calls=True,
-        guide="families/llsvm",
-        summary=Summary(rule=("no support vectors: a linear SVM (dual coordinate descent, solved "
-                              "per call) on the Nyström map of ``B`` landmarks (k-means centres "
-                              "by default) chosen by the first call"),
-                        memory="``B`` landmarks + ``B x B`` map (shared) + ``B`` per class",
-                        cost="``O(B (d + k))`` per row and sweep", paper="Zhang et al. 2012"),
     )
 
     _parameter_constraints: dict = {

@@ -11,7 +11,7 @@ carries one coefficient per class.
 import numpy as np
 
 from skbudget._base import BaseKernelExpansionClassifier
-from skbudget._declaration import CannotAverage, Declaration, SharedMulticlass, Summary
+from skbudget._declaration import CannotAverage, Declaration, SharedMulticlass
 from skbudget._docstrings import attributes_doc, docstring, kernel_doc, stream_doc
 from skbudget._mira_fast import MIRALearner
 from skbudget._params import Integer, RealNumber, keep_params
@@ -117,16 +117,11 @@ class KernelMIRA(_MIRAClassifier):
     )
 
     _declaration = Declaration(
-        guide="families/mira",
         test_params=(dict(gamma=1.0, random_state=0),),
         averaging=CannotAverage(
             "its state holds the class scores of every support pattern, which an average does "
             "not define yet"),
         shared_multiclass=SharedMulticlass(),
-        summary=Summary(rule=("no budget; **all classes on one support set**, each pattern with "
-                              "a coefficient per class (multi-class MIRA step)"),
-                        memory="grows; ``|S| x k`` coefficients",
-                        cost="``O(|S| k)`` / ``O(k log k)``", paper="Crammer & Singer 2003"),
     )
 
     def __init__(self, *, beta=0.01, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
@@ -168,19 +163,12 @@ class BudgetMIRA(_MIRAClassifier):
     )
 
     _declaration = Declaration(
-        guide="families/mira",
         test_params=(dict(budget=7, gamma=1.0, random_state=0),),
         model_variants=({}, dict(beta=0.5)),
         averaging=CannotAverage(
             "its removal rule reads the class scores of every support pattern, which an "
             "average does not define yet"),
         shared_multiclass=SharedMulticlass(),
-        summary=Summary(rule=("as KernelMIRA, and removes the pattern with the largest "
-                              "multi-class leave-one-out margin: ``B`` patterns for **all** "
-                              "classes (``budget=None``: adaptive cache)"),
-                        memory=("``B`` vectors + ``B x B`` Gram + ``B x k`` scores, for all "
-                                "classes"), cost="``O(B k)`` / ``O(B k)``",
-                        paper="Crammer, Kandola & Singer 2003"),
     )
 
     _parameter_constraints: dict = {

@@ -12,7 +12,7 @@ import numpy as np
 from skbudget._averaging import ExpansionAverage, OnlyWith
 from skbudget._base import BaseKernelExpansionClassifier
 from skbudget._budget import _docstring, _example
-from skbudget._declaration import CannotAverage, Declaration, Summary
+from skbudget._declaration import CannotAverage, Declaration
 from skbudget._docstrings import BUDGET_DOC
 from skbudget._ogd_fast import KernelOGDLearner, NystromOGDLearner
 from skbudget._params import BUDGET, Integer, RealNumber, keep_params
@@ -61,7 +61,6 @@ class KernelOGDClassifier(BaseKernelExpansionClassifier):
     )
 
     _declaration = Declaration(
-        guide="families/ogd",
         test_params=(dict(budget=7, gamma=1.0, random_state=0),),
         model_variants=({}, dict(budget=None, alpha=0.1)),
         averaging=ExpansionAverage(
@@ -72,11 +71,6 @@ class KernelOGDClassifier(BaseKernelExpansionClassifier):
                 "a finite budget truncates the oldest support vector, and the union of "
                 "several models' support sets has no order by age between the models (their "
                 "rounds ran side by side), so no truncation back to the budget is defined"),)),
-        summary=Summary(rule=("kernel OGD on the hinge loss (adds every margin error with "
-                              "``eta0 y``, decays every coefficient by ``1 - eta0 alpha``); "
-                              "``budget=None``: unbounded; ``budget=B``: removes the oldest "
-                              "(NORMA)"), memory="grows, or ``B`` vectors",
-                        cost="``O(|S|)`` / ``O(1)``", paper="Kivinen et al. 2004"),
     )
 
     _parameter_constraints: dict = {
@@ -155,7 +149,6 @@ class NystromOGDClassifier(BaseKernelExpansionClassifier):
     )
 
     _declaration = Declaration(
-        guide="families/ogd",
         test_params=(dict(budget=7, gamma=1.0, random_state=0),),
         model_variants=({}, dict(n_components=7)),
         averaging=CannotAverage(
@@ -163,11 +156,6 @@ class NystromOGDClassifier(BaseKernelExpansionClassifier):
             "map built from the eigenvectors of the Gram matrix of its own landmarks: models "
             "with different landmarks have their weights in different feature spaces, which "
             "do not add up"),
-        summary=Summary(rule=("kernel OGD until ``B`` support vectors, then never changes them: "
-                              "a linear hinge-OGD model on ``n_components`` Nyström features of "
-                              "them (stage-1 model carried over)"),
-                        memory="``B`` vectors + ``B x B`` Gram",
-                        cost="``O(B (d + k))`` with ``k = n_components``", paper="Lu et al. 2016"),
     )
 
     _parameter_constraints: dict = {

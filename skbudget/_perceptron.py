@@ -5,7 +5,7 @@ from sklearn.utils._param_validation import StrOptions
 
 from skbudget._averaging import OnlyWith, PerceptronAverage, PerceptronState
 from skbudget._base import BaseKernelExpansionClassifier
-from skbudget._declaration import Declaration, Summary
+from skbudget._declaration import Declaration
 from skbudget._docstrings import attributes_doc, docstring, kernel_doc, stream_doc
 from skbudget._params import Integer, RealNumber, keep_params
 from skbudget._perceptron_fast import KernelPerceptronLearner
@@ -85,7 +85,6 @@ class KernelPerceptron(BaseKernelExpansionClassifier):
     )
 
     _declaration = Declaration(
-        guide="families/perceptron",
         test_params=(dict(gamma=1.0, random_state=0),),
         model_variants=tuple(dict(hypothesis=h)
                              for h in ("last", "voted", "longest_survivor", "averaged"))
@@ -99,10 +98,6 @@ class KernelPerceptron(BaseKernelExpansionClassifier):
                 "the voted, averaged and longest-survivor hypotheses are read from each "
                 "model's history of updates, which the average of several models does not "
                 "have"),)),
-        summary=Summary(rule=("no budget: adds every mistake (margin ``tau``, ``lam``, "
-                              "``alpha_bound`` for noise; voted / averaged hypotheses)"),
-                        memory="grows with the mistakes", cost="``O(|S|)`` / ``O(1)``",
-                        paper="Khardon & Wachman 2007"),
     )
 
     _parameter_constraints: dict = {

@@ -2,7 +2,7 @@
 
 
 from skbudget._base import BaseKernelExpansionClassifier
-from skbudget._declaration import CannotAverage, Declaration, Summary
+from skbudget._declaration import CannotAverage, Declaration
 from skbudget._docstrings import attributes_doc, docstring, kernel_doc, stream_doc
 from skbudget._params import Integer, RealNumber, keep_params
 from skbudget._projectron_fast import ProjectronLearner, ProjectronPlusPlusLearner
@@ -90,16 +90,11 @@ class Projectron(BaseKernelExpansionClassifier):
     )
 
     _declaration = Declaration(
-        guide="families/projectron",
         test_params=(dict(budget=7, gamma=1.0, random_state=0),),
         model_variants=(dict(eta=0.1), dict(budget=None)),
         averaging=CannotAverage(
             "it keeps the inverse Gram matrix of its own examples and a projection threshold "
             "on them, which an average does not define"),
-        summary=Summary(rule=("projects the example onto the span of the support set when it is "
-                              "within ``eta`` of it (``budget``: optional hard cap)"),
-                        memory="finite for RBF; ``|S|^2 / 2`` Cholesky factor",
-                        cost="``O(|S|^2)`` on a mistake", paper="Orabona et al. 2009"),
     )
 
     _learner_class = ProjectronLearner

@@ -5,7 +5,7 @@ import numbers
 from sklearn.utils._param_validation import StrOptions
 
 from skbudget._base import BaseKernelExpansionClassifier
-from skbudget._declaration import CannotAverage, Declaration, Summary
+from skbudget._declaration import CannotAverage, Declaration
 from skbudget._docstrings import attributes_doc, docstring, kernel_doc, stream_doc
 from skbudget._kernel_catalogue import named_kernel
 from skbudget._params import BUDGET, Integer, keep_params
@@ -111,15 +111,10 @@ class TighterPerceptron(_ValidatedRemovalClassifier):
     )
 
     _declaration = Declaration(
-        guide="families/tighter",
         test_params=(dict(budget=7, gamma=1.0, random_state=0),),
         model_variants=tuple(dict(validation=v) for v in ("budget", "support", "full")),
         averaging=CannotAverage(
             "its removal rule reads a validation set of examples each model kept on its own"),
-        summary=Summary(rule=("removes the vector whose loss costs fewest errors on a validation "
-                              "set (a reservoir of ``B`` examples by default)"),
-                        memory="``2B`` vectors (default)", cost="``O(B)`` / ``O(B^2)``",
-                        paper="Weston et al. 2005; Wang & Vucetic 2009"),
     )
 
     _parameter_constraints: dict = {
@@ -188,15 +183,10 @@ class TightestPerceptron(_ValidatedRemovalClassifier):
     )
 
     _declaration = Declaration(
-        guide="families/tighter",
         test_params=(dict(budget=7, gamma=1.0, random_state=0),),
         model_variants=({}, dict(prior=(2.0, 0.5))),
         averaging=CannotAverage(
             "its removal rule reads soft counts each model kept on its own"),
-        summary=Summary(rule=("removes the vector whose loss costs least expected hinge loss on "
-                              "the support set, with class weights learned from the stream"),
-                        memory="``B`` vectors + ``B x B`` Gram", cost="``O(B)`` / ``O(B^2)``",
-                        paper="Wang & Vucetic 2009"),
     )
 
     _parameter_constraints: dict = {

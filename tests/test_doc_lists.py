@@ -2,9 +2,10 @@
 ``setup.cfg``, so that the lists cannot go stale: the unbounded estimators
 (found by training every estimator with its defaults), the extras, the
 README's table of estimators, and the lists the documentation build
-generates from the estimators' declarations
-(doc/sphinxext/capability_tables.py): the capability tables, the user
-guide's table of estimators and the API reference's estimator sections."""
+generates (doc/sphinxext/capability_tables.py): the capability tables,
+from the estimators' declarations, and the user guide's table of estimators
+and the API reference's estimator sections, from the ``estimator-summary``
+directives of the family pages."""
 
 import configparser
 import importlib.util
@@ -14,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from skbudget._declaration import CannotAverage, Declaration, Summary, declaration_of
+from skbudget._declaration import declaration_of
 from skbudget.discovery import all_estimators
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -170,28 +171,50 @@ def test_the_weights_are_listed_by_the_table_alone():
                                   "**What each estimator takes.**"))
 
 
+FAMILIES = ROOT / "doc" / "user_guide" / "families"
+SUMMARY = re.compile(r"^\.\. estimator-summary:: (\w+)\n((?:   .*\n)*)", flags=re.MULTILINE)
+
+
+def test_every_estimator_has_one_summary_on_its_family_page():
+    # its row of the table of estimators is an estimator-summary directive
+    # on the family page that documents it, with all four fields
+    found = []
+    for path in sorted(FAMILIES.glob("*.rst")):
+        text = path.read_text(encoding="utf-8")
+        outside = SUMMARY.sub("", text)
+        for name, block in SUMMARY.findall(text):
+            found.append(name)
+            assert name in ESTIMATOR_NAMES, f"{path.name}: {name} is not an estimator"
+            assert re.findall(r"^   :(\w+): \S", block, flags=re.MULTILINE) == [
+                "rule", "memory", "cost", "paper"], f"{path.name}: the fields of {name}"
+            assert re.search(rf"\b{name}\b", outside), f"{path.name} does not document {name}"
+        assert text.count(".. estimator-summary::") == len(SUMMARY.findall(text))
+    assert sorted(found) == sorted(ESTIMATOR_NAMES)
+
+
 def test_every_estimator_is_listed_under_its_family_page():
-    # its declared page is a family page of the user guide that names it;
-    # the pages in the user guide's order (the named ones, then the glob's)
+    # the page of its directive, the pages in the user guide's order (the
+    # named ones, then the glob's), each estimator once
     tables = _capability_tables()
     groups = tables.estimators_by_family()
     listed = [name for _, members in groups for name, _ in members]
     assert sorted(listed) == sorted(ESTIMATOR_NAMES)
     for page, members in groups:
-        assert (ROOT / "doc" / "user_guide" / f"{page}.rst").is_file()
-        assert all(declaration_of(cls).guide == page for _, cls in members)
+        text = (ROOT / "doc" / "user_guide" / f"{page}.rst").read_text(encoding="utf-8")
+        assert [name for name, _ in members] == [name for name, _ in SUMMARY.findall(text)]
     pages = tables.family_pages()
     assert [page for page, _ in groups] == [page for page in pages if page in dict(groups)]
     index = (ROOT / "doc" / "user_guide" / "index.rst").read_text(encoding="utf-8")
     assert "\n   families/*\n" in index and "   :glob:\n" in index
 
 
-def test_the_table_of_estimators_shows_every_estimator_as_it_declares_itself():
+def test_the_table_of_estimators_shows_every_estimator_as_its_page_summarizes_it():
     rows = _rows(_capability_tables().estimators_table())
     assert sorted(rows) == sorted(ESTIMATOR_NAMES)
-    for name, cells in rows.items():
-        summary = declaration_of(dict(all_estimators())[name]).summary
-        assert cells == [summary.rule, summary.memory, summary.cost, summary.paper]
+    for path in FAMILIES.glob("*.rst"):
+        for name, block in SUMMARY.findall(path.read_text(encoding="utf-8")):
+            fields = re.split(r"^   :\w+: ", block, flags=re.MULTILINE)[1:]
+            assert rows[name] == [" ".join(field.split()) for field in fields]
 
 
 def test_the_api_reference_lists_every_public_name():
@@ -214,15 +237,41 @@ def test_the_api_reference_lists_every_public_name():
     assert not ESTIMATOR_NAMES & by_hand, "api.rst lists an estimator by hand"
 
 
-def test_a_declaration_names_its_page_and_its_row():
-    # the generated lists need both: a declaration without them is refused
-    # when its class is defined
-    common = dict(test_params=({},), averaging=CannotAverage("no rule"))
-    row = Summary(rule="a rule", memory="B vectors", cost="O(B)", paper="A 2000")
-    with pytest.raises(TypeError, match="summary"):
-        Declaration(**common, guide="families/bsgd")
-    with pytest.raises(TypeError, match="summary must be a Summary"):
-        Declaration(**common, guide="families/bsgd", summary="a rule")
-    with pytest.raises(TypeError, match="guide must name"):
-        Declaration(**common, guide="", summary=row)
-    assert Declaration(**common, guide="families/bsgd", summary=row).summary is row
+def _guide(tmp_path, pages):
+    """A user guide of family pages ``{stem: text}`` under ``tmp_path``."""
+    (tmp_path / "families").mkdir(parents=True)
+    (tmp_path / "index.rst").write_text("", encoding="utf-8")
+    for stem, text in pages.items():
+        (tmp_path / "families" / f"{stem}.rst").write_text(text, encoding="utf-8")
+    return tmp_path
+
+
+def _summary_of(name, omit=()):
+    fields = [f"   :{key}: the {key} of\n      {name}" for key in ("rule", "memory", "cost", "paper")
+              if key not in omit]
+    return f"{name}\n\n.. estimator-summary:: {name}\n" + "\n".join(fields) + "\n\n"
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda pages: pages.update(b=pages["b"] + _summary_of("Stoptron")), "more than one"),
+    (lambda pages: pages.update(b=pages["b"].replace(_summary_of("Forgetron"), "")), "none"),
+    (lambda pages: pages.update(b=pages["b"] + _summary_of("Percepton")), "not an estimator"),
+    (lambda pages: pages.update(b=pages["b"].replace(
+        _summary_of("Forgetron"), _summary_of("Forgetron", omit=["cost"]))), "missing"),
+    (lambda pages: pages.update(b=pages["b"].replace("Forgetron\n\n..", "\n\n..")),
+     "does not document"),
+])
+def test_the_summaries_are_checked_when_the_tables_are_written(tmp_path, monkeypatch,
+                                                               change, message):
+    # every estimator one directive with every field, on a page that names it
+    tables = _capability_tables()
+    names = [name for name, _ in all_estimators()]
+    pages = {"a": "".join(_summary_of(name) for name in names[:3]),
+             "b": "".join(_summary_of(name) for name in names[3:])}
+    monkeypatch.setattr(tables, "GUIDE", _guide(tmp_path / "ok", pages))
+    assert [name for _, members in tables.estimators_by_family() for name, _ in members] == names
+    assert _rows(tables.estimators_table())["Forgetron"][0] == "the rule of Forgetron"
+    change(pages)
+    monkeypatch.setattr(tables, "GUIDE", _guide(tmp_path / "changed", pages))
+    with pytest.raises(ValueError, match=message):
+        tables.estimators_by_family()

@@ -1,12 +1,24 @@
 """The documentation's lists of estimators, written at build time from the
-estimators' declarations (``skbudget._declaration``).
+estimators' declarations (``skbudget._declaration``) and from the
+``estimator-summary`` directives of the family pages.
 
 Which estimators take weights, which have a shared multi-class mode and
-which average (and why the others do not), each one's family page and its
-row of the table of estimators are declared once, on each estimator class;
-these tables are generated from it, so that they list every estimator
-:func:`skbudget.discovery.all_estimators` finds and cannot go stale.  The
-pages include them::
+which average (and why the others do not) are declared once, on each
+estimator class; each estimator's row of the table of estimators is written
+once, on its family page of the user guide, where the estimator is
+introduced::
+
+    .. estimator-summary:: BudgetPerceptron
+       :rule: removes the vector the rest of the model classifies best
+       :memory: ``B`` vectors + ``B x B`` Gram
+       :cost: ``O(B)`` / ``O(B)``
+       :paper: Crammer, Kandola & Singer 2003
+
+(a field may go on over more indented lines).  On its page the directive
+shows these fields "at a glance"; the page that holds it is the
+estimator's page of the user guide.  The tables are generated from both, so
+that they list every estimator :func:`skbudget.discovery.all_estimators`
+finds and cannot go stale.  The pages include them::
 
     .. include:: /generated/capabilities.inc
     .. include:: /generated/averaging.inc
@@ -16,10 +28,17 @@ pages include them::
 The last is the API reference's estimator sections, one per family page in
 the user guide's order (``user_guide/index.rst``): autosummary does not
 read included files, so the class pages of its entries are generated here.
+The directives are read from the family pages' source at ``builder-inited``,
+before any page is read, so that the tables are written first.
 """
 
 import re
 from pathlib import Path
+
+from docutils import nodes
+from docutils.parsers.rst import directives
+from docutils.statemachine import StringList
+from sphinx.util.docutils import SphinxDirective
 
 from skbudget._declaration import declaration_of
 from skbudget.discovery import all_estimators
@@ -28,6 +47,13 @@ from skbudget.discovery import all_estimators
 # their own, only included)
 OUTPUT_DIR = "generated"
 GUIDE = Path(__file__).resolve().parents[1] / "user_guide"
+
+# the fields of an estimator-summary, in the order of the table's columns,
+# and their labels on the page ("at a glance")
+SUMMARY_FIELDS = {"rule": "At the budget", "memory": "Memory (per learner)",
+                  "cost": "Per round / per update", "paper": "Paper"}
+DIRECTIVE = re.compile(r"^\.\. estimator-summary:: *(\S*) *\n((?:[ \t]+\S.*\n?)*)",
+                       flags=re.MULTILINE)
 
 
 def _list_table(header, rows, widths="auto"):
@@ -115,39 +141,79 @@ def page_title(page):
     return re.search(r"^(?![=.\s])(.+)\n=+$", text, flags=re.MULTILINE).group(1)
 
 
+def _summary(name, options, where):
+    """The fields of the estimator-summary of ``name`` (its options, each
+    one line of rst), after checking that ``name`` is an exported estimator
+    and that every field is given, once."""
+    estimators = dict(all_estimators())
+    if name not in estimators:
+        raise ValueError(f"{where}: estimator-summary names {name!r}, which is not an "
+                         f"estimator of skbudget")
+    unknown = sorted(set(options) - set(SUMMARY_FIELDS))
+    missing = [key for key in SUMMARY_FIELDS if not options.get(key)]
+    if unknown or missing:
+        raise ValueError(f"{where}: the estimator-summary of {name} needs the fields "
+                         f"{list(SUMMARY_FIELDS)}; unknown: {unknown}, missing: {missing}")
+    return {key: " ".join(options[key].split()) for key in SUMMARY_FIELDS}
+
+
+def _options(block, where):
+    """The options of a directive's indented block, ``{name: text}``."""
+    options, key = {}, None
+    for line in block.splitlines():
+        field = re.fullmatch(r"   :(\w+):(.*)", line)
+        if field:
+            key = field.group(1)
+            if key in options:
+                raise ValueError(f"{where}: the field {key!r} is given twice")
+            options[key] = field.group(2)
+        elif key is not None and line.startswith("    "):
+            options[key] += "\n" + line
+        else:
+            raise ValueError(f"{where}: cannot read the estimator-summary line {line!r}")
+    return options
+
+
+def page_summaries(page):
+    """``[(name, fields), ...]``: the estimator-summary directives of the
+    user-guide page ``page`` in page order, each checked (an exported
+    estimator that the page names outside the directive, every field)."""
+    text = (GUIDE / f"{page}.rst").read_text(encoding="utf-8")
+    outside = DIRECTIVE.sub("", text)
+    summaries = []
+    for match in DIRECTIVE.finditer(text):
+        name, where = match.group(1), f"{page}.rst"
+        fields = _summary(name, _options(match.group(2), where), where)
+        if not re.search(rf"\b{name}\b", outside):
+            raise ValueError(f"{where}: its estimator-summary of {name} is on a page "
+                             f"that does not document {name}")
+        summaries.append((name, fields))
+    return summaries
+
+
 def estimators_by_family():
-    """``[(page, [(name, class), ...]), ...]``: every estimator under the
-    family page it declares, the pages in the user guide's order and the
-    estimators in the order their page first names them."""
-    pages = family_pages()
-    declared = {name: declaration_of(cls).guide for name, cls in all_estimators()}
-    unknown = {name: page for name, page in declared.items() if page not in pages}
-    if unknown:
-        raise ValueError(f"estimators declare user-guide pages that are not family pages "
-                         f"(doc/user_guide/families/*.rst): {unknown}")
-    groups = []
-    for page in pages:
-        text = (GUIDE / f"{page}.rst").read_text(encoding="utf-8")
-        members = []
-        for name, cls in all_estimators():
-            if declared[name] == page:
-                mention = re.search(rf"\b{name}\b", text)
-                if mention is None:
-                    raise ValueError(f"{name} declares the page {page}, which does not name it")
-                members.append((mention.start(), name, cls))
-        if members:
-            groups.append((page, [(name, cls) for _, name, cls in sorted(members)]))
+    """``[(page, [(name, fields), ...]), ...]``: every estimator under the
+    family page whose estimator-summary directive names it, with the fields
+    of its row, the pages in the user guide's order and the estimators in
+    the order of their directives on the page.  Raises ``ValueError`` when
+    an estimator has no directive or more than one."""
+    groups = [(page, page_summaries(page)) for page in family_pages()]
+    groups = [(page, members) for page, members in groups if members]
+    listed = [name for _, members in groups for name, _ in members]
+    missing = sorted(set(dict(all_estimators())) - set(listed))
+    repeated = sorted({name for name in listed if listed.count(name) > 1})
+    if missing or repeated:
+        raise ValueError(f"every estimator needs one estimator-summary directive on its "
+                         f"family page (doc/user_guide/families/*.rst); none: {missing}, "
+                         f"more than one: {repeated}")
     return groups
 
 
 def estimators_table():
     """The user guide's table of estimators (what each does at its budget,
     its memory, its cost, its paper), family by family, as rst."""
-    rows = []
-    for _, members in estimators_by_family():
-        for _, cls in members:
-            summary = declaration_of(cls).summary
-            rows.append([_name(cls), summary.rule, summary.memory, summary.cost, summary.paper])
+    rows = [[f":class:`~skbudget.{name}`", *fields.values()]
+            for _, members in estimators_by_family() for name, fields in members]
     return _list_table(["estimator", "what it does when an update would exceed the budget",
                         "memory (per learner)", "per round / per update", "paper"], rows,
                        widths="22 30 16 16 16")
@@ -188,6 +254,29 @@ def write_tables(app):
                               encoding=app.config.source_encoding)
 
 
+class EstimatorSummary(SphinxDirective):
+    """``.. estimator-summary:: Name``: an estimator's row of the table of
+    estimators, shown where its family page introduces it as a field list
+    (the estimator, then each field under its label)."""
+
+    required_arguments = 1
+    option_spec = {key: directives.unchanged_required for key in SUMMARY_FIELDS}
+
+    def run(self):
+        name = self.arguments[0]
+        try:
+            fields = _summary(name, self.options, self.env.docname)
+        except ValueError as error:
+            raise self.error(str(error)) from None
+        lines = [f":Estimator: :class:`~skbudget.{name}`"]
+        lines += [f":{label}: {fields[key]}" for key, label in SUMMARY_FIELDS.items()]
+        node = nodes.container(classes=["estimator-summary"])
+        self.state.nested_parse(StringList(lines, source=self.get_source_info()[0]),
+                                self.content_offset, node)
+        return [node]
+
+
 def setup(app):
+    app.add_directive("estimator-summary", EstimatorSummary)
     app.connect("builder-inited", write_tables)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
