@@ -37,12 +37,9 @@ from skbudget._ogd_fast import (LinearHingeLearner, fourier_dense_projections,
                                 fourier_from_projections, fourier_sparse_features,
                                 fourier_sparse_rounds)
 from skbudget._params import Integer, RealNumber, keep_params
-from skbudget._stream import FeatureMap, StreamDriver
+from skbudget._stream import COMPILED_CSR_ROWS, FeatureMap, StreamDriver
 
 __all__ = ["FourierOGDClassifier"]
-
-# CSR input: rows per compiled call (the progress log's granularity)
-_SPARSE_SEGMENT = 8192
 
 _NOT_FINITE = (
     "FourierOGDClassifier: a projection x U of a row of X onto the random weights is not a "
@@ -105,6 +102,8 @@ class RandomFourierFeatures(FeatureMap):
         The random weights.
     """
 
+    csr_rows_per_call = COMPILED_CSR_ROWS
+
     def __init__(self, U):
         self.U = U
 
@@ -157,14 +156,6 @@ class RandomFourierFeatures(FeatureMap):
         """No BLAS: dense rows' projections are compiled tiles, CSR rows'
         sums over their nonzeros."""
         return False
-
-    def rows_per_piece(self, X, chunk_size):
-        """Dense input: the base's (about 2^17 feature values a piece);
-        CSR input: ``chunk_size`` or ``_SPARSE_SEGMENT`` rows per compiled
-        call (the progress log's granularity)."""
-        if sp.issparse(X):
-            return chunk_size or _SPARSE_SEGMENT
-        return super().rows_per_piece(X, chunk_size)
 
     def runner(self, X, learners, in_stream_order):
         """CSR input: one compiled call per piece maps each row (read in

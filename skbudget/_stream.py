@@ -164,6 +164,9 @@ class ProgressLog:
               f"online error {self.mistakes / rounds:.4f}{driver.size_note()}", file=sys.stdout,
               flush=True)
 
+# CSR input fed to a map's compiled call per piece: rows per call
+COMPILED_CSR_ROWS = 8192
+
 
 class FeatureMap:
     """Fixed features ``z(x)`` that a :class:`StreamDriver` in feature mode
@@ -174,9 +177,10 @@ class FeatureMap:
     (``n_outputs`` values) and ``run_block(Z, y, scores)``.
 
     A subclass provides :meth:`transform`, ``n_outputs`` and
-    ``n_features_in`` (the width of the rows it maps), may override
-    :meth:`rows_per_piece` and :meth:`runner` (e.g. a compiled call that
-    maps the rows and runs every learner on them) and :meth:`onnx_features`
+    ``n_features_in`` (the width of the rows it maps), may set
+    ``csr_rows_per_call`` and override :meth:`rows_per_piece` and
+    :meth:`runner` (e.g. a compiled call that maps the rows and runs every
+    learner on them) and :meth:`onnx_features`
     (the ONNX export of its models), and keeps its instance
     state plain (arrays and numbers: a file saves it as a dict,
     ``skbudget._persistence``), checked by its ``__setstate__``.
@@ -184,6 +188,9 @@ class FeatureMap:
 
     # dense input: rows per piece, about this many feature values
     block_values = 1 << 17
+    # CSR input: rows per piece when the map's runner takes CSR rows in one
+    # compiled call each (the progress log's granularity); None: as dense
+    csr_rows_per_call = None
 
     @property
     def n_outputs(self):
@@ -198,10 +205,15 @@ class FeatureMap:
 
     def rows_per_piece(self, X, chunk_size):
         """Rows per piece of the stream for input like ``X``: ``chunk_size``
-        when given (results never depend on it), else about
-        ``block_values`` feature values per piece, in [16, 2048] rows."""
+        when given (results never depend on it), else ``csr_rows_per_call``
+        for CSR input where the map sets it, else about ``block_values``
+        feature values per piece, in [16, 2048] rows."""
+        if chunk_size:
+            return chunk_size
+        if self.csr_rows_per_call is not None and sp.issparse(X):
+            return self.csr_rows_per_call
         # (min/max of ints: np.clip costs ~10 us a call, a 1-row partial_fit ~90)
-        return chunk_size or min(max(self.block_values // self.n_outputs, 16), 2048)
+        return min(max(self.block_values // self.n_outputs, 16), 2048)
 
     def uses_blas(self, X):
         """Whether computing ``X``'s features multiplies matrices (then the
@@ -259,6 +271,8 @@ class RawFeatures(FeatureMap):
         The width of the rows.
     """
 
+    csr_rows_per_call = COMPILED_CSR_ROWS
+
     def __init__(self, n_features):
         self.n_features = n_features
 
@@ -284,13 +298,6 @@ class RawFeatures(FeatureMap):
 
     def uses_blas(self, X):
         return False
-
-    def rows_per_piece(self, X, chunk_size):
-        """CSR input: ``chunk_size`` or 8192 rows per compiled call; dense
-        input: the base's."""
-        if sp.issparse(X):
-            return chunk_size or 8192
-        return super().rows_per_piece(X, chunk_size)
 
     def runner(self, X, learners, in_stream_order):
         """CSR input: each learner's ``run_csr`` on the rows, read in place
