@@ -116,6 +116,18 @@ def _dense_to_csr(rows):
     return sp.csr_matrix(csr_parts(np.ascontiguousarray(rows)), shape=rows.shape)
 
 
+def canonical_csr(X):
+    """``X`` as CSR without duplicate entries (summed, in a copy, if it has
+    any) and its ``(data, indices, indptr)``, the index arrays int32 (no
+    copy when they already are), as the compiled CSR loops read them."""
+    X = X.tocsr()
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    return X, (X.data, X.indices.astype(np.int32, copy=False),
+               X.indptr.astype(np.int32, copy=False))
+
+
 def empty_rows(X):
     """No rows of ``X``'s width, in its format (dense or CSR); ``X[:0]``
     without scipy's slicing (for CSR)."""
@@ -304,13 +316,8 @@ class RawFeatures(FeatureMap):
         (canonical: duplicates summed first); dense input: the base's."""
         if not sp.issparse(X):
             return super().runner(X, learners, in_stream_order)
-        X = X.tocsr()
-        if not X.has_canonical_format:
-            X = X.copy()
-            X.sum_duplicates()
-        data = np.ascontiguousarray(X.data, dtype=np.float64)
-        indices = np.ascontiguousarray(X.indices, dtype=np.int32)
-        indptr = np.ascontiguousarray(X.indptr, dtype=np.int32)
+        _, (data, indices, indptr) = canonical_csr(X)
+        data = np.ascontiguousarray(data, dtype=np.float64)
 
         def run(rows, labels, scores):
             rows = np.ascontiguousarray(rows, dtype=np.intp)
@@ -803,11 +810,7 @@ class _SegmentFeed:
         self.segment = SEGMENT
         self.gather = sp.issparse(X) and X.shape[1] > DENSIFY_MAX_FEATURES
         if sp.issparse(X):
-            if not X.has_canonical_format:     # duplicate entries: sum them first
-                X = X.copy()
-                X.sum_duplicates()
-            self.parts = (X.data, X.indices.astype(np.int32, copy=False),
-                          X.indptr.astype(np.int32, copy=False))
+            X, self.parts = canonical_csr(X)
         else:
             X = np.ascontiguousarray(X)
             if not in_stream_order:             # segments gathered into the buffer
