@@ -820,6 +820,21 @@ class KernelParamsMixin:
         self._check_kernel_function()
 
 
+class MultiClassModeMixin:
+    """``multi_class='ovr'|'crammer_singer'``: the parameter of a family
+    that can learn three or more classes on one shared learner
+    (doc/algorithms.md#shared-multi-class), declared by the family's
+    ``SharedMulticlass("multi_class", shared="crammer_singer",
+    one_vs_rest="ovr")``.  Its constraint is ``MULTI_CLASS_CONSTRAINT``
+    (merged into the family's ``_parameter_constraints``), its docstring
+    entry ``skbudget._docstrings.multi_class_doc``.  Binary problems are
+    learned by the binary rule in either mode."""
+
+    def _shares_support(self, n_classes):
+        """``'crammer_singer'`` on three or more classes: one shared learner."""
+        return self.multi_class == "crammer_singer" and n_classes > 2
+
+
 class BaseKernelExpansionClassifier(KernelParamsMixin, BaseOnlineClassifier):
     """Base class of the online kernel classifiers (not for direct use).
 
@@ -863,8 +878,11 @@ class BaseKernelExpansionClassifier(KernelParamsMixin, BaseOnlineClassifier):
 
     def _learner_expansion(self, learner):
         """(coefficients oldest first, intercept) that predict with; a
-        shared-support learner gives one row of coefficients and one
-        intercept per class."""
+        shared-support learner (``skbudget._shared_support``) gives one row
+        of coefficients per class (``dual_coef_`` ``(k, |S|)``) and no
+        intercept."""
+        if self._shared_support:
+            return learner.coefficient_matrix().T, np.zeros(len(self.classes_))
         return learner.coefficients(), learner.intercept
 
     def _needs_distances(self):

@@ -7,7 +7,7 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import StrOptions
 
 from skbudget._averaging import ExpansionAverage, PegasosState, SharedPegasosState
-from skbudget._base import BaseKernelExpansionClassifier
+from skbudget._base import BaseKernelExpansionClassifier, MultiClassModeMixin
 from skbudget._bsgd_fast import (
     GOLDEN,
     LOOKUP,
@@ -21,7 +21,7 @@ from skbudget._declaration import Declaration, SharedMulticlass
 from skbudget._docstrings import attributes_doc, docstring, kernel_doc, stream_doc
 from skbudget._docstrings import class_weight_doc
 from skbudget._kernel_catalogue import named_kernel
-from skbudget._params import BUDGET, RealNumber, keep_params
+from skbudget._params import BUDGET, MULTI_CLASS_CONSTRAINT, RealNumber, keep_params
 from skbudget._stream import STORE_MAX_SPARSE_FEATURES
 from skbudget._weights import CLASS_WEIGHT_CONSTRAINT, ExampleWeightsMixin
 
@@ -33,7 +33,7 @@ _MIN_ALPHA = 1e-100
 _MERGE_SEARCH = {"golden": GOLDEN, "lookup": LOOKUP}
 
 
-class BudgetedSGDClassifier(ExampleWeightsMixin, BaseKernelExpansionClassifier):
+class BudgetedSGDClassifier(MultiClassModeMixin, ExampleWeightsMixin, BaseKernelExpansionClassifier):
     __doc__ = docstring(
         """Budgeted stochastic gradient descent (BSGD) for a kernel SVM.
 
@@ -234,7 +234,7 @@ class BudgetedSGDClassifier(ExampleWeightsMixin, BaseKernelExpansionClassifier):
         "maintenance": [StrOptions(set(_MAINTENANCE))],
         "merge_search": [StrOptions(set(_MERGE_SEARCH))],
         "class_weight": CLASS_WEIGHT_CONSTRAINT,
-        "multi_class": [StrOptions({"crammer_singer", "ovr"})],
+        **MULTI_CLASS_CONSTRAINT,
     }
     # the weights apply per call (a 'balanced' weight to each fit call's y)
     _call_params = BaseKernelExpansionClassifier._call_params + ("class_weight",)
@@ -245,12 +245,6 @@ class BudgetedSGDClassifier(ExampleWeightsMixin, BaseKernelExpansionClassifier):
                  max_iter=1, shuffle=True, random_state=None, warm_start=False, verbose=0,
                  n_jobs=None):
         keep_params(self, locals())
-
-    def _shares_support(self, n_classes):
-        """``'crammer_singer'`` on three or more classes learns every class on
-        one support set (doc/algorithms.md#bsgd-multi-class); binary
-        problems and ``'ovr'`` have binary learners."""
-        return self.multi_class == "crammer_singer" and n_classes > 2
 
     def _validate_params(self):
         super()._validate_params()
@@ -285,11 +279,6 @@ class BudgetedSGDClassifier(ExampleWeightsMixin, BaseKernelExpansionClassifier):
                                          merge_search=_MERGE_SEARCH[self.merge_search])
         return BudgetedSGDLearner(budget=self.budget, lam=float(self.alpha), maintenance=rule,
                                   merge_search=_MERGE_SEARCH[self.merge_search])
-
-    def _learner_expansion(self, learner):
-        if self._shared_support:
-            return learner.coefficient_matrix().T, np.zeros(len(self.classes_))
-        return super()._learner_expansion(learner)
 
     def _update_fitted_attributes(self):
         super()._update_fitted_attributes()

@@ -17,6 +17,22 @@ budget : int, default=100
         with ``n_classes > 2`` up to ``n_classes * B`` vectors are stored),
         at most ``2**31 - 3``."""
 
+def multi_class_doc(default="ovr", budget_note=""):
+    """The ``multi_class`` entry of a family with a shared multi-class mode
+    (``MultiClassModeMixin``); ``budget_note`` says what the shared mode
+    does with the family's rule, if anything beyond the common reduction."""
+    return f"""multi_class : {{'ovr', 'crammer_singer'}}, default='{default}'
+        How three or more classes are learned (the names of
+        :class:`sklearn.svm.LinearSVC`): ``'ovr'``, one binary learner per
+        class, each with its own budget (up to ``n_classes * B`` vectors);
+        ``'crammer_singer'``, one support set of at most ``B`` vectors for
+        the whole model, each vector with a coefficient per class, updated
+        by the binary rule on the margin ``f_y(x) - max_{{c != y}} f_c(x)``
+        against the runner-up class (the user guide's "Multi-class
+        models").{budget_note}  Binary problems are learned by the binary
+        rule either way."""
+
+
 def class_weight_doc(step):
     """The ``class_weight`` entry; ``step`` says what an example's weight
     scales (e.g. "its step ``eta_t w``")."""

@@ -8,8 +8,6 @@ carries one coefficient per class.
 """
 
 
-import numpy as np
-
 from skbudget._base import BaseKernelExpansionClassifier
 from skbudget._declaration import CannotAverage, Declaration, SharedMulticlass
 from skbudget._docstrings import attributes_doc, docstring, kernel_doc, stream_doc
@@ -92,9 +90,6 @@ class _MIRAClassifier(BaseKernelExpansionClassifier):
         **BaseKernelExpansionClassifier._parameter_constraints,
         "beta": [RealNumber(0.0, None, closed="neither")],
     }
-
-    def _learner_expansion(self, learner):
-        return learner.coefficient_matrix().T, np.zeros(len(self.classes_))
 
     def _raw_scores(self, X):
         """The class scores; with two classes the one column ``s_1 - s_0``

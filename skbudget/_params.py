@@ -14,7 +14,7 @@ import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 
 __all__ = ["BUDGET", "MAX_BUDGET", "Integer", "ModelParamsMixin", "RealNumber", "check_budget",
            "keep_params"]
@@ -71,6 +71,9 @@ class RealNumber(_NotBool, Interval):
 # the budget constraint of the budgeted families: at least one support
 # vector (check_budget bounds it above)
 BUDGET = {"budget": [Integer(1, None, closed="left")]}
+
+# the multi-class mode of a family with a shared mode (MultiClassModeMixin)
+MULTI_CLASS_CONSTRAINT = {"multi_class": [StrOptions({"crammer_singer", "ovr"})]}
 
 
 @functools.cache
