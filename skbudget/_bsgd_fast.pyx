@@ -366,6 +366,7 @@ cdef class MulticlassBSGDLearner(SharedSupportLearner):
     cdef Py_ssize_t[::1] partner_pos
     cdef double[::1] merged
 
+    _per_class_names = SharedSupportLearner._per_class_names + ("new_row",)
     _state_names = SharedSupportLearner._state_names + (
         "budget", "lam", "maintenance", "merge_search", "n_steps", "n_maintenance", "degradation",
         "row_sqnorm", "new_row", "chol", "span_gap")

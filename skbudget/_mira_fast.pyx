@@ -39,6 +39,7 @@ cdef class MIRALearner(SharedSupportLearner):
     cdef public double[::1] step         # scratch: D, then the step tau of the round
     cdef public double[::1] sorted_d     # scratch: D sorted decreasing
 
+    _per_class_names = SharedSupportLearner._per_class_names + ("step", "sorted_d")
     _state_names = SharedSupportLearner._state_names + (
         "beta", "budget", "distill", "step", "sorted_d")
 

@@ -43,7 +43,10 @@ cdef class SharedSupportLearner(OnlineLearner):
     Parameters
     ----------
     n_outputs : int
-        ``k``, the number of classes (at least 2).
+        ``k``, the number of classes (at least 1: a stream without
+        ``classes=`` starts with the classes of its first rows and grows,
+        :meth:`add_class`; with one class there is no rival and no round is
+        a mistake).
     track_scores : bool
         Keep ``s_r(x_c)`` for every support pattern (and the support-set
         Gram matrix it needs), updated in O(|S| k) per change.
@@ -56,10 +59,15 @@ cdef class SharedSupportLearner(OnlineLearner):
     _state_names = OnlineLearner._state_names + (
         "n_outputs", "tau", "label", "track_scores", "support_scores", "scores", "candidates")
 
+    # the arrays with one entry per class along their last axis: a class
+    # first seen by a stream without ``classes=`` (add_class) gets a zero
+    # there; a subclass adds its own per-class arrays (scratch included)
+    _per_class_names = ("tau", "support_scores", "scores")
+
     def __init__(self, Py_ssize_t n_outputs=2, bint track_scores=False, rng=None,
                  bint track_gram=False):
-        if n_outputs < 2:
-            raise ValueError(f"n_outputs must be at least 2; got {n_outputs}")
+        if n_outputs < 1:
+            raise ValueError(f"n_outputs must be at least 1; got {n_outputs}")
         self.n_outputs = n_outputs
         self.track_scores = track_scores
         self.tau = np.zeros((0, n_outputs))
@@ -81,8 +89,8 @@ cdef class SharedSupportLearner(OnlineLearner):
 
     def check_policy_state(self, Py_ssize_t pool_size):
         cdef Py_ssize_t k = self.n_outputs, cap = self.capacity
-        if k < 2:
-            return f"n_outputs={k} is below 2"
+        if k < 1:
+            return f"n_outputs={k} is below 1"
         per_cell = {"tau": self.tau, "label": self.label}
         if self.track_scores:
             per_cell.update(support_scores=self.support_scores, candidates=self.candidates)
@@ -119,9 +127,11 @@ cdef class SharedSupportLearner(OnlineLearner):
 
     cdef double class_margin(self, const double* values, Py_ssize_t y) noexcept nogil:
         """values[y] - max_{r != y} values[r]; 0 when the two agree to a
-        relative 1e-9 (tied)."""
+        relative 1e-9 (tied); +inf with one class (no rival)."""
         cdef Py_ssize_t r
         cdef double rival = -INFINITY, m
+        if self.n_outputs == 1:
+            return INFINITY
         for r in range(self.n_outputs):
             if r != y and values[r] > rival:
                 rival = values[r]
@@ -232,6 +242,22 @@ cdef class SharedSupportLearner(OnlineLearner):
             i += 1
         best[0] = mu[i]
         return i
+
+    def add_class(self, Py_ssize_t position):
+        """A class first seen now (a stream without ``classes=``), at index
+        ``position`` of the sorted classes: a zero at ``position`` of every
+        per-class array (``_per_class_names``: its scores and coefficients
+        are 0), and the stored labels at or above ``position`` move up one.
+        The model's predictions among the other classes do not change."""
+        if not 0 <= position <= self.n_outputs:
+            raise ValueError(f"position must be in [0, {self.n_outputs}]; got {position}")
+        for name in self._per_class_names:
+            values = np.asarray(getattr(self, name))
+            setattr(self, name, np.ascontiguousarray(
+                np.insert(values, position, 0.0, axis=values.ndim - 1)))
+        labels = np.asarray(self.label)
+        labels[labels >= position] += 1
+        self.n_outputs += 1
 
     # ------------------------------------------------------------------
     # read-out

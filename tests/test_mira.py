@@ -201,11 +201,11 @@ def test_beta_must_be_positive(Est):
         MIRALearner(n_classes=3, beta=0.0)
 
 
-def test_learner_rejects_an_empty_cache_and_a_single_class():
+def test_learner_rejects_an_empty_cache_and_no_class():
     with pytest.raises(ValueError, match="budget must be >= 1"):
         MIRALearner(n_classes=3, budget=0)
-    with pytest.raises(ValueError, match="n_outputs must be at least 2"):
-        MIRALearner(n_classes=1)
+    with pytest.raises(ValueError, match="n_outputs must be at least 1"):
+        MIRALearner(n_classes=0)
 
 
 def test_learner_rejects_a_label_that_is_not_a_class_index():
