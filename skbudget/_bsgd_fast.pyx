@@ -33,7 +33,6 @@ per probe after an O(k) set-up; ``‖W_i‖²`` is kept per vector).
 """
 
 import numpy as np
-from libc.float cimport DBL_MIN
 from libc.math cimport exp, fabs, isfinite, INFINITY
 from libc.string cimport memcpy
 
@@ -417,21 +416,13 @@ cdef class MulticlassBSGDLearner(SharedSupportLearner):
                 or size_problem({"new_row": self.new_row}, self.n_outputs, "entries"))
 
     cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300 nogil:
-        cdef Py_ssize_t label = <Py_ssize_t> y, r, c, cell, runner = -1
-        cdef double margin, spread = 0.0
+        cdef Py_ssize_t label = self.class_index(y), cell, runner
+        cdef double margin
         cdef double* scores = &self.scores[0]
-        if not (0 <= label < self.n_outputs and label == y):
-            with gil:
-                raise ValueError(
-                    f"the label must be a class index in [0, {self.n_outputs}); got {y}")
         self.ensure_row()
         self.compute_scores()       # f_c before the step: scale 1/(λ (t − 1))
-        for c in range(self.n_outputs):
-            spread += scores[c] * 0.0     # NaN if any score is NaN or ±inf
-            if c != label and (runner < 0 or scores[c] > scores[runner]):
-                runner = c
-        margin = scores[label] - scores[runner]
-        if not isfinite(margin + spread):   # a score not finite, or the margin
+        margin = self.top_two_margin(label, &runner)
+        if not (isfinite(margin) or runner < 0):   # finite scores too far apart
             with gil:
                 raise ValueError(
                     f"the class scores are not finite or too far apart ({scores[label]} for "
@@ -442,10 +433,7 @@ cdef class MulticlassBSGDLearner(SharedSupportLearner):
         # an example of weight w takes the step η_t w: the row w (e_y − e_r)
         # (a zero weight adds nothing; without weights w = 1)
         if margin < 1.0 and self.example_weight > 0.0:
-            for r in range(self.n_outputs):
-                self.new_row[r] = 0.0
-            self.new_row[label] = self.example_weight
-            self.new_row[runner] = -self.example_weight
+            self.pair_row(&self.new_row[0], label, runner, self.example_weight)
             cell = self.append_pattern(label, &self.new_row[0])
             self.row_sqnorm[cell] = dense_dot(&self.new_row[0], &self.new_row[0],
                                               self.n_outputs)
@@ -454,9 +442,7 @@ cdef class MulticlassBSGDLearner(SharedSupportLearner):
                 self.factor_append()
             if self.n_sv > self.budget:
                 self.maintain()
-        if margin == 0.0 and runner > label:
-            return DBL_MIN          # the true class wins the tie: no mistake
-        return margin
+        return self.round_value(margin, label, runner)
 
     cdef int maintain(self) except -1 nogil:
         self.n_maintenance += 1

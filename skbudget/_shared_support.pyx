@@ -30,6 +30,7 @@ true class (a mistake when ``<= 0``; two scores that agree to a relative
 """
 
 import numpy as np
+from libc.float cimport DBL_MIN
 from libc.math cimport INFINITY
 
 from skbudget._engine cimport OnlineLearner
@@ -124,6 +125,62 @@ cdef class SharedSupportLearner(OnlineLearner):
                 out[r] += row[r] * kv
         for r in range(k):
             out[r] *= self.scale
+
+    cdef Py_ssize_t class_index(self, double y) except -1 nogil:
+        """The class index a round's label ``y`` stands for (the driver
+        hands a shared learner ``0 .. k-1`` as doubles); anything else
+        raises."""
+        cdef Py_ssize_t label = <Py_ssize_t> y
+        if not (0 <= label < self.n_outputs and label == y):
+            with gil:
+                raise ValueError(
+                    f"the label must be a class index in [0, {self.n_outputs}); got {y}")
+        return label
+
+    cdef double top_two_margin(self, Py_ssize_t y, Py_ssize_t* runner) except? -1.5e300 nogil:
+        """The top-two reduction of a round (doc/algorithms.md#shared-multi-class),
+        from ``scores`` (:meth:`compute_scores` first): the runner-up
+        ``r = argmax_{c != y} s_c`` (ties: the lowest index) into
+        ``runner[0]`` and the margin ``m = s_y - s_r``, exact (no tie
+        tolerance).  With one class there is no rival: ``runner[0] = -1``
+        and ``m = +inf`` (no rule updates).  A score that is not finite
+        raises (an overflow of the coefficients)."""
+        cdef Py_ssize_t c, best = -1
+        cdef const double* scores = &self.scores[0]
+        cdef double spread = 0.0
+        for c in range(self.n_outputs):
+            spread += scores[c] * 0.0     # NaN if any score is NaN or +-inf
+            if c != y and (best < 0 or scores[c] > scores[best]):
+                best = c
+        runner[0] = best
+        if is_nan(spread):
+            with gil:
+                raise ValueError(
+                    "the class scores are not finite numbers: the coefficients overflowed "
+                    "the floating-point range; use less extreme parameters (e.g. a smaller "
+                    "gamma or step)")
+        if best < 0:
+            return INFINITY
+        return scores[y] - scores[best]
+
+    cdef double round_value(self, double margin, Py_ssize_t y, Py_ssize_t runner) noexcept nogil:
+        """What ``process_example`` returns for a round of margin ``margin``
+        (the driver counts a mistake when it is ``<= 0``): the margin, except
+        for a tie that the true class wins (prediction's ties go to the lower
+        index), which is no mistake."""
+        if margin == 0.0 and runner > y:
+            return DBL_MIN
+        return margin
+
+    cdef void pair_row(self, double* row, Py_ssize_t y, Py_ssize_t runner,
+                       double a) noexcept nogil:
+        """``row[0:k] = a (e_y - e_r)``: the row of an example the binary rule
+        would add with coefficient ``a y_t`` (``a >= 0``)."""
+        cdef Py_ssize_t c
+        for c in range(self.n_outputs):
+            row[c] = 0.0
+        row[y] = a
+        row[runner] = -a
 
     cdef double class_margin(self, const double* values, Py_ssize_t y) noexcept nogil:
         """values[y] - max_{r != y} values[r]; 0 when the two agree to a
