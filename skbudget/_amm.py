@@ -128,6 +128,7 @@ class AdaptiveMultiHyperplaneClassifier(LinearModelMixin, BaseOnlineClassifier):
             "models have no correspondence to average (the average of two piecewise-linear "
             "models is not one of at most budget weights per class)"),
         shared_multiclass=SharedMulticlass(),
+        model_size="``budget`` weights per class: up to ``n_classes × budget`` in all",
     )
 
     _parameter_constraints: dict = {
@@ -153,6 +154,11 @@ class AdaptiveMultiHyperplaneClassifier(LinearModelMixin, BaseOnlineClassifier):
     def _shares_support(self, n_classes):
         """Always: one learner holds every class's weights."""
         return True
+
+    def _learns_open_label_sets(self):
+        """No: every class holds its own list of weights from the start
+        (``partial_fit`` needs ``classes=`` on its first call)."""
+        return False
 
     def _draws_random_numbers(self):
         return self.clone_probability > 0

@@ -391,6 +391,14 @@ class BaseOnlineClassifier(ModelParamsMixin, PersistentModelMixin, ClassifierMix
         kept as ``_shared_support``."""
         return False
 
+    def _learns_open_label_sets(self):
+        """Whether a ``partial_fit`` stream may start without ``classes=``
+        and meet classes later (each gets a zero column of the shared
+        learner, its ``add_class``): the estimator's shared mode, as its
+        parameters select it.  One-vs-rest learners need every class up
+        front, as scikit-learn's ``partial_fit`` does."""
+        return self._shares_support(3)
+
     def _reads_every_value(self):
         """Whether :meth:`_data_constants` of a new model reads every value
         of ``X`` (e.g. ``gamma='scale'``, its variance): that pass is then
@@ -442,14 +450,19 @@ class BaseOnlineClassifier(ModelParamsMixin, PersistentModelMixin, ClassifierMix
     # ------------------------------------------------------------------
     # state
     # ------------------------------------------------------------------
-    def _reset(self, X, classes, constants, streaming):
+    def _reset(self, X, classes, constants, streaming, open_classes=False):
         """Start a new model for ``classes`` with the :meth:`_data_constants`
         ``constants`` (fit without warm start, or the first partial_fit).
         ``streaming``: the call may be continued (partial_fit, warm-start
-        fit)."""
-        self.classes_ = _check_two_classes(classes)
+        fit).  ``open_classes``: a stream without ``classes=`` in the shared
+        mode (:meth:`_learns_open_label_sets`), whose classes so far
+        (one or more) are ``classes``: its one shared learner takes the
+        classes it meets later (:meth:`_add_classes`), so it learns by the
+        shared rule even while it has seen two."""
+        self.classes_ = classes if open_classes else _check_two_classes(classes)
+        self._open_classes = open_classes
         self._record_params_at_start()
-        self._shared_support = self._shares_support(len(classes))
+        self._shared_support = open_classes or self._shares_support(len(classes))
         self._rng = _random_state(self.random_state)
         self._start_model(X, constants, streaming)
         self._sparse_storage = sp.issparse(X)
@@ -543,6 +556,28 @@ class BaseOnlineClassifier(ModelParamsMixin, PersistentModelMixin, ClassifierMix
                 f"{self.classes_.tolist()}"
             )
 
+    def _add_classes(self, y, classes=None):
+        """The labels of ``y`` (and ``classes``, when a later call gives
+        them) that a model of an open label set has not seen: each takes
+        its place in the sorted ``classes_``, and the shared learner a zero
+        column there (``add_class``), so the model's predictions among the
+        classes it knew do not change.  A model whose classes were fixed
+        up front (``fit``, or ``partial_fit(classes=...)``) adds nothing:
+        its labels are checked (:meth:`_check_labels`)."""
+        if not self._open_classes:
+            if classes is not None:
+                _check_partial_fit_first_call(self, classes)
+            self._check_labels(y)
+            return
+        labels = _checked_classes(y)
+        if classes is not None:
+            labels = np.union1d(labels, np.unique(classes))
+        for label in labels[~np.isin(labels, self.classes_)]:
+            position = int(np.searchsorted(self.classes_, label))
+            self.classes_ = np.insert(self.classes_, position, label)
+            for learner in self._learners:
+                learner.add_class(position)
+
     @property
     def _learners(self):
         """The binary learners (one per column of the signed targets)."""
@@ -626,7 +661,7 @@ class BaseOnlineClassifier(ModelParamsMixin, PersistentModelMixin, ClassifierMix
             self._check_unchanged_params()
         X, y, classes, constants = self._validate_fit_input(X, y, reset=not continuing)
         if continuing:
-            self._check_labels(y)
+            self._add_classes(y)
         else:
             self._reset(X, classes, constants, streaming=self.warm_start)
         weights = self._example_weights(X, y, sample_weight)
@@ -660,19 +695,26 @@ class BaseOnlineClassifier(ModelParamsMixin, PersistentModelMixin, ClassifierMix
     def _partial_fit(self, X, y, classes, first_call, sample_weight=None):
         if not first_call:
             self._check_unchanged_params()
-        X, y, _, constants = self._validate_fit_input(X, y, reset=first_call)
-        if first_call:
-            if classes is None:
-                raise ValueError("classes must be passed on the first call to partial_fit.")
+        X, y, seen, constants = self._validate_fit_input(X, y, reset=first_call)
+        if first_call and classes is None:
+            if not self._learns_open_label_sets():
+                raise ValueError(
+                    "classes must be passed on the first call to partial_fit (one-vs-rest "
+                    "learners need every class up front; the shared multi-class mode, "
+                    "multi_class='crammer_singer' where the estimator has it, learns the "
+                    "classes as they come).")
+            self._reset(X, seen, constants, streaming=True, open_classes=True)
+        elif first_call:
             classes = np.unique(classes)
             if len(classes) < 2:
                 raise ValueError(
                     f"classes must hold at least two classes; got {classes.tolist()}"
                 )
-        _check_partial_fit_first_call(self, classes)
-        self._check_labels(y)
-        if first_call:
+            _check_partial_fit_first_call(self, classes)
+            self._check_labels(y)
             self._reset(X, self.classes_, constants, streaming=True)
+        else:
+            self._add_classes(y, classes)
         weights = self._example_weights(X, y, sample_weight)
         self._driver.n_jobs = self._call_n_jobs()
         first_id = self._n_examples_seen
@@ -704,6 +746,9 @@ class BaseOnlineClassifier(ModelParamsMixin, PersistentModelMixin, ClassifierMix
         check_is_fitted(self)
         X = _checked_X(self, X, reset=False)
         scores = self._raw_scores(X)
+        if self._shared_support and scores.shape[1] == 2:
+            # one learner's two class scores (a shared learner of two classes)
+            return scores[:, 1] - scores[:, 0]
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
     decision_function.__doc__ = samples_method_doc(
@@ -714,6 +759,8 @@ class BaseOnlineClassifier(ModelParamsMixin, PersistentModelMixin, ClassifierMix
 
     def predict(self, X):
         scores = self.decision_function(X)
+        if len(self.classes_) == 1:     # an open label set's first class so far
+            return np.repeat(self.classes_, len(scores))
         if scores.ndim == 1:
             return self.classes_[(scores > 0).astype(int)]
         return self.classes_[np.argmax(scores, axis=1)]

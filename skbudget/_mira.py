@@ -91,14 +91,6 @@ class _MIRAClassifier(BaseKernelExpansionClassifier):
         "beta": [RealNumber(0.0, None, closed="neither")],
     }
 
-    def _raw_scores(self, X):
-        """The class scores; with two classes the one column ``s_1 - s_0``
-        (what ``decision_function`` returns)."""
-        scores = super()._raw_scores(X)
-        if len(self.classes_) == 2:
-            return scores[:, 1:] - scores[:, :1]
-        return scores
-
 
 class KernelMIRA(_MIRAClassifier):
     __doc__ = _mira_doc(

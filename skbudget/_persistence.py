@@ -61,6 +61,7 @@ _FITTED_SCALARS = {
     "n_iter_": [Integer(0, _INT64_MAX, closed="both")],
     "_n_examples_seen": [Integer(0, _INT64_MAX, closed="both")],
     "_shared_support": ["boolean"],
+    "_open_classes": ["boolean"],
     "_sparse_storage": ["boolean"],
     # (None: a callable kernel)
     "_gamma": [RealNumber(0.0, None, closed="neither"), None],
@@ -159,6 +160,7 @@ class PersistentModelMixin:
         if not isinstance(plain_driver, dict):
             self._refuse("_driver", plain_driver, "the plain state of a fitted model's driver")
         state.setdefault("_shared_support", plain_driver.get("shared_support", False))
+        state.setdefault("_open_classes", False)     # (files written before open label sets)
         features = self._saved_feature_map(plain_driver)
         for name, cls in self._plain_attribute_classes.items():
             if not isinstance(state.get(name), dict):
@@ -338,8 +340,15 @@ class PersistentModelMixin:
         self._check_in_c_range(values)
         self._check_constraints(values, constraints, "the saved fitted scalars")
         classes = attributes.get("classes_")
-        if not (isinstance(classes, np.ndarray) and classes.ndim == 1 and classes.size >= 2):
-            self._refuse("classes_", classes, "a 1-D array of at least two classes")
+        fewest = 1 if attributes.get("_open_classes") else 2    # (an open label set: one so far)
+        if not (isinstance(classes, np.ndarray) and classes.ndim == 1
+                and classes.size >= fewest):
+            self._refuse("classes_", classes, f"a 1-D array of at least {fewest} classes")
+        with self._started_params():
+            learns_open_label_sets = self._learns_open_label_sets()
+        if fewest == 1 and not learns_open_label_sets:
+            self._refuse("_open_classes", True, "False: the estimator's parameters select "
+                                                "one-vs-rest learners, whose classes are fixed")
 
     def _check_driver_scalars(self):
         """What the fitted scalars follow from in the driver's state: the
@@ -347,7 +356,7 @@ class PersistentModelMixin:
         and its classes), the input format, chunk length and example
         count."""
         with self._started_params():
-            shared_support = self._shares_support(len(self.classes_))
+            shared_support = self._open_classes or self._shares_support(len(self.classes_))
         driver = self._driver
         for name, value, expected in (
                 ("_shared_support", self._shared_support, shared_support),

@@ -30,7 +30,7 @@ true class (a mistake when ``<= 0``; two scores that agree to a relative
 """
 
 import numpy as np
-from libc.float cimport DBL_MIN
+from libc.float cimport DBL_MAX, DBL_MIN
 from libc.math cimport INFINITY
 
 from skbudget._engine cimport OnlineLearner
@@ -143,7 +143,8 @@ cdef class SharedSupportLearner(OnlineLearner):
         ``r = argmax_{c != y} s_c`` (ties: the lowest index) into
         ``runner[0]`` and the margin ``m = s_y - s_r``, exact (no tie
         tolerance).  With one class there is no rival: ``runner[0] = -1``
-        and ``m = +inf`` (no rule updates).  A score that is not finite
+        and ``m = DBL_MAX``, the largest finite margin (no rule updates, no
+        mistake; finite, so that no rule's arithmetic meets an infinity).  A score that is not finite
         raises (an overflow of the coefficients)."""
         cdef Py_ssize_t c, best = -1
         cdef const double* scores = &self.scores[0]
@@ -160,7 +161,7 @@ cdef class SharedSupportLearner(OnlineLearner):
                     "the floating-point range; use less extreme parameters (e.g. a smaller "
                     "gamma or step)")
         if best < 0:
-            return INFINITY
+            return DBL_MAX
         return scores[y] - scores[best]
 
     cdef double round_value(self, double margin, Py_ssize_t y, Py_ssize_t runner) noexcept nogil:
@@ -184,11 +185,12 @@ cdef class SharedSupportLearner(OnlineLearner):
 
     cdef double class_margin(self, const double* values, Py_ssize_t y) noexcept nogil:
         """values[y] - max_{r != y} values[r]; 0 when the two agree to a
-        relative 1e-9 (tied); +inf with one class (no rival)."""
+        relative 1e-9 (tied); ``DBL_MAX`` with one class (no rival, as
+        :meth:`top_two_margin`)."""
         cdef Py_ssize_t r
         cdef double rival = -INFINITY, m
         if self.n_outputs == 1:
-            return INFINITY
+            return DBL_MAX
         for r in range(self.n_outputs):
             if r != y and values[r] > rival:
                 rival = values[r]

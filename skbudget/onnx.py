@@ -191,6 +191,11 @@ def _label_type(model):
 def _parser(scope, model, inputs, custom_parsers=None):
     """Two outputs: ``label`` and ``scores`` (no probabilities, no ZipMap)."""
     check_is_fitted(model)
+    if len(model.classes_) < 2:
+        raise ValueError(
+            f"{type(model).__name__} has learned one class so far ({model.classes_[0]!r}, a "
+            f"stream without classes=): it predicts that class whatever the input; export it "
+            f"once it has seen two.")
     operator = scope.declare_local_operator(_ALIASES[type(model)], model)
     operator.inputs = inputs
     label_type, _ = _label_type(model)
