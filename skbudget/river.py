@@ -127,7 +127,13 @@ class RiverClassifier(base.Classifier):
     **Labels.** The estimator learns the positions of the labels in
     ``classes`` (``0, 1, ...``: its ``classes_``), so labels may be any
     hashable values, of mixed types too; a binary model's positive class is
-    ``classes[1]``.
+    ``classes[1]``.  An estimator in its shared multi-class mode
+    (``multi_class='crammer_singer'``, BSGD, MIRA) needs no ``classes``:
+    with ``classes=None`` the labels take positions in the order they are
+    first learned, and a label first seen late gets a class of its own
+    (the estimator's ``partial_fit`` without ``classes=``, the user guide's
+    "Multi-class models"); until the model has seen two labels it predicts
+    the one it has seen.
 
     **Scores, not probabilities.** The budget perceptrons learn a score,
     not a probability. ``predict_proba_one`` returns the logistic function
@@ -145,10 +151,12 @@ class RiverClassifier(base.Classifier):
     ----------
     estimator : classifier of skbudget
         The estimator to train (it is cloned, never changed).
-    classes : list
+    classes : list or None, default=None
         Every label the stream will contain (at least two, each once), in
         the order of the estimator's classes: ``classes[1]`` is a binary
-        model's positive class.
+        model's positive class.  Required unless the estimator learns the
+        classes as they come (its shared multi-class mode); None there: the
+        labels in the order they are first learned.
     features : tuple or list, default=None
         The feature names, in the order of the estimator's columns.
         ``None``: the keys of the first example learned that has any,
@@ -184,7 +192,7 @@ class RiverClassifier(base.Classifier):
     Accuracy: 80.64%
     """
 
-    def __init__(self, estimator, classes, features=None, unknown_features="raise",
+    def __init__(self, estimator, classes=None, features=None, unknown_features="raise",
                  batch_size=32):
         self.estimator = estimator
         self.classes = classes
@@ -204,16 +212,25 @@ class RiverClassifier(base.Classifier):
                    ("partial_fit", "decision_function", "_check_learnable_rows")):
             raise TypeError(f"estimator must be an online skbudget classifier (one with "
                             f"partial_fit, not a meta-estimator); got {self.estimator!r}")
-        try:
-            labels = list(self.classes)
-            index = {label: position for position, label in enumerate(labels)}
-        except TypeError as exc:
-            raise TypeError(f"classes must be a list of hashable labels; got "
-                            f"{self.classes!r}") from exc
-        if len(labels) < 2 or len(index) != len(labels):
-            raise ValueError(f"classes must hold at least two distinct labels, each once; got "
-                             f"{self.classes!r}")
-        self._class_labels, self._class_index = labels, index
+        if self.classes is None:
+            if not self.estimator._learns_open_label_sets():
+                raise ValueError(
+                    f"classes is required for {type(self.estimator).__name__} as configured: "
+                    f"its one-vs-rest learners need every class up front (an estimator in its "
+                    f"shared multi-class mode, multi_class='crammer_singer', learns the "
+                    f"classes as they come)")
+            self._class_labels, self._class_index = [], {}
+        else:
+            try:
+                labels = list(self.classes)
+                index = {label: position for position, label in enumerate(labels)}
+            except TypeError as exc:
+                raise TypeError(f"classes must be a list of hashable labels; got "
+                                f"{self.classes!r}") from exc
+            if len(labels) < 2 or len(index) != len(labels):
+                raise ValueError(f"classes must hold at least two distinct labels, each once; "
+                                 f"got {self.classes!r}")
+            self._class_labels, self._class_index = labels, index
         if self.unknown_features not in _UNKNOWN_FEATURES:
             raise ValueError(f"unknown_features must be one of {_UNKNOWN_FEATURES}; got "
                              f"{self.unknown_features!r}")
@@ -230,7 +247,10 @@ class RiverClassifier(base.Classifier):
 
     @property
     def _multiclass(self):
-        return len(self._class_labels) > 2
+        """river's flag of a classifier that predicts more than two classes
+        (its checks read it): three or more ``classes``, or a label set
+        learned as it comes."""
+        return self.classes is None or len(self._class_labels) > 2
 
     @property
     def estimator_(self):
@@ -293,11 +313,10 @@ class RiverClassifier(base.Classifier):
         None
             River's convention: the model changes in place.
         """
-        label = self._class_index.get(y)
-        if label is None:
-            raise ValueError(f"y={y!r} is not one of classes {self.classes!r}")
+        label = self._label_position(y)
         if self._estimator is None:
             self._start(x, label)
+            self._keep_label(y, label)
             return
         if len(self._labels) == self.batch_size:   # a flush failed: try it again first
             self._flush()
@@ -308,11 +327,35 @@ class RiverClassifier(base.Classifier):
             self._estimator._check_learnable_rows(row)     # partial_fit's own checks of a row
         except ValueError:
             self._learn_refused(row.copy(), label)
+            self._keep_label(y, label)
             return
+        self._keep_label(y, label)
         self._labels.append(label)
         self._n_accepted += 1
         if len(self._labels) == self.batch_size:
             self._flush()
+
+    def _label_position(self, y):
+        """The position ``y`` is learned as: its place in ``classes``, or,
+        with ``classes=None``, the next position for a label not seen yet
+        (kept by :meth:`_keep_label` once the example is learned or
+        buffered)."""
+        label = self._class_index.get(y)
+        if label is not None:
+            return label
+        if self.classes is not None:
+            raise ValueError(f"y={y!r} is not one of classes {self.classes!r}")
+        try:
+            hash(y)
+        except TypeError as exc:
+            raise TypeError(f"a label must be hashable; got y={y!r}") from exc
+        return len(self._class_labels)
+
+    def _keep_label(self, y, label):
+        """Keep a new label's position, once its example is accepted."""
+        if label == len(self._class_labels):
+            self._class_labels.append(y)
+            self._class_index[y] = label
 
     def _learn_refused(self, row, label):
         """An example the estimator's checks refuse: ``partial_fit`` has
@@ -342,7 +385,8 @@ class RiverClassifier(base.Classifier):
         row = np.empty((1, len(features)))
         self._fill(row[0], x, index)
         estimator = clone(self.estimator)
-        estimator.partial_fit(row, np.array([label]), classes=np.arange(len(self._class_labels)))
+        classes = None if self.classes is None else np.arange(len(self._class_labels))
+        estimator.partial_fit(row, np.array([label]), classes=classes)
         self._estimator, self._features, self._index = estimator, features, index
         self._buffer = np.empty((self.batch_size, len(features)))
         self._n_accepted += 1
@@ -416,12 +460,16 @@ class RiverClassifier(base.Classifier):
         proba : dict
             ``{label: value}`` for every class: ``expit`` of the binary
             score (``expit(-score)`` for ``classes[0]``), or the softmax of
-            the class scores; uniform before anything was learned.
+            the class scores; uniform before anything was learned (empty
+            with ``classes=None``), ``{label: 1.0}`` while only one label
+            has been learned.
         """
         scores = self._scores(x)
         labels = self._class_labels
         if scores is None:
             return {label: 1.0 / len(labels) for label in labels}
+        if len(self._estimator.classes_) == 1:
+            return {labels[0]: 1.0}
         if np.ndim(scores) == 0:
             return {labels[0]: float(expit(-scores)), labels[1]: float(expit(scores))}
         return dict(zip(labels, softmax(scores).tolist()))
@@ -439,11 +487,14 @@ class RiverClassifier(base.Classifier):
         -------
         label
             The class (``classes[0]`` before anything was learned: the zero
-            function's prediction).
+            function's prediction; None with ``classes=None``, river's
+            answer when no label is known).
         """
         scores = self._scores(x)
         labels = self._class_labels
         if scores is None:
+            return labels[0] if labels else None
+        if len(self._estimator.classes_) == 1:
             return labels[0]
         if np.ndim(scores) == 0:
             return labels[int(scores > 0)]
@@ -456,9 +507,10 @@ class RiverClassifier(base.Classifier):
     # ------------------------------------------------------------------
     @classmethod
     def _unit_test_params(cls):
-        from skbudget import Forgetron
+        from skbudget import BudgetedSGDClassifier, Forgetron
 
         yield {"estimator": Forgetron(budget=50, gamma=0.1), "classes": [False, True]}
+        yield {"estimator": BudgetedSGDClassifier(budget=50, gamma=0.1)}
 
     def _unit_test_skips(self):
         # a new feature raises by design (unknown_features='raise')

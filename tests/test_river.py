@@ -85,6 +85,33 @@ def test_learn_one_gives_the_model_of_one_partial_fit_per_example(name, batch_si
     assert ESTIMATORS[name].__dict__.keys() == type(ESTIMATORS[name])().__dict__.keys()
 
 
+def test_a_shared_mode_needs_no_classes():
+    # BSGD's shared mode learns the labels as they come: river's checks
+    # (binary and multi-class streams), and the model of one partial_fit
+    # per example without classes=, the labels' positions in order of
+    # first appearance
+    adapter = RiverClassifier(ESTIMATORS["BSGD-shared"], unknown_features="ignore")
+    assert adapter._multiclass
+    checks.check_estimator(adapter)
+    data, X, _ = _rows(datasets.ImageSegments(), 150)
+    first_seen = list(dict.fromkeys(label for _, label in data))
+    y = np.array([first_seen.index(label) for _, label in data])
+    adapter = RiverClassifier(ESTIMATORS["BSGD-shared"], batch_size=5)
+    reference = clone(ESTIMATORS["BSGD-shared"])
+    assert adapter.predict_one(data[0][0]) is None and adapter.predict_proba_one(data[0][0]) == {}
+    for i, (x, label) in enumerate(data):
+        adapter.learn_one(x, label)
+        reference.partial_fit(X[i:i + 1], y[i:i + 1])
+        if i == 0:
+            assert adapter.predict_one(x) == label
+            assert adapter.predict_proba_one(x) == {label: 1.0}
+    trained = adapter.estimator_
+    assert_array_equal(trained.classes_, np.arange(len(first_seen)))
+    assert_array_equal(trained.dual_coef_, reference.dual_coef_, strict=True)
+    assert adapter.predict_one(data[-1][0]) == first_seen[reference.predict(X[-1:])[0]]
+    assert list(adapter.predict_proba_one(data[-1][0])) == first_seen
+
+
 def test_pipeline_and_progressive_validation():
     model = preprocessing.StandardScaler() | RiverClassifier(
         Forgetron(budget=50, gamma=0.1, random_state=0), classes=[False, True])
@@ -151,6 +178,7 @@ def test_features_unknown_missing_and_bad_values():
     (dict(classes=[0, 1], unknown_features="drop"), "unknown_features must be one of"),
     (dict(classes=[0, 1], batch_size=0), "batch_size must be an int >= 1"),
     (dict(classes=[0, 1], features=["a", "a"]), "each feature once"),
+    (dict(), "classes is required for Forgetron"),
 ])
 def test_bad_parameters(params, error):
     with pytest.raises(ValueError, match=error):
