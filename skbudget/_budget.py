@@ -143,7 +143,13 @@ class BudgetPerceptron(BaseKernelExpansionClassifier):
     example just inserted is never a candidate), so the cache size adapts
     to the data.  The margins ``f(x_j)`` of the support vectors are kept up
     to date incrementally, ``O(|S|)`` per change (the support-set Gram matrix
-    is stored: O(B^2) memory).""",
+    is stored: O(B^2) memory).
+
+    Multi-class problems are learned one-vs-rest, each learner with its
+    own cache.  The rule's form on one cache shared by every class (the
+    leave-one-out margin against the runner-up class, MIRA's step) is
+    :class:`BudgetMIRA`: use it for one budget for the whole model (the
+    user guide's "Multi-class models").""",
         ["""budget : int or None, default=100
         Cache size ``B`` (per one-vs-rest learner); ``None`` selects the
         adaptive DistillCache variant (no fixed bound).""",

@@ -11,7 +11,8 @@ estimator is covered everywhere by exporting it and declaring it:
   digests ``tests/test_model_digest.py`` keeps;
 - whether its models average (:mod:`skbudget._averaging`: the rule), or
   the reason they cannot;
-- its shared multi-class mode (one support set for every class), if any;
+- its shared multi-class mode (one support set for every class), if any,
+  and, for a model that is no kernel expansion, what bounds its size;
 - the weights its ``fit`` takes.
 
 Its row of the user guide's table of estimators is not declared here but on
@@ -104,6 +105,13 @@ class Declaration:
         the defaults), for an estimator whose defaults need more rows than
         the checks' small data sets have (LLSVM's 100 landmarks are chosen
         among the first call's rows).
+    model_size : str or None, default=None
+        What bounds the size of a model that is no kernel expansion, in
+        the words of the user guide's table of multi-class models (a
+        clause: "``n_components`` random features, shared by every
+        class"); None for a kernel expansion, whose ``budget`` (if any)
+        bounds each one-vs-rest learner's support set, or the whole
+        model's in its shared mode.
     solves_calls : bool, default=False
         Each training call solves a problem over all its rows (LLSVM's
         proximal step) instead of a pass of rounds, one example after
@@ -118,6 +126,7 @@ class Declaration:
     shared_multiclass: SharedMulticlass | None = None
     weights: tuple = ()
     check_params: dict | None = None
+    model_size: str | None = None
     solves_calls: bool = False
 
     def __post_init__(self):

@@ -256,6 +256,7 @@ class FourierOGDClassifier(LinearFeaturesMixin, LinearModelMixin, BaseOnlineClas
             "the weighted sum of the models' ``coef_``, on the same random features only (the "
             "same integer ``random_state``, ``n_components``, ``gamma_`` and number of "
             "features)"),
+        model_size="``n_components`` random features, one draw shared by every class",
     )
 
     _parameter_constraints: dict = {

@@ -479,6 +479,8 @@ class LowRankLinearizedSVC(ExampleWeightsMixin, LinearFeaturesMixin, LinearModel
             "add up"),
         weights=("sample_weight", "class_weight"),
         check_params=dict(budget=5),
+        model_size=("``budget`` landmarks for the whole model (one map, a linear model per "
+                    "class on its features)"),
         solves_calls=True,
     )
 

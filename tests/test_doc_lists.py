@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from skbudget._base import BaseKernelExpansionClassifier
 from skbudget._declaration import declaration_of
 from skbudget.discovery import all_estimators
 
@@ -155,7 +156,25 @@ def test_the_capability_tables_show_every_estimator_as_it_declares_itself():
             assert answer == "no" and declaration.averaging.reason[1:] in why
 
 
+def test_the_multi_class_table_says_what_bounds_each_model():
+    rows = _rows(_capability_tables().multiclass_table())
+    assert list(rows) == [name for name, _ in all_estimators()]
+    for name, Est in all_estimators():
+        declaration = declaration_of(Est)
+        mode = declaration.shared_multiclass
+        one_vs_rest, shared, _ = rows[name]
+        assert (one_vs_rest == "—") == (mode is not None and mode.param is None)
+        assert (shared == "—") == (mode is None)
+        if not issubclass(Est, BaseKernelExpansionClassifier):   # what it bounds, declared
+            assert declaration.model_size is not None
+            assert declaration.model_size in (one_vs_rest + shared)
+        elif "budget" in Est().get_params():
+            assert one_vs_rest == "—" or "up to ``n_classes × budget`` vectors" in one_vs_rest
+            assert shared == "—" or "``budget`` vectors in all" in shared
+
+
 @pytest.mark.parametrize("page, table", [("doc/user_guide/online.rst", "capabilities.inc"),
+                                         ("doc/user_guide/multiclass.rst", "multiclass.inc"),
                                          ("doc/user_guide/parameter_mixing.rst", "averaging.inc"),
                                          ("doc/user_guide/choosing.rst", "estimators.inc"),
                                          ("doc/api.rst", "api_estimators.inc")])

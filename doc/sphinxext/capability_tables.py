@@ -2,9 +2,9 @@
 estimators' declarations (``skbudget._declaration``) and from the
 ``estimator-summary`` directives of the family pages.
 
-Which estimators take weights, which have a shared multi-class mode and
-which average (and why the others do not) are declared once, on each
-estimator class; each estimator's row of the table of estimators is written
+Which estimators take weights, which have a shared multi-class mode (and
+what bounds their size in each mode) and which average (and why the others
+do not) are declared once, on each estimator class; each estimator's row of the table of estimators is written
 once, on its family page of the user guide, where the estimator is
 introduced::
 
@@ -21,6 +21,7 @@ that they list every estimator :func:`skbudget.discovery.all_estimators`
 finds and cannot go stale.  The pages include them::
 
     .. include:: /generated/capabilities.inc
+    .. include:: /generated/multiclass.inc
     .. include:: /generated/averaging.inc
     .. include:: /generated/estimators.inc
     .. include:: /generated/api_estimators.inc
@@ -97,6 +98,34 @@ def _shared_mode(mode, cls):
         return "always"
     setting = f"``{mode.param}={mode.shared!r}``"
     return f"{setting} (default)" if cls().get_params()[mode.param] == mode.shared else setting
+
+
+def multiclass_table():
+    """The table of what bounds each estimator's model with several
+    classes, in each of its multi-class modes, as rst: a kernel
+    expansion's ``budget`` bounds each one-vs-rest learner's support set
+    and the whole model's in a shared mode; a model that is no kernel
+    expansion declares what bounds it (``model_size``)."""
+    rows = []
+    for _, cls in all_estimators():
+        declaration = declaration_of(cls)
+        mode = declaration.shared_multiclass
+        one_vs_rest = mode is None or mode.param is not None
+        shared = mode is not None
+        if declaration.model_size is not None:
+            each = whole = declaration.model_size
+        elif "budget" not in cls().get_params():
+            each = whole = "nothing: no ``budget``, the support set grows"
+        else:
+            unbounded = ("; ``budget=None``: unbounded" if cls().get_params()["budget"] is None
+                         else "")
+            each = f"each learner's support set: up to ``n_classes × budget`` vectors{unbounded}"
+            whole = f"the whole model: ``budget`` vectors in all{unbounded}"
+        rows.append([_name(cls), each if one_vs_rest else "—", whole if shared else "—",
+                     _shared_mode(mode, cls)])
+    return _list_table(["Estimator", "One-vs-rest: the size is bounded by",
+                        "Shared mode: the size is bounded by", "Shared mode"], rows,
+                       widths="22 30 30 18")
 
 
 def _averages(averaging):
@@ -234,6 +263,7 @@ def api_estimators():
 
 
 TABLES = {"capabilities.inc": capabilities_table, "averaging.inc": averaging_table,
+          "multiclass.inc": multiclass_table,
           "estimators.inc": estimators_table, "api_estimators.inc": api_estimators}
 
 
