@@ -21,7 +21,6 @@ compiled policy (for a kernel expansion a subclass of
 docstrings list where its rule needs them.
 """
 import numbers
-import sys
 import warnings
 from abc import abstractmethod
 
@@ -53,7 +52,7 @@ from skbudget._params import Integer, ModelParamsMixin, RealNumber, check_budget
 from skbudget._persistence import PersistentModelMixin
 from skbudget._predict_fast import kernel_expansion
 from skbudget._record import OnlineRecord
-from skbudget._stream import ProgressLog, StreamDriver, empty_rows
+from skbudget._stream import ProgressLog, StreamDriver, empty_rows, verbose_logger
 
 __all__ = ["BaseKernelExpansionClassifier", "BaseOnlineClassifier", "KERNEL_CONSTRAINTS",
            "KernelParamsMixin", "LinearFeaturesMixin", "LinearModelMixin",
@@ -325,7 +324,7 @@ class BaseOnlineClassifier(ModelParamsMixin, PersistentModelMixin, ClassifierMix
     # np.float32], float32 input kept float32)
     _input_dtype = np.float64
     # with verbose, seconds between progress lines within a pass
-    _progress_interval = 10.0
+    _progress_interval = 1.0
     # test instrumentation: keep every round's mistake flag (memory grows
     # with the stream); the oracle tests read them with _mistake_flags()
     _keep_mistake_flags = False
@@ -592,11 +591,9 @@ class BaseOnlineClassifier(ModelParamsMixin, PersistentModelMixin, ClassifierMix
 
     def _log_epoch(self, epoch):
         if self.verbose:
-            print(
-                f"-- Epoch {epoch}: examples seen {self._record.n_rounds}, "
-                f"mistakes {self._record.n_mistakes}{self._driver.size_note()}",
-                file=sys.stdout,
-            )
+            verbose_logger().info("-- Epoch %d: examples seen %d, mistakes %d%s", epoch,
+                                  self._record.n_rounds, self._record.n_mistakes,
+                                  self._driver.size_note())
 
     def _mistake_flags(self):
         """Every training round's mistake flag (only with the test switch

@@ -123,10 +123,12 @@ max_iter : int, default={max_iter}
         is built into the model when it starts, and a changed one raises a
         ValueError that says to call ``fit`` (``warm_start=False``).
     verbose : int, default=0
-        Print the examples seen, mistakes and support-set size after each
-        {unit}, and during a long one a progress line every 10 seconds
-        (examples seen, examples per second, online error so far,
-        support-set size).{n_jobs}"""
+        Report the examples seen, mistakes and support-set size after each
+        {unit}, and during a long one a progress line at most once a
+        second (examples seen, examples per second, mistakes and online
+        error so far, support-set size): INFO records of the
+        ``skbudget`` logger, shown on standard output while the
+        application configures no logging.{n_jobs}"""
 
 
 def attributes_doc(*, unit="pass",

@@ -27,6 +27,7 @@ It stores no rows.
 """
 
 import functools
+import logging
 import math
 import sys
 import time
@@ -147,12 +148,57 @@ def _stack_rows(*blocks):
     return np.concatenate(blocks, axis=0)
 
 
+# the progress lines of ``verbose`` (and nothing else) go to this logger
+LOGGER = logging.getLogger("skbudget")
+
+
+class _CurrentStdoutHandler(logging.StreamHandler):
+    """Writes to ``sys.stdout`` as it is when a record comes (what
+    ``contextlib.redirect_stdout`` or a notebook set), and only while
+    logging has no handler of the application's: the lines of ``verbose``
+    then show where scikit-learn's verbose estimators print them, and an
+    application that configures logging gets them through its own
+    handlers, once."""
+
+    def __init__(self):
+        super().__init__(sys.stdout)
+        self.setFormatter(logging.Formatter("%(message)s"))
+
+    @property
+    def stream(self):
+        return sys.stdout
+
+    @stream.setter
+    def stream(self, value):    # (StreamHandler sets it; the current stdout is used)
+        pass
+
+    def emit(self, record):
+        if not logging.getLogger().handlers:
+            super().emit(record)
+
+
+_STDOUT_HANDLER = _CurrentStdoutHandler()
+
+
+def verbose_logger():
+    """:data:`LOGGER`, made to show the lines of an estimator whose
+    ``verbose`` asks for them: its level INFO unless the application set
+    one, and a handler to ``sys.stdout`` while the application configures
+    none (:class:`_CurrentStdoutHandler`)."""
+    if LOGGER.level == logging.NOTSET:
+        LOGGER.setLevel(logging.INFO)
+    if _STDOUT_HANDLER not in LOGGER.handlers:
+        LOGGER.addHandler(_STDOUT_HANDLER)
+    return LOGGER
+
+
 class ProgressLog:
     """Progress lines during a pass (``verbose``), like the epoch lines of
-    scikit-learn's SGD estimators: at most one every ``interval`` seconds,
-    with the examples seen, the examples per second of this pass, the online
-    error so far (mistakes / rounds since the model started) and the
-    model's size (:meth:`StreamDriver.size_note`).
+    scikit-learn's SGD estimators, at the INFO level of the ``skbudget``
+    logger (:func:`verbose_logger`): at most one every ``interval``
+    seconds, with the examples seen, the examples per second of this pass,
+    the mistakes and the online error so far (mistakes / rounds since the
+    model started) and the model's size (:meth:`StreamDriver.size_note`).
 
     ``rounds`` and ``mistakes`` are the model's counts before the pass;
     :meth:`StreamDriver.run` calls the log after every piece of the pass.
@@ -161,6 +207,7 @@ class ProgressLog:
     def __init__(self, rounds, mistakes, interval):
         self.rounds, self.mistakes, self.interval = rounds, mistakes, interval
         self.start = self.last = time.perf_counter()
+        self.logger = verbose_logger()
 
     def __call__(self, done, flags, driver):
         """After the first ``done`` rounds of the pass; ``flags`` are the
@@ -172,9 +219,9 @@ class ProgressLog:
             return
         self.last = now
         rounds = self.rounds + done
-        print(f"   examples seen {rounds}, {done / max(now - self.start, 1e-9):.0f} examples/s, "
-              f"online error {self.mistakes / rounds:.4f}{driver.size_note()}", file=sys.stdout,
-              flush=True)
+        self.logger.info("   examples seen %d, %.0f examples/s, mistakes %d, online error %.4f%s",
+                         rounds, done / max(now - self.start, 1e-9), self.mistakes,
+                         self.mistakes / rounds, driver.size_note())
 
 # CSR input fed to a map's compiled call per piece: rows per call
 COMPILED_CSR_ROWS = 8192

@@ -5,6 +5,7 @@ covered as soon as it is exported.
 """
 
 import io
+import logging
 import pickle
 from contextlib import redirect_stdout
 
@@ -349,12 +350,11 @@ def test_warm_start_continues(Est, binary_data):
 
 
 @pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
-def test_verbose_reports_each_epoch(Est, binary_data):
+def test_verbose_reports_each_epoch(Est, binary_data, caplog):
     X, y = binary_data
-    out = io.StringIO()
-    with redirect_stdout(out):
+    with caplog.at_level(logging.INFO, logger="skbudget"):
         small(Est, verbose=1, max_iter=2).fit(X, y)
-    lines = [line for line in out.getvalue().splitlines() if line.startswith("-- Epoch")]
+    lines = [line for line in caplog.messages if line.startswith("-- Epoch")]
     # (a fit that solves its call's problem is one call, whatever max_iter)
     assert len(lines) == (1 if declaration_of(Est).solves_calls else 2)
     assert "mistakes" in lines[0]
@@ -363,24 +363,46 @@ def test_verbose_reports_each_epoch(Est, binary_data):
 
 @pytest.mark.parametrize("kernel", ["rbf", "laplacian"])   # store mode, block mode
 @pytest.mark.parametrize("Est", KERNEL_ESTIMATORS, ids=KERNEL_IDS)
-def test_verbose_reports_progress_within_a_pass(Est, kernel, binary_data, monkeypatch):
+def test_verbose_reports_progress_within_a_pass(Est, kernel, binary_data, monkeypatch,
+                                                caplog):
     # a progress line after every chunk (block mode) or segment (store mode)
     # of 40 examples (interval 0 s): 4 per pass
     X, y = binary_data
     monkeypatch.setattr(skbudget._stream, "SEGMENT", 40)
     est = small(Est, verbose=1, kernel=kernel)
     est._progress_interval, est._chunk_size = 0.0, 40
-    out = io.StringIO()
-    with redirect_stdout(out):
+    with caplog.at_level(logging.INFO, logger="skbudget"):
         est.partial_fit(X[:80], y[:80], classes=np.unique(y))
         est.partial_fit(X[80:], y[80:])
-    progress = [line for line in out.getvalue().splitlines() if "examples/s" in line]
+    progress = [line for line in caplog.messages if "examples/s" in line]
     assert len(progress) == 4
     seen = [int(line.split("examples seen ")[1].split(",")[0]) for line in progress]
     assert seen == [40, 80, 120, 160]
     last = progress[-1]
-    assert f"online error {est.n_mistakes_ / 160:.4f}" in last
+    assert f"mistakes {est.n_mistakes_}, online error {est.n_mistakes_ / 160:.4f}" in last
     assert last.endswith(f"support vectors {est.n_support_.sum()}")
+
+
+def test_verbose_lines_go_to_stdout_unless_logging_is_configured(binary_data, monkeypatch,
+                                                                  caplog):
+    # no handler of the application's: the lines show on the current
+    # stdout, as scikit-learn's verbose estimators print them; with one,
+    # they go through it alone; verbose=0 logs nothing
+    X, y = binary_data
+    est = small(ESTIMATORS[0], verbose=1, max_iter=2)
+    monkeypatch.setattr(logging.getLogger(), "handlers", [])
+    out = io.StringIO()
+    with redirect_stdout(out):
+        est.fit(X, y)
+    assert out.getvalue().count("-- Epoch") == 2
+    monkeypatch.undo()
+    out = io.StringIO()
+    with caplog.at_level(logging.INFO, logger="skbudget"), redirect_stdout(out):
+        est.fit(X, y)
+        est.set_params(verbose=0).fit(X, y)
+    assert out.getvalue() == ""
+    assert sum(line.startswith("-- Epoch") for line in caplog.messages) == 2
+    assert all(record.name == "skbudget" for record in caplog.records)
 
 
 @pytest.mark.parametrize("Est", ESTIMATORS, ids=IDS)
