@@ -335,6 +335,17 @@ cdef class NystromOGDLearner(KernelOGDLearner):
         return np.asarray(self.M).T @ np.asarray(self.w)
 
 
+def step_problem(double eta, long long n_updates):
+    """What is wrong with a feature learner's step ``eta`` (a finite number
+    > 0) and count of updates, or None (:class:`LinearHingeLearner`,
+    :class:`MulticlassHingeLearner`)."""
+    if not (eta > 0.0 and is_finite(eta)):
+        return f"eta={eta} is not a finite number > 0"
+    if n_updates < 0:
+        return f"n_updates={n_updates} is negative"
+    return None
+
+
 cdef class LinearHingeLearner(FeatureLearner):
     """Linear hinge OGD on features the caller computes a block at a time
     (FOGD: one learner per one-vs-rest class, every learner fed the same
@@ -365,13 +376,10 @@ cdef class LinearHingeLearner(FeatureLearner):
 
     def check_state(self):
         """A description of what is inconsistent in the state, or None."""
-        if not (self.eta > 0.0 and is_finite(self.eta)):
-            return f"eta={self.eta} is not a finite number > 0"
-        if self.n_updates < 0:
-            return f"n_updates={self.n_updates} is negative"
-        if not np.isfinite(self.w).all():
-            return "w holds a value that is not finite"
-        return None
+        problem = step_problem(self.eta, self.n_updates)
+        if problem is None and not np.isfinite(self.w).all():
+            problem = "w holds a value that is not finite"
+        return problem
 
     def run_block(self, const double[:, ::1] Z, const double[::1] y, double[::1] scores):
         """Rounds over the rows of ``Z`` (labels ``y``, +-1): each row's
@@ -449,10 +457,9 @@ cdef class MulticlassHingeLearner(FeatureLearner):
 
     def check_state(self):
         """A description of what is inconsistent in the state, or None."""
-        if not (self.eta > 0.0 and is_finite(self.eta)):
-            return f"eta={self.eta} is not a finite number > 0"
-        if self.n_updates < 0:
-            return f"n_updates={self.n_updates} is negative"
+        problem = step_problem(self.eta, self.n_updates)
+        if problem is not None:
+            return problem
         if self.n_outputs < 1 or self.n_features < 1:
             return f"n_outputs={self.n_outputs} and n_features={self.n_features} must be >= 1"
         if (self.W.shape[0], self.W.shape[1]) != (self.n_outputs, self.n_features):
