@@ -21,9 +21,9 @@ from skbudget._bsgd_fast import PROJECTION
 from skbudget._params import _same_value
 from skbudget._span_factor import _span_factor
 
-__all__ = ["ExpansionAverage", "ExpansionState", "OnlyWith", "PegasosState", "PerceptronAverage",
-           "PerceptronState", "SameFeaturesAverage", "SharedPegasosState", "gathered_cells",
-           "padded", "summed_counts"]
+__all__ = ["ExpansionAverage", "ExpansionState", "LinearState", "OnlyWith", "PegasosState",
+           "PerceptronAverage", "PerceptronState", "SameFeaturesAverage", "SharedLinearState",
+           "SharedPegasosState", "gathered_cells", "padded", "summed_counts"]
 
 
 def summed_counts(values, base):
@@ -155,6 +155,21 @@ class PerceptronState(ExpansionState):
                      votes=np.zeros(9, dtype=np.int64), event_cell=np.zeros(8, dtype=np.intp),
                      tally=0, best_tally=0, survivor=0,
                      cell_of_example=np.full(0, -1, dtype=np.intp))
+
+
+class LinearState:
+    """A linear learner on fixed features (FOGD's one-vs-rest
+    ``LinearHingeLearner``): its model ``w``, the weighted sum of the
+    models' (``summed``: the arrays of the learner's state that average)."""
+
+    summed = ("w",)
+
+
+class SharedLinearState(LinearState):
+    """FOGD's shared multi-class learner (``MulticlassHingeLearner``): its
+    rows ``W``, one per class, on the same features."""
+
+    summed = ("W",)
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,9 @@
 
 The model is no kernel expansion: its features ``z(x) = [cos(xU),
 sin(xU)] / sqrt(D)`` do not depend on the model, so they are computed in
-compiled code and shared by every one-vs-rest learner
+compiled code and shared by every one-vs-rest learner, or by the one
+learner of every class of the shared multi-class mode
+(``multi_class='crammer_singer'``, ``MulticlassHingeLearner``)
 (``doc/algorithms.md#kernel-ogd``).  CSR input: one compiled call per segment of
 the stream (:func:`~skbudget._ogd_fast.fourier_sparse_rounds`) maps each
 row (its projections ``xU`` summed over its nonzeros, then the vectorized
@@ -26,17 +28,17 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import StrOptions
 
-from skbudget._averaging import SameFeaturesAverage
+from skbudget._averaging import LinearState, SameFeaturesAverage, SharedLinearState
 from skbudget._base import (BaseOnlineClassifier, LinearFeaturesMixin, LinearModelMixin,
-                            keep_resolved_gamma)
+                            MultiClassModeMixin, keep_resolved_gamma)
 from skbudget._budget import _example
-from skbudget._declaration import Declaration
+from skbudget._declaration import Declaration, SharedMulticlass
 from skbudget._docstrings import docstring, feature_record_doc, stream_doc
 from skbudget._kernels import compute_gamma
-from skbudget._ogd_fast import (LinearHingeLearner, fourier_dense_projections,
-                                fourier_from_projections, fourier_sparse_features,
-                                fourier_sparse_rounds)
-from skbudget._params import Integer, RealNumber, keep_params
+from skbudget._ogd_fast import (LinearHingeLearner, MulticlassHingeLearner,
+                                fourier_dense_projections, fourier_from_projections,
+                                fourier_sparse_features, fourier_sparse_rounds)
+from skbudget._params import MULTI_CLASS_CONSTRAINT, Integer, RealNumber, keep_params
 from skbudget._stream import COMPILED_CSR_ROWS, FeatureMap, StreamDriver
 
 __all__ = ["FourierOGDClassifier"]
@@ -131,6 +133,16 @@ class RandomFourierFeatures(FeatureMap):
         """The width of the rows the features are computed from."""
         return self.U.shape[0]
 
+    def check_learner(self, learner):
+        """The base's check; the shared multi-class learner's width is that
+        of its rows ``W``."""
+        if isinstance(learner, MulticlassHingeLearner):
+            width = np.shape(learner.W)[1]
+            if width != self.n_outputs:
+                return f"a learner of {width} coefficients per class for {self.n_outputs} features"
+            return None
+        return super().check_learner(learner)
+
     def onnx_features(self, graph, X):
         """``[cos(X U), sin(X U)] / sqrt(D)``, ``(n, 2 D)``, in ONNX nodes."""
         P = graph.node("MatMul", [X, graph.constant("random_weights", self.U)])
@@ -175,7 +187,8 @@ class RandomFourierFeatures(FeatureMap):
         return run
 
 
-class FourierOGDClassifier(LinearFeaturesMixin, LinearModelMixin, BaseOnlineClassifier):
+class FourierOGDClassifier(MultiClassModeMixin, LinearFeaturesMixin, LinearModelMixin,
+                           BaseOnlineClassifier):
     __doc__ = docstring(
         """Fourier online gradient descent (FOGD): linear hinge OGD on random
     Fourier features of the RBF kernel.
@@ -188,6 +201,14 @@ class FourierOGDClassifier(LinearFeaturesMixin, LinearModelMixin, BaseOnlineClas
     memory is ``n_components`` per feature plus ``2 D`` per class, however
     long the stream: the budget is the feature dimension.  No bias; the
     RBF kernel only.
+
+    With three or more classes, ``multi_class='ovr'`` (the default) learns
+    one ``w`` per class one-vs-rest; ``multi_class='crammer_singer'``
+    learns one row ``w_c`` per class together by Crammer and Singer's
+    top-two rule: with the runner-up ``r = argmax_{c != y} w_c.z(x)``
+    (ties: the lowest index), when ``w_y.z(x) - w_r.z(x) < 1``,
+    ``w_y += eta z(x)`` and ``w_r -= eta z(x)``.  Both modes use the same
+    draw ``U`` and the same memory (``2 D`` values per class).
 
     The features do not depend on the model: they are computed in compiled
     code and shared by every one-vs-rest learner (CSR rows: each projection
@@ -217,14 +238,24 @@ class FourierOGDClassifier(LinearFeaturesMixin, LinearModelMixin, BaseOnlineClas
         warns).  The papers' ``exp(-||x - y||^2 / (2 sigma^2))`` is
         ``gamma = 1 / (2 sigma^2)``.""",
          """eta0 : float, default=0.5
-        The constant step ``eta``.""",
+        The constant step ``eta`` (with ``'crammer_singer'``, the step of
+        each of the two rows an update moves).""",
+         """multi_class : {'ovr', 'crammer_singer'}, default='ovr'
+        How three or more classes are learned (the names of
+        :class:`sklearn.svm.LinearSVC`): ``'ovr'``, one binary hinge
+        learner per class; ``'crammer_singer'``, one learner of every
+        class on the margin ``w_y.z(x) - max_{c != y} w_c.z(x)`` against
+        the runner-up class (see above; the user guide's "Multi-class
+        models").  The features, and so the memory, are the same either
+        way.  Binary problems are learned by the binary rule either way.""",
          stream_doc(random_note=" and of the random weights ``U`` (drawn when the model "
                                "starts)", one_vs_rest=False)],
         """classes_ : ndarray of shape (n_classes,)
         Class labels.
     coef_ : ndarray of shape (n_learners, 2 * n_components)
         The linear model ``w`` of each one-vs-rest learner (one row for two
-        classes) on the features ``[cos(xU), sin(xU)] / sqrt(D)``.
+        classes), or ``w_c`` of each class (``'crammer_singer'``), on the
+        features ``[cos(xU), sin(xU)] / sqrt(D)``.
     intercept_ : ndarray of shape (n_learners,)
         Always 0: the model has no bias.
     random_weights_ : ndarray of shape (n_features, n_components)
@@ -233,7 +264,10 @@ class FourierOGDClassifier(LinearFeaturesMixin, LinearModelMixin, BaseOnlineClas
         ``cos(xU + b)`` with a random offset instead of the sine).
     """ + feature_record_doc(
             "with ``y w.z(x) <= 0`` (multi-class: the true\n        class's score not "
-            "strictly the largest)", "Updates of ``w``, summed over the learners.", """
+            "strictly the largest; ``'crammer_singer'``: ``argmax_c\n        w_c.z(x) != y``, "
+            "ties to the lowest class index)",
+            "Updates of ``w``, summed over the learners (``'crammer_singer'``: rounds\n"
+            "        with ``w_y.z(x) - w_r.z(x) < 1``, each moving two rows).", """
     gamma_ : float
         The kernel width used."""),
         see_also="""sklearn.kernel_approximation.RBFSampler : Random Fourier features as a
@@ -251,11 +285,15 @@ class FourierOGDClassifier(LinearFeaturesMixin, LinearModelMixin, BaseOnlineClas
 
     _declaration = Declaration(
         test_params=(dict(gamma=1.0, random_state=0),),
-        model_variants=({}, dict(n_components=20, eta0=0.1)),
+        model_variants=({}, dict(n_components=20, eta0=0.1),
+                        dict(multi_class="crammer_singer")),
         averaging=SameFeaturesAverage(
             "the weighted sum of the models' ``coef_``, on the same random features only (the "
             "same integer ``random_state``, ``n_components``, ``gamma_`` and number of "
-            "features)"),
+            "features; both ``multi_class`` modes)",
+            learner_rule=LinearState, shared_learner_rule=SharedLinearState),
+        shared_multiclass=SharedMulticlass("multi_class", shared="crammer_singer",
+                                           one_vs_rest="ovr"),
         model_size="``n_components`` random features, one draw shared by every class",
     )
 
@@ -264,6 +302,7 @@ class FourierOGDClassifier(LinearFeaturesMixin, LinearModelMixin, BaseOnlineClas
         "n_components": [Integer(1, None, closed="left")],
         "gamma": [StrOptions({"scale", "auto"}), RealNumber(0.0, None, closed="left")],
         "eta0": [RealNumber(0.0, None, closed="neither")],
+        **MULTI_CLASS_CONSTRAINT,
     }
     _fitted_scalar_constraints = {
         "_gamma": [RealNumber(0.0, None, closed="neither")],
@@ -273,11 +312,14 @@ class FourierOGDClassifier(LinearFeaturesMixin, LinearModelMixin, BaseOnlineClas
     # float32 input is kept: its features are computed in float32
     _input_dtype = [np.float64, np.float32]
 
-    def __init__(self, *, n_components=400, gamma="scale", eta0=0.5, max_iter=1, shuffle=True,
-                 random_state=None, warm_start=False, verbose=0):
+    def __init__(self, *, n_components=400, gamma="scale", eta0=0.5, multi_class="ovr",
+                 max_iter=1, shuffle=True, random_state=None, warm_start=False, verbose=0):
         keep_params(self, locals())
 
     def _make_learner(self, rng):
+        if self._shared_support:
+            return MulticlassHingeLearner(n_outputs=len(self.classes_),
+                                          n_features=2 * self.n_components, eta=self.eta0)
         return LinearHingeLearner(n_features=2 * self.n_components, eta=self.eta0)
 
     def _reads_every_value(self):
@@ -299,12 +341,16 @@ class FourierOGDClassifier(LinearFeaturesMixin, LinearModelMixin, BaseOnlineClas
 
     def _make_driver(self, learners, X):
         U = self.__dict__.pop("_new_weights")
-        return StreamDriver.for_features(learners, RandomFourierFeatures(U), self._chunk_size)
+        return StreamDriver.for_features(learners, RandomFourierFeatures(U), self._chunk_size,
+                                         shared_support=self._shared_support)
 
     def _check_saved_constants(self):
         self._check_resolved_gamma()
 
     def _update_model_attributes(self):
-        coef = np.array([np.asarray(learner.w) for learner in self._learners])
+        if self._shared_support:     # (one row per class)
+            coef = np.array(self._learners[0].W)
+        else:
+            coef = np.array([np.asarray(learner.w) for learner in self._learners])
         self._set_linear_model(coef, np.zeros(len(coef)))
         self.random_weights_ = self._driver.features.U

@@ -144,12 +144,16 @@ def _check_representable(state, weights):
     a learner's average ``state`` overflow (are not all finite): the
     average ``sum_k w_k f_k`` is beyond the floating-point range."""
     values = [np.asarray(state[name], dtype=np.float64) for name in
-              ("alpha", "tau", "row_sqnorm", "intercept", "theta", "scale", "w") if name in state]
+              ("alpha", "tau", "row_sqnorm", "intercept", "theta", "scale", "w", "W")
+              if name in state]
     # and the coefficients' absolute sum: a bound of the decision function
-    # under a kernel bounded by 1 (RBF, Laplacian), which would overflow
+    # under a kernel bounded by 1 (RBF, Laplacian), or on features of at
+    # most 1 in magnitude (FOGD's ``w``, and its shared rows ``W`` per
+    # class), which would overflow
     with np.errstate(over="ignore"):
         values += [np.sum(np.abs(state[name]), axis=0) for name in ("alpha", "tau")
                    if name in state]
+        values += [np.sum(np.abs(state[name]), axis=-1) for name in ("w", "W") if name in state]
     if not all(np.all(np.isfinite(v)) for v in values):
         raise ValueError(
             f"weights {weights.tolist()} are too large for these models: the coefficients "
@@ -181,7 +185,7 @@ def averaged_model(models, weights=None, origin=None, record=None, copy_first=Tr
         base = None if origin is None else origin._learners[j]
         with np.errstate(over="ignore", invalid="ignore"):      # checked below
             if not averaging.stores_vectors:
-                state = _linear_state(learner, sources, weights, base)
+                state = _linear_state(rule, learner, sources, weights, base)
             else:
                 rows = [model._driver.support_vectors(j) for model in models]
                 state, vectors = _union_state(result, rule, learner, sources, rows, weights,
@@ -206,15 +210,17 @@ def n_stored(model):
     return int(np.sum(getattr(model, "n_support_", 0)))
 
 
-def _linear_state(learner, sources, weights, base):
+def _linear_state(rule, learner, sources, weights, base):
     """The state of a linear learner (``learner``, a copy of ``sources[0]``)
-    whose model ``w`` is the weighted sum of the ``sources``' (FOGD: the
-    same features, so the average of the linear models is that of their
-    ``w``; doc/algorithms.md, "Parameter mixing"); ``n_updates`` add up
-    (counted once from ``base``, the learner they all continued from, or
-    None)."""
+    whose model (the arrays ``rule.summed``: ``w``, or the shared
+    multi-class rows ``W``) is the weighted sum of the ``sources``' (FOGD:
+    the same features, so the average of the linear models is that of
+    their weights; doc/algorithms.md, "Parameter mixing"); ``n_updates``
+    add up (counted once from ``base``, the learner they all continued
+    from, or None)."""
     state = learner.get_state()
-    state["w"] = sum(w * np.asarray(src.w) for w, src in zip(weights, sources))
+    for name in rule.summed:
+        state[name] = sum(w * np.asarray(getattr(src, name)) for w, src in zip(weights, sources))
     state["n_updates"] = int(summed_counts([src.n_updates for src in sources],
                                            None if base is None else base.n_updates))
     return state

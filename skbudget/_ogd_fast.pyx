@@ -15,6 +15,8 @@ NystromOGDLearner    stage 1: KernelOGDLearner with ``lambda = 0`` until
 LinearHingeLearner   hinge OGD on a block of features per call, ``z(x)``
                      computed by the caller (FOGD's random Fourier
                      features)
+MulticlassHinge-     FOGD's shared multi-class mode: one row of weights
+Learner              per class on the same features, the top-two rule
 ===================  ==================================================
 
 The two feature learners share one step, :func:`hinge_step`: score
@@ -23,7 +25,8 @@ The two feature learners share one step, :func:`hinge_step`: score
 
 import numpy as np
 from cython cimport floating
-from libc.math cimport sqrt
+from libc.float cimport DBL_MIN
+from libc.math cimport INFINITY, sqrt
 from libc.stdint cimport uint64_t
 
 cdef extern from "_fourier_loops.h" nogil:
@@ -332,6 +335,17 @@ cdef class NystromOGDLearner(KernelOGDLearner):
         return np.asarray(self.M).T @ np.asarray(self.w)
 
 
+def step_problem(double eta, long long n_updates):
+    """What is wrong with a feature learner's step ``eta`` (a finite number
+    > 0) and count of updates, or None (:class:`LinearHingeLearner`,
+    :class:`MulticlassHingeLearner`)."""
+    if not (eta > 0.0 and is_finite(eta)):
+        return f"eta={eta} is not a finite number > 0"
+    if n_updates < 0:
+        return f"n_updates={n_updates} is negative"
+    return None
+
+
 cdef class LinearHingeLearner(FeatureLearner):
     """Linear hinge OGD on features the caller computes a block at a time
     (FOGD: one learner per one-vs-rest class, every learner fed the same
@@ -362,13 +376,10 @@ cdef class LinearHingeLearner(FeatureLearner):
 
     def check_state(self):
         """A description of what is inconsistent in the state, or None."""
-        if not (self.eta > 0.0 and is_finite(self.eta)):
-            return f"eta={self.eta} is not a finite number > 0"
-        if self.n_updates < 0:
-            return f"n_updates={self.n_updates} is negative"
-        if not np.isfinite(self.w).all():
-            return "w holds a value that is not finite"
-        return None
+        problem = step_problem(self.eta, self.n_updates)
+        if problem is None and not np.isfinite(self.w).all():
+            problem = "w holds a value that is not finite"
+        return problem
 
     def run_block(self, const double[:, ::1] Z, const double[::1] y, double[::1] scores):
         """Rounds over the rows of ``Z`` (labels ``y``, +-1): each row's
@@ -399,6 +410,147 @@ cdef class LinearHingeLearner(FeatureLearner):
         self.w = np.array(state["w"], dtype=np.float64, copy=True)
         self.eta = state["eta"]
         self.n_updates = state["n_updates"]
+
+
+cdef class MulticlassHingeLearner(FeatureLearner):
+    """FOGD's shared multi-class mode (doc/algorithms.md#kernel-ogd, "FOGD's
+    shared multi-class mode"): one row ``w_c`` of ``W`` per class on the
+    same features ``z(x)``, a block of them per call as
+    :class:`LinearHingeLearner`.  Each round with true class ``y`` (its
+    index, as a double): the scores ``s_c = w_c.z`` before the update,
+    the runner-up ``r = argmax_{c != y} s_c`` (ties: the lowest index),
+    the margin ``m = s_y - s_r``, and when ``m < 1``: ``w_y += eta z``,
+    ``w_r -= eta z`` (the binary step ``eta y z`` as the row ``eta (e_y -
+    e_r)``), counted once in ``n_updates``.  With one class there is no
+    rival and no update.  A round returns ``m`` (a mistake when ``<= 0``),
+    or the smallest positive double for a tie the true class wins (the
+    lowest index is predicted).  It draws no random numbers.
+
+    Parameters
+    ----------
+    n_outputs : int
+        ``k``, the number of classes (at least 1; :meth:`add_class` adds
+        one).
+    n_features : int
+        The length of ``z(x)``.
+    eta : float
+        The constant step.
+    """
+
+    cdef public double[:, ::1] W        # (k, n_features): w_c, one row per class
+    cdef public double eta
+    cdef public long long n_updates
+    cdef public Py_ssize_t n_outputs, n_features
+    cdef double[::1] class_scores       # scratch: the round's s_c
+
+    _state_names = ("W", "eta", "n_updates", "n_outputs", "n_features")
+
+    def __init__(self, Py_ssize_t n_outputs=1, Py_ssize_t n_features=0, double eta=0.5):
+        FeatureLearner.__init__(self)
+        if n_outputs < 1 or n_features < 0:
+            raise ValueError(f"n_outputs={n_outputs} must be >= 1 and n_features={n_features} "
+                             f">= 0")
+        self.n_outputs, self.n_features, self.eta = n_outputs, n_features, eta
+        self.W = np.zeros((n_outputs, n_features))
+        self.class_scores = np.zeros(n_outputs)
+        self.n_updates = 0
+
+    def check_state(self):
+        """A description of what is inconsistent in the state, or None."""
+        problem = step_problem(self.eta, self.n_updates)
+        if problem is not None:
+            return problem
+        if self.n_outputs < 1 or self.n_features < 1:
+            return f"n_outputs={self.n_outputs} and n_features={self.n_features} must be >= 1"
+        if (self.W.shape[0], self.W.shape[1]) != (self.n_outputs, self.n_features):
+            return (f"W of shape {(self.W.shape[0], self.W.shape[1])} for {self.n_outputs} "
+                    f"classes of {self.n_features} features")
+        if self.class_scores.shape[0] != self.n_outputs:
+            return f"{self.class_scores.shape[0]} class scores for {self.n_outputs} classes"
+        if not np.isfinite(self.W).all():
+            return "W holds a value that is not finite"
+        return None
+
+    cdef int check_call(self, Py_ssize_t width, Py_ssize_t c, Py_ssize_t n_labels,
+                        Py_ssize_t n_scores) except -1:
+        """Raise ValueError unless the state is consistent and a call of
+        ``c`` rows of ``width`` features, ``n_labels`` labels and
+        ``n_scores`` scores fits it."""
+        problem = self.check_state()
+        if problem is None and width != self.n_features:
+            problem = f"a block of {width} features for a model of {self.n_features}"
+        if problem is None and not (n_labels == n_scores == c):
+            problem = f"{c} rows, {n_labels} labels and {n_scores} scores"
+        if problem is not None:
+            raise ValueError(f"MulticlassHingeLearner: inconsistent state: {problem}")
+        return 0
+
+    cdef double top_two_step(self, const double* z, double label) except? -1.5e300 nogil:
+        """One round on the features ``z[0:n_features]`` of an example of
+        class index ``label`` (see the class docstring); a label that is
+        no class index, or a score that is not finite, raises."""
+        cdef Py_ssize_t c, y, runner = -1, k = self.n_outputs, n = self.n_features
+        cdef double* W = &self.W[0, 0]
+        cdef double* s = &self.class_scores[0]
+        cdef double margin
+        if not (0.0 <= label < k and <double>(<Py_ssize_t>label) == label):
+            with gil:
+                raise ValueError(f"the label must be a class index in [0, {k}); got {label}")
+        y = <Py_ssize_t>label
+        for c in range(k):
+            s[c] = skb_dot16(W + c * n, z, n)
+            if not is_finite(s[c]):
+                raise_not_finite(b"A class score w_c.z(x)")
+            if c != y and (runner < 0 or s[c] > s[runner]):
+                runner = c
+        if runner < 0:
+            return INFINITY         # one class: no rival, no update, no mistake
+        margin = s[y] - s[runner]
+        if margin < 1.0:
+            skb_axpy(W + y * n, self.eta, z, n)
+            skb_axpy(W + runner * n, -self.eta, z, n)
+            self.n_updates += 1
+        if margin == 0.0 and runner > y:
+            return DBL_MIN          # a tie the true class wins (the lowest index)
+        return margin
+
+    def run_block(self, const double[:, ::1] Z, const double[::1] y, double[::1] scores):
+        """Rounds over the rows of ``Z`` (class indices ``y``): each row's
+        value (the margin, see the class docstring) goes to ``scores``."""
+        cdef Py_ssize_t t, c = Z.shape[0]
+        self.check_call(Z.shape[1], c, y.shape[0], scores.shape[0])
+        with nogil:
+            for t in range(c):
+                scores[t] = self.top_two_step(&Z[t, 0], y[t])
+
+    def add_class(self, Py_ssize_t position):
+        """A class first seen now (a stream without ``classes=``), at index
+        ``position`` of the sorted classes: a zero row of ``W`` there (its
+        scores are 0); the predictions among the other classes do not
+        change."""
+        if not 0 <= position <= self.n_outputs:
+            raise ValueError(f"position must be in [0, {self.n_outputs}]; got {position}")
+        self.W = np.ascontiguousarray(np.insert(np.asarray(self.W), position, 0.0, axis=0))
+        self.n_outputs += 1
+        self.class_scores = np.zeros(self.n_outputs)
+
+    def get_state(self):
+        """Everything needed to rebuild the learner (``W`` copied)."""
+        return {"W": np.array(self.W, copy=True), "eta": self.eta,
+                "n_updates": self.n_updates, "n_outputs": self.n_outputs,
+                "n_features": self.n_features}
+
+    def set_state(self, state):
+        W = np.array(state["W"], dtype=np.float64, copy=True)
+        if W.ndim != 2:
+            raise ValueError(f"MulticlassHingeLearner: W must be a 2-D array; got {W.ndim} "
+                             f"dimensions")
+        self.W = W
+        self.eta = state["eta"]
+        self.n_updates = state["n_updates"]
+        self.n_outputs = state["n_outputs"]
+        self.n_features = state["n_features"]
+        self.class_scores = np.zeros(max(self.n_outputs, 0))
 
 
 def fourier_from_projections(const floating[:, ::1] P, double[:, ::1] Z, double factor):
@@ -520,7 +672,10 @@ def fourier_sparse_rounds(list learners, const floating[::1] data, const int[::1
     a buffer that stays in L2), then for each of these rows a
     :func:`hinge_step` of every learner (learner ``k`` with the labels
     ``targets[k]``, its score before the update into ``scores[k]``),
-    without the GIL: the features are never stored.  Returns the number of
+    without the GIL: the features are never stored.  A shared multi-class
+    learner (:class:`MulticlassHingeLearner`, alone in ``learners``) runs
+    its top-two step on each row instead (its class indices in
+    ``targets[0]``, its values into ``scores[0]``).  Returns the number of
     rounds run: all of them, or the rows before the first block with a
     projection that is not finite (no learner has seen that block).
     ``data`` and ``U``: float64, or float32 (features in float32, as
@@ -528,6 +683,7 @@ def fourier_sparse_rounds(list learners, const floating[::1] data, const int[::1
     cdef Py_ssize_t t, i, k, c = rows.shape[0], n_learners = len(learners), m = U.shape[1]
     cdef Py_ssize_t rows_here
     cdef LinearHingeLearner learner
+    cdef MulticlassHingeLearner shared = None
     cdef double[:, ::1] z_block
     cdef Py_ssize_t[::1] starts = np.empty(FOURIER_ROWS, dtype=np.intp)
     cdef Py_ssize_t[::1] lengths = np.empty(FOURIER_ROWS, dtype=np.intp)
@@ -541,12 +697,16 @@ def fourier_sparse_rounds(list learners, const floating[::1] data, const int[::1
         raise ValueError(f"fourier_sparse_rounds: {n_learners} learners, targets of shape "
                          f"{(targets.shape[0], targets.shape[1])} and scores of shape "
                          f"{(scores.shape[0], scores.shape[1])} for {c} rows")
-    for learner in learners:
-        problem = learner.check_state()
-        if problem is None and learner.w.shape[0] != 2 * m:
-            problem = f"a model of {learner.w.shape[0]} values for {2 * m} features"
-        if problem is not None:
-            raise ValueError(f"LinearHingeLearner: inconsistent state: {problem}")
+    if n_learners == 1 and isinstance(learners[0], MulticlassHingeLearner):
+        shared = learners[0]
+        shared.check_call(2 * m, c, c, c)
+    else:
+        for learner in learners:
+            problem = learner.check_state()
+            if problem is None and learner.w.shape[0] != 2 * m:
+                problem = f"a model of {learner.w.shape[0]} values for {2 * m} features"
+            if problem is not None:
+                raise ValueError(f"LinearHingeLearner: inconsistent state: {problem}")
     if c == 0:
         return 0
     z_block = np.empty((FOURIER_ROWS, 2 * m))
@@ -556,7 +716,7 @@ def fourier_sparse_rounds(list learners, const floating[::1] data, const int[::1
     updates_table = np.empty(n_learners, dtype=np.uintp)
     cdef size_t[::1] w_view = w_table, updates_view = updates_table
     cdef double[::1] eta_view = eta_table
-    for k in range(n_learners):
+    for k in range(0 if shared is not None else n_learners):
         learner = learners[k]
         w_view[k] = <size_t>&learner.w[0]
         updates_view[k] = <size_t>&learner.n_updates
@@ -573,6 +733,9 @@ def fourier_sparse_rounds(list learners, const floating[::1] data, const int[::1
                 done = t
                 break
             for i in range(rows_here):
+                if shared is not None:
+                    scores[0, t + i] = shared.top_two_step(&z_block[i, 0], targets[0, t + i])
+                    continue
                 for k in range(n_learners):
                     scores[k, t + i] = hinge_step(w[k], &z_block[i, 0], 2 * m,
                                                   targets[k, t + i], eta[k], n_updates[k])

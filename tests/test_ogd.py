@@ -8,15 +8,17 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from numpy.testing import assert_allclose, assert_array_equal
-from sklearn.datasets import make_moons
+from sklearn.datasets import make_blobs, make_moons
 
 import skbudget._fourier
 import skbudget._ogd_fast
 from skbudget import FourierOGDClassifier, KernelOGDClassifier, NystromOGDClassifier
 from skbudget._fourier import fourier_features
+from skbudget._ogd_fast import MulticlassHingeLearner, fourier_sparse_rounds
 from skbudget._params import MAX_BUDGET
 from tests.oracles import keeping_flags, mistake_flags
-from tests.oracles.ogd import PlainFourierOGD, PlainKernelOGD, PlainNystromOGD
+from tests.oracles.ogd import (PlainFourierOGD, PlainFourierOGDShared, PlainKernelOGD,
+                               PlainNystromOGD)
 from tests.test_fixed_budget import STREAM_IDS, STREAMS, assert_matches
 
 # the streams whose support sets hold duplicate points: K_SS then has equal
@@ -274,10 +276,12 @@ def test_fourier_features_approximate_the_rbf_kernel():
     assert errors[1] < 0.05 and errors[1] < errors[0] / 2.5     # ~ 1 / sqrt(D)
 
 
-def test_fourier_ogd_failure_mid_call_changes_nothing(monkeypatch):
+@pytest.mark.parametrize("multi_class", ["ovr", "crammer_singer"])
+def test_fourier_ogd_failure_mid_call_changes_nothing(monkeypatch, multi_class):
     X, y = _moons()
     y3 = (y > 0).astype(int) + (X[:, 0] > 1.2)
-    est = FourierOGDClassifier(n_components=20, gamma=1.0, random_state=0)
+    est = FourierOGDClassifier(n_components=20, gamma=1.0, random_state=0,
+                               multi_class=multi_class)
     est._chunk_size = 10
     est.partial_fit(X[:100], y3[:100], classes=[0, 1, 2])
     before = pickle.dumps(est)
@@ -332,6 +336,198 @@ def test_fourier_ogd_refuses_what_it_cannot_compute():
     learner.set_state(dict(learner.get_state(), w=np.zeros(3)))
     with pytest.raises(ValueError, match="inconsistent state"):
         est.partial_fit(X, y)
+
+
+# ---------------------------------------------------------------------------
+# FOGD's shared multi-class mode (doc/algorithms.md#kernel-ogd)
+# ---------------------------------------------------------------------------
+def _blobs(n_classes, n=240, seed=0):
+    X, y = make_blobs(n, centers=n_classes, n_features=3, cluster_std=2.0, random_state=seed)
+    X = X / 4
+    X[::7, 1] = 0.0                         # stored zeros and missing entries for CSR
+    return X, y
+
+
+@pytest.mark.parametrize("n_classes, n_components, eta0, seed",
+                         [(3, 1, 0.5, 0), (4, 7, 2.0, 1), (5, 40, 0.5, 2)])
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_fourier_ogd_shared_matches_plain(n_classes, n_components, eta0, seed, sparse):
+    X, y = _blobs(n_classes, seed=seed)
+    labels = np.array(["a", "b", "c", "d", "e"])[y]     # class indices from the labels' order
+    est = keeping_flags(FourierOGDClassifier(n_components=n_components, eta0=eta0, gamma=1.0,
+                                             multi_class="crammer_singer", shuffle=False,
+                                             random_state=seed))
+    est._chunk_size = 37
+    est.fit(sp.csr_matrix(X) if sparse else X, labels)
+    # the same draw as one-vs-rest (the model's first draw from random_state)
+    U = np.sqrt(2 * 1.0) * np.random.RandomState(seed).standard_normal((3, n_components))
+    assert_array_equal(est.random_weights_, U)
+    plain = PlainFourierOGDShared(U, est.classes_, eta0=eta0).partial_fit(X, labels)
+    assert_array_equal(mistake_flags(est), plain.mistakes)
+    assert est.n_updates_ == plain.n_updates > 0
+    assert est.coef_.shape == (n_classes, 2 * n_components)
+    assert_allclose(est.coef_, plain.W, rtol=1e-9, atol=1e-12)
+    assert_array_equal(est.intercept_, np.zeros(n_classes))
+    assert_allclose(est.decision_function(X), plain.decision_function(X), rtol=1e-9,
+                    atol=1e-12)
+    assert_array_equal(est.predict(X), est.classes_[np.argmax(plain.decision_function(X), 1)])
+
+
+@pytest.mark.parametrize("n_classes", [1, 2, 4])
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_fourier_ogd_shared_learner_margins_match_plain_round_by_round(n_classes, sparse):
+    # the learner alone (a shared learner may hold one or two classes: a
+    # stream without classes= starts with the classes of its first rows)
+    X, y = _blobs(max(n_classes, 2), n=150)
+    U = FourierOGDClassifier(n_components=9, gamma=1.0, random_state=3).fit(X, y % 2
+                                                                           ).random_weights_
+    y = y % n_classes
+    plain = PlainFourierOGDShared(U, range(n_classes), eta0=0.7).partial_fit(X, y)
+    learner = MulticlassHingeLearner(n_outputs=n_classes, n_features=18, eta=0.7)
+    margins = np.empty(len(y))
+    if sparse:
+        A = sp.csr_matrix(X)
+        fourier_sparse_rounds([learner], A.data, A.indices, A.indptr,
+                              np.arange(len(y), dtype=np.intp), U, 1 / 3.0,
+                              y[None, :].astype(float), margins[None, :])
+    else:
+        learner.run_block(fourier_features(X, U), y.astype(float), margins)
+    expected = np.array(plain.margins)
+    # a tie the true class wins (the lowest index) is the smallest positive
+    # double: no mistake
+    ties = (expected == 0) & ~np.array(plain.mistakes)
+    assert_allclose(margins[~ties], expected[~ties], rtol=1e-9, atol=1e-12)
+    assert (margins[ties] == np.finfo(float).tiny).all()
+    assert_array_equal(margins <= 0, plain.mistakes)
+    assert_allclose(learner.W, plain.W, rtol=1e-9, atol=1e-12)
+    assert learner.n_updates == plain.n_updates
+    if n_classes == 1:
+        assert learner.n_updates == 0 and np.isinf(margins).all() and not learner.W.base.any()
+
+
+def test_fourier_ogd_shared_learner_first_round_ties():
+    # W = 0: every score 0, the runner-up the lowest other index; a tie is
+    # a mistake unless the true class is the lowest index
+    learner = MulticlassHingeLearner(n_outputs=3, n_features=2, eta=2.0)
+    margins = np.empty(1)
+    z = np.array([[0.5, 0.5]])
+    learner.run_block(z, np.array([0.0]), margins)
+    assert margins[0] == np.finfo(float).tiny
+    assert_array_equal(learner.W, [[1, 1], [-1, -1], [0, 0]])
+    learner = MulticlassHingeLearner(n_outputs=3, n_features=2, eta=2.0)
+    learner.run_block(z, np.array([2.0]), margins)
+    assert margins[0] == 0.0
+    assert_array_equal(learner.W, [[-1, -1], [0, 0], [1, 1]])
+    # the runner-up is now class 1 (score 0 > -1), the margin exactly 1:
+    # no update (strict <)
+    learner.run_block(z, np.array([2.0]), margins)
+    assert margins[0] == 1.0 and learner.n_updates == 1
+    learner.run_block(z, np.array([1.0]), margins)         # against class 2
+    assert margins[0] == -1.0
+    assert_array_equal(learner.W, [[-1, -1], [1, 1], [0, 0]])
+    for label in (3.0, -1.0, 0.5, np.nan):
+        with pytest.raises(ValueError, match="class index in \\[0, 3\\)"):
+            learner.run_block(z, np.array([label]), margins)
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_fourier_ogd_shared_partial_fit_equals_one_fit_epoch(sparse):
+    X, y = _blobs(4)
+    X = sp.csr_matrix(X) if sparse else X
+    params = dict(n_components=25, gamma=1.0, multi_class="crammer_singer", random_state=5)
+    fitted = FourierOGDClassifier(shuffle=False, **params).fit(X, y)
+    streamed = FourierOGDClassifier(**params)
+    for piece in np.array_split(np.arange(len(y)), [1, 8, 50, 51, 120]):
+        streamed.partial_fit(X[piece], y[piece], classes=[0, 1, 2, 3])
+    assert_array_equal(streamed.coef_, fitted.coef_)
+    assert streamed.n_mistakes_ == fitted.n_mistakes_
+    assert streamed.n_updates_ == fitted.n_updates_
+    # two classes: the binary rule in either mode
+    binary = FourierOGDClassifier(**params).fit(X, y % 2)
+    ovr = FourierOGDClassifier(**{**params, "multi_class": "ovr"}).fit(X, y % 2)
+    assert binary.coef_.shape == (1, 50)
+    assert_array_equal(binary.coef_, ovr.coef_)
+
+
+def test_fourier_ogd_shared_add_class_keeps_the_old_classes_and_trains_on():
+    X, y = _blobs(4)
+    est = FourierOGDClassifier(n_components=20, gamma=1.0, multi_class="crammer_singer",
+                               random_state=2).fit(X[y != 1], y[y != 1])
+    learner = est._learners[0]
+    before = np.asarray(learner.W).copy()
+    plain = PlainFourierOGDShared(est.random_weights_, [0, 2, 3])
+    plain.W = before.copy()
+    learner.add_class(1)
+    plain.add_class(1, 1)
+    assert_array_equal(np.asarray(learner.W)[[0, 2, 3]], before)
+    assert not np.asarray(learner.W)[1].any() and learner.n_outputs == 4
+    Z = fourier_features(X, est.random_weights_)
+    assert_array_equal(np.argmax(Z @ np.asarray(learner.W)[[0, 2, 3]].T, 1),
+                       np.argmax(Z @ before.T, 1))
+    margins = np.empty(len(y))
+    learner.run_block(Z, y.astype(float), margins)       # the new class among them
+    plain.partial_fit(X, y)
+    assert_allclose(learner.W, plain.W, rtol=1e-9, atol=1e-12)
+    assert_array_equal(margins <= 0, plain.mistakes)
+    learner.add_class(4)                                  # at the end
+    assert learner.W.shape == (5, 40)
+    with pytest.raises(ValueError, match="position must be in \\[0, 5\\]"):
+        learner.add_class(6)
+
+
+def test_fourier_ogd_shared_skops_file_continues_the_stream():
+    sio = pytest.importorskip("skops.io")
+    X, y = _blobs(3, n=150)
+    est = FourierOGDClassifier(n_components=8, gamma=1.0, multi_class="crammer_singer",
+                               random_state=1).partial_fit(X[:60], y[:60], classes=[0, 1, 2])
+    data = sio.dumps(est)
+    loaded = sio.loads(data, trusted=sio.get_untrusted_types(data=data))
+    assert type(loaded._learners[0]) is MulticlassHingeLearner
+    for model in (est, loaded):
+        model.partial_fit(X[60:], y[60:])
+    assert_array_equal(loaded.coef_, est.coef_)
+    assert loaded.n_updates_ == est.n_updates_
+
+
+def test_fourier_ogd_shared_refuses_a_corrupt_state():
+    X, y = _blobs(3, n=90)
+    est = FourierOGDClassifier(n_components=5, gamma=1.0, multi_class="crammer_singer",
+                               random_state=0).fit(X, y)
+    learner = est._learners[0]
+    assert type(learner) is MulticlassHingeLearner and learner.W.shape == (3, 10)
+    good = learner.get_state()
+    for change, message in [(dict(W=np.zeros((2, 10))), "W of shape \\(2, 10\\) for 3 classes"),
+                            (dict(W=np.full((3, 10), np.nan)), "W holds a value that is not"),
+                            (dict(eta=-1.0), "eta=-1.0"),
+                            (dict(n_updates=-2), "n_updates=-2")]:
+        learner.set_state({**good, **change})
+        before = pickle.dumps(est)
+        with pytest.raises(ValueError, match="inconsistent state: " + message):
+            est.partial_fit(X, y)
+        with pytest.raises(ValueError, match="inconsistent state: " + message):
+            est.partial_fit(sp.csr_matrix(X), y)
+        assert pickle.dumps(est) == before
+    with pytest.raises(ValueError, match="W must be a 2-D array"):
+        learner.set_state({**good, "W": np.zeros(30)})
+    learner.set_state(good)
+    # a loaded model's learner is checked against its features
+    state = est.__getstate__()
+    state["_driver"] = dict(state["_driver"], features={"U": np.zeros((3, 4))})
+    with pytest.raises(ValueError, match="10 coefficients per class for 8 features"):
+        pickle.loads(pickle.dumps(est)).__setstate__(state)
+    # and against the parameters the model was started with (what
+    # skops.io.load runs): its number of classes and of features
+    for field, value in [("n_outputs", 4), ("n_features", 12), ("eta", 0.25)]:
+        state = est.__getstate__()
+        learner_state = state["_driver"]["learners"][0]["state"]
+        learner_state[field] = value
+        with pytest.raises(ValueError, match=f"learners\\[0\\].state.{field}"):
+            FourierOGDClassifier().__setstate__(state)
+    state = est.__getstate__()
+    state["_driver"]["learners"][0]["state"]["W"] = np.zeros((3, 9))
+    with pytest.raises(ValueError, match="W of shape \\(3, 9\\) for 3 classes of 10"):
+        FourierOGDClassifier().__setstate__(state)
+    FourierOGDClassifier().__setstate__(est.__getstate__())     # (the untouched state loads)
 
 
 # ---------------------------------------------------------------------------
@@ -422,6 +618,7 @@ FEATURES_DIGEST_SCRIPT = """
 import hashlib, numpy as np, scipy.sparse as sp
 from skbudget._ogd_fast import fourier_loops
 from skbudget._fourier import fourier_features
+from skbudget._ogd_fast import MulticlassHingeLearner, fourier_sparse_rounds
 from skbudget._params import MAX_BUDGET
 from tests.test_ogd import _fourier_of, _trig_arguments
 from tests.test_ogd import _float32_arguments
@@ -453,6 +650,7 @@ PROJECTIONS_DIGEST_SCRIPT = """
 import hashlib, numpy as np, scipy.sparse as sp
 from skbudget._ogd_fast import fourier_loops, fourier_dense_projections
 from skbudget._fourier import fourier_features
+from skbudget._ogd_fast import MulticlassHingeLearner, fourier_sparse_rounds
 digest = hashlib.sha256()
 rng = np.random.RandomState(0)
 for n, d, m in [(1, 1, 1), (5, 7, 3), (7, 13, 17), (11, 29, 33), (13, 97, 65), (17, 31, 127),

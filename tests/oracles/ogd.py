@@ -116,3 +116,51 @@ class PlainFourierOGD:
                 self.w = self.w + self.eta * label * z
                 self.n_updates += 1
         return self
+
+
+class PlainFourierOGDShared(PlainFourierOGD):
+    """doc/algorithms.md#kernel-ogd, FOGD's shared multi-class mode
+    (``multi_class='crammer_singer'``): the same features, one row ``w_c``
+    of ``W`` per class.  Each round with true class ``y`` (an index into
+    ``classes``): scores ``s = W z`` before the round, the runner-up ``r =
+    argmax_{c != y} s_c`` (ties: the lowest index), ``m = s_y - s_r``; when
+    ``m < 1``, ``W += eta (e_y - e_r) z^T`` (the full k-long row of the
+    binary step ``eta y z``; no decay, FOGD has none).  One class: no
+    rival, no update.  A round is a mistake when ``argmax_c s_c != y``
+    (ties: the lowest index).  ``margins`` records ``m`` per round."""
+
+    def __init__(self, U, classes, eta0=0.5):
+        super().__init__(U, eta0)
+        self.classes = list(classes)
+        self.W = np.zeros((len(self.classes), 2 * self.U.shape[1]))
+        self.margins = []
+
+    def decision_function(self, X):
+        return self.features(X) @ self.W.T
+
+    def add_class(self, position, label):
+        """A class first seen now: a zero row at ``position``."""
+        self.classes.insert(position, label)
+        self.W = np.insert(self.W, position, 0.0, axis=0)
+
+    def partial_fit(self, X, y):
+        k = len(self.classes)
+        for x, label in zip(np.asarray(X, dtype=float), y):
+            z = self.features(x[None, :])[0]
+            s = self.W @ z
+            c = self.classes.index(label)
+            self.scores.append(s)
+            self.mistakes.append(int(np.argmax(s)) != c)
+            rivals = [r for r in range(k) if r != c]
+            if not rivals:
+                self.margins.append(math.inf)
+                continue
+            r = max(rivals, key=lambda j: (s[j], -j))
+            m = float(s[c] - s[r])
+            self.margins.append(m)
+            if m < 1:
+                row = np.zeros(k)
+                row[c], row[r] = self.eta, -self.eta
+                self.W = self.W + np.outer(row, z)
+                self.n_updates += 1
+        return self
