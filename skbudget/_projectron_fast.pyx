@@ -262,7 +262,7 @@ cdef class SharedProjectronLearner(SharedSupportLearner):
     cdef public long long n_projections     # mistake rounds solved by projection
     cdef public long long n_margin_updates  # Projectron++ only
     cdef public double[::1] chol            # packed rows of L
-    cdef public double[::1] work            # scratch by position: one column of A
+    cdef public double[:, ::1] work         # scratch: columns y and r of A, by position
     cdef public double[::1] c               # L⁻¹ k_t
     cdef public double[:, ::1] w            # W = Lᵀ A, (position, class)
     cdef public double[::1] new_row         # scratch: the row of a new vector
@@ -276,7 +276,7 @@ cdef class SharedProjectronLearner(SharedSupportLearner):
 
     def __init__(self, Py_ssize_t n_classes=3, double eta=0.1, Py_ssize_t budget=-1):
         self.chol = np.zeros(0)
-        self.work = np.zeros(0)
+        self.work = np.zeros((2, 0))
         self.c = np.zeros(0)
         self.w = np.zeros((0, max(n_classes, 1)))
         self.new_row = np.zeros(max(n_classes, 1))
@@ -288,14 +288,16 @@ cdef class SharedProjectronLearner(SharedSupportLearner):
 
     def check_policy_state(self, Py_ssize_t pool_size):
         return (SharedSupportLearner.check_policy_state(self, pool_size)
-                or size_problem({"work": self.work, "c": self.c, "w": self.w}, self.capacity)
+                or size_problem({"c": self.c, "w": self.w}, self.capacity)
                 or size_problem({"w columns": self.w.T, "new_row": self.new_row},
                                 self.n_outputs, "entries")
+                or size_problem({"work": self.work.T}, self.capacity)
+                or size_problem({"work rows": self.work}, 2, "entries")
                 or factor_problem(self.chol, self.n_sv))
 
     cdef int grow(self, Py_ssize_t new_capacity) except -1:
         SharedSupportLearner.grow(self, new_capacity)
-        self.work = _resized(self.work, new_capacity)
+        self.work = _resized_rows(self.work.T, new_capacity).T.copy()
         self.c = _resized(self.c, new_capacity)
         self.w = _resized_rows(self.w, new_capacity)
         return 0
@@ -335,24 +337,19 @@ cdef class SharedProjectronLearner(SharedSupportLearner):
         """Every row ``α_i += step (e_y − e_r) d_i`` (after
         :func:`project_current`): columns ``y`` and ``r`` of ``W`` move by
         ``± step · c``, then those columns of ``A`` are ``L⁻ᵀ W``'s."""
-        cdef Py_ssize_t i
-        for i in range(self.n_sv):
-            self.w[i, y] += step * self.c[i]
-            self.w[i, r] -= step * self.c[i]
-        self.solve_column(y)
-        self.solve_column(r)
-        return 0
-
-    cdef void solve_column(self, Py_ssize_t col) noexcept nogil:
-        """Column ``col`` of ``A`` = ``L⁻ᵀ`` times that column of ``W``."""
         cdef Py_ssize_t i, n = self.n_sv
         if n == 0:
-            return
+            return 0
         for i in range(n):
-            self.work[i] = self.w[i, col]
-        back_substitution(&self.chol[0], PACKED, n, &self.work[0])
+            self.w[i, y] += step * self.c[i]
+            self.w[i, r] -= step * self.c[i]
+            self.work[0, i] = self.w[i, y]
+            self.work[1, i] = self.w[i, r]
+        back_substitution_pair(&self.chol[0], n, &self.work[0, 0], &self.work[1, 0])
         for i in range(n):          # scale stays 1: nothing ever rescales
-            self.tau[self.order[i], col] = self.work[i]
+            self.tau[self.order[i], y] = self.work[0, i]
+            self.tau[self.order[i], r] = self.work[1, i]
+        return 0
 
     cdef int add_current(self, Py_ssize_t y, Py_ssize_t r) except -1 nogil:
         """Append x_t with the row ``e_y − e_r`` and the factor row [cᵀ, ‖δ‖]
@@ -483,6 +480,26 @@ cdef void append_factor_row(double[::1] chol, Py_ssize_t n, double[::1] c,
     for i in range(n):
         chol[row + i] = c[i]
     chol[row + n] = sqrt(delta2)
+
+
+cdef void back_substitution_pair(const double* L, Py_ssize_t n, double* x,
+                                 double* z) noexcept nogil:
+    """``x = L⁻ᵀ x`` and ``z = L⁻ᵀ z`` at once, ``L`` in packed rows: the
+    span factor's back substitution of each (the same arithmetic), reading
+    ``L`` once."""
+    cdef Py_ssize_t j, k
+    cdef const double* row
+    cdef double a, b
+    for j in range(n - 1, -1, -1):
+        row = L + j * (j + 1) // 2
+        if row[j] != 0.0:
+            a = x[j] / row[j]
+            b = z[j] / row[j]
+            x[j] = a
+            z[j] = b
+            for k in range(j):
+                x[k] -= a * row[k]
+                z[k] -= b * row[k]
 
 
 def factor_problem(chol, Py_ssize_t n):
