@@ -104,18 +104,21 @@ class PlainProjectron:
     def partial_fit(self, X, y):
         for i in range(X.shape[0]):
             x = X[i:i + 1]
-            index = self.n_seen
-            self.n_seen += 1
             stored = self._stored() if self.support_vectors else x[:0]
             row = self.kernel(x, np.vstack([stored, x]))[0]
-            k_t, k_tt = row[:-1], float(row[-1])
-            score = float(k_t @ self.coef)
-            self.mistakes.append(y[i] * score <= 0)
-            if y[i] * score <= 0:
-                self._mistake_update(x[0], index, y[i], k_t, k_tt)
-            else:
-                self._margin_update(y[i], score, k_t, k_tt)
+            self.n_seen += 1
+            self._round(x[0], self.n_seen - 1, y[i], row[:-1], float(row[-1]))
         return self
+
+    def _round(self, x, index, y, k_t, k_tt):
+        """One round: ``x`` (stream position ``index``, label ``y``) with
+        its kernel row ``k_t`` against the support set and ``k(x, x)``."""
+        score = float(k_t @ self.coef)
+        self.mistakes.append(y * score <= 0)
+        if y * score <= 0:
+            self._mistake_update(x, index, y, k_t, k_tt)
+        else:
+            self._margin_update(y, score, k_t, k_tt)
 
     def _stored(self):
         """The support vectors as one array (rebuilt only after an addition)."""
@@ -156,29 +159,21 @@ class PlainSharedProjectron(PlainProjectron):
         self.coef = np.zeros((0, n_classes))
         self.margins = []
 
-    def partial_fit(self, X, y):
-        for i in range(X.shape[0]):
-            x = X[i:i + 1]
-            index = self.n_seen
-            self.n_seen += 1
-            stored = self._stored() if self.support_vectors else x[:0]
-            row = self.kernel(x, np.vstack([stored, x]))[0]
-            k_t, k_tt = row[:-1], float(row[-1])
-            f = k_t @ self.coef
-            label = int(y[i])
-            rivals = f.copy()
-            rivals[label] = -np.inf
-            r = int(np.argmax(rivals))                  # the runner-up: lowest index
-            margin = f[label] - f[r]
-            self.margins.append(margin)
-            self.mistakes.append(int(np.argmax(f)) != label)
-            pair = np.zeros(self.k)
-            pair[label], pair[r] = 1.0, -1.0
-            if margin <= 0:
-                self._mistake_update(x[0], index, pair, k_t, k_tt)
-            else:
-                self._margin_update(pair, margin, k_t, k_tt)
-        return self
+    def _round(self, x, index, y, k_t, k_tt):
+        f = k_t @ self.coef
+        label = int(y)
+        rivals = f.copy()
+        rivals[label] = -np.inf
+        r = int(np.argmax(rivals))                  # the runner-up: lowest index
+        margin = f[label] - f[r]
+        self.margins.append(margin)
+        self.mistakes.append(int(np.argmax(f)) != label)
+        pair = np.zeros(self.k)
+        pair[label], pair[r] = 1.0, -1.0
+        if margin <= 0:
+            self._mistake_update(x, index, pair, k_t, k_tt)
+        else:
+            self._margin_update(pair, margin, k_t, k_tt)
 
     def _margin_update(self, pair, margin, k_t, k_tt):
         pass
