@@ -34,11 +34,11 @@ eta : float >= 0, default=0.1
         (the support set still stays finite on a bounded domain when
         ``eta > 0``)."""
 
-_MULTI_CLASS_NOTE = """  The
-        Projectron's steps move along the projection of ``(e_y - e_r)
-        k(x_t, .)``: every class's part is projected with the same kernel
-        coefficients ``d = K^-1 k_t``, and its squared norms (``||P k_t||²``
-        and ``delta²``) count twice (the user guide's "Projectron")."""
+_MULTI_CLASS_NOTE = """
+        An update moves along the projection of ``(e_y - e_r) k(x_t, .)``:
+        every class's part is projected with the same kernel coefficients
+        ``d = K^-1 k_t``, and the squared norms ``||P k_t||²`` and
+        ``delta²`` count twice."""
 
 _KERNEL_NOTE = """
         It should be positive definite: a vector is only added when its

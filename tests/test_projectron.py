@@ -530,3 +530,18 @@ def corrupt_shared_states():
             if refused:
                 print("refused", Est.__name__, field)
     print("done")
+
+
+@pytest.mark.parametrize("Est", [Projectron, ProjectronPlusPlus])
+def test_a_shared_model_saved_with_skops_continues_its_stream(Est):
+    sio = pytest.importorskip("skops.io")
+    X, y = make_blobs(200, centers=4, n_features=3, cluster_std=2.0, random_state=0)
+    est = shared(Est, eta=0.3, gamma=0.3, budget=20).partial_fit(X[:100], y[:100],
+                                                               classes=np.arange(4))
+    data = sio.dumps(est)
+    loaded = sio.loads(data, trusted=sio.get_untrusted_types(data=data))
+    assert type(loaded._learners[0]) is type(est._learners[0])
+    est.partial_fit(X[100:], y[100:])
+    loaded.partial_fit(X[100:], y[100:])
+    assert_array_equal(loaded.dual_coef_, est.dual_coef_)
+    assert_array_equal(loaded.support_curve_, est.support_curve_)
