@@ -278,8 +278,8 @@ cdef class SharedProjectronLearner(SharedSupportLearner):
         self.chol = np.zeros(0)
         self.work = np.zeros((2, 0))
         self.c = np.zeros(0)
-        self.w = np.zeros((0, max(n_classes, 1)))
-        self.new_row = np.zeros(max(n_classes, 1))
+        self.w = np.zeros((0, max(n_classes, 0)))
+        self.new_row = np.zeros(max(n_classes, 0))
         SharedSupportLearner.__init__(self, n_classes)
         self.eta = eta
         self.budget = budget
