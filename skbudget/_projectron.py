@@ -1,11 +1,13 @@
 """Projectron and Projectron++: bounded support sets by projection."""
 
 
-from skbudget._base import BaseKernelExpansionClassifier
-from skbudget._declaration import CannotAverage, Declaration
-from skbudget._docstrings import attributes_doc, docstring, kernel_doc, stream_doc
-from skbudget._params import Integer, RealNumber, keep_params
-from skbudget._projectron_fast import ProjectronLearner, ProjectronPlusPlusLearner
+from skbudget._base import BaseKernelExpansionClassifier, MultiClassModeMixin
+from skbudget._declaration import CannotAverage, Declaration, SharedMulticlass
+from skbudget._docstrings import (attributes_doc, docstring, kernel_doc, multi_class_doc,
+                                  stream_doc)
+from skbudget._params import MULTI_CLASS_CONSTRAINT, Integer, RealNumber, keep_params
+from skbudget._projectron_fast import (ProjectronLearner, ProjectronPlusPlusLearner,
+                                       SharedProjectronLearner, SharedProjectronPlusPlusLearner)
 
 __all__ = ["Projectron", "ProjectronPlusPlus"]
 
@@ -20,12 +22,23 @@ eta : float >= 0, default=0.1
         prediction).  ``||delta|| <= sqrt(k(x_t, x_t))``, so ``eta`` is in
         the units of ``sqrt(k(x, x))``: 1 for the RBF kernel (where
         ``eta >= 1`` never adds after the first vector); rescale it for
-        kernels with other self-similarities (linear, polynomial).
+        kernels with other self-similarities (linear, polynomial).  With
+        ``multi_class='crammer_singer'`` the distance compared with ``eta``
+        is that of the update ``(e_y - e_r) k(x_t, .)``, ``sqrt(2) ||delta||``.
     budget : int or None, default=None
         Optional hard cap on the support-set size: once it holds ``budget``
         vectors, every further update is a projection (nothing is added, and
-        nothing is ever removed).  None: no cap (the support set still stays
-        finite on a bounded domain when ``eta > 0``)."""
+        nothing is ever removed).  One-vs-rest (``multi_class='ovr'``) it
+        caps each class's learner (up to ``n_classes * budget`` vectors);
+        with ``multi_class='crammer_singer'`` the whole model.  None: no cap
+        (the support set still stays finite on a bounded domain when
+        ``eta > 0``)."""
+
+_MULTI_CLASS_NOTE = """
+        An update moves along the projection of ``(e_y - e_r) k(x_t, .)``:
+        every class's part is projected with the same kernel coefficients
+        ``d = K^-1 k_t``, and the squared norms ``||P k_t||²`` and
+        ``delta²`` count twice."""
 
 _KERNEL_NOTE = """
         It should be positive definite: a vector is only added when its
@@ -38,15 +51,25 @@ def _projectron_doc(summary, name, *, pp_updates, see_also):
     return docstring(
         summary,
         [kernel_doc(kernel_note=_KERNEL_NOTE), _OWN_PARAMETERS,
+         multi_class_doc(budget_note=_MULTI_CLASS_NOTE),
          stream_doc(unit="epoch",
                     max_iter_note="  The algorithm is\n        online: the paper makes a "
                                   "single pass.",
                     random_note=" (the update rule itself draws nothing)")],
         attributes_doc(
             unit="epoch",
-            dual_coef="Their signed coefficients ``alpha_i`` (zeros outside each learner's\n"
-                      "        own block).",
+            rows="n_rows",
+            dual_coef="Their signed coefficients ``alpha_i``: one row for binary problems;\n"
+                      "        one row per class otherwise, over the shared support vectors\n"
+                      "        (``'crammer_singer'``: ``dual_coef_[c, i] = alpha_{i,c}``) or\n"
+                      "        zeros outside each class's own block (``'ovr'``).",
             mistake="``y_t f(x_t) <= 0``",
+            multiclass_mistake="``'crammer_singer'``: ``argmax_c f_c(x) != y``,\n"
+                               "        ties to the lowest class index; ``'ovr'``: the true "
+                               "class's\n        score not strictly the largest",
+            n_support="(n_learners,)\n        Support vectors per learner: one learner "
+                      "for binary problems and\n        for ``'crammer_singer'`` (the size "
+                      "of the shared set), one per\n        class for ``'ovr'``.",
             n_updates=f"Rounds whose update rule fired (additions, projections{pp_updates}),\n"
                       "        summed over the learners.",
         ),
@@ -54,8 +77,11 @@ def _projectron_doc(summary, name, *, pp_updates, see_also):
         notes="""The model keeps the Cholesky factor of the support-set Gram matrix,
     grown by one row per added vector: ``O(|S|²)`` time per update (a mistake
     or margin error; other rounds cost ``O(|S|)``), ``O(|S|²/2)`` memory per
-    learner.  Multi-class problems are one-vs-rest: each class has its own
-    support set.""",
+    learner.  Multi-class problems are one-vs-rest by default, each class
+    with its own support set; ``multi_class='crammer_singer'`` keeps one
+    support set for every class, each vector with a row of ``n_classes``
+    coefficients: a round then also costs ``O(|S| n_classes)`` for the class
+    scores, and an update ``O(|S|²)`` (the two classes it moves).""",
         references="""F. Orabona, J. Keshet and B. Caputo, "The Projectron: a Bounded
     Kernel-Based Perceptron", ICML 2008.
 
@@ -70,7 +96,7 @@ def _projectron_doc(summary, name, *, pp_updates, see_also):
     )
 
 
-class Projectron(BaseKernelExpansionClassifier):
+class Projectron(MultiClassModeMixin, BaseKernelExpansionClassifier):
     __doc__ = _projectron_doc(
         """Projectron: a kernel perceptron whose support set stays bounded
     by projecting instead of adding.
@@ -91,29 +117,36 @@ class Projectron(BaseKernelExpansionClassifier):
 
     _declaration = Declaration(
         test_params=(dict(budget=7, gamma=1.0, random_state=0),),
-        model_variants=(dict(eta=0.1), dict(budget=None)),
+        model_variants=(dict(eta=0.1), dict(budget=None),
+                        dict(eta=0.1, multi_class="crammer_singer"),
+                        dict(budget=None, multi_class="crammer_singer")),
         averaging=CannotAverage(
             "it keeps the inverse Gram matrix of its own examples and a projection threshold "
             "on them, which an average does not define"),
+        shared_multiclass=SharedMulticlass("multi_class", shared="crammer_singer",
+                                           one_vs_rest="ovr"),
     )
 
     _learner_class = ProjectronLearner
+    _shared_learner_class = SharedProjectronLearner
 
     _parameter_constraints: dict = {
         **BaseKernelExpansionClassifier._parameter_constraints,
         "eta": [RealNumber(0.0, None, closed="left")],
         "budget": [Integer(1, None, closed="left"), None],
+        **MULTI_CLASS_CONSTRAINT,
     }
 
     def __init__(self, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0, kernel_params=None,
-                 eta=0.1, budget=None, max_iter=1, shuffle=True, random_state=None,
-                 warm_start=False, verbose=0, n_jobs=None):
+                 eta=0.1, budget=None, multi_class="ovr", max_iter=1, shuffle=True,
+                 random_state=None, warm_start=False, verbose=0, n_jobs=None):
         keep_params(self, locals())
 
     def _make_learner(self, rng):
-        return self._learner_class(
-            eta=float(self.eta), budget=-1 if self.budget is None else int(self.budget)
-        )
+        rule = dict(eta=float(self.eta), budget=-1 if self.budget is None else int(self.budget))
+        if self._shared_support:
+            return self._shared_learner_class(n_classes=len(self.classes_), **rule)
+        return self._learner_class(**rule)
 
 
 class ProjectronPlusPlus(Projectron):
@@ -140,3 +173,4 @@ class ProjectronPlusPlus(Projectron):
     _declaration = Projectron._declaration
 
     _learner_class = ProjectronPlusPlusLearner
+    _shared_learner_class = SharedProjectronPlusPlusLearner

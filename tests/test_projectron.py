@@ -1,17 +1,26 @@
 """Projectron and Projectron++ against the plain implementation of
 doc/algorithms.md#projectron, and the numerical soundness of the incremental factor."""
 
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import hypothesis.strategies as st
 import numpy as np
 import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.linalg import solve_triangular
 from scipy.spatial.distance import cdist
-from sklearn.datasets import make_classification
+from sklearn.datasets import make_blobs, make_classification
 
 from skbudget import KernelPerceptron, Projectron, ProjectronPlusPlus
 from skbudget.datasets import make_noisy_gaussians
 from tests.oracles import keeping_flags, mistake_flags
-from tests.oracles.projectron import PlainProjectron, PlainProjectronPlusPlus
+from tests.oracles.projectron import (PlainProjectron, PlainProjectronPlusPlus,
+                                     PlainSharedProjectron, PlainSharedProjectronPlusPlus)
 
 PAIRS = [(Projectron, PlainProjectron), (ProjectronPlusPlus, PlainProjectronPlusPlus)]
 PAIR_IDS = ["Projectron", "ProjectronPlusPlus"]
@@ -293,3 +302,246 @@ def test_parameters_are_validated():
         ProjectronPlusPlus(budget=0).fit(X, y)
     with pytest.raises(ValueError, match="budget"):
         Projectron(budget=2.5).fit(X, y)
+
+
+# ----------------------------------------------------------------------
+# the shared multi-class mode (multi_class='crammer_singer')
+# ----------------------------------------------------------------------
+SHARED_PAIRS = [(Projectron, PlainSharedProjectron),
+                (ProjectronPlusPlus, PlainSharedProjectronPlusPlus)]
+
+
+def _shared_streams():
+    X, y = make_blobs(300, centers=4, n_features=2, cluster_std=2.0, random_state=0)
+    yield "rbf-4", X, y, dict(kernel="rbf", gamma=0.3), rbf(0.3), [0.0, 0.1, 0.5, 1.2]
+    X, y = make_classification(240, n_features=5, n_informative=4, n_redundant=0,
+                               n_classes=5, n_clusters_per_class=1, flip_y=0.05,
+                               random_state=1)
+    yield "rbf-5d-5", X, y, dict(kernel="rbf", gamma=0.2), rbf(0.2), [0.3, 0.9]
+    yield "linear-3", X, y % 3, dict(kernel="linear"), (lambda A, B: A @ B.T), [0.0, 1.0]
+    yield "poly2-3", X[:, :3], y % 3, dict(kernel="poly", gamma=0.5, degree=2, coef0=1.0), \
+        poly(0.5, 2, 1.0), [0.3]
+
+
+SHARED_CASES = [
+    pytest.param(Est, Plain, X, y, kw, kernel, eta, budget,
+                 id=f"{Est.__name__}-{name}-eta{eta}-budget{budget}")
+    for Est, Plain in SHARED_PAIRS
+    for name, X, y, kw, kernel, etas in _shared_streams()
+    for eta in etas for budget in (None, 12)
+]
+
+
+def shared(Est, **params):
+    return Est(multi_class="crammer_singer", shuffle=False, **params)
+
+
+def assert_matches_shared(est, plain, X):
+    assert_array_equal(mistake_flags(est).astype(bool), plain.mistakes)
+    assert est.n_mistakes_ == sum(plain.mistakes)
+    assert est.n_updates_ == plain.n_updates
+    assert_array_equal(est.n_support_, [len(plain.support_indices)])
+    assert_allclose(_dense(est.support_vectors_), X[plain.support_indices])
+    scale = max(1.0, np.abs(plain.coef).max())
+    assert est.dual_coef_.shape == plain.coef.T.shape
+    assert_allclose(est.dual_coef_, plain.coef.T, rtol=1e-7, atol=1e-9 * scale)
+    assert_allclose(est.intercept_, np.zeros(plain.k))
+    Z = np.vstack([X[::4] + 0.05, X[1::7]])
+    assert_allclose(est.decision_function(Z), plain.decision_function(Z), rtol=1e-8, atol=1e-8)
+
+
+def _dense(A):
+    return A.toarray() if sp.issparse(A) else A
+
+
+@pytest.mark.parametrize("Est, Plain, X, y, kernel_kw, kernel, eta, budget", SHARED_CASES)
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_shared_mode_matches_plain_implementation(Est, Plain, X, y, kernel_kw, kernel, eta,
+                                                  budget, sparse):
+    est = keeping_flags(shared(Est, eta=eta, budget=budget, **kernel_kw))
+    est.fit(sp.csr_matrix(X) if sparse else X, y)
+    plain = Plain(kernel, len(np.unique(y)), eta=eta, budget=budget).partial_fit(X, y)
+    assert sum(plain.mistakes) > 10
+    assert_matches_shared(est, plain, X)
+    learner = est._learners[0]
+    if budget is not None:      # the cap binds (the linear and poly spans hold fewer)
+        assert est.n_support_[0] == budget or kernel_kw["kernel"] != "rbf"
+    # the rule's branches all run on these streams: the first eta adds every
+    # vector (eta = 0 only projects exact spans), the others project
+    if eta > 0.2 or budget is not None:
+        assert learner.n_projections > 0
+    if Est is ProjectronPlusPlus and eta > 0.3 and budget is None:
+        assert learner.n_margin_updates > 0
+
+
+@pytest.mark.parametrize("Est, Plain", SHARED_PAIRS, ids=PAIR_IDS)
+def test_shared_mode_every_round_margin_matches(Est, Plain):
+    # one example per call: the margin f_y - f_r of every round (the scores
+    # before it) is the oracle's
+    X, y = make_blobs(120, centers=3, n_features=2, cluster_std=2.0, random_state=3)
+    est = shared(Est, eta=0.4, gamma=0.3)
+    plain = Plain(rbf(0.3), 3, eta=0.4)
+    margins = [0.0]                 # the empty model's scores are all 0
+    for t in range(len(X)):
+        if t:
+            f = est.decision_function(X[t:t + 1])[0]
+            margins.append(f[y[t]] - max(f[c] for c in range(3) if c != y[t]))
+        est.partial_fit(X[t:t + 1], y[t:t + 1], classes=[0, 1, 2])
+        plain.partial_fit(X[t:t + 1], y[t:t + 1])
+    assert_allclose(margins, plain.margins, rtol=1e-9, atol=1e-12)
+    assert 0 < sum(m < 1 for m in margins) < len(margins)
+    assert est.n_mistakes_ == sum(plain.mistakes)
+    assert_allclose(est.dual_coef_, plain.coef.T, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("Est, Plain", SHARED_PAIRS, ids=PAIR_IDS)
+def test_shared_mode_on_two_classes_is_the_shared_rule_on_two_columns(Est, Plain, monkeypatch):
+    # the estimator learns two classes by the binary rule; the shared
+    # learner (built with k = 2 by a stream whose classes grow) runs the
+    # shared rule on two columns
+    X, y = make_blobs(200, centers=2, n_features=2, cluster_std=2.5, random_state=0)
+    monkeypatch.setattr(Est, "_shares_support", lambda self, n: True)
+    est = keeping_flags(shared(Est, eta=0.5, gamma=0.3)).fit(X, y)
+    plain = Plain(rbf(0.3), 2, eta=0.5).partial_fit(X, y)
+    assert est.dual_coef_.shape[0] == 2
+    assert_matches_shared(est, plain, X)
+
+
+@pytest.mark.parametrize("Est", [Projectron, ProjectronPlusPlus])
+def test_binary_problems_are_the_binary_model_in_either_mode(Est):
+    X, y = make_blobs(200, centers=2, n_features=2, cluster_std=2.5, random_state=0)
+    one = Est(eta=0.3, gamma=0.3, shuffle=False).fit(X, y)
+    two = shared(Est, eta=0.3, gamma=0.3).fit(X, y)
+    assert type(two._learners[0]) is type(one._learners[0])
+    assert_array_equal(two.dual_coef_, one.dual_coef_)
+
+
+@pytest.mark.parametrize("Est", [Projectron, ProjectronPlusPlus])
+def test_shared_partial_fit_in_chunks_is_one_fit_epoch(Est):
+    X, y = make_blobs(300, centers=5, n_features=3, cluster_std=2.0, random_state=2)
+    whole = shared(Est, eta=0.5, gamma=0.3, budget=25).fit(X, y)
+    pieces = shared(Est, eta=0.5, gamma=0.3, budget=25)
+    for piece in np.array_split(np.arange(300), [1, 2, 40, 41, 200]):
+        pieces.partial_fit(X[piece], y[piece], classes=np.arange(5))
+    assert_array_equal(pieces.support_vectors_, whole.support_vectors_)
+    assert_array_equal(pieces.dual_coef_, whole.dual_coef_)
+    assert pieces.n_mistakes_ == whole.n_mistakes_ and pieces.n_updates_ == whole.n_updates_
+    assert_array_equal(pieces.support_curve_, whole.support_curve_)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2 ** 31 - 1), n_classes=st.integers(3, 6),
+       budget=st.integers(1, 12), eta=st.sampled_from([0.0, 0.2, 0.8]),
+       late=st.integers(0, 150), plus_plus=st.booleans())
+def test_shared_budget_bounds_the_whole_model_after_every_round(seed, n_classes, budget, eta,
+                                                                late, plus_plus):
+    # random labels, the last class appearing only from round ``late`` on;
+    # fewer than 257 rounds: support_curve_ has a row per round
+    rng = np.random.RandomState(seed)
+    X = rng.normal(size=(200, 3))
+    y = rng.randint(n_classes - 1, size=200)
+    y[late:] = np.where(rng.uniform(size=200 - late) < 0.3, n_classes - 1, y[late:])
+    Est = ProjectronPlusPlus if plus_plus else Projectron
+    est = shared(Est, eta=eta, gamma=0.5, budget=budget)
+    est.partial_fit(X, y, classes=np.arange(n_classes))
+    sizes = est.support_curve_
+    assert_array_equal(sizes[:, 0], np.arange(1, 201))
+    assert sizes[:, 1].max() <= budget
+    assert est.n_support_.tolist() == [sizes[-1, 1]] and est.dual_coef_.shape[0] == n_classes
+    assert np.all(np.isfinite(est.decision_function(X)))
+
+
+@pytest.mark.parametrize("Est", [Projectron, ProjectronPlusPlus])
+def test_a_class_added_to_the_shared_learner_keeps_the_old_predictions(Est):
+    # what a stream without classes= does when a class first appears (the
+    # base calls the learner's add_class): a zero column, the other
+    # classes' scores unchanged, and training goes on within the budget
+    X, y = make_blobs(400, centers=5, n_features=2, cluster_std=2.0, random_state=0)
+    y = 2 * y
+    est = shared(Est, eta=0.3, gamma=0.5, budget=60).fit(X[:200], y[:200])
+    assert est.n_support_[0] < 60       # room left for the new class
+    learner = est._learners[0]
+    before = est.decision_function(X)
+    rows_before = est.dual_coef_.copy()
+    learner.add_class(2)
+    est.classes_ = np.insert(est.classes_, 2, 3)
+    est._update_fitted_attributes()
+    after = est.decision_function(X)
+    assert_array_equal(np.delete(after, 2, axis=1), before)
+    assert_array_equal(after[:, 2], 0.0)
+    assert_array_equal(np.delete(est.dual_coef_, 2, axis=0), rows_before)
+    assert np.asarray(learner.w).shape[1] == 6 and len(learner.new_row) == 6
+    # the new class: a cluster of its own, every third example
+    y_more = np.where(np.arange(200) % 3 == 0, 3, y[200:])
+    X_more = np.where((y_more == 3)[:, None], np.random.RandomState(0).normal(size=(200, 2)) + 20,
+                      X[200:])
+    est.partial_fit(X_more, y_more)
+    assert est.support_curve_[:, 1].max() == 60
+    assert np.mean(est.predict(X_more[y_more == 3]) == 3) > 0.9
+    _check_factor(est, rtol=1e-10)
+
+
+def test_a_corrupt_shared_state_is_refused_never_a_crash():
+    # every field of the shared learners' state, in a child process (a crash
+    # fails the test instead of killing pytest)
+    result = subprocess.run([sys.executable, "-c", "import tests.test_projectron as t; "
+                             "t.corrupt_shared_states()"],
+                            capture_output=True, text=True, timeout=600,
+                            cwd=Path(__file__).parents[1])
+    assert result.returncode == 0, result.stderr[-2000:]
+    lines = result.stdout.splitlines()
+    assert lines[-1] == "done"
+    refused = {tuple(line.split()[1:]) for line in lines[:-1]}
+    for name in ("Projectron", "ProjectronPlusPlus"):
+        for field in ("chol", "w", "new_row", "c", "work", "tau", "label"):
+            assert (name, field) in refused
+
+
+def corrupt_shared_states():
+    """Corrupt each field of a fitted shared learner's state (the bad values
+    of ``tests.corrupt_states``), then train, score and pickle the model;
+    print ``refused <estimator> <field>`` for every field one of whose bad
+    values is refused as an inconsistent state, then ``done``."""
+    from tests.corrupt_states import corruptions
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(300, 3))
+    y = np.argmax(X, axis=1)
+    for Est in (Projectron, ProjectronPlusPlus):
+        fitted = shared(Est, eta=0.3, gamma=1.0, budget=10).partial_fit(X[:200], y[:200],
+                                                                       classes=[0, 1, 2])
+        blob = pickle.dumps(fitted)
+        for field, value in fitted._learners[0].get_state().items():
+            refused = False
+            for bad in corruptions(value):
+                est = pickle.loads(blob)
+                state = est._learners[0].get_state()
+                state[field] = bad
+                try:
+                    est._learners[0].set_state(state)
+                except Exception:
+                    continue
+                for call in (lambda: est.partial_fit(X[200:], y[200:]),
+                             lambda: est.decision_function(X[:20]),
+                             lambda: pickle.loads(pickle.dumps(est)).partial_fit(X[250:], y[250:])):
+                    try:
+                        call()
+                    except Exception as exc:
+                        refused |= "inconsistent state" in str(exc)
+            if refused:
+                print("refused", Est.__name__, field)
+    print("done")
+
+
+@pytest.mark.parametrize("Est", [Projectron, ProjectronPlusPlus])
+def test_a_shared_model_saved_with_skops_continues_its_stream(Est):
+    sio = pytest.importorskip("skops.io")
+    X, y = make_blobs(200, centers=4, n_features=3, cluster_std=2.0, random_state=0)
+    est = shared(Est, eta=0.3, gamma=0.3, budget=20).partial_fit(X[:100], y[:100],
+                                                               classes=np.arange(4))
+    data = sio.dumps(est)
+    loaded = sio.loads(data, trusted=sio.get_untrusted_types(data=data))
+    assert type(loaded._learners[0]) is type(est._learners[0])
+    est.partial_fit(X[100:], y[100:])
+    loaded.partial_fit(X[100:], y[100:])
+    assert_array_equal(loaded.dual_coef_, est.dual_coef_)
+    assert_array_equal(loaded.support_curve_, est.support_curve_)
