@@ -22,8 +22,8 @@ from skbudget._params import _same_value
 from skbudget._span_factor import _span_factor
 
 __all__ = ["ExpansionAverage", "ExpansionState", "LinearState", "OnlyWith", "PegasosState",
-           "PerceptronAverage", "PerceptronState", "SameFeaturesAverage", "SharedLinearState",
-           "SharedPegasosState", "gathered_cells", "padded", "summed_counts"]
+           "PerceptronAverage", "PerceptronState", "SameFeaturesAverage", "SharedExpansionState",
+           "SharedLinearState", "SharedPegasosState", "gathered_cells", "padded", "summed_counts"]
 
 
 def summed_counts(values, base):
@@ -68,6 +68,20 @@ class ExpansionState:
     @staticmethod
     def fill(state, sources, weights, base):
         """The rest of the rule's state."""
+
+
+class SharedExpansionState(ExpansionState):
+    """A shared multi-class learner (doc/algorithms.md#shared-multi-class)
+    whose learner is its kernel expansion alone (scale 1): a coefficient
+    row ``tau`` and a class label per vector (kernel OGD's shared mode)."""
+
+    summed = ("tau",)
+
+    @staticmethod
+    def coefficients(sources, cells, weights, scale):
+        return {"tau": np.concatenate([w * src.coefficient_matrix()
+                                       for w, src in zip(weights, sources)]) / scale,
+                "label": gathered_cells(sources, cells, "label")}
 
 
 class PegasosState(ExpansionState):

@@ -55,9 +55,11 @@ cdef enum:
     FOURIER_ROWS = 16
 
 from skbudget._budget_fast cimport MistakeDrivenLearner
-from skbudget._engine import _check_csr_rows
+from skbudget._engine cimport OnlineLearner
+from skbudget._engine import _check_csr_rows, size_problem
 from skbudget._feature_learner cimport FeatureLearner
 from skbudget._numbers cimport is_finite, raise_not_finite
+from skbudget._shared_support cimport SharedSupportLearner
 from skbudget._vector_loops cimport skb_axpy, skb_dot16, skb_vector_loops_init
 
 skb_vector_loops_init()     # the AVX2 loops where the CPU has AVX2
@@ -151,6 +153,148 @@ cdef class KernelOGDLearner(MistakeDrivenLearner):
         return 0
 
 
+def nystrom_switch(gram, Py_ssize_t n_components, coef):
+    """NOGD's switch to stage 2 (doc/algorithms.md#kernel-ogd): from the
+    Gram matrix ``K_SS`` of the landmarks (oldest first), the feature map
+    ``M = Lam^{-1/2} V^T`` of its ``n_components`` largest eigenpairs
+    (eigenvalues ``<= 1e-12`` times the largest dropped) and the stage-1
+    model ``coef`` (``(|S|,)``, or ``(|S|, k)`` rows of the shared mode)
+    carried over, ``Lam^{1/2} V^T coef``.  Returns ``(M, w)``, C-contiguous."""
+    values, vectors = np.linalg.eigh(gram)   # ascending
+    top = values[::-1][:n_components]
+    vectors = vectors[:, ::-1][:, :n_components]
+    keep = top > EIGEN_RTOL * top[0]
+    top, vectors = top[keep], vectors[:, keep]
+    root = np.sqrt(top)
+    carried = vectors.T @ coef
+    return (np.ascontiguousarray(vectors.T / root[:, None]),
+            np.ascontiguousarray(root.reshape((-1,) + (1,) * (carried.ndim - 1)) * carried))
+
+
+def nystrom_problem(Py_ssize_t budget, Py_ssize_t n_components, Py_ssize_t n_sv, bint switched,
+                    M, w):
+    """A description of what is inconsistent in a NOGD learner's landmarks
+    and feature stage (``M`` of shape ``(comp, B)``, the model ``w`` with
+    ``comp`` rows), or None."""
+    M, w = np.asarray(M), np.asarray(w)
+    if budget < 1 or not 1 <= n_components <= budget:
+        return (f"budget={budget}, n_components={n_components}: not "
+                f"1 <= n_components <= budget")
+    if n_sv > budget:
+        return f"{n_sv} support vectors for a budget of {budget}"
+    if M.shape[0] != w.shape[0] or w.shape[0] > n_components:
+        return (f"a feature map of {M.shape[0]} rows and a model of "
+                f"{w.shape[0]} values for {n_components} components")
+    if switched and (n_sv != budget or M.shape[1] != budget):
+        return (f"stage 2 with {n_sv} support vectors and a feature map of "
+                f"{M.shape[1]} columns for a budget of {budget}")
+    if not (np.isfinite(M).all() and np.isfinite(w).all()):
+        return "the feature map or the model holds a value that is not finite"
+    return None
+
+
+cdef class NystromFeatures:
+    """The features ``z(x_t) = M k(x_t, S)`` of NOGD's stage 2 (both
+    modes), for the current example of a learner whose support set is the
+    landmarks, with their scratch (derived values, never saved).
+
+    Every feature is one fused multiply-add after another over ``S``
+    (oldest first) from +0 (``skb_dense_projections`` of ``k(x_t, S)`` on
+    ``M^T``), whichever way it is computed, so the model does not depend on
+    how the stream is cut into calls or chunks.  At a chunk's first example
+    the features of the whole chunk are computed at once where the engine
+    holds its kernel block (dense input in store mode, block mode): register
+    tiles of rows that read ``M^T`` once per tile instead of once per
+    example (at B = 500, k = 100, ``M`` is 400 kB).  Otherwise (the chunk
+    of the switch, wide CSR input) ``z`` is formed for the example alone,
+    by the same chains."""
+
+    cdef double[::1] k_s                # k(x_t, S), oldest first
+    cdef double[::1] z                  # z(x_t)
+    # the current chunk's features, one row per example: computed at the
+    # chunk's first example for its first block_rows rows
+    cdef double[:, ::1] k_block         # k(chunk, S), oldest first
+    cdef double[:, ::1] z_block         # z(chunk)
+    cdef double[:, ::1] MT              # M transposed (B, comp)
+    cdef Py_ssize_t block_rows
+
+    def __init__(self):
+        self.k_s = np.zeros(0)
+        self.z = np.zeros(0)
+        self.k_block = np.zeros((0, 1))
+        self.z_block = np.zeros((0, 1))
+        self.MT = np.zeros((0, 0))
+        self.block_rows = 0
+
+    def use_map(self, M):
+        """``M`` is the feature map from now on (at the switch, and when a
+        state is loaded); the current chunk's rows are done one by one."""
+        self.MT = np.ascontiguousarray(np.asarray(M).T)
+        self.block_rows = 0
+
+    cdef const double* current(self, OnlineLearner learner,
+                               const double[:, ::1] M) except NULL nogil:
+        """``z(x_t)`` (``M.shape[0]`` values) for the learner's current
+        example: a row of the chunk's block, or formed alone."""
+        cdef Py_ssize_t i, comp = M.shape[0], n = learner.n_sv
+        if learner.t == 0:
+            self.block_rows = 0
+            if comp and (learner.chunk_blocks or not learner.uses_store):
+                self.chunk_features(learner, M)
+        if learner.t < self.block_rows:
+            return &self.z_block[learner.t, 0]
+        if self.k_s.shape[0] < n or self.z.shape[0] < comp + 1:
+            with gil:
+                self.k_s = np.zeros(n)
+                self.z = np.zeros(comp + 1)
+        learner.ensure_row()
+        for i in range(n):
+            self.k_s[i] = learner.k_row[learner.order[i]]
+        if comp:
+            self.check_transposed_map(M)
+            skb_dense_projections(&self.k_s[0], 1, n, n, &self.MT[0, 0], comp, &self.z[0])
+        return &self.z[0]
+
+    cdef int check_transposed_map(self, const double[:, ::1] M) except -1 nogil:
+        """``MT`` is ``M^T`` (set by :meth:`use_map`); rebuilt if its shape
+        says otherwise."""
+        if self.MT.shape[0] != M.shape[1] or self.MT.shape[1] != M.shape[0]:
+            with gil:
+                self.MT = np.ascontiguousarray(np.asarray(M).T)
+        return 0
+
+    cdef int chunk_features(self, OnlineLearner learner, const double[:, ::1] M) except -1 nogil:
+        """``z_block = k(chunk, S) M^T`` for every example of the learner's
+        current chunk (its rows of the engine's kernel block, gathered
+        oldest first), ``block_rows`` = the chunk's length, by
+        ``skb_dense_projections``: each value the chain of :meth:`current`'s
+        example alone, bit for bit (a GEMM's sums depend on the block's
+        shape, hence on where the stream was cut).  Stage 2 stores nothing,
+        so every row's values are in the block."""
+        cdef Py_ssize_t r, i, t = learner.t, n = learner.n_sv, comp = M.shape[0]
+        cdef Py_ssize_t c = learner.chunk_len if learner.uses_store else learner.K_chunk.shape[0]
+        if c <= 0:
+            return 0
+        if self.k_block.shape[0] < c or self.k_block.shape[1] != n \
+                or self.z_block.shape[1] != comp:
+            with gil:
+                self.k_block = np.zeros((c, n))
+                self.z_block = np.zeros((c, comp))
+        for r in range(c):
+            learner.t = r
+            if not learner.gather_row():
+                raise_not_finite(b"A kernel value")
+            for i in range(n):
+                self.k_block[r, i] = learner.k_row[learner.order[i]]
+        learner.t = t
+        learner.row_ready = False       # (k_row holds the chunk's last row)
+        self.check_transposed_map(M)
+        skb_dense_projections(&self.k_block[0, 0], c, n, n, &self.MT[0, 0], comp,
+                              &self.z_block[0, 0])
+        self.block_rows = c
+        return 0
+
+
 cdef class NystromOGDLearner(KernelOGDLearner):
     """NOGD: kernel OGD until the budget is full, then hinge OGD on the
     Nystrom features of the support set.
@@ -162,24 +306,18 @@ cdef class NystromOGDLearner(KernelOGDLearner):
     ``<= 1e-12 lam_max`` dropped), ``M = Lam^{-1/2} V^T`` (``comp`` rows,
     one column per support vector oldest first), ``w = Lam^{1/2} V^T
     alpha`` (the stage-1 model carried over).  Then, this round and every
-    later one (:meth:`feature_round`): ``z = M k(x_t, S)``, ``score = w.z``,
-    and ``w += eta y z`` when ``y score < 1`` (counted in ``n_updates``).
-    ``S`` never changes again; the score the round returns is the model's
-    before the round (stage 1's ``f(x_t)`` on the switching round).
+    later one (:meth:`feature_round`): ``z = M k(x_t, S)``
+    (:class:`NystromFeatures`), ``score = w.z``, and ``w += eta y z`` when
+    ``y score < 1`` (counted in ``n_updates``).  ``S`` never changes again;
+    the score the round returns is the model's before the round (stage 1's
+    ``f(x_t)`` on the switching round).
     """
 
     cdef public Py_ssize_t n_components
     cdef public bint switched
     cdef public double[:, ::1] M        # (comp, B): the feature map over S, oldest first
     cdef public double[::1] w           # (comp,): the linear model
-    cdef double[::1] k_s                # scratch: k(x_t, S), oldest first
-    cdef double[::1] z                  # scratch: z(x_t)
-    # the current chunk's features, one row per example (stage 2): computed
-    # by one GEMM at the chunk's first example for its first block_rows rows
-    cdef double[:, ::1] k_block         # k(chunk, S), oldest first
-    cdef double[:, ::1] z_block         # z(chunk)
-    cdef double[:, ::1] MT              # M transposed (B, comp), derived: set with M
-    cdef Py_ssize_t block_rows
+    cdef NystromFeatures features       # z(x_t) from M and the engine's kernel values
 
     _state_names = KernelOGDLearner._state_names + ("n_components", "switched", "M", "w")
 
@@ -189,33 +327,16 @@ cdef class NystromOGDLearner(KernelOGDLearner):
         self.switched = False
         self.M = np.zeros((0, budget))
         self.w = np.zeros(0)
-        self.k_s = np.zeros(0)
-        self.z = np.zeros(0)
-        self.k_block = np.zeros((0, 1))
-        self.z_block = np.zeros((0, 1))
-        self.MT = np.zeros((0, 0))
-        self.block_rows = 0
+        self.features = NystromFeatures()
 
     def check_policy_state(self, Py_ssize_t pool_size):
         problem = KernelOGDLearner.check_policy_state(self, pool_size)
         if problem is not None:
             return problem
-        if self.budget < 1 or not 1 <= self.n_components <= self.budget:
-            return (f"budget={self.budget}, n_components={self.n_components}: not "
-                    f"1 <= n_components <= budget")
         if self.lam != 0.0 or not self.track_gram:
             return "stage 1 is kernel OGD with lam = 0 and the Gram matrix kept"
-        if self.n_sv > self.budget:
-            return f"{self.n_sv} support vectors for a budget of {self.budget}"
-        if self.M.shape[0] != self.w.shape[0] or self.w.shape[0] > self.n_components:
-            return (f"a feature map of {self.M.shape[0]} rows and a model of "
-                    f"{self.w.shape[0]} values for {self.n_components} components")
-        if self.switched and (self.n_sv != self.budget or self.M.shape[1] != self.budget):
-            return (f"stage 2 with {self.n_sv} support vectors and a feature map of "
-                    f"{self.M.shape[1]} columns for a budget of {self.budget}")
-        if not (np.isfinite(self.M).all() and np.isfinite(self.w).all()):
-            return "the feature map or the model holds a value that is not finite"
-        return None
+        return nystrom_problem(self.budget, self.n_components, self.n_sv, self.switched,
+                               self.M, self.w)
 
     cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300 nogil:
         if self.switched:
@@ -231,100 +352,22 @@ cdef class NystromOGDLearner(KernelOGDLearner):
     def start_stage_two(self):
         """The feature map of ``S`` and the stage-1 model in it (see the
         class docstring)."""
-        alpha = self.coefficients()
-        values, vectors = np.linalg.eigh(self.gram_matrix())   # ascending
-        top = values[::-1][:self.n_components]
-        vectors = vectors[:, ::-1][:, :self.n_components]
-        keep = top > EIGEN_RTOL * top[0]
-        top, vectors = top[keep], vectors[:, keep]
-        root = np.sqrt(top)
-        self.M = np.ascontiguousarray(vectors.T / root[:, None])
-        self.MT = np.ascontiguousarray(np.asarray(self.M).T)
-        self.w = root * (vectors.T @ alpha)
+        self.M, self.w = nystrom_switch(self.gram_matrix(), self.n_components,
+                                        self.coefficients())
+        self.features.use_map(self.M)
         self.switched = True
-        self.block_rows = 0         # (this chunk's rows are done one by one)
 
     cdef double feature_round(self, double y) except? -1.5e300 nogil:
         """One round of stage 2: ``z = M k(x_t, S)``, score ``w.z``, and
-        ``w += eta y z`` when ``y w.z < 1``; returns the score.
-
-        Every feature is one fused multiply-add after another over ``S``
-        (oldest first) from +0 (``skb_dense_projections`` of ``k(x_t, S)``
-        on ``M^T``), whichever way it is computed, so the model does not
-        depend on how the stream is cut into calls or chunks.  At a chunk's
-        first example the features of the whole chunk are computed at once
-        where the engine holds its kernel block (dense input in store
-        mode, block mode): register tiles of rows that read ``M^T`` once
-        per tile instead of once per example (at B = 500, k = 100, ``M`` is
-        400 kB).  Otherwise (the chunk of the switch, wide CSR input) ``z``
-        is formed for the example alone, by the same chains."""
-        cdef Py_ssize_t i, comp = self.w.shape[0], n = self.n_sv
-        cdef double* w = NULL
-        cdef const double* z
-        if self.t == 0:
-            self.block_rows = 0
-            if comp and (self.chunk_blocks or not self.uses_store):
-                self.chunk_features()
-        if self.t < self.block_rows:
-            z = &self.z_block[self.t, 0]
-        else:
-            if self.k_s.shape[0] < n or self.z.shape[0] < comp + 1:
-                with gil:
-                    self.k_s = np.zeros(n)
-                    self.z = np.zeros(comp + 1)
-            self.ensure_row()
-            for i in range(n):
-                self.k_s[i] = self.k_row[self.order[i]]
-            if comp:
-                self.check_transposed_map()
-                skb_dense_projections(&self.k_s[0], 1, n, n, &self.MT[0, 0], comp, &self.z[0])
-            z = &self.z[0]
-        if comp:
-            w = &self.w[0]
-        return hinge_step(w, z, comp, y, self.eta, &self.n_updates)
-
-    cdef int check_transposed_map(self) except -1 nogil:
-        """``MT`` is ``M^T`` (set with ``M``: at the switch and by
-        :meth:`set_state`); rebuilt if its shape says otherwise."""
-        if self.MT.shape[0] != self.M.shape[1] or self.MT.shape[1] != self.M.shape[0]:
-            with gil:
-                self.MT = np.ascontiguousarray(np.asarray(self.M).T)
-        return 0
+        ``w += eta y z`` when ``y w.z < 1``; returns the score."""
+        cdef Py_ssize_t comp = self.w.shape[0]
+        cdef const double* z = self.features.current(self, self.M)
+        return hinge_step(&self.w[0] if comp else NULL, z, comp, y, self.eta,
+                          &self.n_updates)
 
     def set_state(self, state):
         KernelOGDLearner.set_state(self, state)
-        self.MT = np.ascontiguousarray(np.asarray(self.M).T)
-
-    cdef int chunk_features(self) except -1 nogil:
-        """``z_block = k(chunk, S) M^T`` for every example of the current
-        chunk (its rows of the engine's kernel block, gathered oldest
-        first), ``block_rows`` = the chunk's length, by
-        ``skb_dense_projections``: each value the chain of
-        :meth:`feature_round`'s example alone, bit for bit (a GEMM's sums
-        depend on the block's shape, hence on where the stream was cut).
-        Stage 2 stores nothing, so every row's values are in the block."""
-        cdef Py_ssize_t r, i, t = self.t, n = self.n_sv, comp = self.w.shape[0]
-        cdef Py_ssize_t c = self.chunk_len if self.uses_store else self.K_chunk.shape[0]
-        if c <= 0:
-            return 0
-        if self.k_block.shape[0] < c or self.k_block.shape[1] != n \
-                or self.z_block.shape[1] != comp:
-            with gil:
-                self.k_block = np.zeros((c, n))
-                self.z_block = np.zeros((c, comp))
-        for r in range(c):
-            self.t = r
-            if not self.gather_row():
-                raise_not_finite(b"A kernel value")
-            for i in range(n):
-                self.k_block[r, i] = self.k_row[self.order[i]]
-        self.t = t
-        self.row_ready = False       # (k_row holds the chunk's last row)
-        self.check_transposed_map()
-        skb_dense_projections(&self.k_block[0, 0], c, n, n, &self.MT[0, 0], comp,
-                              &self.z_block[0, 0])
-        self.block_rows = c
-        return 0
+        self.features.use_map(self.M)
 
     def expansion(self):
         """The coefficients over ``S`` (oldest first) of the current model:
@@ -344,6 +387,257 @@ def step_problem(double eta, long long n_updates):
     if n_updates < 0:
         return f"n_updates={n_updates} is negative"
     return None
+
+
+cdef class SharedKernelOGDLearner(SharedSupportLearner):
+    """Kernel OGD / NORMA on ``k`` classes with one shared support set
+    (doc/algorithms.md#kernel-ogd, "Shared multi-class mode").
+
+    Each round, with class index ``y``: the class scores ``f_c(x_t)``
+    before anything changes, the runner-up ``r = argmax_{c != y} f_c``
+    (ties: the lowest index) and the margin ``m = f_y - f_r``; every row
+    ``*= 1 - eta lam`` (the global scale, O(1)); if ``m < 1``, ``x_t`` is
+    added with the row ``eta (e_y - e_r)`` and, with ``budget = B`` and
+    ``|S| = B`` before it, the oldest vector is removed first (NORMA's
+    truncation: ``|S| <= B`` throughout).  ``n_updates`` counts the
+    insertions.  ``process_example`` returns the margin (a mistake when
+    ``<= 0``, except a tie the true class wins).  With one class there is
+    no rival and nothing updates.
+
+    Parameters
+    ----------
+    n_classes : int
+        ``k`` (at least 1).
+    budget : int
+        ``B``; ``-1`` for none (unbounded).
+    eta : float
+        The constant step ``eta > 0``.
+    lam : float
+        The regularization ``lambda >= 0``, with ``eta lambda <= 1``.
+    track_gram : bool
+        Keep the Gram matrix of the support set (NOGD's stage 1).
+    """
+
+    cdef public Py_ssize_t budget
+    cdef public double eta, lam
+    cdef public double[::1] new_row     # scratch: the row of a new vector (tau units)
+
+    _per_class_names = SharedSupportLearner._per_class_names + ("new_row",)
+    _state_names = SharedSupportLearner._state_names + ("budget", "eta", "lam", "new_row")
+
+    def __init__(self, Py_ssize_t n_classes=3, Py_ssize_t budget=-1, double eta=0.5,
+                 double lam=0.0, bint track_gram=False):
+        self.budget = budget        # (before the engine's __init__ reads capacity_limit)
+        SharedSupportLearner.__init__(self, n_classes, track_gram=track_gram)
+        self.eta = eta
+        self.lam = lam
+        self.new_row = np.zeros(n_classes)
+
+    cdef Py_ssize_t capacity_limit(self) noexcept nogil:
+        # the oldest is removed before the insertion that would exceed B
+        return self.budget if self.budget >= 0 else -1
+
+    def check_policy_state(self, Py_ssize_t pool_size):
+        problem = SharedSupportLearner.check_policy_state(self, pool_size)
+        if problem is None and not (self.budget == -1 or self.budget >= 1):
+            problem = f"budget={self.budget} is neither -1 (none) nor at least 1"
+        if problem is None and self.budget >= 0 and self.n_sv > self.budget:
+            problem = f"{self.n_sv} support vectors for a budget of {self.budget}"
+        if problem is None and not (self.eta > 0.0 and is_finite(self.eta)):
+            problem = f"eta={self.eta} is not a finite number > 0"
+        if problem is None and not (0.0 <= self.eta * self.lam <= 1.0):
+            problem = f"eta * lam = {self.eta * self.lam} is outside [0, 1]"
+        if problem is None:
+            problem = size_problem({"new_row": self.new_row}, self.n_outputs, "entries")
+        if problem is None and self.n_sv and not np.isfinite(
+                np.asarray(self.tau)[self.support_order()]).all():
+            problem = "a coefficient row holds a value that is not finite"
+        return problem
+
+    cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300 nogil:
+        cdef Py_ssize_t label = self.class_index(y), runner
+        cdef double margin
+        self.ensure_row()
+        self.class_scores()
+        margin = self.top_two_margin(label, &runner)
+        if runner >= 0 and not is_finite(margin):   # finite scores too far apart
+            raise_not_finite(b"The margin f_y(x) - f_r(x)")
+        if self.lam > 0.0:
+            self.decay(1.0 - self.eta * self.lam)
+        if margin < 1.0:
+            if self.n_sv == self.budget:
+                self.full_budget(label, runner)
+            else:
+                self.insert(label, runner)
+        return self.round_value(margin, label, runner)
+
+    cdef void class_scores(self) noexcept nogil:
+        """``scores[c] = f_c(x_t)`` from the gathered kernel row: the sums of
+        ``compute_scores`` taken four support vectors at a time (oldest
+        first), so that each class's sum makes one trip through memory per
+        four vectors, not per vector (the store-to-load latency of one
+        trip per vector made a round about three times the binary one at
+        ``k = 10``, ``B = 500``)."""
+        cdef Py_ssize_t i = 0, r, k = self.n_outputs, n = self.n_sv
+        cdef double* out = &self.scores[0]
+        cdef const Py_ssize_t* order
+        cdef const double* kv
+        cdef const double* tau
+        cdef const double* a
+        cdef const double* b
+        cdef const double* c
+        cdef const double* d
+        cdef double ka, kb, kc, kd
+        for r in range(k):
+            out[r] = 0.0
+        if n == 0:
+            return
+        order, kv, tau = &self.order[0], &self.k_row[0], &self.tau[0, 0]
+        while i + 4 <= n:
+            a, b = tau + order[i] * k, tau + order[i + 1] * k
+            c, d = tau + order[i + 2] * k, tau + order[i + 3] * k
+            ka, kb, kc, kd = kv[order[i]], kv[order[i + 1]], kv[order[i + 2]], kv[order[i + 3]]
+            for r in range(k):
+                out[r] += (a[r] * ka + b[r] * kb) + (c[r] * kc + d[r] * kd)
+            i += 4
+        while i < n:
+            a, ka = tau + order[i] * k, kv[order[i]]
+            for r in range(k):
+                out[r] += a[r] * ka
+            i += 1
+        for r in range(k):
+            out[r] *= self.scale
+
+    cdef int insert(self, Py_ssize_t label, Py_ssize_t runner) except -1 nogil:
+        """Add ``x_t`` with the row ``eta (e_y - e_r)`` (true values)."""
+        self.pair_row(&self.new_row[0], label, runner, self.eta / self.scale)
+        self.append_pattern(label, &self.new_row[0])
+        self.n_updates += 1
+        return 0
+
+    cdef int full_budget(self, Py_ssize_t label, Py_ssize_t runner) except -1 nogil:
+        """An update with ``|S| = B``: NORMA's truncation, the oldest
+        removed and the example added."""
+        self.remove_at(0)
+        return self.insert(label, runner)
+
+    cdef int decay(self, double factor) except -1 nogil:
+        """Every row times ``factor`` in [0, 1], O(1) through the global
+        scale; the scale is folded into the rows when it leaves [1e-100, 1]
+        (as the engine's ``rescale`` folds the binary coefficients)."""
+        cdef Py_ssize_t i, r, c
+        self.scale *= factor
+        if self.scale >= 1e-100:
+            return 0
+        for i in range(self.n_sv):
+            c = self.order[i]
+            for r in range(self.n_outputs):
+                self.tau[c, r] *= self.scale
+        self.scale = 1.0
+        return 0
+
+
+cdef class SharedNystromOGDLearner(SharedKernelOGDLearner):
+    """NOGD on ``k`` classes with one shared set of landmarks
+    (doc/algorithms.md#kernel-ogd, "Shared multi-class mode").
+
+    Stage 1 is :class:`SharedKernelOGDLearner` with ``lam = 0`` (the Gram
+    matrix kept) until ``|S| = B``.  At the first round with margin ``m <
+    1`` and ``|S| = B``: the feature map ``M`` of the binary rule
+    (:func:`nystrom_switch`) and the stage-1 rows carried over into the
+    weight matrix ``W = Lam^{1/2} V^T A`` (``(comp, k)``, ``A`` the
+    ``(B, k)`` coefficient rows: every class's column projected alike).
+    Then, this round and every later one (:meth:`feature_round`): ``z = M
+    k(x_t, S)``, scores ``s = W^T z``, the runner-up ``r`` and margin ``m =
+    s_y - s_r`` of the top-two rule, and when ``m < 1``: ``W[:, y] += eta
+    z``, ``W[:, r] -= eta z`` (counted in ``n_updates``).  The switching
+    round returns stage 1's margin (the model before the round).  ``W``'s
+    last axis is per class: a class added later (:meth:`add_class`) gets a
+    zero column.
+    """
+
+    cdef public Py_ssize_t n_components
+    cdef public bint switched
+    cdef public double[:, ::1] M        # (comp, B): the feature map over S, oldest first
+    cdef public double[:, ::1] W        # (comp, k): the linear models, one column per class
+    cdef NystromFeatures features
+
+    _per_class_names = SharedKernelOGDLearner._per_class_names + ("W",)
+    _state_names = SharedKernelOGDLearner._state_names + ("n_components", "switched", "M", "W")
+
+    def __init__(self, Py_ssize_t n_classes=3, Py_ssize_t budget=1, Py_ssize_t n_components=1,
+                 double eta=0.5):
+        SharedKernelOGDLearner.__init__(self, n_classes, budget, eta, 0.0, track_gram=True)
+        self.n_components = n_components
+        self.switched = False
+        self.M = np.zeros((0, budget))
+        self.W = np.zeros((0, n_classes))
+        self.features = NystromFeatures()
+
+    def check_policy_state(self, Py_ssize_t pool_size):
+        problem = SharedKernelOGDLearner.check_policy_state(self, pool_size)
+        if problem is None and (self.lam != 0.0 or not self.track_gram):
+            problem = "stage 1 is kernel OGD with lam = 0 and the Gram matrix kept"
+        if problem is None and self.W.shape[1] != self.n_outputs:
+            problem = f"a weight matrix of {self.W.shape[1]} columns for {self.n_outputs} classes"
+        return problem or nystrom_problem(self.budget, self.n_components, self.n_sv,
+                                          self.switched, self.M, self.W)
+
+    cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300 nogil:
+        if self.switched:
+            return self.feature_round(self.class_index(y))
+        return SharedKernelOGDLearner.process_example(self, y, example_id)
+
+    cdef int full_budget(self, Py_ssize_t label, Py_ssize_t runner) except -1 nogil:
+        with gil:
+            self.start_stage_two()
+        self.feature_round(label)
+        return 0
+
+    def start_stage_two(self):
+        """The feature map of ``S`` and the stage-1 rows in it (see the
+        class docstring)."""
+        self.M, self.W = nystrom_switch(self.gram_matrix(), self.n_components,
+                                        SharedKernelOGDLearner.coefficient_matrix(self))
+        self.features.use_map(self.M)
+        self.switched = True
+
+    cdef double feature_round(self, Py_ssize_t label) except? -1.5e300 nogil:
+        """One round of stage 2 (see the class docstring); returns what
+        ``process_example`` does for its margin."""
+        cdef Py_ssize_t j, c, runner, comp = self.W.shape[0], k = self.n_outputs
+        cdef const double* z = self.features.current(self, self.M)
+        cdef double* scores = &self.scores[0]
+        cdef double* row
+        cdef double margin, step
+        for c in range(k):
+            scores[c] = 0.0
+        for j in range(comp):
+            row = &self.W[j, 0]
+            for c in range(k):
+                scores[c] += row[c] * z[j]
+        margin = self.top_two_margin(label, &runner)
+        if runner >= 0 and not is_finite(margin):
+            raise_not_finite(b"The margin s_y(x) - s_r(x)")
+        if margin < 1.0:
+            step = self.eta
+            for j in range(comp):
+                self.W[j, label] += step * z[j]
+                self.W[j, runner] -= step * z[j]
+            self.n_updates += 1
+        return self.round_value(margin, label, runner)
+
+    def set_state(self, state):
+        SharedKernelOGDLearner.set_state(self, state)
+        self.features.use_map(self.M)
+
+    def coefficient_matrix(self):
+        """(|S|, k): the coefficient rows over ``S`` (oldest first) of the
+        current model: stage 1's rows, or ``M^T W`` in stage 2 (the kernel
+        expansion that predicts exactly as the features)."""
+        if not self.switched:
+            return SharedKernelOGDLearner.coefficient_matrix(self)
+        return np.asarray(self.M).T @ np.asarray(self.W)
 
 
 cdef class LinearHingeLearner(FeatureLearner):

@@ -9,6 +9,14 @@ Each class takes ``(kernel, **the estimator's parameters)`` with
 and exposes the final support set as ``support_`` (stream indices, oldest
 first) and ``coef_`` (the coefficients over it, oldest first) and
 ``decision_function``; FOGD has ``w`` instead of a support set.
+
+The shared multi-class modes (doc/algorithms.md#kernel-ogd, "Shared
+multi-class mode"; ``PlainSharedKernelOGD``, ``PlainSharedNystromOGD``)
+take ``(kernel, n_classes, **the estimator's parameters)`` and labels that
+are class indices ``0 .. k-1``; they keep a full coefficient row per
+support vector (true values, no global scale) and record per round the
+mistake flag ``argmax_c f_c != y`` (ties: the lowest index) and the margin
+``f_y - f_r`` against the runner-up ``r`` (ties: the lowest index).
 """
 
 import math
@@ -33,6 +41,22 @@ class PlainKernelOGD(_PlainOnline):
             self._add(x, self.eta * y)
             if self.budget is not None and len(self.coef) == self.budget + 1:
                 self._remove(0)
+
+
+def nystrom_switch(kernel, vectors, n_components, coef):
+    """NOGD's switch: ``K_SS = V Lam V^T`` of the support vectors, the
+    ``n_components`` largest eigenpairs (eigenvalues ``<= 1e-12 lam_max``
+    dropped), ``M = Lam^{-1/2} V^T`` and the stage-1 model ``coef`` (``(|S|,)``
+    or rows ``(|S|, k)``) carried over, ``Lam^{1/2} V^T coef``."""
+    S = np.array(vectors)
+    values, vecs = np.linalg.eigh(kernel(S, S))
+    order = np.argsort(-values, kind="stable")[:n_components]
+    values, vecs = values[order], vecs[:, order]
+    keep = values > 1e-12 * values[0]
+    values, vecs = values[keep], vecs[:, keep]
+    carried = vecs.T @ np.array(coef, dtype=float)
+    root = np.sqrt(values).reshape((-1,) + (1,) * (carried.ndim - 1))
+    return (vecs / np.sqrt(values)).T, root * carried
 
 
 class PlainNystromOGD(PlainKernelOGD):
@@ -73,18 +97,128 @@ class PlainNystromOGD(PlainKernelOGD):
         if self.M is not None:
             self._feature_step(x, y)
         elif y * score < 1 and len(self.coef) == self.budget:
-            S = np.array(self.vectors)
-            values, vectors = np.linalg.eigh(self.kernel(S, S))
-            order = np.argsort(-values, kind="stable")[:self.k]
-            values, vectors = values[order], vectors[:, order]
-            keep = values > 1e-12 * values[0]
-            values, vectors = values[keep], vectors[:, keep]
-            alpha = np.array(self.coef, dtype=float)
-            self.M = (vectors / np.sqrt(values)).T
-            self.w = np.sqrt(values) * (vectors.T @ alpha)
+            self.M, self.w = nystrom_switch(self.kernel, self.vectors, self.k, self.coef)
             self._feature_step(x, y)
         else:
             super()._round(x, y, score)
+
+
+def top_two(f, label):
+    """The runner-up ``r = argmax_{c != y} f_c`` (ties: the lowest index)
+    and the margin ``f_y - f_r``; with one class, no rival: ``(None,
+    inf)``."""
+    if len(f) == 1:
+        return None, math.inf
+    rivals = np.array(f, dtype=float)
+    rivals[label] = -np.inf
+    r = int(np.argmax(rivals))
+    return r, float(f[label] - f[r])
+
+
+class PlainSharedKernelOGD:
+    """doc/algorithms.md#kernel-ogd, shared mode: every round, with the
+    margin ``m = f_y - f_r`` of the model before the round, every row
+    ``<- (1 - eta lam) row``; if ``m < 1`` append ``(x, eta (e_y - e_r))``;
+    with a budget, at ``|S| = B + 1`` drop the oldest."""
+
+    def __init__(self, kernel, n_classes, budget=None, eta0=0.5, alpha=0.0):
+        self.kernel, self.k = kernel, n_classes
+        self.budget, self.eta, self.lam = budget, eta0, alpha
+        self.support_, self.vectors, self.rows = [], [], []
+        self.mistakes, self.margins = [], []
+        self.n_updates = self.n_seen = 0
+
+    def _kernel_row(self, x):
+        if not self.vectors:
+            return np.zeros(0)
+        return self.kernel(x[None, :], np.array(self.vectors))[0]
+
+    def class_scores(self, x):
+        """``f_c(x)`` for every class."""
+        if not self.rows:
+            return np.zeros(self.k)
+        return self._kernel_row(x) @ np.array(self.rows)
+
+    def decision_scores(self, Z):
+        return np.array([self.class_scores(z) for z in np.asarray(Z, dtype=float)])
+
+    @property
+    def coef(self):
+        """(k, |S|): the rows, oldest first, as ``dual_coef_``."""
+        return np.array(self.rows, dtype=float).reshape(-1, self.k).T
+
+    def partial_fit(self, X, y):
+        for x, label in zip(np.asarray(X, dtype=float), y):
+            f = self.class_scores(x)
+            self.mistakes.append(int(np.argmax(f)) != label)
+            r, m = top_two(f, label)
+            self.margins.append(m)
+            self._round(x, int(label), r, m)
+            self.n_seen += 1
+        return self
+
+    def _add(self, x, label, r):
+        row = np.zeros(self.k)
+        row[label], row[r] = self.eta, -self.eta
+        self.support_.append(self.n_seen)
+        self.vectors.append(x)
+        self.rows.append(row)
+        self.n_updates += 1
+
+    def _round(self, x, label, r, m):
+        self.rows = [(1 - self.eta * self.lam) * row for row in self.rows]
+        if m < 1:
+            self._add(x, label, r)
+            if self.budget is not None and len(self.rows) == self.budget + 1:
+                del self.support_[0], self.vectors[0], self.rows[0]
+
+
+class PlainSharedNystromOGD(PlainSharedKernelOGD):
+    """doc/algorithms.md#kernel-ogd, NOGD's shared mode: stage 1 is the
+    shared kernel OGD (lam = 0) until ``|S| = B``; at the first round with
+    ``m < 1`` and ``|S| = B``: ``M`` as the binary rule's, and the rows
+    ``A`` (``(B, k)``) carried over into ``W = Lam^{1/2} V^T A`` (one column
+    per class); then this round and every later one, with ``z = M k(x, S)``
+    and the margin ``m`` of the scores ``W^T z``: when ``m < 1``, ``W[:, y]
+    += eta z`` and ``W[:, r] -= eta z``.  The round that switches counts its
+    mistake on the stage-1 scores (the model before the round)."""
+
+    def __init__(self, kernel, n_classes, budget=100, n_components=None, eta0=0.5):
+        super().__init__(kernel, n_classes, budget=budget, eta0=eta0)
+        self.n_components = math.ceil(0.2 * budget) if n_components is None else n_components
+        self.M = self.W = None
+
+    def _features(self, x):
+        return self.M @ self._kernel_row(x)
+
+    def class_scores(self, x):
+        if self.M is None:
+            return super().class_scores(x)
+        return self._features(x) @ self.W
+
+    @property
+    def coef(self):
+        if self.M is None:
+            return super().coef
+        return (self.M.T @ self.W).T
+
+    def _feature_step(self, x, label):
+        z = self._features(x)
+        r, m = top_two(z @ self.W, label)
+        if m < 1:
+            self.W[:, label] += self.eta * z
+            self.W[:, r] -= self.eta * z
+            self.n_updates += 1
+
+    def _round(self, x, label, r, m):
+        if self.M is not None:
+            self._feature_step(x, label)
+        elif m < 1 and len(self.rows) == self.budget:
+            self.M, self.W = nystrom_switch(self.kernel, self.vectors, self.n_components,
+                                            self.rows)
+            self._feature_step(x, label)
+        else:
+            super()._round(x, label, r, m)
 
 
 class PlainFourierOGD:
