@@ -191,43 +191,64 @@ cdef double removal_shares(OnlineLearner lr, Py_ssize_t n, Py_ssize_t c, double*
     return lr.kself[c] - ktr * share_t[0]
 
 
-cdef void removal_values(OnlineLearner lr, const Py_ssize_t* nearest, const double* weight,
-                         bint row_norms, double* values) noexcept nogil:
+# the weight ``w_r`` of a removal value ``w_r s_r``: ``alpha_r^2`` (the
+# binary learner's coefficient, times the scale) or ``||alpha_r||^2`` (the
+# shared learner's row norm, times the scale squared); the removal loops are
+# compiled once for each (a fused type: no branch in the loop)
+cdef struct CoefWeights:
+    const double* alpha
+    double scale
+
+cdef struct RowWeights:
+    const double* sqnorm
+    double scale2
+
+ctypedef fused Weights:
+    CoefWeights
+    RowWeights
+
+
+cdef inline double weight_of(Weights w, Py_ssize_t c) noexcept nogil:
+    cdef double a
+    if Weights is CoefWeights:
+        a = w.alpha[c] * w.scale
+        return a * a
+    else:
+        return w.sqnorm[c] * w.scale2
+
+
+cdef void removal_values(OnlineLearner lr, const Py_ssize_t* nearest, Weights w,
+                         double* values) noexcept nogil:
     """BPA-S and BPA-NN: ``values[i] = w_r max(s_r, 0)`` for the support
-    vector ``r`` at position ``i``: ``w_r = alpha_r^2`` (``weight`` the
-    binary learner's ``alpha``, times the scale) or, ``row_norms``, the
-    squared norm of the row (``weight`` the shared learner's
-    ``row_sqnorm``, times the scale squared).  ``nearest == NULL`` (BPA-S):
-    ``s_r = k_rr - k_tr (k_tr / k_tt)`` (:func:`removal_shares` with ``V =
-    {t}``, the same operations in the same order, in one loop over raw
-    pointers: this loop is most of a BPA-S round; ``k_tr / k_tt`` is
-    ``k_tr`` itself when ``k_tt = 1``, every RBF round: dividing by 1 is
-    exact); else :func:`removal_shares` with each vector's neighbour."""
+    vector ``r`` at position ``i`` (:func:`weight_of`).  ``nearest ==
+    NULL`` (BPA-S): ``s_r = k_rr - k_tr (k_tr / k_tt)``
+    (:func:`removal_shares` with ``V = {t}``, the same operations in the
+    same order, in one loop over raw pointers: this loop is most of a BPA-S
+    round; ``k_tr / k_tt`` is ``k_tr`` itself when ``k_tt = 1``, every RBF
+    round: dividing by 1 is exact); else :func:`removal_shares` with each
+    vector's neighbour."""
     cdef Py_ssize_t i, c, n = lr.n_sv, partner
     cdef const Py_ssize_t* order = &lr.order[0]
     cdef const double* k_row = &lr.k_row[0]
     cdef const double* kself = &lr.kself[0]
-    cdef double ktt = lr.k_tt, scale = lr.scale, scale2 = lr.scale * lr.scale
-    cdef double ktr, share, s, a, w, share_n
+    cdef double ktt = lr.k_tt, ktr, share, s, share_n
+    if nearest != NULL:
+        for i in range(n):
+            c = order[i]
+            s = removal_shares(lr, nearest[c], c, &share, &share_n, &partner)
+            values[i] = weight_of(w, c) * (s if s > 0.0 else 0.0)
+        return
     for i in range(n):
         c = order[i]
-        if nearest == NULL:
-            ktr = k_row[c]
-            if ktt == 1.0:
-                share = ktr
-            elif ktt > 0.0:
-                share = ktr / ktt
-            else:
-                share = 0.0
-            s = kself[c] - ktr * share
+        ktr = k_row[c]
+        if ktt == 1.0:
+            share = ktr
+        elif ktt > 0.0:
+            share = ktr / ktt
         else:
-            s = removal_shares(lr, nearest[c], c, &share, &share_n, &partner)
-        if row_norms:
-            w = weight[c] * scale2
-        else:
-            a = weight[c] * scale
-            w = a * a
-        values[i] = w * (s if s > 0.0 else 0.0)
+            share = 0.0
+        s = kself[c] - ktr * share
+        values[i] = weight_of(w, c) * (s if s > 0.0 else 0.0)
 
 
 # BPA-P: K_S^{-1} by cell and its upkeep.  ``Inverse`` points into a
@@ -353,26 +374,20 @@ cdef int border(OnlineLearner lr, Inverse* v, Py_ssize_t cell, double delta2) ex
     return note_drift(lr, v, peak, delta2, peak)
 
 
-cdef Py_ssize_t inverse_removal(OnlineLearner lr, Inverse* v, double delta2,
-                                const double* weight, bint row_norms, double* g_rr,
-                                double* g_t, double* peak) except -1 nogil:
+cdef Py_ssize_t inverse_removal(OnlineLearner lr, Inverse* v, double delta2, Weights w,
+                                double* g_rr, double* g_t, double* peak) except -1 nogil:
     """|S| = B: the position ``r`` of least ``w_r s_r``, ``s_r = 1 / G_rr``
-    (``w_r`` as :func:`removal_values`'), ties to the oldest; ``G_rr`` into
+    (:func:`weight_of`), ties to the oldest; ``G_rr`` into
     ``g_rr``, column ``r`` of ``G`` (:func:`removal_column`) into ``v.g``
     and its entry for x_t into ``g_t``, ``G``'s largest diagonal entry into
     ``peak``."""
     cdef Py_ssize_t i, c, r
-    cdef double s, a, w, scale = lr.scale, scale2 = lr.scale * lr.scale
+    cdef double s
     peak[0] = bordered_diagonal(lr, v, delta2, lr.n_sv)
     for i in range(lr.n_sv):        # s_r = 1 / G_rr
         c = lr.order[i]
         s = 1.0 / v.g_diag[c] if v.g_diag[c] > 0.0 else 0.0
-        if row_norms:
-            w = weight[c] * scale2
-        else:
-            a = weight[c] * scale
-            w = a * a
-        v.values[i] = w * s
+        v.values[i] = weight_of(w, c) * s
     r = oldest_least(v.values, lr.n_sv, REMOVAL_SCORE)
     c = lr.order[r]
     g_rr[0] = v.g_diag[c]
@@ -868,7 +883,7 @@ cdef class BudgetedPALearner(OnlineLearner):
         cdef const Py_ssize_t* nearest = (&self.nearest[0] if self.maintenance == RULE_NEAREST
                                           else NULL)
         self.ensure_row()
-        removal_values(self, nearest, &self.alpha[0], False, &self.values[0])
+        removal_values(self, nearest, CoefWeights(&self.alpha[0], self.scale), &self.values[0])
         r = oldest_least(&self.values[0], self.n_sv, REMOVAL_SCORE)
         c = self.order[r]
         a = self.alpha[c] * self.scale
@@ -911,7 +926,8 @@ cdef class BudgetedPALearner(OnlineLearner):
             cell = self.append_current(step)
             v = self.inverse_view()     # (the insertion may have grown the learner)
             return border(self, &v, cell, delta2)
-        r = inverse_removal(self, &v, delta2, &self.alpha[0], False, &g_rr, &g_t, &peak)
+        r = inverse_removal(self, &v, delta2, CoefWeights(&self.alpha[0], self.scale), &g_rr,
+                            &g_t, &peak)
         a_r = self.alpha[self.order[r]] * self.scale
         for i in range(self.n_sv):
             if i != r:
@@ -1080,7 +1096,8 @@ cdef class SharedBPALearner(SharedSupportLearner):
         cdef double share_t, share_n
         cdef const Py_ssize_t* nearest = (&self.nearest[0] if self.maintenance == RULE_NEAREST
                                           else NULL)
-        removal_values(self, nearest, &self.row_sqnorm[0], True, &self.values[0])
+        removal_values(self, nearest, RowWeights(&self.row_sqnorm[0], self.scale * self.scale),
+                       &self.values[0])
         r = oldest_least(&self.values[0], self.n_sv, REMOVAL_SCORE)
         c = self.order[r]
         removal_shares(self, nearest[c] if nearest != NULL else -1, c, &share_t, &share_n,
@@ -1125,8 +1142,9 @@ cdef class SharedBPALearner(SharedSupportLearner):
             self.n_projections += 1
             return 0
         if self.n_sv == self.budget:
-            r = inverse_removal(self, &v, delta2, &self.row_sqnorm[0], True, &g_rr, &g_t,
-                                &peak)
+            r = inverse_removal(self, &v, delta2,
+                                RowWeights(&self.row_sqnorm[0], self.scale * self.scale),
+                                &g_rr, &g_t, &peak)
             c = self.order[r]
             for i in range(self.n_sv):
                 if i != r and v.g[self.order[i]] != 0.0:
