@@ -664,18 +664,26 @@ def test_shared_stream_cuts_change_nothing_bit_for_bit(maintenance):
        late=st.integers(0, 60), rule=st.sampled_from(RULES))
 def test_shared_budget_bounds_the_whole_model_every_round(seed, budget, k, late, rule):
     """|S| <= B for the whole model after every round, on random label
-    streams whose last class first appears after ``late`` rows; the learner's
-    geometry stays consistent (its own state check)."""
+    streams whose last class first appears after ``late`` rows; the
+    geometry is the support set's after every round (BPA-NN's neighbours,
+    BPA-P's inverse to 1e-7), and the state passes its own checks."""
     rng = np.random.RandomState(seed)
     X = rng.normal(size=(80, 3))
     y = rng.randint(k - 1, size=80)
     y[late:] = np.where(rng.uniform(size=80 - late) < 0.3, k - 1, y[late:])
     est = shared(budget=budget, maintenance=rule, gamma=0.5)
+    kernel = _kernel("rbf", gamma=0.5)
     for i in range(80):
         est.partial_fit(X[i:i + 1], y[i:i + 1], classes=np.arange(k))
-        assert est._learners[0].n_sv <= budget
+        learner = est._learners[0]
+        assert learner.n_sv <= budget
+        K = kernel(est.support_vectors_, est.support_vectors_)
+        if rule == "nearest":
+            assert_array_equal(_nearest_positions(learner), _nearest(K))
+        if rule == "projection":
+            assert_allclose(_inverse_gram(learner) @ K, np.eye(len(K)), atol=1e-7)
     assert est.dual_coef_.shape == (k, est.n_support_[0])
-    est._learners[0].check_state()
+    learner.check_state()
 
 
 @pytest.mark.parametrize("maintenance", RULES)
