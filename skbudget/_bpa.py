@@ -2,13 +2,13 @@
 
 from sklearn.utils._param_validation import StrOptions
 
-from skbudget._base import BaseKernelExpansionClassifier
-from skbudget._bpa_fast import NEAREST, PROJECTION, SIMPLE, BudgetedPALearner
+from skbudget._base import BaseKernelExpansionClassifier, MultiClassModeMixin
+from skbudget._bpa_fast import NEAREST, PROJECTION, SIMPLE, BudgetedPALearner, SharedBPALearner
 from skbudget._budget import _example
-from skbudget._declaration import CannotAverage, Declaration
-from skbudget._docstrings import (BUDGET_DOC, attributes_doc, class_weight_doc, docstring,
-                                  kernel_doc, stream_doc)
-from skbudget._params import BUDGET, RealNumber, keep_params
+from skbudget._declaration import CannotAverage, Declaration, SharedMulticlass
+from skbudget._docstrings import (attributes_doc, class_weight_doc, docstring, kernel_doc,
+                                  multi_class_doc, stream_doc)
+from skbudget._params import BUDGET, MULTI_CLASS_CONSTRAINT, RealNumber, keep_params
 from skbudget._weights import CLASS_WEIGHT_CONSTRAINT, ExampleWeightsMixin
 
 __all__ = ["BudgetedPassiveAggressive"]
@@ -16,7 +16,8 @@ __all__ = ["BudgetedPassiveAggressive"]
 _MAINTENANCE = {"simple": SIMPLE, "nearest": NEAREST, "projection": PROJECTION}
 
 
-class BudgetedPassiveAggressive(ExampleWeightsMixin, BaseKernelExpansionClassifier):
+class BudgetedPassiveAggressive(MultiClassModeMixin, ExampleWeightsMixin,
+                                BaseKernelExpansionClassifier):
     __doc__ = docstring(
         """Budgeted Passive-Aggressive (BPA): kernel PA-I on a fixed budget.
 
@@ -60,8 +61,29 @@ class BudgetedPassiveAggressive(ExampleWeightsMixin, BaseKernelExpansionClassifi
 
     The paper's experiments: BPA-NN is nearly as accurate as BPA-P at a
     fraction of its cost, and both are markedly better than BPA-S and the
-    perceptron budget rules on noisy data.""",
-        [BUDGET_DOC,
+    perceptron budget rules on noisy data.
+
+    With three or more classes, ``multi_class='crammer_singer'`` learns
+    every class on one support set of at most ``budget`` vectors, each with
+    a coefficient per class (``f_c(x) = sum_i alpha_{i,c} k(x_i, x)``).  A
+    round takes the margin ``m = f_y(x) - f_r(x)`` against the runner-up
+    ``r = argmax_{c != y} f_c(x)`` (ties: the lowest index), the loss ``l =
+    max(0, 1 - m)`` and the step ``tau = min(C w, l / (2 k(x, x)))``
+    (``phi(x)`` enters the two classes' parts: its squared norm is ``2
+    k(x, x)``); ``x`` is added with ``tau`` for class ``y`` and ``-tau`` for
+    class ``r``.  At the budget the vector removed is the one of least
+    ``||alpha_r||^2 s_r`` (``||alpha_r||`` the Euclidean norm of its row),
+    and ``V`` absorbs every class's part of its row with the same kernel
+    coefficients; the margin ``f_y(x) - f_r(x)`` after the step is ``m + 2
+    tau k(x, x)``, whatever is removed.  ``'ovr'`` learns one binary model
+    per class, each with its own budget.  Binary problems are the same
+    under both.""",
+        ["""budget : int, default=100
+        Maximum number of support vectors ``B``, at most ``2**31 - 3``.
+        With ``multi_class='crammer_singer'`` (and on binary problems) it
+        bounds the whole model whatever the number of classes; with
+        ``'ovr'`` each class's learner has its own: up to ``n_classes * B``
+        vectors.""",
          """C : float, default=1.0
         Aggressiveness: the largest step ``tau`` a round may take (PA-I;
         ``C w`` for an example of weight ``w``).""",
@@ -69,12 +91,29 @@ class BudgetedPassiveAggressive(ExampleWeightsMixin, BaseKernelExpansionClassifi
         The set ``V`` that absorbs the removed support vector: ``x`` alone
         (BPA-S), ``x`` and the removed vector's nearest neighbour (BPA-NN),
         or ``x`` and every other support vector (BPA-P).""",
+         multi_class_doc(budget_note=(
+             "  The step is ``min(C w, l / (2 k(x, x)))``; the\n"
+             "        removal's price is ``||alpha_r||^2 s_r`` (the row's norm), and the\n"
+             "        removed row is projected onto ``V`` class by class with the same\n"
+             "        kernel coefficients.")),
          class_weight_doc("its cap: ``tau = min(C w, l / k(x, x))``\n"
                           "        (the PA problem with the slack weighted by ``w``; no step and\n"
                           "        no removal for ``w = 0``)"),
          kernel_doc(), stream_doc()],
-        attributes_doc(n_updates="Rounds that took a step (a positive hinge loss and a positive\n"
-                                 "        weight), summed over the learners."),
+        attributes_doc(
+            rows="n_rows",
+            dual_coef="The coefficients of the support vectors.  ``'ovr'`` (and binary\n"
+                      "        problems): each learner's row, zero outside its own block of\n"
+                      "        columns.  ``'crammer_singer'``: row ``c`` holds every shared\n"
+                      "        vector's coefficient for class ``c``.",
+            n_support="(n_learners,)\n        The size of each learner's support set: one "
+                      "entry, the shared\n        set's, for ``'crammer_singer'`` and binary "
+                      "problems.",
+            multiclass_mistake="the true class's score not strictly\n        the largest "
+                               "(``'crammer_singer'``: ties go to the lower class\n"
+                               "        index)",
+            n_updates="Rounds that took a step (a positive hinge loss and a positive\n"
+                      "        weight), summed over the learners."),
         see_also="""KernelPassiveAggressive : The unbounded PA-I.
     BudgetedSGDClassifier : Budgeted SGD for the kernel SVM, with removal,
         projection or merging.""",
@@ -92,12 +131,17 @@ class BudgetedPassiveAggressive(ExampleWeightsMixin, BaseKernelExpansionClassifi
 
     _declaration = Declaration(
         test_params=(dict(budget=7, gamma=1.0, random_state=0),),
-        model_variants=tuple(dict(maintenance=m) for m in ("simple", "nearest", "projection")),
+        # (appended only: the positions key the model digests)
+        model_variants=tuple(dict(maintenance=m) for m in ("simple", "nearest", "projection"))
+        + tuple(dict(maintenance=m, multi_class="crammer_singer")
+                for m in ("simple", "nearest", "projection")),
         averaging=CannotAverage(
             "each of its steps on a full budget removes one of budget plus one vectors and "
             "updates state kept for its own support set (the inverse Gram matrix, BPA-P; each "
             "vector's nearest neighbour, BPA-NN): no step is defined to bring the union of "
             "several models back to its budget"),
+        shared_multiclass=SharedMulticlass("multi_class", shared="crammer_singer",
+                                           one_vs_rest="ovr"),
         weights=("sample_weight", "class_weight"),
     )
 
@@ -107,16 +151,21 @@ class BudgetedPassiveAggressive(ExampleWeightsMixin, BaseKernelExpansionClassifi
         "C": [RealNumber(0.0, None, closed="neither")],
         "maintenance": [StrOptions(set(_MAINTENANCE))],
         "class_weight": CLASS_WEIGHT_CONSTRAINT,
+        **MULTI_CLASS_CONSTRAINT,
     }
     # the weights apply per call (a 'balanced' weight to each fit call's y)
     _call_params = BaseKernelExpansionClassifier._call_params + ("class_weight",)
 
-    def __init__(self, *, budget=100, C=1.0, maintenance="simple", class_weight=None,
+    def __init__(self, *, budget=100, C=1.0, maintenance="simple", multi_class="ovr",
+                 class_weight=None,
                  kernel="rbf", gamma="scale", degree=3, coef0=0.0, kernel_params=None,
                  max_iter=1, shuffle=True, random_state=None, warm_start=False, verbose=0,
                  n_jobs=None):
         keep_params(self, locals())
 
     def _make_learner(self, rng):
+        if self._shared_support:
+            return SharedBPALearner(n_classes=len(self.classes_), budget=self.budget,
+                                    C=float(self.C), maintenance=_MAINTENANCE[self.maintenance])
         return BudgetedPALearner(budget=self.budget, C=float(self.C),
                                  maintenance=_MAINTENANCE[self.maintenance])

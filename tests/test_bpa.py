@@ -9,12 +9,15 @@ import scipy.sparse as sp
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
-from sklearn.datasets import make_classification, make_moons
+from sklearn.datasets import make_blobs, make_classification, make_moons
 from sklearn.preprocessing import StandardScaler
 
 from skbudget import BudgetedPassiveAggressive, KernelPassiveAggressive
+from skbudget._bpa import _MAINTENANCE as _RULE
+from skbudget._bpa_fast import SharedBPALearner, _inverse_gram, _nearest_positions
 from skbudget.datasets import make_noisy_gaussians
-from tests.oracles.bpa import PlainBudgetedPassiveAggressive
+from tests.oracles import keeping_flags, mistake_flags
+from tests.oracles.bpa import PlainBudgetedPassiveAggressive, PlainSharedBPA
 from tests.test_fixed_budget import STREAMS, _kernel, assert_matches
 
 RULES = ["simple", "nearest", "projection"]
@@ -489,3 +492,250 @@ def test_a_failed_call_that_grew_the_learner_is_undone(maintenance):
     est.partial_fit(X[100:], y[100:])
     untouched.partial_fit(X[100:], y[100:])
     assert_same_bits(untouched, est)
+
+
+# ---- the shared multi-class mode (doc/algorithms.md#bpa) ----------------------
+
+def _shared_streams():
+    """(name, X, y, estimator kernel parameters, the kernel in NumPy);
+    labels are class indices."""
+    X, y = make_classification(240, n_features=5, n_informative=4, n_redundant=0, n_classes=4,
+                               n_clusters_per_class=1, flip_y=0.1, random_state=1)
+    yield "rbf-4", X, y, dict(kernel="rbf", gamma=0.3), _kernel(metric="rbf", gamma=0.3)
+    X, y = make_blobs(200, centers=3, cluster_std=2.0, random_state=0)
+    yield "rbf-blobs3", X, y, dict(kernel="rbf", gamma=0.5), _kernel(metric="rbf", gamma=0.5)
+    # the linear kernel in 4 dimensions: once S spans them, x_t lies in span
+    # S (BPA-P projects the step); k(x, x) = 0 for x = 0 (the step is the
+    # cap, V spans nothing).  (Not integer points: their exact degeneracies,
+    # a removal score of exactly 0 against one of 1e-15, round to either
+    # side of a tie, as the binary rule's duplicates do)
+    rng = np.random.RandomState(3)
+    X = rng.normal(size=(150, 4))
+    X[[20, 70, 71, 120]] = 0.0
+    y = rng.randint(5, size=150)
+    yield "linear-5", X, y, dict(kernel="linear"), _kernel(metric="linear")
+
+
+SHARED_STREAMS = list(_shared_streams())
+
+
+def shared(**params):
+    return BudgetedPassiveAggressive(multi_class="crammer_singer", shuffle=False, **params)
+
+
+def assert_shared_matches(est, plain, X, y, sample_weight=None, plain_weight=None):
+    """Every round's mistake, the updates, removals and projections, the
+    support set (stream indices), the coefficient rows and the class scores
+    of the estimator (one ``fit`` pass, chunks of 37 rows, ``sample_weight``)
+    and the oracle (on dense rows, with the examples' weights
+    ``plain_weight``, ``sample_weight`` by default)."""
+    est._chunk_size = 37
+    keeping_flags(est)
+    est.fit(X, y, sample_weight=sample_weight)
+    plain.partial_fit(X.toarray() if sp.issparse(X) else X, y,
+                      sample_weight=sample_weight if plain_weight is None else plain_weight)
+    learner = est._learners[0]
+    assert_array_equal(mistake_flags(est), plain.mistakes)
+    assert est.n_updates_ == plain.n_updates
+    assert learner.n_removals == len(plain.removed)
+    assert learner.n_projections == plain.n_projections
+    dense = est.support_vectors_.toarray() if sp.issparse(est.support_vectors_) \
+        else est.support_vectors_
+    assert_array_equal(dense, np.asarray(X if not sp.issparse(X) else X.toarray())[plain.support_])
+    scale = max(np.abs(plain.coef_).max(), 1.0)
+    assert est.dual_coef_.shape == (plain.k, len(plain.support_))
+    assert_allclose(est.dual_coef_, plain.coef_.T, rtol=1e-9, atol=1e-12 * scale)
+    assert_array_equal(est.intercept_, np.zeros(plain.k))
+    Xd = X.toarray() if sp.issparse(X) else X
+    Z = np.vstack([Xd[::7], Xd[::5] + 0.05])
+    assert_allclose(est.decision_function(Z), plain.decision_function(Z), rtol=1e-9,
+                    atol=1e-9 * scale)
+    return learner
+
+
+@pytest.mark.parametrize("stream", SHARED_STREAMS, ids=[s[0] for s in SHARED_STREAMS])
+@pytest.mark.parametrize("maintenance", RULES)
+@pytest.mark.parametrize("budget, C", [(1, 1.0), (4, 0.0625), (12, 1.0)])
+def test_shared_matches_plain(stream, maintenance, budget, C):
+    _, X, y, kw, kernel = stream
+    k = len(np.unique(y))
+    plain = PlainSharedBPA(kernel, k, budget=budget, C=C, maintenance=maintenance)
+    learner = assert_shared_matches(shared(budget=budget, C=C, maintenance=maintenance, **kw),
+                                    plain, X, y)
+    assert learner.n_sv <= budget
+    # the budget binds (BPA-P on the linear kernel in 4 dimensions: x_t is
+    # in span S once S spans them, and the step is projected)
+    assert len(plain.removed) + plain.n_projections > 20
+    # the rule's own check: f_y - f_q after a step is m + 2 tau k(x, x)
+    # (x in span S, BPA-P: up to the projection's 1e-12)
+    after, rule = np.array(plain.margins_after).T
+    assert_allclose(after, rule, rtol=1e-6, atol=1e-6)
+
+
+def test_the_shared_streams_reach_every_branch():
+    """Removals other than the oldest (every rule on the RBF streams, BPA-S
+    and BPA-NN on the linear one) and BPA-P's projections of the step onto
+    S."""
+    for name, X, y, kw, kernel in SHARED_STREAMS:
+        for rule in RULES if kw["kernel"] == "rbf" else ["simple", "nearest"]:
+            plain = PlainSharedBPA(kernel, len(np.unique(y)), budget=4, C=0.5,
+                                   maintenance=rule).partial_fit(X, y)
+            assert len(set(plain.removed)) > 2, (name, rule)
+    _, X, y, kw, kernel = SHARED_STREAMS[2]
+    plain = PlainSharedBPA(kernel, 5, budget=12, maintenance="projection").partial_fit(X, y)
+    assert plain.n_projections > 0
+
+
+@pytest.mark.parametrize("maintenance", RULES)
+def test_shared_sparse_stream_matches_plain(maintenance):
+    _, X, y, kw, kernel = SHARED_STREAMS[0]
+    X = np.where(np.abs(X) < 0.5, 0.0, X)
+    plain = PlainSharedBPA(kernel, 4, budget=10, C=0.5, maintenance=maintenance)
+    est = shared(budget=10, C=0.5, maintenance=maintenance, **kw)
+    assert_shared_matches(est, plain, sp.csr_matrix(X), y)
+    assert sp.issparse(est.support_vectors_)
+
+
+@pytest.mark.parametrize("maintenance", RULES)
+def test_shared_weights_match_plain(maintenance):
+    """sample_weight times class_weight caps each step at ``C w`` as in the
+    binary rule; weight 0 takes no step."""
+    _, X, y, kw, kernel = SHARED_STREAMS[0]
+    rng = np.random.RandomState(0)
+    sample_weight = rng.choice([0.0, 0.25, 1.0, 3.0], size=len(y))
+    class_weight = {0: 1.0, 1: 0.5, 2: 2.0, 3: 1.0}
+    w = sample_weight * np.array([class_weight[c] for c in y])
+    plain = PlainSharedBPA(kernel, 4, budget=8, C=0.5, maintenance=maintenance)
+    assert_shared_matches(shared(budget=8, C=0.5, maintenance=maintenance,
+                                 class_weight=class_weight, **kw), plain, X, y,
+                          sample_weight=sample_weight, plain_weight=w)
+    assert len(plain.removed) > 20
+    unweighted = PlainSharedBPA(kernel, 4, budget=8, C=0.5, maintenance=maintenance)
+    assert unweighted.partial_fit(X, y).mistakes != plain.mistakes
+
+
+def _shared_bits(est):
+    """The shared model's fitted values and the learner's rule state, in
+    support order, for a comparison bit for bit."""
+    learner = est._learners[0]
+    cells = learner.support_order()
+    bits = {"dual_coef_": est.dual_coef_, "support_vectors_": est.support_vectors_,
+            "mistake_curve_": est.mistake_curve_, "n_updates_": est.n_updates_,
+            "labels": learner.support_labels(),
+            "row_sqnorm": np.asarray(learner.row_sqnorm)[cells]}
+    for name in ("n_removals", "n_projections", "drift", "residual_floor", "n_checks",
+                 "n_refreshes"):
+        bits[name] = getattr(learner, name)
+    if est.maintenance == "nearest":
+        bits["nearest"] = _nearest_positions(learner)
+    if est.maintenance == "projection":
+        bits["inverse"] = _inverse_gram(learner)
+    return bits
+
+
+@pytest.mark.parametrize("maintenance", RULES)
+def test_shared_stream_cuts_change_nothing_bit_for_bit(maintenance):
+    """partial_fit over chunks (one row at a time included) is one fit pass,
+    bit for bit, and a pickled model continues as the original."""
+    X, y = make_classification(400, n_features=30, n_informative=10, n_classes=4,
+                               flip_y=0.1, random_state=0)
+    X = StandardScaler().fit_transform(X)
+    make = lambda: shared(budget=40, maintenance=maintenance, gamma=0.05)
+    one = make().fit(X, y)
+    assert one._learners[0].n_removals > 0
+    for where in ([1, 8, 50, 51, 120, 300], range(37, 400, 37), range(1, 400)):
+        streamed = make()
+        for piece in np.array_split(np.arange(len(y)), list(where)):
+            streamed.partial_fit(X[piece], y[piece], classes=np.arange(4))
+        bits, other = _shared_bits(one), _shared_bits(streamed)
+        for name, value in bits.items():
+            assert_array_equal(other[name], value, err_msg=name, strict=True)
+    half = make().fit(X[:200], y[:200])
+    copy = pickle.loads(pickle.dumps(half))
+    half.partial_fit(X[200:], y[200:])
+    copy.partial_fit(X[200:], y[200:])
+    bits, other = _shared_bits(half), _shared_bits(copy)
+    for name, value in bits.items():
+        assert_array_equal(other[name], value, err_msg=name, strict=True)
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 10_000), budget=st.integers(1, 6), k=st.integers(3, 6),
+       late=st.integers(0, 60), rule=st.sampled_from(RULES))
+def test_shared_budget_bounds_the_whole_model_every_round(seed, budget, k, late, rule):
+    """|S| <= B for the whole model after every round, on random label
+    streams whose last class first appears after ``late`` rows; the
+    geometry is the support set's after every round (BPA-NN's neighbours,
+    BPA-P's inverse to 1e-7), and the state passes its own checks."""
+    rng = np.random.RandomState(seed)
+    X = rng.normal(size=(80, 3))
+    y = rng.randint(k - 1, size=80)
+    y[late:] = np.where(rng.uniform(size=80 - late) < 0.3, k - 1, y[late:])
+    est = shared(budget=budget, maintenance=rule, gamma=0.5)
+    kernel = _kernel("rbf", gamma=0.5)
+    for i in range(80):
+        est.partial_fit(X[i:i + 1], y[i:i + 1], classes=np.arange(k))
+        learner = est._learners[0]
+        assert learner.n_sv <= budget
+        K = kernel(est.support_vectors_, est.support_vectors_)
+        if rule == "nearest":
+            assert_array_equal(_nearest_positions(learner), _nearest(K))
+        if rule == "projection":
+            assert_allclose(_inverse_gram(learner) @ K, np.eye(len(K)), atol=1e-7)
+    assert est.dual_coef_.shape == (k, est.n_support_[0])
+    learner.check_state()
+
+
+@pytest.mark.parametrize("maintenance", RULES)
+def test_shared_add_class_keeps_the_old_predictions(maintenance):
+    """A class first seen now (``add_class``) gets a zero column: the
+    scores of the other classes stay, and training goes on within the
+    budget with the new class."""
+    X, y = make_blobs(300, centers=4, cluster_std=1.5, random_state=0)
+    first = y != 2
+    est = shared(budget=12, maintenance=maintenance, gamma=0.5)
+    est.partial_fit(X[first][:150], y[first][:150], classes=[0, 1, 3])
+    before = est.decision_function(X)
+    learner = est._learners[0]
+    learner.add_class(2)
+    est.classes_ = np.arange(4)
+    est._update_fitted_attributes()
+    after = est.decision_function(X)
+    assert_array_equal(after[:, [0, 1, 3]], before)
+    assert_array_equal(after[:, 2], 0.0)
+    assert learner.n_outputs == 4 and np.asarray(learner.new_row).shape == (4,)
+    learner.check_state()
+    est.partial_fit(X[150:], y[150:])
+    assert learner.n_sv <= 12
+    assert est.score(X[150:], y[150:]) > 0.6
+    assert (est.predict(X[y == 2]) == 2).mean() > 0.6
+
+
+@pytest.mark.parametrize("maintenance", RULES)
+def test_shared_rule_on_two_columns(maintenance):
+    """The shared learner on two classes (as an open label stream builds
+    it before its third class; the estimator learns two classes by the
+    binary rule) is the shared rule on two columns."""
+    X, y = make_blobs(120, centers=2, cluster_std=3.0, random_state=0)
+    est = shared(budget=5, maintenance=maintenance, gamma=0.5)
+    est._shares_support = lambda n_classes: True
+    plain = PlainSharedBPA(_kernel(metric="rbf", gamma=0.5), 2, budget=5,
+                           maintenance=maintenance)
+    learner = assert_shared_matches(est, plain, X, y)
+    assert isinstance(learner, SharedBPALearner) and len(plain.removed) > 20
+
+
+def test_shared_corrupt_state_is_refused():
+    X, y = make_blobs(200, centers=4, random_state=0)
+    for rule in RULES:
+        est = shared(budget=10, maintenance=rule, gamma=0.5).fit(X, y)
+        state = est._learners[0].get_state()
+        cell = int(np.asarray(state["order"])[0])
+        bad = dict(state, row_sqnorm=np.array(state["row_sqnorm"]))
+        bad["row_sqnorm"][cell] += 1.0
+        est._learners[0].set_state(bad)
+        with pytest.raises(ValueError, match="row_sqnorm of cell"):
+            est.partial_fit(X[:5], y[:5])
+        est._learners[0].set_state(dict(state, new_row=np.zeros(3)))
+        with pytest.raises(ValueError, match="new_row has 3 entries, not 4"):
+            est.partial_fit(X[:5], y[:5])

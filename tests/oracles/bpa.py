@@ -11,7 +11,8 @@ records, as the other oracles do, ``mistakes``, ``scores``, ``n_updates``,
 ``support_`` (stream indices, oldest first) and ``coef_``; besides,
 ``removed`` (the position removed at each removal) and ``margins_after``
 (``y f(x)`` after every step, for the rule "the margin after the step is
-``y f(x) + tau k(x, x)``").
+``y f(x) + tau k(x, x)``").  ``PlainSharedBPA(kernel, n_classes, ...)`` is
+the shared multi-class mode, on coefficient rows (``y`` the class indices).
 """
 
 import numpy as np
@@ -85,8 +86,23 @@ class PlainBudgetedPassiveAggressive(_PlainOnline):
         if loss == 0 or self.weight == 0:
             return
         k_tt = self._self_kernel(x)
-        cap = self.C * self.weight      # the PA problem's slack weighted by w
-        tau = cap if not (k_tt > 0 and loss / k_tt < cap) else loss / k_tt
+        tau = self._tau(loss, k_tt)
+        self._step(x, tau * y)
+        self.margins_after.append((y * self._f(x), y * score + tau * k_tt))
+
+    def _tau(self, loss, norm2):
+        """PA-I's step, capped at C w (the PA problem's slack weighted by w);
+        ``norm2`` the squared norm of the step's direction."""
+        cap = self.C * self.weight
+        return cap if not (norm2 > 0 and loss / norm2 < cap) else loss / norm2
+
+    def _step(self, x, step):
+        """Take the step ``step phi(x)`` (a coefficient, or a row of them)
+        within the budget: project it (BPA-P, x in span S), append x, or
+        remove the ``r`` of least ``||alpha_r||^2 s_r`` and let ``V_r``
+        absorb ``alpha_r`` with the kernel coefficients ``K_V^{-1}
+        k_{V,r}``."""
+        k_tt = self._self_kernel(x)
         n = len(self.coef)
         S = self.support_vectors if n else np.zeros((0, len(x)))
         K = self.kernel(S, S) if n else np.zeros((0, 0))
@@ -95,24 +111,23 @@ class PlainBudgetedPassiveAggressive(_PlainOnline):
         if self.maintenance == "projection" and self._in_span(K, k_t, k_tt):
             d = np.linalg.solve(K, k_t) if n else np.zeros(0)
             for j in range(n):
-                self.coef[j] += tau * y * d[j]
+                self.coef[j] = self.coef[j] + step * d[j]
             self.n_projections += 1
         elif n < self.budget:
-            self._append(x, tau * y)
+            self._append(x, step)
         else:
             alpha = self.coef_
             scores = []
             for r in range(n):
                 s, _, _, _ = self._absorb(r, K, k_t, k_tt)
-                scores.append(alpha[r] ** 2 * max(s, 0.0))
+                scores.append(np.sum(alpha[r] ** 2) * max(s, 0.0))
             r = oldest_least(np.array(scores))
             _, beta, others, beta_t = self._absorb(r, K, k_t, k_tt)
             for j, b in zip(others, beta):
-                self.coef[j] += alpha[r] * b
+                self.coef[j] = self.coef[j] + alpha[r] * b
             self._remove(r)
             self.removed.append(r)
-            self._append(x, alpha[r] * beta_t + tau * y)
-        self.margins_after.append((y * self._f(x), y * score + tau * k_tt))
+            self._append(x, alpha[r] * beta_t + step)
 
     def _in_span(self, K, k_t, k_tt):
         """delta^2 = k_tt - k_t^T K^{-1} k_t <= 1e-12 k_tt (or <= 0)."""
@@ -123,3 +138,63 @@ class PlainBudgetedPassiveAggressive(_PlainOnline):
         self.support_.append(self.n_seen)
         self.vectors.append(x)
         self.coef.append(coef)
+
+
+class PlainSharedBPA(PlainBudgetedPassiveAggressive):
+    """doc/algorithms.md#bpa, "Shared multi-class mode": one support set for
+    ``k`` classes, a coefficient row per vector (``coef_`` ``(n_SV, k)``).
+
+    A round with class ``y`` (an index ``0 .. k-1``): the scores ``f_c(x)``
+    before the step, the runner-up ``q = argmax_{c != y} f_c`` (the first
+    of the largest: ties to the lowest index), ``m = f_y - f_q``; on ``l =
+    1 - m > 0`` the step ``tau = min(C w, l / (2 k(x, x)))`` in the
+    direction of the row ``e_y - e_q``, maintained by the binary rule's own
+    ``_step`` on rows (removal value ``||alpha_r||^2 s_r``, every class's
+    part absorbed with the same ``K_V^{-1} k_{V,r}``).  ``mistakes``:
+    ``argmax_c f_c != y``; ``margins_after``: ``(f_y - f_q after the step,
+    m + 2 tau k(x, x))``.  With one class nothing updates (no rival).
+    """
+
+    def __init__(self, kernel, n_classes, budget=100, C=1.0, maintenance="simple"):
+        super().__init__(kernel, budget=budget, C=C, maintenance=maintenance)
+        self.k = n_classes
+
+    @property
+    def coef_(self):
+        return np.array(self.coef, dtype=float).reshape(len(self.coef), self.k)
+
+    def _scores(self, x):
+        return self._row(x) @ self.coef_ if self.coef else np.zeros(self.k)
+
+    def partial_fit(self, X, y, sample_weight=None):
+        weights = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, float)
+        for x, label, w in zip(np.asarray(X, dtype=float), y, weights):
+            self.weight = float(w)
+            scores = self._scores(x)
+            self.scores.append(scores)
+            self.mistakes.append(int(np.argmax(scores)) != label)
+            if self.k > 1:
+                self._shared_round(x, int(label), scores)
+            self.n_seen += 1
+        self.weight = 1.0
+        return self
+
+    def _shared_round(self, x, y, scores):
+        rivals = np.where(np.arange(self.k) == y, -np.inf, scores)
+        q = int(np.argmax(rivals))
+        m = scores[y] - scores[q]
+        loss = max(0.0, 1 - m)
+        if loss == 0 or self.weight == 0:
+            return
+        k_tt = self._self_kernel(x)
+        tau = self._tau(loss, 2 * k_tt)
+        row = np.zeros(self.k)
+        row[y], row[q] = tau, -tau
+        self._step(x, row)
+        after = self._scores(x)
+        self.margins_after.append((after[y] - after[q], m + 2 * tau * k_tt))
+
+    def decision_function(self, Z):
+        if not self.coef:
+            return np.zeros((len(Z), self.k))
+        return self.kernel(Z, self.support_vectors) @ self.coef_
