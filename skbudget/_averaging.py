@@ -22,8 +22,8 @@ from skbudget._params import _same_value
 from skbudget._span_factor import _span_factor
 
 __all__ = ["ExpansionAverage", "ExpansionState", "OnlyWith", "PegasosState", "PerceptronAverage",
-           "PerceptronState", "SameFeaturesAverage", "SharedPegasosState", "gathered_cells",
-           "padded", "summed_counts"]
+           "PerceptronState", "SameFeaturesAverage", "SharedExpansionState", "SharedPegasosState",
+           "gathered_cells", "padded", "summed_counts"]
 
 
 def summed_counts(values, base):
@@ -68,6 +68,20 @@ class ExpansionState:
     @staticmethod
     def fill(state, sources, weights, base):
         """The rest of the rule's state."""
+
+
+class SharedExpansionState(ExpansionState):
+    """A shared multi-class learner whose state is its kernel expansion alone
+    (doc/algorithms.md#shared-multi-class; kernel PA-I's): a coefficient row
+    ``tau`` and a class label per vector, scale 1."""
+
+    summed = ("tau",)
+
+    @staticmethod
+    def coefficients(sources, cells, weights, scale):
+        return {"tau": np.concatenate([w * src.coefficient_matrix()
+                                       for w, src in zip(weights, sources)]) / scale,
+                "label": gathered_cells(sources, cells, "label")}
 
 
 class PegasosState(ExpansionState):
