@@ -260,8 +260,8 @@ class Forgetron(MultiClassModeMixin, BaseKernelExpansionClassifier):
     With ``multi_class='crammer_singer'`` and three or more classes, one
     support set of at most ``budget`` vectors serves every class: a round
     updates on the margin ``m = f_y(x) - max_{c != y} f_c(x) <= 0``, adding
-    the example with the coefficient row ``sigma (e_y - e_r)`` (``r`` the
-    runner-up class); the shrink multiplies whole rows by ``phi``, with
+    the example with the coefficient row ``e_y - e_r`` (``r`` the runner-up
+    class); the shrink multiplies whole rows by ``phi``, with
     ``sigma_r`` the Euclidean norm of the oldest vector's row and ``mu``
     that vector's own margin ``f'_{y_r}(x_r) - max_{c != y_r}
     f'_c(x_r)``.""",
@@ -332,15 +332,22 @@ class KernelPassiveAggressive(MultiClassModeMixin, ExampleWeightsMixin,
     With ``multi_class='crammer_singer'`` and three or more classes, one
     support set serves every class: on a margin ``m = f_y(x) - max_{c != y}
     f_c(x) < 1`` the example is added with the coefficient row ``tau (e_y -
-    e_r)`` (``r`` the runner-up class), ``tau = min(C, (1 - m) / (2 k(x,
-    x)))``: ``2 k(x, x)`` is the squared norm of the row's feature-space
-    vector.""",
+    e_r)`` (``r`` the runner-up class), ``tau = min(C w, (1 - m) / (2 k(x,
+    x)))`` for an example of weight ``w`` (``C w`` if ``k(x, x) = 0``): ``2
+    k(x, x)`` is the squared norm of the row's feature-space vector.""",
         ["""C : float, default=1.0
         Aggressiveness: the largest coefficient a single update may give
         (``C w`` for an example of weight ``w``).""",
-         multi_class_doc(budget_note="  The model has no budget in either mode: "
-                                     "``'crammer_singer'``\n        stores one vector per "
-                                     "update for all the classes."),
+         """multi_class : {'ovr', 'crammer_singer'}, default='ovr'
+        How three or more classes are learned (the names of
+        :class:`sklearn.svm.LinearSVC`); neither mode has a budget.
+        ``'ovr'``: one binary learner per class, each storing the example
+        on its own margin error; ``'crammer_singer'``: one support set for
+        every class, each vector with a coefficient per class, storing the
+        example once on the margin ``f_y(x) - max_{c != y} f_c(x) < 1``
+        against the runner-up class (the user guide's "Multi-class
+        models").  Binary problems are learned by the binary rule either
+        way.""",
          class_weight_doc("its cap: ``y min(C w, l / k(x, x))``\n"
                           "        (PA-I's objective with the slack weighted by ``w``; no update\n"
                           "        for ``w = 0``)")],

@@ -306,11 +306,7 @@ cdef class ForgetronLearner(MistakeDrivenLearner):
 
     def __init__(self, Py_ssize_t budget=1, bint self_tuned=True):
         MistakeDrivenLearner.__init__(self, budget, 0.0, None)
-        self.self_tuned = self_tuned
-        self.M = 0
-        self.Q = 0.0
-        self.n_removals = 0
-        self.last_phi = 1.0
+        _start_counters(self, self_tuned)
 
     cdef int grow(self, Py_ssize_t new_capacity) except -1:
         MistakeDrivenLearner.grow(self, new_capacity)
@@ -343,10 +339,7 @@ cdef class ForgetronLearner(MistakeDrivenLearner):
             r = self.order[0]
             sigma = fabs(self.alpha[r] * self.scale)
             mu = self.sv_label(r) * self.scale * (self.alpha[r] * self.kself[r] + newer[r])
-            if not is_finite(mu):
-                raise_not_finite(b"The Forgetron's margin of the oldest support vector")
-            phi = forgetron_phi(sigma, mu, FORGETRON_RATE * self.M - self.Q)
-            self.Q += forgetron_psi(sigma, phi, mu)
+            phi = forgetron_shrink(sigma, mu, self.M, &self.Q)
             if phi < 1.0:
                 shrunk = self.scale * phi
                 if self.rescale(phi):   # alpha *= shrunk: so do the sums
@@ -356,6 +349,30 @@ cdef class ForgetronLearner(MistakeDrivenLearner):
         self.n_removals += 1
         self.remove_at(0)
         return 0
+
+
+def _start_counters(learner, bint self_tuned):
+    """A new Forgetron learner's (binary or shared) ``self_tuned`` and
+    counters: no mistake, no damage, no removal yet."""
+    learner.self_tuned = self_tuned
+    learner.M = 0
+    learner.Q = 0.0
+    learner.n_removals = 0
+    learner.last_phi = 1.0
+
+
+cdef double forgetron_shrink(double sigma, double mu, long long M,
+                             double* Q) except -1.0 nogil:
+    """The self-tuned shrink of a removal: ``phi`` for the removed
+    vector's ``sigma`` and margin ``mu`` with the damage ``Q[0]`` so far
+    after ``M`` mistakes, and ``Q[0] += Psi(phi)``.  A margin that is not
+    finite raises."""
+    cdef double phi
+    if not (is_finite(mu) and is_finite(sigma)):
+        raise_not_finite(b"The Forgetron's margin of the oldest support vector")
+    phi = forgetron_phi(sigma, mu, FORGETRON_RATE * M - Q[0])
+    Q[0] += forgetron_psi(sigma, phi, mu)
+    return phi
 
 
 cdef inline double forgetron_psi(double sigma, double phi, double mu) noexcept nogil:
@@ -584,11 +601,7 @@ cdef class SharedForgetronLearner(SharedMistakeDrivenLearner):
     def __init__(self, Py_ssize_t n_classes=3, Py_ssize_t budget=1, bint self_tuned=True):
         SharedMistakeDrivenLearner.__init__(self, n_classes, budget, None)
         self.newer_sum = np.zeros((self.capacity, n_classes))
-        self.self_tuned = self_tuned
-        self.M = 0
-        self.Q = 0.0
-        self.n_removals = 0
-        self.last_phi = 1.0
+        _start_counters(self, self_tuned)
 
     cdef int grow(self, Py_ssize_t new_capacity) except -1:
         SharedMistakeDrivenLearner.grow(self, new_capacity)
@@ -640,10 +653,7 @@ cdef class SharedForgetronLearner(SharedMistakeDrivenLearner):
                 if r != y:
                     rival = max(rival, self.tau[c, r] * self.kself[c] + self.newer_sum[c, r])
             mu = self.scale * (self.tau[c, y] * self.kself[c] + self.newer_sum[c, y] - rival)
-            if not (is_finite(mu) and is_finite(sigma)):
-                raise_not_finite(b"The Forgetron's margin of the oldest support vector")
-            phi = forgetron_phi(sigma, mu, FORGETRON_RATE * self.M - self.Q)
-            self.Q += forgetron_psi(sigma, phi, mu)
+            phi = forgetron_shrink(sigma, mu, self.M, &self.Q)
             if phi < 1.0:
                 shrunk = self.scale * phi
                 if self.rescale(phi):   # tau *= shrunk: so do the sums

@@ -739,3 +739,17 @@ def test_shared_learner_refuses_a_corrupt_state():
         assert ("Forgetron", "rbf", field) in refused
         assert ("Forgetron", "laplacian", field) in refused
     assert ("Stoptron", "rbf", "budget") in refused
+
+
+@pytest.mark.parametrize("Est, params", SHARED_CASES, ids=SHARED_CASE_IDS)
+def test_shared_model_in_a_skops_file_continues_the_stream(Est, params):
+    from tests.test_persistence import _assert_identical, _loaded
+    _, X, y, kw, _ = SHARED_STREAMS[1]
+    est = Est(multi_class="crammer_singer", random_state=0, **params, **kw)
+    est.partial_fit(X[:100], y[:100], classes=np.arange(5))
+    loaded = _loaded(est)
+    assert isinstance(loaded._learners[0], SHARED_LEARNERS[Est])
+    assert_array_equal(loaded.predict(X), est.predict(X))
+    for model in (est, loaded):
+        model.partial_fit(X[100:], y[100:])
+    _assert_identical(loaded, est)

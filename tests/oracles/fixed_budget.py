@@ -165,20 +165,37 @@ class PlainBudgetPerceptron(_PlainOnline):
                 self.n_distilled += 1
 
 
-class PlainForgetron(_PlainOnline):
-    """doc/algorithms.md#forgetron: the self-tuned Forgetron (or, ``self_tuned=False``, remove the
-    oldest and never shrink).  ``removals`` records, per removal, the
-    quantities of the shrink: M, Q before, sigma_r, mu, a, phi, Psi(phi)."""
+class _ForgetronDamage:
+    """The Forgetron's counters ``M`` and ``Q`` and its shrink; ``removals``
+    records, per removal, the quantities of the shrink: M, Q before,
+    sigma_r, mu, a, phi, Psi(phi)."""
 
-    def __init__(self, kernel, budget=100, self_tuned=True):
-        super().__init__(kernel)
+    def _start_counters(self, budget, self_tuned):
         self.budget = budget
         self.self_tuned = self_tuned
-        self.sigma = []
-        self.labels = []
         self.M = 0
         self.Q = 0.0
         self.removals = []
+
+    def _shrink(self, sigma, mu):
+        """phi for the removed vector's sigma and margin mu; Q += Psi(phi)."""
+        phi = PlainForgetron.choose_phi(sigma, mu, 15 / 32 * self.M - self.Q)
+        psi = PlainForgetron.psi(sigma, phi, mu)
+        self.removals.append(dict(M=self.M, Q=self.Q, sigma=sigma, mu=mu,
+                                  a=sigma ** 2 - 2 * sigma * mu, phi=phi, psi=psi))
+        self.Q += psi
+        return phi
+
+
+class PlainForgetron(_ForgetronDamage, _PlainOnline):
+    """doc/algorithms.md#forgetron: the self-tuned Forgetron (or, ``self_tuned=False``, remove the
+    oldest and never shrink)."""
+
+    def __init__(self, kernel, budget=100, self_tuned=True):
+        _PlainOnline.__init__(self, kernel)
+        self._start_counters(budget, self_tuned)
+        self.sigma = []
+        self.labels = []
 
     @property
     def coef_(self):
@@ -220,17 +237,10 @@ class PlainForgetron(_PlainOnline):
         self._add(x, y)
         if len(self.coef) <= self.budget:
             return
-        phi = 1.0
         if self.self_tuned:
-            sigma_r, y_r = self.sigma[0], self.labels[0]
-            mu = y_r * self._f(self.vectors[0])          # f' includes x_t
-            room = 15 / 32 * self.M - self.Q
-            phi = self.choose_phi(sigma_r, mu, room)
-            psi = self.psi(sigma_r, phi, mu)
-            self.removals.append(dict(M=self.M, Q=self.Q, sigma=sigma_r, mu=mu,
-                                      a=sigma_r ** 2 - 2 * sigma_r * mu, phi=phi, psi=psi))
+            mu = self.labels[0] * self._f(self.vectors[0])          # f' includes x_t
+            phi = self._shrink(self.sigma[0], mu)
             self.sigma = [s * phi for s in self.sigma]
-            self.Q += psi
         self._remove(0)
 
 
@@ -357,7 +367,7 @@ class PlainSharedRandomBudgetPerceptron(_PlainShared):
             self._add(x, label, self._pair_row(label, runner, 1.0))
 
 
-class PlainSharedForgetron(_PlainShared):
+class PlainSharedForgetron(_ForgetronDamage, _PlainShared):
     """On ``m <= 0``: ``M += 1``, add the row ``e_y - e_r``; at ``|S| = B +
     1`` (self-tuned): ``r`` the oldest, ``sigma_r = ||alpha_r||`` (its row's
     Euclidean norm), ``mu`` its own class's top-two margin under the model
@@ -366,12 +376,8 @@ class PlainSharedForgetron(_PlainShared):
     PlainForgetron's."""
 
     def __init__(self, kernel, n_classes, budget=100, self_tuned=True):
-        super().__init__(kernel, n_classes)
-        self.budget = budget
-        self.self_tuned = self_tuned
-        self.M = 0
-        self.Q = 0.0
-        self.removals = []
+        _PlainShared.__init__(self, kernel, n_classes)
+        self._start_counters(budget, self_tuned)
 
     def _round(self, x, label, runner, margin, w):
         if margin > 0:
@@ -381,15 +387,9 @@ class PlainSharedForgetron(_PlainShared):
         if len(self.rows) <= self.budget:
             return
         if self.self_tuned:
-            sigma = float(np.linalg.norm(self.rows[0]))
             _, mu = self.top_two(self.decision_scores(self.vectors[0][None])[0], self.labels[0])
-            room = 15 / 32 * self.M - self.Q
-            phi = PlainForgetron.choose_phi(sigma, mu, room)
-            psi = PlainForgetron.psi(sigma, phi, mu)
-            self.removals.append(dict(M=self.M, Q=self.Q, sigma=sigma, mu=mu,
-                                      a=sigma ** 2 - 2 * sigma * mu, phi=phi, psi=psi))
+            phi = self._shrink(float(np.linalg.norm(self.rows[0])), mu)
             self.rows = [row * phi for row in self.rows]
-            self.Q += psi
         self._remove(0)
 
 
