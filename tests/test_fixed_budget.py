@@ -753,3 +753,17 @@ def test_shared_model_in_a_skops_file_continues_the_stream(Est, params):
     for model in (est, loaded):
         model.partial_fit(X[100:], y[100:])
     _assert_identical(loaded, est)
+
+
+@pytest.mark.parametrize("Est, params", SHARED_CASES, ids=SHARED_CASE_IDS)
+def test_shared_learner_on_two_classes_is_the_shared_rule(Est, params):
+    # an open label stream may build the shared learner with two classes
+    # (the estimator itself uses the binary rule there): the top-two rule
+    # on two columns, as the oracle's
+    _, X, y, kw, kernel = SHARED_STREAMS[0]
+    X, y = X[y < 2], y[y < 2]
+    est = _shared(Est, random_state=0, **params, **kw)
+    est._shares_support = lambda n_classes: True
+    plain = _oracle(Est, params, kernel, 2)
+    assert_shared_matches(est, plain, X, y)
+    assert plain.n_updates > 5
