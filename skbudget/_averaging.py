@@ -72,8 +72,9 @@ class ExpansionState:
 
 class SharedExpansionState(ExpansionState):
     """A shared multi-class learner (doc/algorithms.md#shared-multi-class)
-    whose learner is its kernel expansion alone (scale 1): a coefficient
-    row ``tau`` and a class label per vector (kernel OGD's shared mode)."""
+    whose state is its kernel expansion alone (scale 1): a coefficient row
+    ``tau`` and a class label per vector (kernel OGD's and kernel PA-I's
+    shared modes)."""
 
     summed = ("tau",)
 

@@ -1035,6 +1035,16 @@ cdef class SharedBPALearner(SharedSupportLearner):
                     return f"row_sqnorm of cell {c} is not the squared norm of its row"
         return problem
 
+    def add_class(self, Py_ssize_t position):
+        """The base's zero column, then every row's squared norm anew: the
+        same value, but the longer row's sum may round otherwise, and the
+        rounds (and the check of a loaded state) compare it exactly."""
+        cdef Py_ssize_t i, c
+        SharedSupportLearner.add_class(self, position)
+        for i in range(self.n_sv):
+            c = self.order[i]
+            self.row_sqnorm[c] = self.row_norm(c)
+
     cdef inline double row_norm(self, Py_ssize_t c) noexcept nogil:
         """``||tau_c||^2``."""
         return dense_dot(&self.tau[c, 0], &self.tau[c, 0], self.n_outputs)

@@ -4,9 +4,12 @@
 :class:`MistakeDrivenLearner` is the skeleton every algorithm of the family
 shares: *if the round asks for an update, make room, add the example, then
 tidy up*.  A policy overrides only the hooks it needs.
+:class:`SharedMistakeDrivenLearner` is the same skeleton on one support set
+for every class (doc/algorithms.md#shared-multi-class).
 """
 
 from skbudget._engine cimport OnlineLearner
+from skbudget._shared_support cimport SharedSupportLearner
 
 
 cdef class MistakeDrivenLearner(OnlineLearner):
@@ -25,3 +28,17 @@ cdef class MistakeDrivenLearner(OnlineLearner):
 
     # helpers
     cdef double sv_label(self, Py_ssize_t cell) noexcept nogil
+
+
+cdef class SharedMistakeDrivenLearner(SharedSupportLearner):
+    cdef public Py_ssize_t budget   # B for the whole model; -1 means no fixed budget
+    cdef public double[::1] new_row # scratch: the row of the inserted example (units of tau)
+
+    # the update condition on the top-two margin m (default: m <= 0)
+    cdef bint wants_update(self, double margin) noexcept nogil
+    # the binary rule's coefficient size a >= 0 (the row is a (e_y - e_r); default 1)
+    cdef double step(self, double margin) noexcept nogil
+    # as MistakeDrivenLearner.make_room
+    cdef Py_ssize_t make_room(self) except -3 nogil
+    # after the insertion into ``cell`` (the newest; its row is ``new_row``)
+    cdef int after_insert(self, Py_ssize_t cell) except -1 nogil

@@ -19,6 +19,13 @@ PassiveAggressiveLearner     update on hinge loss, step
                              ``min(C, loss / k_tt)``
 ===========================  ==========================================
 
+:class:`SharedMistakeDrivenLearner` is the same skeleton on one support set
+for every class (``multi_class='crammer_singer'``,
+doc/algorithms.md#fixed-budget-shared): the margin ``f_y - f_r`` against
+the runner-up class in place of ``y f(x)``, the row ``a (e_y - e_r)`` in
+place of the coefficient ``a y``; its policies are the Shared* learners
+(all but the Crammer-Kandola-Singer cache, whose shared form is MIRA's).
+
 Ties between support vectors go to the oldest.  Values compared for a tie
 come from incrementally maintained margins, so two mathematically equal
 values may differ in the last bits; they count as tied when they agree to
@@ -28,10 +35,13 @@ a relative 1e-9 (``_numbers.tie_tolerance``), see
 
 import numpy as np
 from libc.math cimport fabs, sqrt, INFINITY
+from libc.string cimport memset
 
 from skbudget._engine cimport OnlineLearner
 from skbudget._engine import size_problem
 from skbudget._numbers cimport is_finite, raise_not_finite, tie_tolerance
+from skbudget._shared_support cimport SharedSupportLearner
+from skbudget._shared_support import _resized_rows
 from skbudget._vector_loops cimport (skb_axpy, skb_first_at_least, skb_largest,
                                        skb_last_position, skb_leave_one_out_margins,
                                        skb_replace_in_margins, skb_vector_loops_init)
@@ -297,11 +307,7 @@ cdef class ForgetronLearner(MistakeDrivenLearner):
 
     def __init__(self, Py_ssize_t budget=1, bint self_tuned=True):
         MistakeDrivenLearner.__init__(self, budget, 0.0, None)
-        self.self_tuned = self_tuned
-        self.M = 0
-        self.Q = 0.0
-        self.n_removals = 0
-        self.last_phi = 1.0
+        _start_counters(self, self_tuned)
 
     cdef int grow(self, Py_ssize_t new_capacity) except -1:
         MistakeDrivenLearner.grow(self, new_capacity)
@@ -334,10 +340,7 @@ cdef class ForgetronLearner(MistakeDrivenLearner):
             r = self.order[0]
             sigma = fabs(self.alpha[r] * self.scale)
             mu = self.sv_label(r) * self.scale * (self.alpha[r] * self.kself[r] + newer[r])
-            if not is_finite(mu):
-                raise_not_finite(b"The Forgetron's margin of the oldest support vector")
-            phi = forgetron_phi(sigma, mu, FORGETRON_RATE * self.M - self.Q)
-            self.Q += forgetron_psi(sigma, phi, mu)
+            phi = forgetron_shrink(sigma, mu, self.M, &self.Q)
             if phi < 1.0:
                 shrunk = self.scale * phi
                 if self.rescale(phi):   # alpha *= shrunk: so do the sums
@@ -347,6 +350,30 @@ cdef class ForgetronLearner(MistakeDrivenLearner):
         self.n_removals += 1
         self.remove_at(0)
         return 0
+
+
+def _start_counters(learner, bint self_tuned):
+    """A new Forgetron learner's (binary or shared) ``self_tuned`` and
+    counters: no mistake, no damage, no removal yet."""
+    learner.self_tuned = self_tuned
+    learner.M = 0
+    learner.Q = 0.0
+    learner.n_removals = 0
+    learner.last_phi = 1.0
+
+
+cdef double forgetron_shrink(double sigma, double mu, long long M,
+                             double* Q) except -1.0 nogil:
+    """The self-tuned shrink of a removal: ``phi`` for the removed
+    vector's ``sigma`` and margin ``mu`` with the damage ``Q[0]`` so far
+    after ``M`` mistakes, and ``Q[0] += Psi(phi)``.  A margin that is not
+    finite raises."""
+    cdef double phi
+    if not (is_finite(mu) and is_finite(sigma)):
+        raise_not_finite(b"The Forgetron's margin of the oldest support vector")
+    phi = forgetron_phi(sigma, mu, FORGETRON_RATE * M - Q[0])
+    Q[0] += forgetron_psi(sigma, phi, mu)
+    return phi
 
 
 cdef inline double forgetron_psi(double sigma, double phi, double mu) noexcept nogil:
@@ -429,3 +456,254 @@ def _first_at_least(const double[::1] values, double threshold):
     first = skb_first_at_least(&values[0] if values.shape[0] else NULL, values.shape[0],
                                threshold, &count, &n_nan)
     return first, count, n_nan
+
+
+# ---------------------------------------------------------------------------
+# one support set for every class (doc/algorithms.md#fixed-budget-shared)
+# ---------------------------------------------------------------------------
+cdef class SharedMistakeDrivenLearner(SharedSupportLearner):
+    """:class:`MistakeDrivenLearner`'s skeleton on one support set for ``k``
+    classes (doc/algorithms.md#shared-multi-class): each support vector has
+    a coefficient row, the class scores are ``f_c(x) = sum_i alpha_{i,c}
+    k(x_i, x)``.  A round with class ``y``: the runner-up ``r = argmax_{c !=
+    y} f_c`` (ties: the lowest index) and the margin ``m = f_y - f_r``,
+    scores taken before anything changes; if :meth:`wants_update` (``m <=
+    0``: a zero margin updates, as the binary rule's zero score), make room
+    (:meth:`make_room`, as the binary hook), append the example with the
+    row ``a (e_y - e_r)``, ``a`` = :meth:`step` (1 for the perceptrons),
+    and tidy up (:meth:`after_insert`).  With one class (an open label
+    stream's start) there is no rival and no update.
+
+    ``process_example`` returns the margin (a mistake when ``<= 0``, except
+    a tie the true class wins: ``round_value``).
+
+    Parameters
+    ----------
+    n_classes : int
+        ``k``.
+    budget : int
+        ``B`` for the whole model; ``-1`` for none.
+    rng : numpy.random.RandomState or None
+        The generator of a rule that draws.
+    """
+
+    _per_class_names = SharedSupportLearner._per_class_names + ("new_row",)
+    _state_names = SharedSupportLearner._state_names + ("budget", "new_row")
+
+    def __init__(self, Py_ssize_t n_classes=3, Py_ssize_t budget=-1, rng=None):
+        self.budget = budget        # (before the engine's __init__ reads capacity_limit)
+        SharedSupportLearner.__init__(self, n_classes, rng=rng)
+        self.new_row = np.zeros(n_classes)
+
+    cdef Py_ssize_t capacity_limit(self) noexcept nogil:
+        return self.budget + 2 if self.budget >= 0 else -1    # as the binary skeleton
+
+    def check_policy_state(self, Py_ssize_t pool_size):
+        if not (self.budget == -1 or self.budget >= 1):
+            return f"budget={self.budget} is neither -1 (none) nor at least 1"
+        return (SharedSupportLearner.check_policy_state(self, pool_size)
+                or size_problem({"new_row": self.new_row}, self.n_outputs, "entries"))
+
+    cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300 nogil:
+        cdef Py_ssize_t label = self.class_index(y), runner, room, cell
+        cdef double margin
+        self.ensure_row()
+        self.compute_scores()
+        margin = self.top_two_margin(label, &runner)
+        if runner >= 0 and self.wants_update(margin):
+            room = self.make_room()
+            if room != NO_ROOM:
+                if room != APPEND:
+                    self.remove_at(room)
+                # (the row in the units of tau: the true one over the scale)
+                self.pair_row(&self.new_row[0], label, runner, self.step(margin) / self.scale)
+                cell = self.append_pattern(label, &self.new_row[0])
+                self.n_updates += 1
+                self.after_insert(cell)
+        return self.round_value(margin, label, runner)
+
+    cdef void compute_scores(self) noexcept nogil:
+        """As :meth:`SharedSupportLearner.compute_scores` (the same sums in
+        the same order, bit for bit), each support vector's row added by
+        the vector loops (AVX2 where the CPU has it)."""
+        cdef Py_ssize_t i, c, k = self.n_outputs
+        cdef double* out = &self.scores[0]
+        cdef const double* k_row = &self.k_row[0]
+        cdef const Py_ssize_t* order = &self.order[0]
+        memset(out, 0, k * sizeof(double))
+        for i in range(self.n_sv):
+            c = order[i]
+            skb_axpy(out, k_row[c], &self.tau[c, 0], k)
+        for i in range(k):
+            out[i] *= self.scale
+
+    cdef bint wants_update(self, double margin) noexcept nogil:
+        return margin <= 0.0
+
+    cdef double step(self, double margin) noexcept nogil:
+        return 1.0
+
+    cdef Py_ssize_t make_room(self) except -3 nogil:
+        return APPEND
+
+    cdef int after_insert(self, Py_ssize_t cell) except -1 nogil:
+        return 0
+
+    cdef int rescale(self, double factor) except -1 nogil:
+        """The engine's O(1) rescale; when it folds the global scale into
+        the stored coefficients, the rows ``tau`` take it too (the engine
+        folds only its own ``alpha``)."""
+        cdef Py_ssize_t i, r, c
+        cdef double folded = self.scale * factor
+        if not SharedSupportLearner.rescale(self, factor):
+            return 0
+        for i in range(self.n_sv):
+            c = self.order[i]
+            for r in range(self.n_outputs):
+                self.tau[c, r] *= folded
+        return 1
+
+
+cdef class SharedStoptronLearner(SharedMistakeDrivenLearner):
+    """The Stoptron on one support set: rows ``e_y - e_r`` while ``|S| <
+    B``, then frozen."""
+
+    cdef Py_ssize_t make_room(self) except -3 nogil:
+        return APPEND if self.n_sv < self.budget else NO_ROOM
+
+
+cdef class SharedRandomBudgetLearner(SharedMistakeDrivenLearner):
+    """The Random Budget Perceptron on one support set: at ``|S| = B``
+    remove position ``rng.randint(B)`` (the binary rule's draw), then
+    append the row ``e_y - e_r``."""
+
+    cdef Py_ssize_t make_room(self) except -3 nogil:
+        if self.n_sv == self.budget:
+            return self.random_below(self.budget)
+        return APPEND
+
+
+cdef class SharedForgetronLearner(SharedMistakeDrivenLearner):
+    """The self-tuned Forgetron on one support set
+    (doc/algorithms.md#fixed-budget-shared).
+
+    On an update (``m <= 0``): ``M += 1``; append the row ``e_y - e_r``; if
+    ``|S| = B + 1``: with ``r`` the oldest support vector, ``sigma_r =
+    ||alpha_r||`` (its row's Euclidean norm) and ``mu`` its class's top-two
+    margin ``f'_{y_r}(x_r) - max_{c != y_r} f'_c(x_r)`` under the model
+    after the insertion, shrink every row by the binary rule's ``phi``
+    (:func:`forgetron_phi`), ``Q += Psi(phi)``, and remove ``r``.  With
+    ``self_tuned=False``: remove the oldest, never shrink.
+
+    ``f'(x_r)`` needs no Gram matrix, as the binary learner's:
+    ``newer_sum[c, :]`` is the sum of ``tau_j k(x_j, x_c)`` over the support
+    vectors inserted after ``c`` (units of ``tau``), one pass over the
+    inserted example's kernel row per insertion (two columns: the new row
+    has two non-zero entries).
+    """
+
+    cdef public bint self_tuned
+    cdef public long long M, n_removals
+    cdef public double Q, last_phi
+    cdef public double[:, ::1] newer_sum
+
+    _per_class_names = SharedMistakeDrivenLearner._per_class_names + ("newer_sum",)
+    _state_names = SharedMistakeDrivenLearner._state_names + (
+        "self_tuned", "M", "Q", "n_removals", "last_phi", "newer_sum")
+
+    def __cinit__(self, *args, **kwargs):
+        self.newer_sum = np.zeros((0, 1))   # before the engine's __init__ grows it
+
+    def __init__(self, Py_ssize_t n_classes=3, Py_ssize_t budget=1, bint self_tuned=True):
+        SharedMistakeDrivenLearner.__init__(self, n_classes, budget, None)
+        self.newer_sum = np.zeros((self.capacity, n_classes))
+        _start_counters(self, self_tuned)
+
+    cdef int grow(self, Py_ssize_t new_capacity) except -1:
+        SharedMistakeDrivenLearner.grow(self, new_capacity)
+        self.newer_sum = _resized_rows(self.newer_sum, new_capacity)
+        return 0
+
+    def check_policy_state(self, Py_ssize_t pool_size):
+        problem = SharedMistakeDrivenLearner.check_policy_state(self, pool_size)
+        if problem is None:
+            problem = (size_problem({"newer_sum": self.newer_sum}, self.capacity)
+                       or size_problem({"newer_sum columns": self.newer_sum.T},
+                                       self.n_outputs, "entries"))
+        if problem is None and not (0 <= self.n_removals <= self.M):
+            problem = f"n_removals={self.n_removals} is not in [0, M={self.M}]"
+        if problem is None and not (is_finite(self.Q)
+                                    and self.Q <= FORGETRON_RATE * self.M * (1.0 + 1e-9)):
+            problem = f"Q={self.Q} is not a finite number at most 15/32 M"
+        return problem
+
+    cdef int after_insert(self, Py_ssize_t cell) except -1 nogil:
+        cdef Py_ssize_t i, c, r, y, runner = -1, k = self.n_outputs
+        cdef Py_ssize_t label = self.label[cell]
+        cdef double sigma, mu, rival, v, phi = 1.0, shrunk, a_y, a_r
+        self.M += 1
+        if self.self_tuned:
+            # the new row is a (e_y - e_r): add it to the older vectors' sums
+            for r in range(k):
+                if r != label and self.new_row[r] != 0.0:
+                    runner = r
+            a_y = self.new_row[label]
+            a_r = self.new_row[runner]
+            for i in range(self.n_sv - 1):
+                c = self.order[i]
+                self.newer_sum[c, label] += a_y * self.k_row[c]
+                self.newer_sum[c, runner] += a_r * self.k_row[c]
+            for r in range(k):
+                self.newer_sum[cell, r] = 0.0
+        if self.n_sv <= self.budget:
+            return 0
+        if self.self_tuned:
+            c = self.order[0]
+            y = self.label[c]
+            sigma = 0.0
+            for r in range(k):
+                sigma += self.tau[c, r] * self.tau[c, r]
+            sigma = sqrt(sigma) * self.scale
+            rival = -INFINITY
+            for r in range(k):
+                if r != y:
+                    rival = max(rival, self.tau[c, r] * self.kself[c] + self.newer_sum[c, r])
+            mu = self.scale * (self.tau[c, y] * self.kself[c] + self.newer_sum[c, y] - rival)
+            phi = forgetron_shrink(sigma, mu, self.M, &self.Q)
+            if phi < 1.0:
+                shrunk = self.scale * phi
+                if self.rescale(phi):   # tau *= shrunk: so do the sums
+                    for i in range(self.n_sv):
+                        c = self.order[i]
+                        for r in range(k):
+                            self.newer_sum[c, r] *= shrunk
+        self.last_phi = phi
+        self.n_removals += 1
+        self.remove_at(0)
+        return 0
+
+
+cdef class SharedPassiveAggressiveLearner(SharedMistakeDrivenLearner):
+    """Kernel PA-I on one support set (unbounded): on ``m < 1``, append
+    the row ``a (e_y - e_r)`` with ``a = min(C w, (1 - m) / (2 k(x_t,
+    x_t)))`` (``C w`` when ``k(x_t, x_t) = 0``; the new example's own norm
+    in the shared model is ``||k(x_t, .) (e_y - e_r)||^2 = 2 k(x_t, x_t)``);
+    ``w`` the example's weight, no update for ``w = 0``."""
+
+    cdef public double C
+
+    _state_names = SharedMistakeDrivenLearner._state_names + ("C",)
+
+    def __init__(self, Py_ssize_t n_classes=3, double C=1.0):
+        SharedMistakeDrivenLearner.__init__(self, n_classes, -1, None)
+        self.C = C
+
+    cdef bint wants_update(self, double margin) noexcept nogil:
+        return margin < 1.0 and self.example_weight > 0.0
+
+    cdef double step(self, double margin) noexcept nogil:
+        cdef double loss = 1.0 - margin, norm = 2.0 * self.k_tt
+        cdef double cap = self.C * self.example_weight
+        if norm > 0.0 and loss / norm < cap:
+            return loss / norm
+        return cap

@@ -14,6 +14,14 @@ algorithms run in time linear in the stream length.
 Ties between support vectors go to the oldest; two values count as tied
 when they agree to a relative 1e-9 (the estimators' rule: their margins are
 maintained incrementally and may differ from a direct sum in the last bits).
+
+The ``PlainShared*`` classes are the shared multi-class mode
+(doc/algorithms.md#fixed-budget-shared): ``(kernel, n_classes, **the
+estimator's parameters)``, ``partial_fit(X, y)`` with ``y`` the class
+indices ``0 .. k-1``; one support set, a coefficient row (a NumPy vector of
+length ``k``) per vector; per round ``mistakes`` (``argmax_c f_c != y``,
+ties to the lowest index) and ``margins`` (``f_y - f_r``, ``r`` the
+runner-up, ties to the lowest index, exact); ``coef`` is ``(k, n_SV)``.
 """
 
 import numpy as np
@@ -157,20 +165,37 @@ class PlainBudgetPerceptron(_PlainOnline):
                 self.n_distilled += 1
 
 
-class PlainForgetron(_PlainOnline):
-    """doc/algorithms.md#forgetron: the self-tuned Forgetron (or, ``self_tuned=False``, remove the
-    oldest and never shrink).  ``removals`` records, per removal, the
-    quantities of the shrink: M, Q before, sigma_r, mu, a, phi, Psi(phi)."""
+class _ForgetronDamage:
+    """The Forgetron's counters ``M`` and ``Q`` and its shrink; ``removals``
+    records, per removal, the quantities of the shrink: M, Q before,
+    sigma_r, mu, a, phi, Psi(phi)."""
 
-    def __init__(self, kernel, budget=100, self_tuned=True):
-        super().__init__(kernel)
+    def _start_counters(self, budget, self_tuned):
         self.budget = budget
         self.self_tuned = self_tuned
-        self.sigma = []
-        self.labels = []
         self.M = 0
         self.Q = 0.0
         self.removals = []
+
+    def _shrink(self, sigma, mu):
+        """phi for the removed vector's sigma and margin mu; Q += Psi(phi)."""
+        phi = PlainForgetron.choose_phi(sigma, mu, 15 / 32 * self.M - self.Q)
+        psi = PlainForgetron.psi(sigma, phi, mu)
+        self.removals.append(dict(M=self.M, Q=self.Q, sigma=sigma, mu=mu,
+                                  a=sigma ** 2 - 2 * sigma * mu, phi=phi, psi=psi))
+        self.Q += psi
+        return phi
+
+
+class PlainForgetron(_ForgetronDamage, _PlainOnline):
+    """doc/algorithms.md#forgetron: the self-tuned Forgetron (or, ``self_tuned=False``, remove the
+    oldest and never shrink)."""
+
+    def __init__(self, kernel, budget=100, self_tuned=True):
+        _PlainOnline.__init__(self, kernel)
+        self._start_counters(budget, self_tuned)
+        self.sigma = []
+        self.labels = []
 
     @property
     def coef_(self):
@@ -212,17 +237,10 @@ class PlainForgetron(_PlainOnline):
         self._add(x, y)
         if len(self.coef) <= self.budget:
             return
-        phi = 1.0
         if self.self_tuned:
-            sigma_r, y_r = self.sigma[0], self.labels[0]
-            mu = y_r * self._f(self.vectors[0])          # f' includes x_t
-            room = 15 / 32 * self.M - self.Q
-            phi = self.choose_phi(sigma_r, mu, room)
-            psi = self.psi(sigma_r, phi, mu)
-            self.removals.append(dict(M=self.M, Q=self.Q, sigma=sigma_r, mu=mu,
-                                      a=sigma_r ** 2 - 2 * sigma_r * mu, phi=phi, psi=psi))
+            mu = self.labels[0] * self._f(self.vectors[0])          # f' includes x_t
+            phi = self._shrink(self.sigma[0], mu)
             self.sigma = [s * phi for s in self.sigma]
-            self.Q += psi
         self._remove(0)
 
 
@@ -240,3 +258,153 @@ class PlainKernelPassiveAggressive(_PlainOnline):
             k_xx = self._self_kernel(x)
             tau = min(self.C, loss / k_xx) if k_xx > 0 else self.C
             self._add(x, y * tau)
+
+
+# ---------------------------------------------------------------------------
+# the shared multi-class mode (doc/algorithms.md#fixed-budget-shared)
+# ---------------------------------------------------------------------------
+class _PlainShared:
+    """One support set for ``n_classes`` classes: the top-two reduction of
+    the binary rule, written out with full rows.  A round: scores ``f``
+    before anything changes, runner-up ``r = argmax_{c != y} f_c`` and
+    margin ``m = f_y - f_r``; ``_round`` does the rest."""
+
+    def __init__(self, kernel, n_classes):
+        self.kernel = kernel
+        self.k = n_classes
+        self.support_ = []        # stream index of each support vector
+        self.vectors = []
+        self.rows = []            # their coefficient rows
+        self.labels = []          # the class of each one's example
+        self.mistakes = []
+        self.margins = []
+        self.n_updates = 0
+        self.n_seen = 0
+
+    @property
+    def coef(self):
+        return np.array(self.rows, dtype=float).reshape(-1, self.k).T
+
+    @property
+    def support_vectors(self):
+        return np.array(self.vectors)
+
+    def decision_scores(self, Z):
+        """(n, k): the class scores f_c, summed over the support vectors
+        oldest first (as the estimators sum a round's scores: a margin
+        that is 1 or 0 in exact arithmetic is then rounded alike)."""
+        scores = np.zeros((len(Z), self.k))
+        if self.vectors:
+            K = self.kernel(np.asarray(Z, dtype=float), self.support_vectors)
+            for i, row in enumerate(self.rows):
+                scores += K[:, i:i + 1] * row
+        return scores
+
+    def _self_kernel(self, x):
+        return float(self.kernel(x[None, :], x[None, :])[0, 0])
+
+    def _add(self, x, label, row):
+        self.support_.append(self.n_seen)
+        self.vectors.append(x)
+        self.rows.append(np.asarray(row, dtype=float))
+        self.labels.append(label)
+        self.n_updates += 1
+
+    def _remove(self, pos):
+        del self.support_[pos], self.vectors[pos], self.rows[pos], self.labels[pos]
+
+    def _pair_row(self, label, runner, a):
+        row = np.zeros(self.k)
+        row[label], row[runner] = a, -a
+        return row
+
+    @staticmethod
+    def top_two(f, label):
+        """(runner-up, margin) of the scores ``f`` for class ``label``."""
+        rivals = np.array(f, dtype=float)
+        rivals[label] = -np.inf
+        runner = int(np.argmax(rivals))           # ties: the lowest index
+        return runner, float(f[label] - f[runner])
+
+    def partial_fit(self, X, y, sample_weight=None):
+        weights = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight)
+        for x, label, w in zip(np.asarray(X, dtype=float), y, weights):
+            label = int(label)
+            f = self.decision_scores(x[None])[0]
+            runner, margin = self.top_two(f, label)
+            self.mistakes.append(int(np.argmax(f)) != label)
+            self.margins.append(margin)
+            self._round(x, label, runner, margin, float(w))
+            self.n_seen += 1
+        return self
+
+
+class PlainSharedStoptron(_PlainShared):
+    """On ``m <= 0`` while ``|S| < B``: add the row ``e_y - e_r``."""
+
+    def __init__(self, kernel, n_classes, budget=100):
+        super().__init__(kernel, n_classes)
+        self.budget = budget
+
+    def _round(self, x, label, runner, margin, w):
+        if margin <= 0 and len(self.rows) < self.budget:
+            self._add(x, label, self._pair_row(label, runner, 1.0))
+
+
+class PlainSharedRandomBudgetPerceptron(_PlainShared):
+    """On ``m <= 0`` with ``|S| = B``: remove position ``randint(B)``, then
+    add the row ``e_y - e_r``."""
+
+    def __init__(self, kernel, n_classes, budget=100, random_state=None):
+        super().__init__(kernel, n_classes)
+        self.budget = budget
+        self.rng = check_random_state(random_state)
+
+    def _round(self, x, label, runner, margin, w):
+        if margin <= 0:
+            if len(self.rows) == self.budget:
+                self._remove(self.rng.randint(self.budget))
+            self._add(x, label, self._pair_row(label, runner, 1.0))
+
+
+class PlainSharedForgetron(_ForgetronDamage, _PlainShared):
+    """On ``m <= 0``: ``M += 1``, add the row ``e_y - e_r``; at ``|S| = B +
+    1`` (self-tuned): ``r`` the oldest, ``sigma_r = ||alpha_r||`` (its row's
+    Euclidean norm), ``mu`` its own class's top-two margin under the model
+    after the insertion; the binary rule's ``phi`` (PlainForgetron's), every
+    row times ``phi``, ``Q += Psi(phi)``; remove ``r``.  ``removals`` as
+    PlainForgetron's."""
+
+    def __init__(self, kernel, n_classes, budget=100, self_tuned=True):
+        _PlainShared.__init__(self, kernel, n_classes)
+        self._start_counters(budget, self_tuned)
+
+    def _round(self, x, label, runner, margin, w):
+        if margin > 0:
+            return
+        self.M += 1
+        self._add(x, label, self._pair_row(label, runner, 1.0))
+        if len(self.rows) <= self.budget:
+            return
+        if self.self_tuned:
+            _, mu = self.top_two(self.decision_scores(self.vectors[0][None])[0], self.labels[0])
+            phi = self._shrink(float(np.linalg.norm(self.rows[0])), mu)
+            self.rows = [row * phi for row in self.rows]
+        self._remove(0)
+
+
+class PlainSharedKernelPassiveAggressive(_PlainShared):
+    """PA-I, unbounded: on ``m < 1`` (and a weight ``w > 0``) add the row
+    ``tau (e_y - e_r)``, ``tau = min(C w, (1 - m) / (2 k(x, x)))`` (``C w``
+    when ``k(x, x) = 0``)."""
+
+    def __init__(self, kernel, n_classes, C=1.0):
+        super().__init__(kernel, n_classes)
+        self.C = C
+
+    def _round(self, x, label, runner, margin, w):
+        if margin < 1 and w > 0:
+            norm = 2 * self._self_kernel(x)
+            cap = self.C * w
+            tau = min(cap, (1 - margin) / norm) if norm > 0 else cap
+            self._add(x, label, self._pair_row(label, runner, tau))
