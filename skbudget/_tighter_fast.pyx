@@ -110,12 +110,22 @@ cdef enum:
     VALIDATE_RESERVOIR = 2
 
 
-def _initial_validation_room(int mode, Py_ssize_t reservoir_size):
-    """The validation entries' first room (their room grows with them; a
-    reservoir's up to its size)."""
+def _start_validation(lr, int mode, Py_ssize_t reservoir_size, str label_name, label_dtype,
+                      tuple score_shape):
+    """An empty validation set for learner ``lr`` (``mode``, the reservoir's
+    size): its first room (the room grows with the entries; a reservoir's
+    up to its size), labels ``label_name`` of ``label_dtype`` and scores of
+    ``score_shape`` per entry."""
+    lr.mode, lr.reservoir_size, lr.n_correct, lr.n_val = mode, reservoir_size, 0, 0
     if mode == VALIDATE_RESERVOIR:
-        return min(reservoir_size, 8)
-    return 8 if mode == VALIDATE_FULL else 0
+        lr.vcap = min(reservoir_size, 8)
+    else:
+        lr.vcap = 8 if mode == VALIDATE_FULL else 0
+    lr.vslot = np.zeros(lr.vcap, dtype=np.intp)
+    setattr(lr, label_name, np.zeros(lr.vcap, dtype=label_dtype))
+    lr.vf = np.zeros((lr.vcap,) + score_shape)
+    lr.kv = np.zeros((0, lr.vcap))
+    lr.val_of_example = np.full(0, -1, dtype=np.intp)
 
 
 def _validation_room(Py_ssize_t vcap, int mode, Py_ssize_t reservoir_size):
@@ -142,17 +152,84 @@ def _validation_problem(int mode, Py_ssize_t n_val, Py_ssize_t vcap, Py_ssize_t 
     return None
 
 
-cdef long long reservoir_entry(OnlineLearner lr, long long* n_correct,
-                               Py_ssize_t size) except -2 nogil:
+cdef Py_ssize_t reservoir_entry(OnlineLearner lr, long long* n_correct, Py_ssize_t size,
+                               Py_ssize_t* n_val) except -2 nogil:
     """Algorithm R for the next round without a mistake (the ``i``-th,
-    ``i = ++n_correct``): the entry it fills, ``i - 1`` (appended) while
-    ``i <= size``, else ``j = rng.randint(i)`` if ``j < size``, else -1."""
+    ``i = ++n_correct``): the entry it fills, ``i - 1`` (appended: one more
+    in ``n_val``) while ``i <= size``, else ``j = rng.randint(i)`` if ``j <
+    size``, else -1."""
     cdef long long j
     n_correct[0] += 1
     if n_correct[0] <= size:
+        n_val[0] += 1
         return n_correct[0] - 1
     j = lr.random_below(n_correct[0])
     return j if j < size else -1
+
+
+cdef Py_ssize_t seen_entry(OnlineLearner lr, Py_ssize_t[::1] table, Py_ssize_t position,
+                          Py_ssize_t* n_val) except -2 nogil:
+    """Full mode: the entry the example at ``position`` of the call's
+    ``table`` (example -> entry, -1: none) takes, appended (one more in
+    ``n_val``), or -1 when it is in V already (seen in an earlier pass)."""
+    cdef Py_ssize_t v = table[position]
+    if not -1 <= v < n_val[0]:
+        with gil:
+            raise ValueError(f"{type(lr).__name__} has an inconsistent state: "
+                             f"val_of_example holds entry {v}")
+    if v >= 0:
+        return -1
+    table[position] = n_val[0]
+    n_val[0] += 1
+    return table[position]
+
+
+cdef void mark_entries(const Py_ssize_t[::1] vslot, Py_ssize_t n_val,
+                       unsigned char* mark) noexcept nogil:
+    """The validation vectors' slots are referenced (``mark_extra_slots``)."""
+    cdef Py_ssize_t v
+    for v in range(n_val):
+        mark[vslot[v]] = 1
+
+
+cdef void remap_entries(Py_ssize_t[::1] vslot, Py_ssize_t n_val,
+                        const Py_ssize_t* new_slot) noexcept nogil:
+    """The validation vectors' slots after a compaction (``remap_extra_slots``)."""
+    cdef Py_ssize_t v
+    for v in range(n_val):
+        vslot[v] = new_slot[vslot[v]]
+
+
+def _grow_validation(lr, str label_name):
+    """Room for more validation entries in learner ``lr``
+    (:func:`_validation_room`): its ``vslot``, labels (``label_name``),
+    scores ``vf`` (one or ``k`` per entry) and ``kv``."""
+    cdef Py_ssize_t n = _validation_room(lr.vcap, lr.mode, lr.reservoir_size)
+    for name in ("vslot", label_name, "vf"):
+        values = np.asarray(getattr(lr, name))
+        setattr(lr, name, _resized(values, n) if values.ndim == 1 else _resized_rows(values, n))
+    lr.kv = _grown_kernel_values(lr.kv, lr.capacity, n)
+    lr.vcap = n
+
+
+cdef bint make_room(OnlineLearner lr, Py_ssize_t v, Py_ssize_t vcap,
+                    str label_name) except True nogil:
+    """Room for validation entry ``v`` (``vcap`` of room): grown when ``v =
+    vcap`` (:func:`_grow_validation`).  False, or raises."""
+    if v == vcap:
+        with gil:
+            _grow_validation(lr, label_name)
+    return False
+
+
+def _grown_kernel_values(kv, Py_ssize_t cells, Py_ssize_t entries):
+    """A ``cells x entries`` copy of the support-to-validation kernel
+    values ``kv`` (what fits kept, zeros elsewhere)."""
+    kv = np.asarray(kv)
+    out = np.zeros((cells, entries))
+    out[:min(cells, kv.shape[0]), :min(entries, kv.shape[1])] = \
+        kv[:cells, :entries]
+    return out
 
 
 cdef class TighterLearner(ValidatedRemovalLearner):
@@ -188,41 +265,20 @@ cdef class TighterLearner(ValidatedRemovalLearner):
 
     def __init__(self, Py_ssize_t budget=1, int mode=VALIDATE_SUPPORT,
                  Py_ssize_t reservoir_size=0, rng=None):
-        self.mode = mode
-        self.reservoir_size = reservoir_size
-        self.n_correct = 0
-        self.n_val = 0
-        self.vcap = _initial_validation_room(mode, reservoir_size)
-        self.vslot = np.zeros(self.vcap, dtype=np.intp)
-        self.vy = np.zeros(self.vcap)
-        self.vf = np.zeros(self.vcap)
-        self.kv = np.zeros((0, self.vcap))
-        self.val_of_example = np.full(0, -1, dtype=np.intp)
+        _start_validation(self, mode, reservoir_size, "vy", np.float64, ())
         ValidatedRemovalLearner.__init__(self, budget=budget, rng=rng)
 
     cdef int grow(self, Py_ssize_t new_capacity) except -1:
-        cdef Py_ssize_t old = self.capacity
         ValidatedRemovalLearner.grow(self, new_capacity)
-        kv = np.zeros((new_capacity, self.vcap))
-        kv[:old] = np.asarray(self.kv)[:old]
-        self.kv = kv
-        return 0
-
-    cdef int grow_validation(self) except -1:
-        """Room for more validation entries (:func:`_validation_room`)."""
-        cdef Py_ssize_t n = _validation_room(self.vcap, self.mode, self.reservoir_size)
-        self.vslot = _resized(self.vslot, n)
-        self.vy = _resized(self.vy, n)
-        self.vf = _resized(self.vf, n)
-        kv = np.zeros((self.capacity, n))
-        kv[:, :self.vcap] = np.asarray(self.kv)
-        self.kv = kv
-        self.vcap = n
+        self.kv = _grown_kernel_values(self.kv, new_capacity, self.vcap)
         return 0
 
     cdef int set_validation(self, Py_ssize_t v, double y, double score) except -1 nogil:
-        """Validation entry ``v`` := the current example, ``f(x_t) = score``."""
+        """Validation entry ``v`` (-1: none) := the current example, ``f(x_t)
+        = score``; ``v = vcap`` first makes room (:func:`_validation_room`)."""
         cdef Py_ssize_t i, c
+        if v < 0 or make_room(self, v, self.vcap, "vy"):
+            return 0
         self.ensure_row()
         self.vslot[v] = self.current_slot()
         self.vy[v] = y
@@ -230,28 +286,22 @@ cdef class TighterLearner(ValidatedRemovalLearner):
         for i in range(self.n_sv):
             c = self.order[i]
             self.kv[c, v] = self.k_row[c]
+        return 0
+
+    cdef Py_ssize_t seen_position(self, Py_ssize_t example_id) except -1 nogil:
+        """Full mode: the example's place in ``val_of_example`` (grown to hold it)."""
+        cdef Py_ssize_t position = self.example_position(example_id)
+        if position >= self.val_of_example.shape[0]:
+            with gil:
+                self.val_of_example = _grown_index(self.val_of_example, position)
+        return position
 
     cdef int add_seen_example(self, double y, double score, Py_ssize_t example_id) except -1 nogil:
         """Full mode: the current example joins V unless already in it (an
         example of this call seen in an earlier pass)."""
-        cdef Py_ssize_t position = self.example_position(example_id), v
-        if position >= self.val_of_example.shape[0]:
-            with gil:
-                self.val_of_example = _grown_index(self.val_of_example, position)
-        v = self.val_of_example[position]
-        if not -1 <= v < self.n_val:
-            with gil:
-                raise ValueError(f"{type(self).__name__} has an inconsistent state: "
-                                 f"val_of_example holds entry {v}")
-        if v >= 0:
-            return 0
-        if self.n_val == self.vcap:
-            with gil:
-                self.grow_validation()
-        self.set_validation(self.n_val, y, score)
-        self.val_of_example[position] = self.n_val
-        self.n_val += 1
-        return 0
+        return self.set_validation(seen_entry(self, self.val_of_example,
+                                              self.seen_position(example_id), &self.n_val),
+                                   y, score)
 
     def forget_examples(self):
         self.val_of_example = np.full(0, -1, dtype=np.intp)
@@ -300,18 +350,11 @@ cdef class TighterLearner(ValidatedRemovalLearner):
         return 0
 
     cdef int on_correct(self, double y, double score, Py_ssize_t example_id) except -1 nogil:
-        cdef long long v
         if self.mode == VALIDATE_FULL:
             self.add_seen_example(y, score, example_id)
         elif self.mode == VALIDATE_RESERVOIR:
-            v = reservoir_entry(self, &self.n_correct, self.reservoir_size)
-            if v == self.n_val:
-                if self.n_val == self.vcap:
-                    with gil:
-                        self.grow_validation()
-                self.n_val += 1
-            if v >= 0:
-                self.set_validation(v, y, score)
+            self.set_validation(reservoir_entry(self, &self.n_correct, self.reservoir_size,
+                                                &self.n_val), y, score)
         return 0
 
     cdef double removal_loss(self, Py_ssize_t cell) except? -1.5e300 nogil:
@@ -345,14 +388,10 @@ cdef class TighterLearner(ValidatedRemovalLearner):
         return <double>errors
 
     cdef void mark_extra_slots(self, unsigned char* mark) noexcept nogil:
-        cdef Py_ssize_t v
-        for v in range(self.n_val):
-            mark[self.vslot[v]] = 1
+        mark_entries(self.vslot, self.n_val, mark)
 
     cdef void remap_extra_slots(self, const Py_ssize_t* new_slot) noexcept nogil:
-        cdef Py_ssize_t v
-        for v in range(self.n_val):
-            self.vslot[v] = new_slot[self.vslot[v]]
+        remap_entries(self.vslot, self.n_val, new_slot)
 
     def validation_slots(self):
         """Pool slots of the validation vectors (modes 1 and 2)."""
@@ -366,37 +405,26 @@ cdef class TighterLearner(ValidatedRemovalLearner):
 # ---------------------------------------------------------------------------
 # Tightest's nearest support vector (UpdateSummary), binary and shared
 # ---------------------------------------------------------------------------
-cdef Py_ssize_t nearest_to_cell(OnlineLearner lr, Py_ssize_t cell, double[:, ::1] dist,
-                                bint use_distances) except -2 nogil:
-    """The support vector nearest to the one in ``cell`` in input space,
-    itself excluded: the largest kernel value, or (``use_distances``) the
-    smallest squared distance of the support-set matrix ``dist``; ties to
-    the oldest, -1 if ``cell`` is alone.  A NaN raises."""
+cdef Py_ssize_t nearest_support_vector(OnlineLearner lr, Py_ssize_t cell, double[:, ::1] dist,
+                                       bint use_distances) except -2 nogil:
+    """The support vector nearest in input space to the one in ``cell``
+    (itself excluded) or, for ``cell = -1``, to the current example: the
+    largest kernel value (Gram matrix, kernel row) or, with
+    ``use_distances``, the smallest squared distance (the support-set
+    matrix ``dist``, the engine's distances); ties to the oldest, -1 if
+    there is none.  A NaN raises."""
     cdef Py_ssize_t i, c, n = -1
     cdef double best = 0.0, value
+    if cell < 0:
+        lr.ensure_row()
     for i in range(lr.n_sv):
         c = lr.order[i]
         if c == cell:
             continue
-        value = -dist[cell, c] if use_distances else lr.gram[cell, c]
-        if is_nan(value):
-            raise_not_finite(b"A kernel value or distance between support vectors")
-        if n < 0 or value > best:
-            best = value
-            n = c
-    return n
-
-
-cdef Py_ssize_t nearest_to_example(OnlineLearner lr, bint use_distances) except -2 nogil:
-    """The support vector nearest to the current example (as
-    :func:`nearest_to_cell`, from its kernel row or distances); -1 if the
-    support set is empty."""
-    cdef Py_ssize_t i, c, n = -1
-    cdef double best = 0.0, value
-    lr.ensure_row()
-    for i in range(lr.n_sv):
-        c = lr.order[i]
-        value = -lr.sqdist_to_slot(lr.slot[c]) if use_distances else lr.k_row[c]
+        if cell >= 0:
+            value = -dist[cell, c] if use_distances else lr.gram[cell, c]
+        else:
+            value = -lr.sqdist_to_slot(lr.slot[c]) if use_distances else lr.k_row[c]
         if is_nan(value):
             raise_not_finite(b"A kernel value or distance to a support vector")
         if n < 0 or value > best:
@@ -514,13 +542,13 @@ cdef class TightestLearner(ValidatedRemovalLearner):
 
     cdef int before_remove(self, Py_ssize_t cell) except -1 nogil:
         """UpdateSummary(x_r, c+_r, c-_r) over the support set without r."""
-        cdef Py_ssize_t n = nearest_to_cell(self, cell, self.dist, self.use_distances)
+        cdef Py_ssize_t n = nearest_support_vector(self, cell, self.dist, self.use_distances)
         self.update_summary(n, self.cpos[cell], self.cneg[cell], self.gram[cell, n])
         return 0
 
     cdef int on_correct(self, double y, double score, Py_ssize_t example_id) except -1 nogil:
         """UpdateSummary(x_t, [y = +1], [y = -1])."""
-        cdef Py_ssize_t n = nearest_to_example(self, self.use_distances)
+        cdef Py_ssize_t n = nearest_support_vector(self, -1, self.dist, self.use_distances)
         if n >= 0:
             self.update_summary(n, 1.0 if y > 0 else 0.0, 1.0 if y < 0 else 0.0, self.k_row[n])
         return 0
@@ -643,18 +671,19 @@ cdef class SharedValidatedRemovalLearner(SharedSupportLearner):
         SharedSupportLearner.__init__(self, n_outputs, track_scores=track_scores, rng=rng)
         self.new_row = np.zeros(n_outputs)
 
-    cdef Py_ssize_t capacity_limit(self) noexcept nogil:
-        return self.budget + 1      # (B support vectors and the example being added)
+    def add_class(self, Py_ssize_t position):
+        SharedSupportLearner.add_class(self, position)
+        rival = np.asarray(self.rival)
+        rival[rival >= position] += 1
 
     cdef int grow(self, Py_ssize_t new_capacity) except -1:
         SharedSupportLearner.grow(self, new_capacity)
         self.rival = _resized(self.rival, new_capacity)
         return 0
 
-    def add_class(self, Py_ssize_t position):
-        SharedSupportLearner.add_class(self, position)
-        rival = np.asarray(self.rival)
-        rival[rival >= position] += 1
+    cdef Py_ssize_t capacity_limit(self) noexcept nogil:
+        """B support vectors and the example being added."""
+        return self.budget + 1
 
     def check_policy_state(self, Py_ssize_t pool_size):
         problem = SharedSupportLearner.check_policy_state(self, pool_size) or size_problem(
@@ -774,16 +803,17 @@ cdef class SharedTighterLearner(SharedValidatedRemovalLearner):
     class index per entry (``vlabel``) and the class scores ``vf[v, c] =
     f_c(x_v)``, kept incrementally (two entries per point per change).
     """
+    # the validation entries (room for vcap, n_val used): pool slot, class
+    # index, class scores f_c(x_v), kernel values to every cell
+    cdef public Py_ssize_t[::1] vslot
+    cdef public Py_ssize_t[::1] vlabel
+    cdef public double[:, ::1] vf             # vcap x k
+    cdef public double[:, ::1] kv             # cells x vcap
+    cdef public Py_ssize_t n_val, vcap
+    cdef public Py_ssize_t[::1] val_of_example  # full mode: example id -> v (or -1)
     cdef public int mode
     cdef public Py_ssize_t reservoir_size
     cdef public long long n_correct          # i of Algorithm R
-    cdef public Py_ssize_t n_val
-    cdef public Py_ssize_t vcap
-    cdef public Py_ssize_t[::1] vslot
-    cdef public Py_ssize_t[::1] vlabel
-    cdef public double[:, ::1] vf             # validation capacity x k
-    cdef public double[:, ::1] kv             # cells x validation capacity
-    cdef public Py_ssize_t[::1] val_of_example  # full mode: example id -> v (or -1)
 
     _per_class_names = SharedValidatedRemovalLearner._per_class_names + ("vf",)
     _state_names = SharedValidatedRemovalLearner._state_names + (
@@ -792,26 +822,14 @@ cdef class SharedTighterLearner(SharedValidatedRemovalLearner):
 
     def __init__(self, Py_ssize_t n_outputs=3, Py_ssize_t budget=1, int mode=VALIDATE_SUPPORT,
                  Py_ssize_t reservoir_size=0, rng=None):
-        self.mode = mode
-        self.reservoir_size = reservoir_size
-        self.n_correct = 0
-        self.n_val = 0
-        self.vcap = _initial_validation_room(mode, reservoir_size)
-        self.vslot = np.zeros(self.vcap, dtype=np.intp)
-        self.vlabel = np.zeros(self.vcap, dtype=np.intp)
-        self.vf = np.zeros((self.vcap, n_outputs))
-        self.kv = np.zeros((0, self.vcap))
-        self.val_of_example = np.full(0, -1, dtype=np.intp)
+        _start_validation(self, mode, reservoir_size, "vlabel", np.intp, (n_outputs,))
         # the support set validates itself through its tracked scores
         SharedValidatedRemovalLearner.__init__(self, n_outputs, budget, rng,
                                                track_scores=mode == VALIDATE_SUPPORT)
 
     cdef int grow(self, Py_ssize_t new_capacity) except -1:
-        cdef Py_ssize_t old = self.capacity
         SharedValidatedRemovalLearner.grow(self, new_capacity)
-        kv = np.zeros((new_capacity, self.vcap))
-        kv[:old] = np.asarray(self.kv)[:old]
-        self.kv = kv
+        self.kv = _grown_kernel_values(self.kv, new_capacity, self.vcap)
         return 0
 
     def add_class(self, Py_ssize_t position):
@@ -819,24 +837,13 @@ cdef class SharedTighterLearner(SharedValidatedRemovalLearner):
         vlabel = np.asarray(self.vlabel)
         vlabel[vlabel >= position] += 1
 
-    cdef int grow_validation(self) except -1:
-        """Room for more validation entries (:func:`_validation_room`)."""
-        cdef Py_ssize_t n = _validation_room(self.vcap, self.mode, self.reservoir_size)
-        vf = np.zeros((n, self.n_outputs))
-        vf[:self.vcap] = np.asarray(self.vf)
-        self.vslot = _resized(self.vslot, n)
-        self.vlabel = _resized(self.vlabel, n)
-        self.vf = vf
-        kv = np.zeros((self.capacity, n))
-        kv[:, :self.vcap] = np.asarray(self.kv)
-        self.kv = kv
-        self.vcap = n
-        return 0
-
     cdef int set_validation(self, Py_ssize_t v, Py_ssize_t y) except -1 nogil:
-        """Validation entry ``v`` := the current example, its class scores
-        ``scores`` (taken before the round changes anything)."""
+        """Validation entry ``v`` (-1: none) := the current example, its
+        class scores ``scores`` (taken before the round changes anything);
+        ``v = vcap`` first makes room (:func:`_validation_room`)."""
         cdef Py_ssize_t i, c
+        if v < 0 or make_room(self, v, self.vcap, "vlabel"):
+            return 0
         self.vslot[v] = self.current_slot()
         self.vlabel[v] = y
         for c in range(self.n_outputs):
@@ -846,26 +853,19 @@ cdef class SharedTighterLearner(SharedValidatedRemovalLearner):
             self.kv[c, v] = self.k_row[c]
         return 0
 
-    cdef int add_seen_example(self, Py_ssize_t y, Py_ssize_t example_id) except -1 nogil:
-        """Full mode: the current example joins V unless already in it."""
-        cdef Py_ssize_t position = self.example_position(example_id), v
+    cdef void mark_extra_slots(self, unsigned char* mark) noexcept nogil:
+        mark_entries(self.vslot, self.n_val, mark)
+
+    cdef void remap_extra_slots(self, const Py_ssize_t* new_slot) noexcept nogil:
+        remap_entries(self.vslot, self.n_val, new_slot)
+
+    cdef Py_ssize_t seen_entry_of(self, Py_ssize_t example_id) except -2 nogil:
+        """Full mode: the entry the current example takes (-1: in V already)."""
+        cdef Py_ssize_t position = self.example_position(example_id)
         if position >= self.val_of_example.shape[0]:
             with gil:
                 self.val_of_example = _grown_index(self.val_of_example, position)
-        v = self.val_of_example[position]
-        if not -1 <= v < self.n_val:
-            with gil:
-                raise ValueError(f"{type(self).__name__} has an inconsistent state: "
-                                 f"val_of_example holds entry {v}")
-        if v >= 0:
-            return 0
-        if self.n_val == self.vcap:
-            with gil:
-                self.grow_validation()
-        self.set_validation(self.n_val, y)
-        self.val_of_example[position] = self.n_val
-        self.n_val += 1
-        return 0
+        return seen_entry(self, self.val_of_example, position, &self.n_val)
 
     def forget_examples(self):
         self.val_of_example = np.full(0, -1, dtype=np.intp)
@@ -890,7 +890,7 @@ cdef class SharedTighterLearner(SharedValidatedRemovalLearner):
 
     cdef int before_insert(self, Py_ssize_t y, Py_ssize_t example_id) except -1 nogil:
         if self.mode == VALIDATE_FULL:
-            self.add_seen_example(y, example_id)
+            self.set_validation(self.seen_entry_of(example_id), y)
         return 0
 
     cdef int after_insert(self, Py_ssize_t cell, Py_ssize_t y) except -1 nogil:
@@ -913,18 +913,11 @@ cdef class SharedTighterLearner(SharedValidatedRemovalLearner):
         return 0
 
     cdef int on_correct(self, Py_ssize_t y, Py_ssize_t example_id) except -1 nogil:
-        cdef long long v
         if self.mode == VALIDATE_FULL:
-            self.add_seen_example(y, example_id)
+            self.set_validation(self.seen_entry_of(example_id), y)
         elif self.mode == VALIDATE_RESERVOIR:
-            v = reservoir_entry(self, &self.n_correct, self.reservoir_size)
-            if v == self.n_val:
-                if self.n_val == self.vcap:
-                    with gil:
-                        self.grow_validation()
-                self.n_val += 1
-            if v >= 0:
-                self.set_validation(v, y)
+            self.set_validation(reservoir_entry(self, &self.n_correct, self.reservoir_size,
+                                                &self.n_val), y)
         return 0
 
     cdef int candidate_losses(self, double* losses) except -1 nogil:
@@ -960,27 +953,12 @@ cdef class SharedTighterLearner(SharedValidatedRemovalLearner):
             losses[j] = <double>errors
         return 0
 
-    cdef void mark_extra_slots(self, unsigned char* mark) noexcept nogil:
-        cdef Py_ssize_t v
-        for v in range(self.n_val):
-            mark[self.vslot[v]] = 1
-
-    cdef void remap_extra_slots(self, const Py_ssize_t* new_slot) noexcept nogil:
-        cdef Py_ssize_t v
-        for v in range(self.n_val):
-            self.vslot[v] = new_slot[self.vslot[v]]
-
-    def validation_slots(self):
-        """Pool slots of the validation vectors (modes 1 and 2)."""
-        return np.asarray(self.vslot)[:self.n_val].copy()
-
-    def validation_scores(self):
-        """Tracked class scores ``(n_val, k)`` of the validation vectors."""
-        return np.asarray(self.vf)[:self.n_val].copy()
-
-    def validation_labels(self):
-        """Class index of every validation vector."""
-        return np.asarray(self.vlabel)[:self.n_val].copy()
+    def validation_set(self):
+        """The validation vectors' pool slots, class indices and tracked
+        class scores ``(n_val, k)`` (modes 1 and 2)."""
+        n = self.n_val
+        return (np.asarray(self.vslot)[:n].copy(), np.asarray(self.vlabel)[:n].copy(),
+                np.asarray(self.vf)[:n].copy())
 
 
 cdef class SharedTightestLearner(SharedValidatedRemovalLearner):
@@ -1130,12 +1108,12 @@ cdef class SharedTightestLearner(SharedValidatedRemovalLearner):
 
     cdef int before_remove(self, Py_ssize_t cell) except -1 nogil:
         """UpdateSummary(x_r, counts of r) over the support set without r."""
-        cdef Py_ssize_t n = nearest_to_cell(self, cell, self.dist, self.use_distances)
+        cdef Py_ssize_t n = nearest_support_vector(self, cell, self.dist, self.use_distances)
         return self.update_summary(n, &self.counts[cell, 0], self.gram[cell, n])
 
     cdef int on_correct(self, Py_ssize_t y, Py_ssize_t example_id) except -1 nogil:
         """UpdateSummary(x_t, e_y)."""
-        cdef Py_ssize_t n = nearest_to_example(self, self.use_distances)
+        cdef Py_ssize_t n = nearest_support_vector(self, -1, self.dist, self.use_distances)
         if n >= 0:
             self.counts[n, y] += self.k_row[n]
             self.forget_weights(n)

@@ -240,30 +240,37 @@ def _assert_same_shared_run(est, plain, X, budget):
     assert_allclose(est.decision_function(Z), plain.decision_function(Z), rtol=1e-9, atol=1e-9)
 
 
+def _replay_shared(Est, Plain, stream, sparse, **params):
+    """The estimator (shared mode, dense or CSR rows) and the plain rule on
+    one stream, compared round by round; both returned."""
+    name, X, y, kernel_kw, kernel = stream
+    est = keeping_flags(Est(multi_class="crammer_singer", shuffle=False, **kernel_kw, **params))
+    est.fit(sp.csr_matrix(X) if sparse else X, y)
+    if Plain is PlainSharedTightestPerceptron:
+        params["nearest_by_kernel"] = name.startswith("rbf")
+    plain = Plain(kernel, n_classes=len(np.unique(y)), **params).partial_fit(X, y)
+    assert len(plain.removed) > 10
+    if sparse:
+        est.support_vectors_ = est.support_vectors_.toarray()
+    _assert_same_shared_run(est, plain, X, params["budget"])
+    return est, plain
+
+
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
 @pytest.mark.parametrize("stream", SHARED, ids=SHARED_IDS)
 @pytest.mark.parametrize("budget", [4, 15])
 @pytest.mark.parametrize("validation", ["support", "full", "budget", 7])
 def test_shared_tighter_matches_plain_implementation(stream, budget, validation, sparse):
-    _, X, y, kernel_kw, kernel = stream
-    est = keeping_flags(TighterPerceptron(budget=budget, validation=validation,
-                                          multi_class="crammer_singer", shuffle=False,
-                                          random_state=3, **kernel_kw))
-    est.fit(sp.csr_matrix(X) if sparse else X, y)
-    plain = PlainSharedTighterPerceptron(kernel, budget=budget, n_classes=len(np.unique(y)),
-                                         validation=validation, random_state=3)
-    plain.partial_fit(X, y)
-    assert len(plain.removed) > 10
-    support = est.support_vectors_
-    est.support_vectors_ = support.toarray() if sparse else support
-    _assert_same_shared_run(est, plain, X, budget)
+    est, plain = _replay_shared(TighterPerceptron, PlainSharedTighterPerceptron, stream, sparse,
+                                budget=budget, validation=validation, random_state=3)
     learner = est._learners[0]
     if validation != "support":   # the validation set, its labels and scores tracked on it
-        V = est._driver.stored_rows(0, learner.validation_slots())
+        slots, labels, scores = learner.validation_set()
+        V = est._driver.stored_rows(0, slots)
         V = V.toarray() if sp.issparse(V) else V
         assert_allclose(V, np.array(plain.val_x))
-        assert_array_equal(learner.validation_labels(), plain.val_y)
-        assert_allclose(learner.validation_scores(), plain.validation_scores(), atol=1e-9)
+        assert_array_equal(labels, plain.val_y)
+        assert_allclose(scores, plain.validation_scores(), atol=1e-9)
 
 
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
@@ -271,18 +278,8 @@ def test_shared_tighter_matches_plain_implementation(stream, budget, validation,
 @pytest.mark.parametrize("budget, prior", [(3, (1.0, 1.0)), (12, (1.0, 1.0)),
                                            (12, (0.5, 2.0))])
 def test_shared_tightest_matches_plain_implementation(stream, budget, prior, sparse):
-    name, X, y, kernel_kw, kernel = stream
-    est = keeping_flags(TightestPerceptron(budget=budget, prior=prior,
-                                           multi_class="crammer_singer", shuffle=False,
-                                           **kernel_kw))
-    est.fit(sp.csr_matrix(X) if sparse else X, y)
-    plain = PlainSharedTightestPerceptron(kernel, budget=budget, n_classes=len(np.unique(y)),
-                                          prior=prior, nearest_by_kernel=name.startswith("rbf"))
-    plain.partial_fit(X, y)
-    assert len(plain.removed) > 10
-    support = est.support_vectors_
-    est.support_vectors_ = support.toarray() if sparse else support
-    _assert_same_shared_run(est, plain, X, budget)
+    est, plain = _replay_shared(TightestPerceptron, PlainSharedTightestPerceptron, stream, sparse,
+                                budget=budget, prior=prior)
     learner = est._learners[0]
     assert_allclose(learner.class_counts(), np.array(plain.counts), rtol=1e-10, atol=1e-12)
     assert_allclose(learner.class_weights(), plain.weights(), rtol=1e-10, atol=1e-12)

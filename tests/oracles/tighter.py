@@ -83,53 +83,80 @@ class _PlainBudgetStream:
         return self._f(Z)
 
 
-class PlainTighterPerceptron(_PlainBudgetStream):
-    """Tighter Perceptron: 0-1 loss on the validation set."""
+class _ValidationSet:
+    """Tighter's validation set V: ``validation`` 'full' (every distinct
+    example, by identity), 'support' (none kept here: the support set),
+    'budget' or an integer ``A`` (Algorithm R over the rounds without an
+    update: the i-th is appended while i <= A, else j = randint(i) and
+    entry j replaced if j < A)."""
 
-    def __init__(self, kernel, budget=100, validation="budget", random_state=None):
-        super().__init__(kernel, budget)
+    def _start_validation(self, validation, budget, random_state):
         self.validation = validation
         self.rng = np.random.RandomState(random_state)
-        if validation == "budget":
-            self.A = budget
-        elif isinstance(validation, (int, np.integer)):
-            self.A = int(validation)
+        self.A = budget if validation == "budget" else validation
         self.val_x, self.val_y = [], []
         self.val_ids = set()          # 'full': identities already in V
-        self.n_correct = 0            # 'A': rounds without a mistake
+        self.n_correct = 0            # 'A': rounds without an update
 
     def _add_seen(self, x, label, example_id):
         if self.validation == "full" and example_id not in self.val_ids:
             self.val_ids.add(example_id)
             self.val_x.append(x)
-            self.val_y.append(float(label))
+            self.val_y.append(label)
 
-    def _before_insert(self, x, label, example_id):
-        self._add_seen(x, label, example_id)
+    def _validation_points(self, support_labels):
+        """V and its labels (for 'support': the support set, labelled
+        ``support_labels``)."""
+        if self.validation == "support":
+            return np.array(self.sv_x), np.array(support_labels)
+        return np.array(self.val_x), np.array(self.val_y)
 
-    def _on_correct(self, x, label, example_id):
+    def _sample(self, x, label, example_id):
+        """A round without an update."""
         self._add_seen(x, label, example_id)
         if self.validation not in ("full", "support"):
             self.n_correct += 1
             if self.n_correct <= self.A:
                 self.val_x.append(x)
-                self.val_y.append(float(label))
+                self.val_y.append(label)
             else:
                 j = self.rng.randint(self.n_correct)
                 if j < self.A:
-                    self.val_x[j], self.val_y[j] = x, float(label)
+                    self.val_x[j], self.val_y[j] = x, label
+
+
+class PlainTighterPerceptron(_ValidationSet, _PlainBudgetStream):
+    """Tighter Perceptron: 0-1 loss on the validation set."""
+
+    def __init__(self, kernel, budget=100, validation="budget", random_state=None):
+        super().__init__(kernel, budget)
+        self._start_validation(validation, budget, random_state)
+
+    def _before_insert(self, x, label, example_id):
+        self._add_seen(x, float(label), example_id)
+
+    def _on_correct(self, x, label, example_id):
+        self._sample(x, float(label), example_id)
 
     def _removal_losses(self):
-        if self.validation == "support":
-            V, yV = np.array(self.sv_x), np.array(self.sv_y)
-        else:
-            V, yV = np.array(self.val_x), np.array(self.val_y)
+        V, yV = self._validation_points(self.sv_y)
         if len(V) == 0:
             return np.zeros(len(self.sv_x))
         K = self.kernel(np.array(self.sv_x), V)            # (B + 1, |V|)
         f = np.array(self.sv_y) @ K                          # f(x_v), x_t included
         g = f[None, :] - np.array(self.sv_y)[:, None] * K    # row j: without SV j
         return np.sum(yV[None, :] * g <= 0, axis=1)
+
+
+def _nearest(plain, x, k=None):
+    """UpdateSummary's support vector nearest to ``x`` (the first on ties)
+    and ``k(x, S)`` (``k``: when already known): the largest kernel value
+    (``plain.nearest_by_kernel``), else the smallest Euclidean distance."""
+    S = np.array(plain.sv_x)
+    k = plain.kernel(x[None], S)[0] if k is None else k
+    if plain.nearest_by_kernel:
+        return int(np.argmax(k)), k
+    return int(np.argmin(((S - x) ** 2).sum(axis=1))), k
 
 
 class PlainTightestPerceptron(_PlainBudgetStream):
@@ -166,12 +193,7 @@ class PlainTightestPerceptron(_PlainBudgetStream):
     def _update_summary(self, x, c_pos, c_neg, k=None):
         """The nearest support vector to x gets the soft counts (``k``:
         k(x, S) when already known)."""
-        S = np.array(self.sv_x)
-        k = self.kernel(x[None], S)[0] if k is None else k
-        if self.nearest_by_kernel:
-            n = int(np.argmax(k))
-        else:
-            n = int(np.argmin(((S - x) ** 2).sum(axis=1)))
+        n, k = _nearest(self, x, k)
         self.cpos[n] += c_pos * k[n]
         self.cneg[n] += c_neg * k[n]
 
@@ -288,7 +310,7 @@ class _PlainSharedStream:
         return self.scores(Z)
 
 
-class PlainSharedTighterPerceptron(_PlainSharedStream):
+class PlainSharedTighterPerceptron(_ValidationSet, _PlainSharedStream):
     """Tighter, shared: a candidate's loss is the number of validation
     points (V as in the binary rule; the reservoir samples the rounds
     without an update) whose argmax (ties to the lowest index) is not
@@ -297,39 +319,16 @@ class PlainSharedTighterPerceptron(_PlainSharedStream):
     def __init__(self, kernel, budget=100, n_classes=3, validation="budget",
                  random_state=None):
         super().__init__(kernel, budget, n_classes)
-        self.validation = validation
-        self.rng = np.random.RandomState(random_state)
-        self.A = budget if validation == "budget" else validation
-        self.val_x, self.val_y = [], []
-        self.val_ids = set()
-        self.n_correct = 0
-
-    def _add_seen(self, x, label, example_id):
-        if self.validation == "full" and example_id not in self.val_ids:
-            self.val_ids.add(example_id)
-            self.val_x.append(x)
-            self.val_y.append(label)
+        self._start_validation(validation, budget, random_state)
 
     def _before_insert(self, x, label, s, example_id):
         self._add_seen(x, label, example_id)
 
     def _on_correct(self, x, label, s, example_id):
-        self._add_seen(x, label, example_id)
-        if self.validation not in ("full", "support"):
-            self.n_correct += 1
-            if self.n_correct <= self.A:
-                self.val_x.append(x)
-                self.val_y.append(label)
-            else:
-                j = self.rng.randint(self.n_correct)
-                if j < self.A:
-                    self.val_x[j], self.val_y[j] = x, label
+        self._sample(x, label, example_id)
 
     def _choose_removal(self):
-        if self.validation == "support":
-            V, yV = np.array(self.sv_x), np.array(self.sv_label)
-        else:
-            V, yV = np.array(self.val_x), np.array(self.val_y)
+        V, yV = self._validation_points(self.sv_label)
         if len(V) == 0:
             return 0
         G = self.without_each(V)                          # (B + 1, |V|, k)
@@ -374,12 +373,7 @@ class PlainSharedTightestPerceptron(_PlainSharedStream):
         return int(np.flatnonzero(kept >= best - 1e-9 * abs(best))[0])
 
     def _update_summary(self, x, add, k=None):
-        S = np.array(self.sv_x)
-        k = self.kernel(x[None], S)[0] if k is None else k
-        if self.nearest_by_kernel:
-            n = int(np.argmax(k))
-        else:
-            n = int(np.argmin(((S - x) ** 2).sum(axis=1)))
+        n, k = _nearest(self, x, k)
         self.counts[n] = self.counts[n] + add * k[n]
 
     def _after_remove(self, j, x_j):
