@@ -17,7 +17,7 @@ evaluation beyond the new example's row.
 """
 
 import numpy as np
-from libc.math cimport INFINITY
+from libc.math cimport fabs, INFINITY
 from skbudget._numbers cimport is_nan, raise_not_finite, tied_or_below
 from scipy.special.cython_special cimport betainc
 
@@ -615,6 +615,15 @@ cdef inline Py_ssize_t prediction_without(const Py_ssize_t* top, const double* t
     return best
 
 
+cdef inline double unchanged_below(double top, double second) noexcept nogil:
+    """A change of at most this in the gap ``top - second`` between a
+    point's two best class scores (ranked: ``top >= second``) leaves its
+    prediction as it is: the gap, less a guard (a relative 1e-9) far above
+    the rounding of the scores; 0 and below for a tie (never unchanged).
+    With one class (``second = -inf``) NaN: no removal is compared to it."""
+    return (top - second) - 1e-9 * (1.0 + fabs(top) + fabs(second))
+
+
 cdef Py_ssize_t least_loss(const double* losses, Py_ssize_t n) noexcept nogil:
     """The position of the least of ``losses[0:n]``, the oldest of those
     within a relative 1e-9 of it (exact for error counts); a NaN ranks
@@ -656,6 +665,8 @@ cdef class SharedValidatedRemovalLearner(SharedSupportLearner):
     # scores; per candidate (by position) its loss
     cdef Py_ssize_t[:, ::1] ranked
     cdef double[:, ::1] ranked_scores
+    cdef double[::1] thresholds               # per point: see point_losses
+    cdef double[::1] current                  # per point: its current value
     cdef double[::1] losses
 
     _per_class_names = SharedSupportLearner._per_class_names + ("new_row",)
@@ -666,6 +677,8 @@ cdef class SharedValidatedRemovalLearner(SharedSupportLearner):
         self.rival = np.zeros(0, dtype=np.intp)
         self.ranked = np.zeros((0, 3), dtype=np.intp)
         self.ranked_scores = np.zeros((0, 3))
+        self.thresholds = np.zeros(0)
+        self.current = np.zeros(0)
         self.losses = np.zeros(0)
         self.budget = budget        # (before the engine's __init__ reads capacity_limit)
         SharedSupportLearner.__init__(self, n_outputs, track_scores=track_scores, rng=rng)
@@ -748,37 +761,78 @@ cdef class SharedValidatedRemovalLearner(SharedSupportLearner):
             self.on_correct(label, example_id)
         return self.round_value(margin, label, runner)
 
-    cdef int ensure_ranked(self, Py_ssize_t n) except -1 nogil:
-        """Room for ``n`` validation points in the decision's scratch."""
+    cdef int point_losses(self, double* losses, Py_ssize_t n, const Py_ssize_t* rows,
+                          const double* scores, const double* kernel,
+                          Py_ssize_t kernel_stride) except -1 nogil:
+        """``losses[j]`` for the candidate at every position ``j``: minus the
+        sum over the ``n`` validation points of :meth:`point_value` of the
+        point's prediction under the model without the candidate.  Point
+        ``p``'s index is ``q = rows[p]`` (``p`` if ``rows`` is NULL): its
+        class scores are ``scores[q k : q k + k]`` and its kernel value with
+        the vector in cell ``c`` is ``kernel[c kernel_stride + q]``.
+
+        The model without candidate ``j`` moves two class scores, by at
+        most ``t |K|`` between them (``t = |tau_{j,a}| + |tau_{j,b}|``): a
+        point whose gap between its two best scores exceeds that (less a
+        guard of rounding, :func:`unchanged_below`) keeps its prediction,
+        and only the others are predicted anew (:func:`prediction_without`,
+        O(1) from the point's three best scores)."""
+        cdef Py_ssize_t j, cj, p, q, a, b, pred, k = self.n_outputs
+        cdef double ta, tb, t, kk, base = 0.0, total
+        cdef const double* row
+        cdef const double* krow
         if self.ranked.shape[0] < n:
             with gil:
-                self.ranked = np.zeros((max(n, self.capacity), 3), dtype=np.intp)
-                self.ranked_scores = np.zeros((max(n, self.capacity), 3))
+                size = max(n, self.capacity)
+                self.ranked = np.zeros((size, 3), dtype=np.intp)
+                self.ranked_scores = np.zeros((size, 3))
+                self.thresholds = np.zeros(size)
+                self.current = np.zeros(size)
+        cdef Py_ssize_t* ranked = &self.ranked[0, 0]
+        cdef double* ranked_scores = &self.ranked_scores[0, 0]
+        cdef double* thresholds = &self.thresholds[0]
+        cdef double* current = &self.current[0]
+        for p in range(n):
+            q = p if rows == NULL else rows[p]
+            rank_three(scores + q * k, k, ranked + 3 * p, ranked_scores + 3 * p)
+            thresholds[p] = unchanged_below(ranked_scores[3 * p], ranked_scores[3 * p + 1])
+            current[p] = self.point_value(q, ranked[3 * p])
+            base += current[p]
+        for j in range(self.n_sv):
+            cj = self.order[j]
+            a = self.label[cj]
+            b = self.rival[cj]
+            ta = self.tau[cj, a]
+            tb = self.tau[cj, b]
+            t = fabs(ta) + fabs(tb)
+            krow = kernel + cj * kernel_stride
+            total = base
+            for p in range(n):
+                q = p if rows == NULL else rows[p]
+                kk = krow[q]
+                if t * fabs(kk) >= thresholds[p]:
+                    row = scores + q * k
+                    pred = prediction_without(ranked + 3 * p, ranked_scores + 3 * p,
+                                              a, row[a] - ta * kk, b, row[b] - tb * kk)
+                    if pred != ranked[3 * p]:
+                        total += self.point_value(q, pred) - current[p]
+            losses[j] = -total
         return 0
 
-    cdef int rank_support(self) except -1 nogil:
-        """Rank the support vectors as validation points, by position."""
-        cdef Py_ssize_t i
-        self.ensure_ranked(self.n_sv)
-        for i in range(self.n_sv):
-            rank_three(&self.support_scores[self.order[i], 0], self.n_outputs,
-                       &self.ranked[i, 0], &self.ranked_scores[i, 0])
-        return 0
-
-    cdef inline Py_ssize_t support_prediction(self, Py_ssize_t cj, Py_ssize_t i) noexcept nogil:
-        """The prediction at the support vector of position ``i`` (ranked
-        by :meth:`rank_support`) of the model without the one in cell
-        ``cj``."""
-        cdef Py_ssize_t c = self.order[i], a = self.label[cj], b = self.rival[cj]
-        cdef double kk = self.gram[cj, c]
-        return prediction_without(&self.ranked[i, 0], &self.ranked_scores[i, 0],
-                                  a, self.support_scores[c, a] - self.tau[cj, a] * kk,
-                                  b, self.support_scores[c, b] - self.tau[cj, b] * kk)
+    cdef int support_losses(self, double* losses) except -1 nogil:
+        """:meth:`point_losses` over the support set (its tracked scores and
+        Gram matrix)."""
+        return self.point_losses(losses, self.n_sv, &self.order[0], &self.support_scores[0, 0],
+                                 &self.gram[0, 0], self.gram.shape[1])
 
     # ---- hooks (defaults: nothing) --------------------------------------
     cdef int candidate_losses(self, double* losses) except -1 nogil:
         with gil:
             raise NotImplementedError
+
+    cdef double point_value(self, Py_ssize_t q, Py_ssize_t prediction) noexcept nogil:
+        """What validation point ``q`` is worth predicted as ``prediction``."""
+        return 0.0
 
     cdef int before_insert(self, Py_ssize_t y, Py_ssize_t example_id) except -1 nogil:
         return 0
@@ -921,37 +975,22 @@ cdef class SharedTighterLearner(SharedValidatedRemovalLearner):
         return 0
 
     cdef int candidate_losses(self, double* losses) except -1 nogil:
-        """Errors on V of the model without each candidate (every one 0
-        while V is empty)."""
-        cdef Py_ssize_t j, cj, v, i, a, b, n = self.n_val, k = self.n_outputs
-        cdef long long errors
-        cdef double ta, tb, kk
+        """Errors on V of the model without each candidate, less ``|V|``
+        (minus the points it predicts right; every one 0 while V is
+        empty)."""
         if self.mode == VALIDATE_SUPPORT:
-            self.rank_support()
-            for j in range(self.n_sv):
-                cj = self.order[j]
-                errors = 0
-                for i in range(self.n_sv):
-                    errors += self.support_prediction(cj, i) != self.label[self.order[i]]
-                losses[j] = <double>errors
-            return 0
-        self.ensure_ranked(n)
-        for v in range(n):
-            rank_three(&self.vf[v, 0], k, &self.ranked[v, 0], &self.ranked_scores[v, 0])
-        for j in range(self.n_sv):
-            cj = self.order[j]
-            a = self.label[cj]
-            b = self.rival[cj]
-            ta = self.tau[cj, a]
-            tb = self.tau[cj, b]
-            errors = 0
-            for v in range(n):
-                kk = self.kv[cj, v]
-                errors += prediction_without(&self.ranked[v, 0], &self.ranked_scores[v, 0],
-                                             a, self.vf[v, a] - ta * kk,
-                                             b, self.vf[v, b] - tb * kk) != self.vlabel[v]
-            losses[j] = <double>errors
-        return 0
+            return self.support_losses(losses)
+        if self.n_val == 0:
+            return self.point_losses(losses, 0, NULL, NULL, NULL, 0)
+        return self.point_losses(losses, self.n_val, NULL, &self.vf[0, 0], &self.kv[0, 0],
+                                 self.kv.shape[1])
+
+    cdef double point_value(self, Py_ssize_t q, Py_ssize_t prediction) noexcept nogil:
+        """1 for a right prediction (point ``q``: a validation entry, or a
+        support vector's cell)."""
+        if self.mode == VALIDATE_SUPPORT:
+            return prediction == self.label[q]
+        return prediction == self.vlabel[q]
 
     def validation_set(self):
         """The validation vectors' pool slots, class indices and tracked
@@ -988,7 +1027,6 @@ cdef class SharedTightestLearner(SharedValidatedRemovalLearner):
     cdef public double[:, ::1] dist           # squared distances between cells
     cdef double[:, ::1] wcache
     cdef unsigned char[:, ::1] wvalid
-    cdef double[::1] wcurrent                  # per position: w of the current prediction
 
     # (the weight cache is rebuilt, stale, when the classes are no longer its
     # width: size_weight_cache)
@@ -1001,7 +1039,6 @@ cdef class SharedTightestLearner(SharedValidatedRemovalLearner):
         self.counts = np.zeros((0, n_outputs))
         self.wcache = np.zeros((0, n_outputs))
         self.wvalid = np.zeros((0, n_outputs), dtype=np.uint8)
-        self.wcurrent = np.zeros(0)
         self.dist = np.zeros((0, 0))
         self.use_distances = use_distances
         self.prior_pos = prior_pos
@@ -1086,25 +1123,12 @@ cdef class SharedTightestLearner(SharedValidatedRemovalLearner):
     cdef int candidate_losses(self, double* losses) except -1 nogil:
         """Minus the expected correct predictions over the support set of
         the model without each candidate."""
-        cdef Py_ssize_t j, cj, i, p, m = self.n_sv
-        cdef double base = 0.0, total
-        self.rank_support()
         self.size_weight_cache()
-        if self.wcurrent.shape[0] < m:
-            with gil:
-                self.wcurrent = np.zeros(self.capacity)
-        for i in range(m):
-            self.wcurrent[i] = self.weight(self.order[i], self.ranked[i, 0])
-            base += self.wcurrent[i]
-        for j in range(m):
-            cj = self.order[j]
-            total = base
-            for i in range(m):
-                p = self.support_prediction(cj, i)
-                if p != self.ranked[i, 0]:
-                    total += self.weight(self.order[i], p) - self.wcurrent[i]
-            losses[j] = -total
-        return 0
+        return self.support_losses(losses)
+
+    cdef double point_value(self, Py_ssize_t q, Py_ssize_t prediction) noexcept nogil:
+        """``w_{q, prediction}``: the weight of the predicted class."""
+        return self.weight(q, prediction)
 
     cdef int before_remove(self, Py_ssize_t cell) except -1 nogil:
         """UpdateSummary(x_r, counts of r) over the support set without r."""
