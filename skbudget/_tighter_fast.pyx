@@ -616,11 +616,11 @@ cdef inline Py_ssize_t prediction_without(const Py_ssize_t* top, const double* t
 
 
 cdef inline double unchanged_below(double top, double second) noexcept nogil:
-    """A change of at most this in the gap ``top - second`` between a
-    point's two best class scores (ranked: ``top >= second``) leaves its
-    prediction as it is: the gap, less a guard (a relative 1e-9) far above
-    the rounding of the scores; 0 and below for a tie (never unchanged).
-    With one class (``second = -inf``) NaN: no removal is compared to it."""
+    """A change of less than this in the gap ``top - second`` between two
+    of a point's class scores (``top >= second``) leaves their order as it
+    is: the gap, less a guard (a relative 1e-9) far above the rounding of
+    the scores; 0 and below for a tie (never unchanged).  With no
+    ``second`` (fewer classes: ``-inf``) NaN: never compared true."""
     return (top - second) - 1e-9 * (1.0 + fabs(top) + fabs(second))
 
 
@@ -665,7 +665,8 @@ cdef class SharedValidatedRemovalLearner(SharedSupportLearner):
     # scores; per candidate (by position) its loss
     cdef Py_ssize_t[:, ::1] ranked
     cdef double[:, ::1] ranked_scores
-    cdef double[::1] thresholds               # per point: see point_losses
+    cdef double[::1] near                     # per point: see point_losses
+    cdef double[::1] far
     cdef double[::1] current                  # per point: its current value
     cdef double[::1] losses
 
@@ -677,7 +678,8 @@ cdef class SharedValidatedRemovalLearner(SharedSupportLearner):
         self.rival = np.zeros(0, dtype=np.intp)
         self.ranked = np.zeros((0, 3), dtype=np.intp)
         self.ranked_scores = np.zeros((0, 3))
-        self.thresholds = np.zeros(0)
+        self.near = np.zeros(0)
+        self.far = np.zeros(0)
         self.current = np.zeros(0)
         self.losses = np.zeros(0)
         self.budget = budget        # (before the engine's __init__ reads capacity_limit)
@@ -771,14 +773,18 @@ cdef class SharedValidatedRemovalLearner(SharedSupportLearner):
         class scores are ``scores[q k : q k + k]`` and its kernel value with
         the vector in cell ``c`` is ``kernel[c kernel_stride + q]``.
 
-        The model without candidate ``j`` moves two class scores, by at
-        most ``t |K|`` between them (``t = |tau_{j,a}| + |tau_{j,b}|``): a
-        point whose gap between its two best scores exceeds that (less a
-        guard of rounding, :func:`unchanged_below`) keeps its prediction,
-        and only the others are predicted anew (:func:`prediction_without`,
-        O(1) from the point's three best scores)."""
-        cdef Py_ssize_t j, cj, p, q, a, b, pred, k = self.n_outputs
-        cdef double ta, tb, t, kk, base = 0.0, total
+        The model without candidate ``j`` moves two class scores, ``a``
+        and ``b``, by ``|tau_{j,a} K|`` and ``|tau_{j,b} K|``: a point keeps
+        its prediction (its best class ``c1``, then ``c2``) unless ``c1`` is
+        ``a`` or ``b`` and the sum of the two reaches the gap ``s1 - s2``,
+        or one of them is ``c2`` and the larger reaches ``s1 - s2``, or the
+        larger reaches ``s1 - s3`` (each gap less a guard of rounding,
+        :func:`unchanged_below`).  Only the points it may move are
+        predicted anew (:func:`prediction_without`, O(1) from their three
+        best scores)."""
+        cdef Py_ssize_t j, cj, p, q, a, b, c1, c2, pred, k = self.n_outputs
+        cdef double ta, tb, t, u, kk, reach, base = 0.0, total
+        cdef bint top_moves
         cdef const double* row
         cdef const double* krow
         if self.ranked.shape[0] < n:
@@ -786,16 +792,19 @@ cdef class SharedValidatedRemovalLearner(SharedSupportLearner):
                 size = max(n, self.capacity)
                 self.ranked = np.zeros((size, 3), dtype=np.intp)
                 self.ranked_scores = np.zeros((size, 3))
-                self.thresholds = np.zeros(size)
+                self.near = np.zeros(size)
+                self.far = np.zeros(size)
                 self.current = np.zeros(size)
         cdef Py_ssize_t* ranked = &self.ranked[0, 0]
         cdef double* ranked_scores = &self.ranked_scores[0, 0]
-        cdef double* thresholds = &self.thresholds[0]
+        cdef double* near = &self.near[0]
+        cdef double* far = &self.far[0]
         cdef double* current = &self.current[0]
         for p in range(n):
             q = p if rows == NULL else rows[p]
             rank_three(scores + q * k, k, ranked + 3 * p, ranked_scores + 3 * p)
-            thresholds[p] = unchanged_below(ranked_scores[3 * p], ranked_scores[3 * p + 1])
+            near[p] = unchanged_below(ranked_scores[3 * p], ranked_scores[3 * p + 1])
+            far[p] = unchanged_below(ranked_scores[3 * p], ranked_scores[3 * p + 2])
             current[p] = self.point_value(q, ranked[3 * p])
             base += current[p]
         for j in range(self.n_sv):
@@ -805,12 +814,20 @@ cdef class SharedValidatedRemovalLearner(SharedSupportLearner):
             ta = self.tau[cj, a]
             tb = self.tau[cj, b]
             t = fabs(ta) + fabs(tb)
+            u = max(fabs(ta), fabs(tb))
             krow = kernel + cj * kernel_stride
             total = base
             for p in range(n):
                 q = p if rows == NULL else rows[p]
                 kk = krow[q]
-                if t * fabs(kk) >= thresholds[p]:
+                c1 = ranked[3 * p]
+                c2 = ranked[3 * p + 1]
+                top_moves = (c1 == a) | (c1 == b)
+                # (selects, not branches: the rare point to predict anew is
+                # the one branch the loop takes)
+                reach = (t if top_moves else u) * fabs(kk) - (
+                    near[p] if top_moves | (c2 == a) | (c2 == b) else far[p])
+                if reach >= 0.0:
                     row = scores + q * k
                     pred = prediction_without(ranked + 3 * p, ranked_scores + 3 * p,
                                               a, row[a] - ta * kk, b, row[b] - tb * kk)
