@@ -1108,7 +1108,8 @@ cdef class SharedTightestLearner(SharedValidatedRemovalLearner):
         return 0
 
     cdef double weight(self, Py_ssize_t cell, Py_ssize_t r) noexcept nogil:
-        """``w_{cell, r}`` (cached; after :meth:`size_weight_cache`)."""
+        """``w_{cell, r}`` (cached; after :meth:`size_weight_cache`); 0 where
+        the counts leave the Beta function's domain."""
         cdef Py_ssize_t q
         cdef double n = 0.0, c
         if not self.wvalid[cell, r]:
@@ -1116,6 +1117,10 @@ cdef class SharedTightestLearner(SharedValidatedRemovalLearner):
                 n += self.counts[cell, q]
             c = self.counts[cell, r]
             self.wcache[cell, r] = 1.0 - betainc(c + self.prior_pos, n - c + self.prior_neg, 0.5)
+            if is_nan(self.wcache[cell, r]):
+                # counts a kernel with negative values (linear, sigmoid)
+                # drove below the prior's domain: no value
+                self.wcache[cell, r] = 0.0
             self.wvalid[cell, r] = 1
         return self.wcache[cell, r]
 

@@ -223,6 +223,13 @@ def _shared_streams():
     X = StandardScaler().fit_transform(X)
     yield "poly-5", X, y, dict(kernel="poly", gamma=0.5, degree=2, coef0=1.0), (
         _kernel(metric="poly", gamma=0.5, degree=2, coef0=1.0))
+    # small integers and a linear kernel: exact ties between class scores,
+    # broken by the lowest index everywhere (and Tightest's counts go
+    # negative: weights outside the Beta function's domain count 0)
+    rng = np.random.RandomState(3)
+    X = rng.randint(-1, 2, size=(200, 3)).astype(float)
+    y = (X[:, 0] + 2 * (X[:, 1] > 0) + rng.randint(0, 2, 200)) % 4
+    yield "linear-ties-4", X, y, dict(kernel="linear"), _kernel(metric="linear")
 
 
 SHARED = list(_shared_streams())
@@ -462,3 +469,19 @@ def test_shared_corrupt_fields_never_crash():
                             timeout=600, cwd=Path(__file__).parents[1])
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.split()[-1] == "done"
+
+
+@pytest.mark.parametrize("Est, params", [(TighterPerceptron, dict(validation="budget")),
+                                         (TighterPerceptron, dict(validation="full")),
+                                         (TightestPerceptron, dict(kernel="laplacian"))])
+def test_shared_skops_file_continues_the_stream(Est, params):
+    sio = pytest.importorskip("skops.io")
+    _, X, y, _, _ = SHARED[0]
+    est = Est(budget=8, gamma=1.0, multi_class="crammer_singer", random_state=0, **params)
+    est.partial_fit(X[:120], y[:120], classes=np.unique(y))
+    data = sio.dumps(est)
+    loaded = sio.loads(data, trusted=sio.get_untrusted_types(data=data))
+    for model in (est, loaded):
+        model.partial_fit(X[120:], y[120:])
+    assert_array_equal(loaded.dual_coef_, est.dual_coef_)
+    assert_array_equal(loaded.decision_function(X), est.decision_function(X))

@@ -362,7 +362,8 @@ class PlainSharedTightestPerceptron(_PlainSharedStream):
         a_pos, a_neg = self.prior
         C = np.array(self.counts).reshape(-1, self.k)
         n = np.array([sum(row) for row in C])[:, None]
-        return 1.0 - betainc(C + a_pos, n - C + a_neg, 0.5)
+        # counts below the prior's domain (kernels with negative values): 0
+        return np.nan_to_num(1.0 - betainc(C + a_pos, n - C + a_neg, 0.5), nan=0.0)
 
     def _choose_removal(self):
         S = np.array(self.sv_x)
