@@ -4,12 +4,14 @@ import numbers
 
 from sklearn.utils._param_validation import StrOptions
 
-from skbudget._base import BaseKernelExpansionClassifier
-from skbudget._declaration import CannotAverage, Declaration
-from skbudget._docstrings import attributes_doc, docstring, kernel_doc, stream_doc
+from skbudget._base import BaseKernelExpansionClassifier, MultiClassModeMixin
+from skbudget._declaration import CannotAverage, Declaration, SharedMulticlass
+from skbudget._docstrings import (attributes_doc, docstring, kernel_doc, multi_class_doc,
+                                  stream_doc)
 from skbudget._kernel_catalogue import named_kernel
-from skbudget._params import BUDGET, Integer, keep_params
-from skbudget._tighter_fast import TighterLearner, TightestLearner
+from skbudget._params import BUDGET, MULTI_CLASS_CONSTRAINT, Integer, keep_params
+from skbudget._tighter_fast import (SharedTighterLearner, SharedTightestLearner, TighterLearner,
+                                    TightestLearner)
 
 __all__ = ["TighterPerceptron", "TightestPerceptron"]
 
@@ -20,33 +22,46 @@ _BUDGET_DOC = """\
 budget : int, default=100
         The budget ``B``: the support set never holds more than ``B``
         vectors after a round (``B + 1`` briefly, while choosing which to
-        remove).  With several classes each one-vs-rest learner has its
-        own, so up to ``n_classes * B`` support vectors are stored."""
+        remove).  With three or more classes and ``multi_class='ovr'``
+        each one-vs-rest learner has its own, so up to ``n_classes * B``
+        support vectors are stored; with ``'crammer_singer'`` (and on
+        binary problems) it bounds the whole model."""
 
 
-def _validated_removal_doc(summary, own_parameters, *, random_note="", **sections):
-    """A class docstring: ``budget``, the class's own parameters, then the
-    shared ones."""
+def _validated_removal_doc(summary, own_parameters, shared_note, *, random_note="",
+                           **sections):
+    """A class docstring: ``budget``, the class's own parameters,
+    ``multi_class`` (``shared_note``: what the shared mode does with the
+    rule's validation), then the shared ones."""
     return docstring(
         summary,
-        [_BUDGET_DOC, own_parameters, kernel_doc(),
+        [_BUDGET_DOC, own_parameters, multi_class_doc(budget_note=shared_note), kernel_doc(),
          stream_doc(shuffle_note="\n        The paper orders the training examples randomly.",
                     random_note=random_note)],
         attributes_doc(
-            dual_coef="Coefficients ``y_i`` of the support vectors (zeros outside each\n"
-                      "        learner's own block).",
+            dual_coef="Coefficients of the support vectors: ``y_i`` (zeros outside each\n"
+                      "        learner's own block); with ``'crammer_singer'`` one row per\n"
+                      "        class over the shared support set, each vector ``+1`` for its\n"
+                      "        class and ``-1`` for the runner-up class it was added against.",
+            multiclass_mistake="``'crammer_singer'``: ``argmax_c f_c(x) != y``,\n"
+                               "        ties to the lowest class index; ``'ovr'``: the true "
+                               "class's\n        score not strictly the largest",
             n_updates="Support vectors added, summed over the learners.",
+            n_support="(n_learners,)\n        Support vectors per learner: one learner for "
+                      "two classes and\n        for ``'crammer_singer'`` (the size of the "
+                      "shared set), one per\n        class for ``'ovr'``.",
         ),
         **sections,
     )
 
 
-class _ValidatedRemovalClassifier(BaseKernelExpansionClassifier):
+class _ValidatedRemovalClassifier(MultiClassModeMixin, BaseKernelExpansionClassifier):
     """The parameters shared by Tighter and Tightest."""
 
     _parameter_constraints: dict = {
         **BaseKernelExpansionClassifier._parameter_constraints,
         **BUDGET,
+        **MULTI_CLASS_CONSTRAINT,
     }
 
 
@@ -87,6 +102,11 @@ class TighterPerceptron(_ValidatedRemovalClassifier):
           included (an example seen again in a later epoch of the same
           ``fit`` is not added twice).  Unbounded: memory and time grow
           with the stream.""",
+        """  Shared, a round updates when ``f_y - f_r <= 0`` and
+        adds the row ``e_y - e_r``; a candidate's loss is the number of
+        validation examples the model without it misclassifies
+        (``argmax_c f_c != y``, ties to the lowest index); the reservoir
+        samples the rounds without an update.""",
         random_note=" (and of the reservoir's draws, for an\n"
                     "        integer or 'budget' ``validation``)",
         notes="""``f(x_v)`` on every validation vector and the kernel values between
@@ -112,9 +132,13 @@ class TighterPerceptron(_ValidatedRemovalClassifier):
 
     _declaration = Declaration(
         test_params=(dict(budget=7, gamma=1.0, random_state=0),),
-        model_variants=tuple(dict(validation=v) for v in ("budget", "support", "full")),
+        model_variants=(tuple(dict(validation=v) for v in ("budget", "support", "full"))
+                        + tuple(dict(validation=v, multi_class="crammer_singer")
+                                for v in ("budget", "support", "full"))),
         averaging=CannotAverage(
             "its removal rule reads a validation set of examples each model kept on its own"),
+        shared_multiclass=SharedMulticlass("multi_class", shared="crammer_singer",
+                                           one_vs_rest="ovr"),
     )
 
     _parameter_constraints: dict = {
@@ -123,9 +147,9 @@ class TighterPerceptron(_ValidatedRemovalClassifier):
                        Integer(1, None, closed="left")],
     }
 
-    def __init__(self, *, budget=100, validation="budget", kernel="rbf", gamma="scale", degree=3,
-                 coef0=0.0, kernel_params=None, max_iter=1, shuffle=True, random_state=None,
-                 warm_start=False, verbose=0, n_jobs=None):
+    def __init__(self, *, budget=100, validation="budget", multi_class="ovr", kernel="rbf",
+                 gamma="scale", degree=3, coef0=0.0, kernel_params=None, max_iter=1,
+                 shuffle=True, random_state=None, warm_start=False, verbose=0, n_jobs=None):
         keep_params(self, locals())
 
     def _draws_random_numbers(self):
@@ -134,10 +158,14 @@ class TighterPerceptron(_ValidatedRemovalClassifier):
 
     def _make_learner(self, rng):
         if isinstance(self.validation, str) and self.validation != "budget":
-            return TighterLearner(budget=self.budget, mode=_VALIDATION_MODES[self.validation],
-                                  rng=rng)
-        size = self.budget if self.validation == "budget" else int(self.validation)
-        return TighterLearner(budget=self.budget, mode=_RESERVOIR, reservoir_size=size, rng=rng)
+            mode, size = _VALIDATION_MODES[self.validation], 0
+        else:
+            mode = _RESERVOIR
+            size = self.budget if self.validation == "budget" else int(self.validation)
+        if self._shared_support:
+            return SharedTighterLearner(n_outputs=len(self.classes_), budget=self.budget,
+                                        mode=mode, reservoir_size=size, rng=rng)
+        return TighterLearner(budget=self.budget, mode=mode, reservoir_size=size, rng=rng)
 
 
 class TightestPerceptron(_ValidatedRemovalClassifier):
@@ -162,6 +190,15 @@ class TightestPerceptron(_ValidatedRemovalClassifier):
         """prior : tuple of two floats > 0, default=(1.0, 1.0)
         The Beta prior ``(a+, a-)`` of the class probabilities (the
         paper's uniform prior).""",
+        """  Shared, a round updates when ``f_y - f_r <= 0`` and
+        adds the row ``e_y - e_r``; each support vector keeps a soft count
+        per class, and class ``c``'s weight is the binary one with ``c``
+        as the positive class and the others as the negative one,
+        ``w_{i,c} = 1 - I_0.5(c_{i,c} + a+, n_i - c_{i,c} + a-)``; a
+        candidate's loss is the expected number of errors over the support
+        set, ``sum_i sum_c w_{i,c} [argmax g(x_i) != c]`` (a 0-1 loss, as
+        the shared mode's validation counts errors, where the binary rule
+        takes a hinge).""",
         notes="""``f(x_i)`` on every support vector and the support-set Gram matrix are
     kept up to date, so a removal decision costs O(B^2) and no kernel
     evaluation beyond the new example's row (paper §III.B).  The nearest
@@ -184,9 +221,12 @@ class TightestPerceptron(_ValidatedRemovalClassifier):
 
     _declaration = Declaration(
         test_params=(dict(budget=7, gamma=1.0, random_state=0),),
-        model_variants=({}, dict(prior=(2.0, 0.5))),
+        model_variants=({}, dict(prior=(2.0, 0.5)), dict(multi_class="crammer_singer"),
+                        dict(prior=(2.0, 0.5), multi_class="crammer_singer")),
         averaging=CannotAverage(
             "its removal rule reads soft counts each model kept on its own"),
+        shared_multiclass=SharedMulticlass("multi_class", shared="crammer_singer",
+                                           one_vs_rest="ovr"),
     )
 
     _parameter_constraints: dict = {
@@ -194,9 +234,9 @@ class TightestPerceptron(_ValidatedRemovalClassifier):
         "prior": [tuple, list],
     }
 
-    def __init__(self, *, budget=100, prior=(1.0, 1.0), kernel="rbf", gamma="scale", degree=3,
-                 coef0=0.0, kernel_params=None, max_iter=1, shuffle=True, random_state=None,
-                 warm_start=False, verbose=0, n_jobs=None):
+    def __init__(self, *, budget=100, prior=(1.0, 1.0), multi_class="ovr", kernel="rbf",
+                 gamma="scale", degree=3, coef0=0.0, kernel_params=None, max_iter=1,
+                 shuffle=True, random_state=None, warm_start=False, verbose=0, n_jobs=None):
         keep_params(self, locals())
 
     def _validate_params(self):
@@ -216,6 +256,10 @@ class TightestPerceptron(_ValidatedRemovalClassifier):
 
     def _make_learner(self, rng):
         a_pos, a_neg = self.prior
+        if self._shared_support:
+            return SharedTightestLearner(n_outputs=len(self.classes_), budget=self.budget,
+                                         prior_pos=float(a_pos), prior_neg=float(a_neg),
+                                         use_distances=self._needs_distances(), rng=rng)
         return TightestLearner(budget=self.budget, prior_pos=float(a_pos),
                                prior_neg=float(a_neg),
                                use_distances=self._needs_distances(), rng=rng)

@@ -1,17 +1,24 @@
 """TighterPerceptron and TightestPerceptron against the plain implementations
 of doc/algorithms.md#tighter-perceptron and doc/algorithms.md#tightest-perceptron."""
 
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from numpy.testing import assert_allclose, assert_array_equal
-from sklearn.datasets import make_moons
+from sklearn.datasets import make_blobs, make_moons
 from sklearn.metrics.pairwise import pairwise_kernels
 from sklearn.preprocessing import StandardScaler
 
 from skbudget import TighterPerceptron, TightestPerceptron
 from skbudget.datasets import make_checkerboard, make_noisy_gaussians
 from tests.oracles import keeping_flags, mistake_flags
-from tests.oracles.tighter import PlainTighterPerceptron, PlainTightestPerceptron
+from tests.oracles.tighter import (PlainSharedTighterPerceptron, PlainSharedTightestPerceptron,
+                                   PlainTighterPerceptron, PlainTightestPerceptron)
 
 
 def _kernel(**kw):
@@ -199,3 +206,282 @@ def test_tightest_reaches_the_papers_ncheckerboard_accuracy():
         est.fit(scaler.transform(X), y)
         accuracies.append(100 * est.score(scaler.transform(X_test), y_test))
     assert np.mean(accuracies) > 87.6 - 2
+
+
+# ---------------------------------------------------------------------------
+# The shared multi-class mode (doc/algorithms.md#tighter-shared)
+# ---------------------------------------------------------------------------
+def _shared_streams():
+    X, y = make_blobs(300, centers=4, cluster_std=2.5, random_state=0)
+    X = StandardScaler().fit_transform(X)
+    yield "rbf-4", X, y, dict(kernel="rbf", gamma=1.0), _kernel(metric="rbf", gamma=1.0)
+    X, y = make_blobs(250, centers=3, n_features=3, cluster_std=3.0, random_state=1)
+    X = StandardScaler().fit_transform(X)
+    yield "laplacian-3", X, y, dict(kernel="laplacian", gamma=0.8), (
+        _kernel(metric="laplacian", gamma=0.8))
+    X, y = make_blobs(250, centers=5, cluster_std=2.0, random_state=2)
+    X = StandardScaler().fit_transform(X)
+    yield "poly-5", X, y, dict(kernel="poly", gamma=0.5, degree=2, coef0=1.0), (
+        _kernel(metric="poly", gamma=0.5, degree=2, coef0=1.0))
+    # small integers and a linear kernel: exact ties between class scores,
+    # broken by the lowest index everywhere (and Tightest's counts go
+    # negative: weights outside the Beta function's domain count 0)
+    rng = np.random.RandomState(3)
+    X = rng.randint(-1, 2, size=(200, 3)).astype(float)
+    y = (X[:, 0] + 2 * (X[:, 1] > 0) + rng.randint(0, 2, 200)) % 4
+    yield "linear-ties-4", X, y, dict(kernel="linear"), _kernel(metric="linear")
+
+
+SHARED = list(_shared_streams())
+SHARED_IDS = [s[0] for s in SHARED]
+
+
+def _assert_same_shared_run(est, plain, X, budget):
+    assert_array_equal(mistake_flags(est), plain.mistakes)
+    assert est.n_updates_ == plain.updates
+    assert max(plain.sizes) <= budget                 # |S| <= B after every round
+    assert_array_equal(est.n_support_, [len(plain.support_indices)])
+    assert_allclose(est.support_vectors_, X[plain.support_indices])
+    assert_allclose(est.dual_coef_, plain.dual_coef)
+    Z = X[::4] + 0.03
+    assert_allclose(est.decision_function(Z), plain.decision_function(Z), rtol=1e-9, atol=1e-9)
+
+
+def _replay_shared(Est, Plain, stream, sparse, **params):
+    """The estimator (shared mode, dense or CSR rows) and the plain rule on
+    one stream, compared round by round; both returned."""
+    name, X, y, kernel_kw, kernel = stream
+    est = keeping_flags(Est(multi_class="crammer_singer", shuffle=False, **kernel_kw, **params))
+    est.fit(sp.csr_matrix(X) if sparse else X, y)
+    if Plain is PlainSharedTightestPerceptron:
+        params["nearest_by_kernel"] = name.startswith("rbf")
+    plain = Plain(kernel, n_classes=len(np.unique(y)), **params).partial_fit(X, y)
+    assert len(plain.removed) > 10
+    if sparse:
+        est.support_vectors_ = est.support_vectors_.toarray()
+    _assert_same_shared_run(est, plain, X, params["budget"])
+    return est, plain
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("stream", SHARED, ids=SHARED_IDS)
+@pytest.mark.parametrize("budget", [4, 15])
+@pytest.mark.parametrize("validation", ["support", "full", "budget", 7])
+def test_shared_tighter_matches_plain_implementation(stream, budget, validation, sparse):
+    est, plain = _replay_shared(TighterPerceptron, PlainSharedTighterPerceptron, stream, sparse,
+                                budget=budget, validation=validation, random_state=3)
+    learner = est._learners[0]
+    if validation != "support":   # the validation set, its labels and scores tracked on it
+        slots, labels, scores = learner.validation_set()
+        V = est._driver.stored_rows(0, slots)
+        V = V.toarray() if sp.issparse(V) else V
+        assert_allclose(V, np.array(plain.val_x))
+        assert_array_equal(labels, plain.val_y)
+        assert_allclose(scores, plain.validation_scores(), atol=1e-9)
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("stream", SHARED, ids=SHARED_IDS)
+@pytest.mark.parametrize("budget, prior", [(3, (1.0, 1.0)), (12, (1.0, 1.0)),
+                                           (12, (0.5, 2.0))])
+def test_shared_tightest_matches_plain_implementation(stream, budget, prior, sparse):
+    est, plain = _replay_shared(TightestPerceptron, PlainSharedTightestPerceptron, stream, sparse,
+                                budget=budget, prior=prior)
+    learner = est._learners[0]
+    assert_allclose(learner.class_counts(), np.array(plain.counts), rtol=1e-10, atol=1e-12)
+    assert_allclose(learner.class_weights(), plain.weights(), rtol=1e-10, atol=1e-12)
+
+
+def test_shared_tightest_counts_differ_from_the_support_labels():
+    # the soft counts drive the removal: with them replaced by each vector's
+    # own label (Tighter^0's validation, weights by the labels) the runs part
+    _, X, y, kernel_kw, kernel = SHARED[0]
+    est = keeping_flags(TightestPerceptron(budget=12, multi_class="crammer_singer",
+                                           shuffle=False, **kernel_kw)).fit(X, y)
+    plain = PlainSharedTightestPerceptron(kernel, budget=12, n_classes=4)
+    plain._on_correct = lambda *args: None           # counts never move
+    plain.partial_fit(X, y)
+    assert not np.array_equal(mistake_flags(est), plain.mistakes)
+
+
+@pytest.mark.parametrize("Est, params", [(TighterPerceptron, dict(validation="budget")),
+                                         (TighterPerceptron, dict(validation="full")),
+                                         (TighterPerceptron, dict(validation="support")),
+                                         (TightestPerceptron, dict()),
+                                         (TightestPerceptron, dict(kernel="laplacian"))])
+def test_shared_partial_fit_chunks_equal_one_fit(Est, params):
+    _, X, y, _, _ = SHARED[0]
+    kw = dict(budget=10, gamma=1.0, multi_class="crammer_singer", shuffle=False,
+              random_state=0, **params)
+    whole = Est(**kw).fit(X, y)
+    chunks = Est(**kw)
+    for start in range(0, len(y), 37):
+        chunks.partial_fit(X[start:start + 37], y[start:start + 37], classes=np.unique(y))
+        assert chunks.n_support_.sum() <= 10
+    assert_allclose(chunks.support_vectors_, whole.support_vectors_)
+    assert_allclose(chunks.dual_coef_, whole.dual_coef_)
+    assert chunks.n_mistakes_ == whole.n_mistakes_
+
+
+@pytest.mark.parametrize("Est, params", [(TighterPerceptron, dict(validation=5)),
+                                         (TighterPerceptron, dict(validation="full")),
+                                         (TightestPerceptron, dict())])
+@pytest.mark.parametrize("seed", range(3))
+def test_shared_budget_bounds_the_whole_model_every_round(Est, params, seed):
+    # random label streams over 6 classes, two of which first appear late;
+    # one round per call, so the support size is read after every round
+    rng = np.random.RandomState(seed)
+    X = rng.normal(size=(90, 2))
+    y = rng.randint(0, 4, size=90)
+    y[60:] = rng.randint(0, 6, size=30)
+    est = Est(budget=6, gamma=2.0, multi_class="crammer_singer", random_state=seed, **params)
+    for i in range(len(y)):
+        est.partial_fit(X[i:i + 1], y[i:i + 1], classes=np.arange(6))
+        assert est.n_support_.sum() <= 6
+        assert est.dual_coef_.shape == (6, est.n_support_.sum())
+    assert est.n_updates_ > 20
+
+
+@pytest.mark.parametrize("Est, params", [(TighterPerceptron, dict(validation="full")),
+                                         (TighterPerceptron, dict(validation="support")),
+                                         (TightestPerceptron, dict())])
+@pytest.mark.parametrize("position", [0, 1, 3])
+def test_shared_add_class_keeps_the_model_and_trains_on(Est, params, position):
+    # a class first seen later gets a zero column at its place in the
+    # sorted classes (doc/algorithms.md#tighter-shared); the rows, the
+    # validation scores and the counts stay those of the old classes, and
+    # training goes on as the plain rule on the grown model would
+    _, X, y, kernel_kw, kernel = SHARED[0]
+    old = np.array([c for c in range(4) if c != position])
+    keep = np.isin(y, old)
+    X_old, y_old = X[keep][:150], y[keep][:150]
+    est = keeping_flags(Est(budget=10, multi_class="crammer_singer", shuffle=False,
+                            **kernel_kw, **params)).fit(X_old, y_old)
+    learner = est._learners[0]
+    before = est.decision_function(X[::5])
+    learner.add_class(position)          # (what the base does for a new class)
+    est.classes_ = np.arange(4)
+    est._update_fitted_attributes()
+    after = est.decision_function(X[::5])
+    assert_array_equal(after[:, position], 0.0)
+    assert_allclose(np.delete(after, position, axis=1), before)
+    assert_array_equal(np.argmax(np.delete(after, position, axis=1), axis=1),
+                       np.argmax(before, axis=1))
+    est.partial_fit(X[150:], y[150:])
+    assert est.n_support_.sum() <= 10
+    # the plain rule, given the old stream in old indices, grown the same way
+    Plain = PlainSharedTighterPerceptron if Est is TighterPerceptron else (
+        PlainSharedTightestPerceptron)
+    plain = Plain(kernel, budget=10, n_classes=3, **params)
+    plain.partial_fit(X_old, np.searchsorted(old, y_old))
+    plain.k = 4
+    plain.rows = [np.insert(row, position, 0.0) for row in plain.rows]
+    plain.sv_label = [c + (c >= position) for c in plain.sv_label]
+    if Est is TighterPerceptron:
+        plain.val_y = [c + (c >= position) for c in plain.val_y]
+    else:
+        plain.counts = [np.insert(c, position, 0.0) for c in plain.counts]
+    plain.partial_fit(X[150:], y[150:])
+    assert_array_equal(mistake_flags(est), plain.mistakes)
+    assert_allclose(est.dual_coef_, plain.dual_coef)
+
+
+@pytest.mark.parametrize("Est", [TighterPerceptron, TightestPerceptron])
+def test_shared_mode_on_two_classes_is_the_binary_rule(Est):
+    X, y = make_moons(150, noise=0.3, random_state=0)
+    shared = Est(budget=8, gamma=1.0, multi_class="crammer_singer", random_state=0).fit(X, y)
+    binary = Est(budget=8, gamma=1.0, random_state=0).fit(X, y)
+    assert_array_equal(shared.dual_coef_, binary.dual_coef_)
+
+
+@pytest.mark.parametrize("Est, field, value, message", [
+    (TighterPerceptron, "rival", 7, "rival"),
+    (TighterPerceptron, "vlabel", 9, "validation label"),
+    (TighterPerceptron, "vslot", 10 ** 6, "slot"),
+    (TighterPerceptron, "tau", 0.5, "outside its class"),
+    (TighterPerceptron, "scale", 2.0, "scale"),
+    (TighterPerceptron, "track_scores", True, "support_scores"),
+    (TightestPerceptron, "counts", None, "counts"),
+    (TightestPerceptron, "track_scores", False, "track_scores"),
+    (TightestPerceptron, "prior_pos", -1.0, "prior"),
+])
+def test_shared_corrupt_state_is_refused(Est, field, value, message):
+    _, X, y, kernel_kw, _ = SHARED[0]
+    est = Est(budget=8, multi_class="crammer_singer", random_state=0, **kernel_kw)
+    est.partial_fit(X[:150], y[:150], classes=np.unique(y))
+    learner = est._learners[0]
+    state = learner.get_state()
+    cells = np.asarray(state["order"])[:state["n_sv"]]
+    if field == "rival":
+        state[field][cells[0]] = value
+    elif field in ("vlabel", "vslot"):
+        state[field][0] = value
+    elif field == "tau":
+        row = state[field][cells[0]]
+        row[[c for c in range(4) if row[c] == 0.0][0]] = value
+    elif field == "counts":
+        state[field] = state[field][:, :2].copy()
+    else:
+        state[field] = value
+    learner.set_state(state)
+    with pytest.raises(ValueError, match=f"inconsistent state.*{message}"):
+        est.partial_fit(X[150:], y[150:])
+
+
+def test_shared_corrupt_fields_never_crash():
+    # every field of both shared learners' states, corrupted, in a child
+    # process (a crash fails the test instead of killing pytest)
+    script = textwrap.dedent("""
+        import pickle
+        import numpy as np
+        from skbudget import TighterPerceptron, TightestPerceptron
+        from tests.corrupt_states import corruptions
+        rng = np.random.RandomState(0)
+        X = rng.normal(size=(200, 3)); y = np.argmax(X, axis=1)
+        for est in (TighterPerceptron(budget=6, gamma=1.0, validation=4,
+                                      multi_class="crammer_singer", random_state=0),
+                    TighterPerceptron(budget=6, gamma=1.0, validation="full",
+                                      multi_class="crammer_singer"),
+                    TighterPerceptron(budget=6, gamma=1.0, validation="support",
+                                      multi_class="crammer_singer"),
+                    TightestPerceptron(budget=6, gamma=1.0, multi_class="crammer_singer"),
+                    TightestPerceptron(budget=6, kernel="laplacian",
+                                       multi_class="crammer_singer")):
+            blob = pickle.dumps(est.partial_fit(X[:120], y[:120], classes=[0, 1, 2]))
+            for field, value in est._learners[0].get_state().items():
+                for bad in corruptions(value):
+                    model = pickle.loads(blob)
+                    state = model._learners[0].get_state()
+                    state[field] = bad
+                    try:
+                        model._learners[0].set_state(state)
+                    except Exception:
+                        continue
+                    for call in (lambda: model.partial_fit(X[120:], y[120:]),
+                                 lambda: model.decision_function(X[:20])):
+                        try:
+                            call()
+                        except Exception:
+                            pass
+        print("done")
+    """)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            timeout=600, cwd=Path(__file__).parents[1])
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.split()[-1] == "done"
+
+
+@pytest.mark.parametrize("Est, params", [(TighterPerceptron, dict(validation="budget")),
+                                         (TighterPerceptron, dict(validation="full")),
+                                         (TightestPerceptron, dict(kernel="laplacian"))])
+def test_shared_skops_file_continues_the_stream(Est, params):
+    sio = pytest.importorskip("skops.io")
+    _, X, y, _, _ = SHARED[0]
+    est = Est(budget=8, gamma=1.0, multi_class="crammer_singer", random_state=0, **params)
+    est.partial_fit(X[:120], y[:120], classes=np.unique(y))
+    data = sio.dumps(est)
+    loaded = sio.loads(data, trusted=sio.get_untrusted_types(data=data))
+    for model in (est, loaded):
+        model.partial_fit(X[120:], y[120:])
+    assert_array_equal(loaded.dual_coef_, est.dual_coef_)
+    assert_array_equal(loaded.decision_function(X), est.decision_function(X))
