@@ -136,10 +136,7 @@ cdef class BoundedOGDLearner(OnlineLearner):
         cdef double a, v, q
         cdef double cap = self.eta * self.bound
         cdef double* p = &self.prob[0]
-        for i in range(n):              # w_j (unscaled: p is scale-free)
-            c = self.order[i]
-            p[i] = fabs(self.alpha[c]) * sqrt(self.kself[c]) if self.kself[c] > 0 else 0.0
-        j = draw_position(self, p, n)
+        j = draw_position(self, &self.alpha[0], p)
         for i in range(n):
             if i == j:
                 continue
@@ -212,13 +209,14 @@ cdef class SharedBoundedOGDLearner(SharedSupportLearner):
         _set_rule(self, eta, lam, bound, sampling)
         self.new_row = np.zeros(n_classes)
 
+    cdef Py_ssize_t capacity_limit(self) noexcept nogil:
+        """As :meth:`BoundedOGDLearner.capacity_limit`: ``budget + 1``."""
+        return self.budget + 1
+
     cdef int grow(self, Py_ssize_t new_capacity) except -1:
         SharedSupportLearner.grow(self, new_capacity)
         self.row_norm = _resized(self.row_norm, new_capacity)
         return 0
-
-    cdef Py_ssize_t capacity_limit(self) noexcept nogil:
-        return self.budget + 1      # (B support vectors and the example being added)
 
     def check_policy_state(self, Py_ssize_t pool_size):
         problem = (SharedSupportLearner.check_policy_state(self, pool_size)
@@ -258,25 +256,26 @@ cdef class SharedBoundedOGDLearner(SharedSupportLearner):
     cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300 nogil:
         cdef Py_ssize_t label = self.class_index(y), runner
         cdef double margin, decay = 1.0 - self.eta * self.lam
+        cdef bint removing
         self.ensure_row()
         self.compute_scores()
         margin = self.top_two_margin(label, &runner)
         if margin > 1.0:            # (one class: no rival, m = +inf)
             self.rescale(decay)
-        elif self.n_sv < self.budget:
+            return self.round_value(margin, label, runner)
+        removing = self.n_sv >= self.budget
+        if not removing:
             self.rescale(decay)
-            self.append_row(label, runner)
-            self.n_updates += 1
+        elif self.sampling == SAMPLING_UNIFORM:
+            remove_uniform(self, self.budget, decay)
         else:
-            if self.sampling == SAMPLING_UNIFORM:
-                remove_uniform(self, self.budget, decay)
-            else:
-                self.remove_by_norm(decay)
-            self.append_row(label, runner)
+            self.remove_by_norm(decay)
+        self.append_row(label, runner)
+        if removing:
             if self.sampling == SAMPLING_UNIFORM:
                 self.bound_rows()
             self.n_removals += 1
-            self.n_updates += 1
+        self.n_updates += 1
         return self.round_value(margin, label, runner)
 
     cdef int append_row(self, Py_ssize_t label, Py_ssize_t runner) except -1 nogil:
@@ -311,26 +310,20 @@ cdef class SharedBoundedOGDLearner(SharedSupportLearner):
             with gil:
                 self.prob = np.zeros(self.capacity)
         p = &self.prob[0]
-        for i in range(n):              # w_j (unscaled: p is scale-free)
-            c = self.order[i]
-            p[i] = self.row_norm[c] * sqrt(self.kself[c]) if self.kself[c] > 0 else 0.0
-        j = draw_position(self, p, n)
-        for i in range(n):
-            if i == j:
-                continue
+        j = draw_position(self, &self.row_norm[0], p)
+        self.remove_at(j)
+        for i in range(n - 1):          # the kept rows (position i was i + (i >= j))
             c = self.order[i]
             norm = self.row_norm[c] * self.scale
-            if norm == 0.0:
-                continue                # (a zero row stays 0)
-            q = 1.0 - p[i]
-            factor = cap / norm if q <= 0.0 or decay * norm >= cap * q else decay / q
-            if not is_finite(factor):
-                raise_not_finite(b"The factor of a kept coefficient row of the bounded OGD")
-            row = &self.tau[c, 0]
-            for r in range(k):
-                row[r] *= factor
-            self.row_norm[c] *= factor
-        self.remove_at(j)
+            q = 1.0 - p[i + (i >= j)]
+            if norm > 0.0:              # (a zero row stays 0)
+                factor = cap / norm if q <= 0.0 or decay * norm >= cap * q else decay / q
+                if not is_finite(factor):
+                    raise_not_finite(b"The factor of a kept coefficient row of the bounded OGD")
+                row = &self.tau[c, 0]
+                for r in range(k):
+                    row[r] *= factor
+                self.row_norm[c] *= factor
         return 0
 
 
@@ -378,14 +371,20 @@ cdef int bound_largest(OnlineLearner lr, double largest, double cap) except -1 n
     return 0
 
 
-cdef Py_ssize_t draw_position(OnlineLearner lr, double* p, Py_ssize_t n) except -1 nogil:
-    """BOGD++'s draw: the weights ``p[0:n]`` become ``p_j = 1 - (n - 1) w_j
-    / sum w`` (negative ones 0, renormalized; uniform when ``sum w = 0``);
-    ``u = rng.random_sample()``, and the first position with ``cumsum(p) >
-    u`` (the last if rounding leaves none)."""
-    cdef Py_ssize_t i, j
+cdef Py_ssize_t draw_position(OnlineLearner lr, const double* magnitude,
+                              double* p) except -1 nogil:
+    """BOGD++'s draw over the ``n`` support vectors: the weights ``w_j =
+    |magnitude_c| sqrt(k_cc)`` of their cells ``c`` (a coefficient or a
+    row's norm, unscaled: ``p`` is scale-free; 0 where ``k_cc <= 0``) give
+    ``p_j = 1 - (n - 1) w_j / sum w`` in ``p[0:n]`` (negative ones 0,
+    renormalized; uniform when ``sum w = 0``); ``u = rng.random_sample()``,
+    and the first position with ``cumsum(p) > u`` (the last if rounding
+    leaves none)."""
+    cdef Py_ssize_t i, j, c, n = lr.n_sv
     cdef double total = 0.0, kept = 0.0, u, running
     for i in range(n):
+        c = lr.order[i]
+        p[i] = fabs(magnitude[c]) * sqrt(lr.kself[c]) if lr.kself[c] > 0 else 0.0
         total += p[i]
     if not is_finite(total):
         raise_not_finite(b"The sum of the bounded OGD's coefficient weights")

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.datasets import make_blobs
+from sklearn.metrics.pairwise import laplacian_kernel
 
 from skbudget import BoundedOGDClassifier
 from skbudget._engine_testing import random_uniform
@@ -245,17 +246,23 @@ def test_shared_mode_matches_plain(stream, sampling, budget, seed, params):
     assert_shared_matches(est, plain, X)
 
 
+# (name, the estimator's kernel parameters, the oracle's kernel): the
+# laplacian kernel runs in block mode (Python computes the kernel blocks)
+OTHER_KERNELS = [
+    ("linear", dict(kernel="linear"), _kernel("linear")),
+    ("poly", dict(kernel="poly", degree=2, gamma=0.5, coef0=1.0),
+     _kernel("poly", gamma=0.5, degree=2, coef0=1.0)),
+    ("laplacian-block-mode", dict(kernel="laplacian", gamma=0.5),
+     lambda A, B: laplacian_kernel(A, B, gamma=0.5))]
+
+
 @pytest.mark.parametrize("sampling", SAMPLINGS)
-@pytest.mark.parametrize("kernel, params, func", [
-    ("linear", {}, lambda A, B: A @ B.T),
-    ("poly", dict(degree=2, gamma=0.5, coef0=1.0), lambda A, B: (0.5 * A @ B.T + 1.0) ** 2),
-    ("laplacian", dict(gamma=0.5), lambda A, B: np.exp(-0.5 * np.abs(A[:, None] - B).sum(-1))),
-], ids=["linear", "poly", "laplacian-block-mode"])
-def test_shared_mode_with_other_kernels_and_csr_matches_plain(sampling, kernel, params, func):
+@pytest.mark.parametrize("name, params, func", OTHER_KERNELS, ids=[k[0] for k in OTHER_KERNELS])
+def test_shared_mode_with_other_kernels_and_csr_matches_plain(sampling, name, params, func):
     _, X, y, _ = MULTICLASS_STREAMS[1]
     X = np.where(np.abs(X) < 0.5, 0.0, X)   # (zeros: CSR stores fewer values)
     for rows in (X, sp.csr_matrix(X)):
-        est = shared(budget=8, eta0=0.3, sampling=sampling, random_state=4, kernel=kernel,
+        est = shared(budget=8, eta0=0.3, sampling=sampling, random_state=4,
                      **params).fit(rows, y)
         plain = PlainSharedBoundedOGD(func, 5, budget=8, eta0=0.3, sampling=sampling,
                                       random_state=4).partial_fit(X, y)
