@@ -3,19 +3,21 @@
 
 from sklearn.utils._param_validation import StrOptions
 
-from skbudget._base import BaseKernelExpansionClassifier
-from skbudget._bogd_fast import COEFFICIENT, UNIFORM, BoundedOGDLearner
+from skbudget._base import BaseKernelExpansionClassifier, MultiClassModeMixin
+from skbudget._bogd_fast import (COEFFICIENT, UNIFORM, BoundedOGDLearner,
+                                 SharedBoundedOGDLearner)
 from skbudget._budget import _example
-from skbudget._declaration import CannotAverage, Declaration
-from skbudget._docstrings import attributes_doc, docstring, kernel_doc, stream_doc
-from skbudget._params import Integer, RealNumber, keep_params
+from skbudget._declaration import CannotAverage, Declaration, SharedMulticlass
+from skbudget._docstrings import (attributes_doc, docstring, kernel_doc, multi_class_doc,
+                                  stream_doc)
+from skbudget._params import MULTI_CLASS_CONSTRAINT, Integer, RealNumber, keep_params
 
 __all__ = ["BoundedOGDClassifier"]
 
 _SAMPLING = {"uniform": UNIFORM, "coefficient": COEFFICIENT}
 
 
-class BoundedOGDClassifier(BaseKernelExpansionClassifier):
+class BoundedOGDClassifier(MultiClassModeMixin, BaseKernelExpansionClassifier):
     __doc__ = docstring(
         """Bounded Online Gradient Descent (BOGD, BOGD++): kernel OGD on a budget.
 
@@ -44,11 +46,21 @@ class BoundedOGDClassifier(BaseKernelExpansionClassifier):
     The decay and BOGD's common factors are one global scale factor, so a
     round is O(1) besides the score, and O(B) when it removes.  No bias.
     This is the rule of the authors' MATLAB ``BOGD.m``; the C++ KOL's
-    "BOGD" is NORMA with oldest-first removal instead.""",
+    "BOGD" is NORMA with oldest-first removal instead.
+
+    With three or more classes, ``multi_class='crammer_singer'`` learns
+    every class on one support set of at most ``budget`` vectors, each with
+    a row of ``n_classes`` coefficients: the rule runs on the margin ``m =
+    f_y(x) - max_{c != y} f_c(x)`` against the runner-up class ``r``, a new
+    vector gets the row ``eta0 (e_y - e_r)``, the decay and the rescalings
+    multiply whole rows, and ``coef_bound`` and BOGD++'s weights read each
+    row's Euclidean norm (the user guide's OGD page).""",
         ["""budget : int, default=100
-        Maximum number of support vectors ``B >= 2`` (per one-vs-rest
-        learner: with ``n_classes > 2`` up to ``n_classes * B`` vectors are
-        stored); the unbiased rescaling divides by ``B - 1``.""",
+        Maximum number of support vectors ``B >= 2``; the unbiased
+        rescaling divides by ``B - 1``.  With ``multi_class='ovr'`` and
+        ``n_classes > 2`` it is per learner (up to ``n_classes * B``
+        vectors are stored); with ``multi_class='crammer_singer'`` (and on
+        binary problems) it bounds the whole model.""",
          """eta0 : float, default=0.5
         The constant step ``eta``: the coefficient of a new support vector.""",
          """alpha : float, default=1e-3
@@ -57,13 +69,19 @@ class BoundedOGDClassifier(BaseKernelExpansionClassifier):
         required.""",
          """coef_bound : float, default=10.0
         The bound ``gamma``: after a removal no coefficient exceeds
-        ``eta0 * coef_bound`` in magnitude.""",
+        ``eta0 * coef_bound`` in magnitude (with
+        ``multi_class='crammer_singer'``, no row in Euclidean norm; a new
+        row's norm is ``sqrt(2) eta0``).""",
          """sampling : {'uniform', 'coefficient'}, default='uniform'
         How the removed support vector is drawn: uniformly (BOGD) or
-        favouring small coefficients (BOGD++).""",
+        favouring small coefficients (BOGD++; with
+        ``multi_class='crammer_singer'``, small row norms).""",
+         multi_class_doc(budget_note="  BOGD's removal draws as the binary rule draws; "
+                                     "every scalar factor multiplies whole rows."),
          kernel_doc(), stream_doc(random_note=" and of the removals")],
         attributes_doc(n_updates="Rounds with ``y f(x) <= 1`` (each adds a support vector), summed\n"
-                                 "        over the learners."),
+                                 "        over the learners (shared mode: rounds with a margin\n"
+                                 "        ``<= 1``)."),
         see_also="""RandomBudgetPerceptron : The perceptron with uniformly random removal.
     BudgetedSGDClassifier : Budgeted SGD for the kernel SVM (a decreasing
         step, deterministic budget maintenance).""",
@@ -78,13 +96,17 @@ class BoundedOGDClassifier(BaseKernelExpansionClassifier):
 
     _declaration = Declaration(
         test_params=(dict(budget=7, gamma=1.0, random_state=0),),
-        model_variants=tuple(dict(sampling=s) for s in ("uniform", "coefficient")),
+        model_variants=(tuple(dict(sampling=s) for s in ("uniform", "coefficient"))
+                        + tuple(dict(sampling=s, multi_class="crammer_singer")
+                                for s in ("uniform", "coefficient"))),
         averaging=CannotAverage(
             "on a full budget it removes a support vector drawn at random and rescales the "
             "others so that its model stays an unbiased estimate (with sampling probabilities "
             "read from its own budget's coefficients for BOGD++): that rule is defined for the "
             "budget plus one vectors of one model, not for the union of several models, which "
             "it could not bring back to its budget"),
+        shared_multiclass=SharedMulticlass("multi_class", shared="crammer_singer",
+                                           one_vs_rest="ovr"),
     )
 
     _parameter_constraints: dict = {
@@ -94,12 +116,13 @@ class BoundedOGDClassifier(BaseKernelExpansionClassifier):
         "alpha": [RealNumber(0.0, None, closed="left")],
         "coef_bound": [RealNumber(0.0, None, closed="neither")],
         "sampling": [StrOptions(set(_SAMPLING))],
+        **MULTI_CLASS_CONSTRAINT,
     }
 
     def __init__(self, *, budget=100, eta0=0.5, alpha=1e-3, coef_bound=10.0, sampling="uniform",
-                 kernel="rbf", gamma="scale", degree=3, coef0=0.0, kernel_params=None,
-                 max_iter=1, shuffle=True, random_state=None, warm_start=False, verbose=0,
-                 n_jobs=None):
+                 multi_class="ovr", kernel="rbf", gamma="scale", degree=3, coef0=0.0,
+                 kernel_params=None, max_iter=1, shuffle=True, random_state=None,
+                 warm_start=False, verbose=0, n_jobs=None):
         keep_params(self, locals())
 
     def _make_learner(self, rng):
@@ -109,9 +132,11 @@ class BoundedOGDClassifier(BaseKernelExpansionClassifier):
                 f"eta0 * alpha must be below 1 (every round multiplies the coefficients by "
                 f"1 - eta0 * alpha); got eta0={self.eta0!r}, alpha={self.alpha!r}."
             )
-        return BoundedOGDLearner(budget=self.budget, eta=eta, lam=lam,
-                                 bound=float(self.coef_bound),
-                                 sampling=_SAMPLING[self.sampling], rng=rng)
+        params = dict(budget=self.budget, eta=eta, lam=lam, bound=float(self.coef_bound),
+                      sampling=_SAMPLING[self.sampling], rng=rng)
+        if self._shared_support:
+            return SharedBoundedOGDLearner(n_classes=len(self.classes_), **params)
+        return BoundedOGDLearner(**params)
 
     def _draws_random_numbers(self):
         return True
