@@ -235,22 +235,15 @@ cdef class SharedBoundedOGDLearner(SharedSupportLearner):
         return problem
 
     cdef int rescale(self, double factor) except -1 nogil:
-        """Every row times ``factor`` > 0 in O(1), by the global scale; the
-        scale is folded into the rows when it leaves [1e-100, 1e100] (as
-        :meth:`OnlineLearner.rescale` folds it into ``alpha``).  Returns 1
-        if it was folded, else 0."""
-        cdef Py_ssize_t i, r, c, k = self.n_outputs
-        cdef double* row
-        self.scale *= factor
-        if 1e-100 <= self.scale <= 1e100:
+        """:meth:`SharedSupportLearner.rescale`; when it folds the scale
+        into the rows, their cached norms take it too.  Returns 1 if it was
+        folded, else 0."""
+        cdef Py_ssize_t i
+        cdef double folded = self.scale * factor
+        if not SharedSupportLearner.rescale(self, factor):
             return 0
         for i in range(self.n_sv):
-            c = self.order[i]
-            row = &self.tau[c, 0]
-            for r in range(k):
-                row[r] *= self.scale
-            self.row_norm[c] *= self.scale
-        self.scale = 1.0
+            self.row_norm[self.order[i]] *= folded
         return 1
 
     cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300 nogil:

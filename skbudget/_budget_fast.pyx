@@ -35,7 +35,6 @@ a relative 1e-9 (``_numbers.tie_tolerance``), see
 
 import numpy as np
 from libc.math cimport fabs, sqrt, INFINITY
-from libc.string cimport memset
 
 from skbudget._engine cimport OnlineLearner
 from skbudget._engine import size_problem
@@ -522,21 +521,6 @@ cdef class SharedMistakeDrivenLearner(SharedSupportLearner):
                 self.after_insert(cell)
         return self.round_value(margin, label, runner)
 
-    cdef void compute_scores(self) noexcept nogil:
-        """As :meth:`SharedSupportLearner.compute_scores` (the same sums in
-        the same order, bit for bit), each support vector's row added by
-        the vector loops (AVX2 where the CPU has it)."""
-        cdef Py_ssize_t i, c, k = self.n_outputs
-        cdef double* out = &self.scores[0]
-        cdef const double* k_row = &self.k_row[0]
-        cdef const Py_ssize_t* order = &self.order[0]
-        memset(out, 0, k * sizeof(double))
-        for i in range(self.n_sv):
-            c = order[i]
-            skb_axpy(out, k_row[c], &self.tau[c, 0], k)
-        for i in range(k):
-            out[i] *= self.scale
-
     cdef bint wants_update(self, double margin) noexcept nogil:
         return margin <= 0.0
 
@@ -548,20 +532,6 @@ cdef class SharedMistakeDrivenLearner(SharedSupportLearner):
 
     cdef int after_insert(self, Py_ssize_t cell) except -1 nogil:
         return 0
-
-    cdef int rescale(self, double factor) except -1 nogil:
-        """The engine's O(1) rescale; when it folds the global scale into
-        the stored coefficients, the rows ``tau`` take it too (the engine
-        folds only its own ``alpha``)."""
-        cdef Py_ssize_t i, r, c
-        cdef double folded = self.scale * factor
-        if not SharedSupportLearner.rescale(self, factor):
-            return 0
-        for i in range(self.n_sv):
-            c = self.order[i]
-            for r in range(self.n_outputs):
-                self.tau[c, r] *= folded
-        return 1
 
 
 cdef class SharedStoptronLearner(SharedMistakeDrivenLearner):

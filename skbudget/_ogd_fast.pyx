@@ -458,7 +458,7 @@ cdef class SharedKernelOGDLearner(SharedSupportLearner):
         cdef Py_ssize_t label = self.class_index(y), runner
         cdef double margin
         self.ensure_row()
-        self.class_scores()
+        self.compute_scores()
         margin = self.top_two_margin(label, &runner)
         if runner >= 0 and not is_finite(margin):   # finite scores too far apart
             raise_not_finite(b"The margin f_y(x) - f_r(x)")
@@ -470,43 +470,6 @@ cdef class SharedKernelOGDLearner(SharedSupportLearner):
             else:
                 self.insert(label, runner)
         return self.round_value(margin, label, runner)
-
-    cdef void class_scores(self) noexcept nogil:
-        """``scores[c] = f_c(x_t)`` from the gathered kernel row: the sums of
-        ``compute_scores`` taken four support vectors at a time (oldest
-        first), so that each class's sum makes one trip through memory per
-        four vectors, not per vector (the store-to-load latency of one
-        trip per vector made a round about three times the binary one at
-        ``k = 10``, ``B = 500``)."""
-        cdef Py_ssize_t i = 0, r, k = self.n_outputs, n = self.n_sv
-        cdef double* out = &self.scores[0]
-        cdef const Py_ssize_t* order
-        cdef const double* kv
-        cdef const double* tau
-        cdef const double* a
-        cdef const double* b
-        cdef const double* c
-        cdef const double* d
-        cdef double ka, kb, kc, kd
-        for r in range(k):
-            out[r] = 0.0
-        if n == 0:
-            return
-        order, kv, tau = &self.order[0], &self.k_row[0], &self.tau[0, 0]
-        while i + 4 <= n:
-            a, b = tau + order[i] * k, tau + order[i + 1] * k
-            c, d = tau + order[i + 2] * k, tau + order[i + 3] * k
-            ka, kb, kc, kd = kv[order[i]], kv[order[i + 1]], kv[order[i + 2]], kv[order[i + 3]]
-            for r in range(k):
-                out[r] += (a[r] * ka + b[r] * kb) + (c[r] * kc + d[r] * kd)
-            i += 4
-        while i < n:
-            a, ka = tau + order[i] * k, kv[order[i]]
-            for r in range(k):
-                out[r] += a[r] * ka
-            i += 1
-        for r in range(k):
-            out[r] *= self.scale
 
     cdef int insert(self, Py_ssize_t label, Py_ssize_t runner) except -1 nogil:
         """Add ``x_t`` with the row ``eta (e_y - e_r)`` (true values)."""

@@ -218,6 +218,26 @@ SKB_VERSIONS(int, skb_axpy, (double *y, double a, const double *x, ptrdiff_t n),
     return 0;
 }
 
+/* y[c] += a0 x0[c], then += a1 x1[c], += a2 x2[c], += a3 x3[c], for c < n:
+ * four skb_axpy in turn, bit for bit (each y[c] takes the four terms in
+ * that order), with one load and store of y per four rows. */
+SKB_VERSIONS(int, skb_axpy4, (double *y, const double *a, const double *x0, const double *x1,
+                              const double *x2, const double *x3, ptrdiff_t n),
+             (y, a, x0, x1, x2, x3, n))
+{
+    ptrdiff_t c;
+    const double a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
+    for (c = 0; c < n; c++) {
+        double v = y[c];
+        v += a0 * x0[c];
+        v += a1 * x1[c];
+        v += a2 * x2[c];
+        v += a3 * x3[c];
+        y[c] = v;
+    }
+    return 0;
+}
+
 /* sum a[j] b[j] with four partial sums, the arithmetic of _kernel_rows'
  * dense_dot (bit for bit). */
 static SKB_ALWAYS_INLINE double skb_dot4(const double *a, const double *b, ptrdiff_t n)
