@@ -3,7 +3,10 @@
 Run as ``python -m tests.corrupt_states`` (``tests/test_corrupt_state.py`` does,
 in a child process, so that a crash fails the test instead of killing
 pytest).  For every estimator, kernel mode (store: ``rbf``, block:
-``laplacian``) and problem (binary, three classes), each field of the first learner's state is
+``laplacian``) and problem (binary, three classes; three classes in the
+shared multi-class mode too, for the estimators whose mode is a parameter
+that does not select it by default: printed as ``<name>-shared``), each
+field of the first learner's state is
 replaced by bad values (shifted, negative or zero integers, truncated or
 emptied arrays, out-of-range indices, NaN) and the model is then trained,
 asked for scores (the voted hypothesis too), pickled and trained again,
@@ -20,6 +23,7 @@ import scipy.sparse as sp
 
 from skbudget import SequentialSearchCV
 from skbudget._base import BaseKernelExpansionClassifier
+from skbudget._declaration import declaration_of
 from skbudget.discovery import all_estimators
 from tests.test_common import params_taken
 
@@ -127,23 +131,36 @@ def compress_to_budget(learner):
     return learner.compress() if hasattr(learner, "compress") else None
 
 
+def configurations():
+    """(printed name, estimator class, parameters beyond the common ones,
+    the problems to run): every estimator on both problems, and those whose
+    shared multi-class mode is a parameter off by default in that mode on
+    three classes."""
+    for name, Est in all_estimators():
+        if Est is SequentialSearchCV:
+            continue
+        yield name, Est, {}, ("binary", "3 classes")
+        mode = declaration_of(Est).shared_multiclass
+        if mode is not None and mode.param is not None and (
+                Est().get_params()[mode.param] != mode.shared):
+            yield f"{name}-shared", Est, {mode.param: mode.shared}, ("3 classes",)
+
+
 def main():
     rng = np.random.RandomState(0)
     X = rng.normal(size=(300, 3))
     problems = {"binary": (X[:, 0] > 0).astype(int), "3 classes": np.argmax(X, axis=1)}
-    for name, Est in all_estimators():
-        if Est is SequentialSearchCV:
-            continue
+    for name, Est, mode, problem_names in configurations():
         # (a model that is no kernel expansion: its features' RBF kernel only)
         expansion = issubclass(Est, BaseKernelExpansionClassifier)
         kernels = ("rbf", "laplacian") if expansion else ("rbf",)
         for kernel in kernels:
-            params = params_taken(Est, gamma=1.0, budget=10)
+            params = {**params_taken(Est, gamma=1.0, budget=10), **mode}
             if expansion:
                 params["kernel"] = kernel
             if "maintenance" in Est().get_params() and kernel != "rbf":
                 params["maintenance"] = "projection"
-            for y in problems.values():
+            for y in (problems[problem] for problem in problem_names):
                 fitted = Est(**params).partial_fit(X[:200], y[:200], classes=np.unique(y))
                 blob = pickle.dumps(fitted)
                 for field, value in fitted._learners[0].get_state().items():

@@ -23,18 +23,36 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_corrupted_learner_state_raises_instead_of_crashing():
     # every field of every estimator's learner state, in a child process
+    # (each shared multi-class mode too)
     result = subprocess.run([sys.executable, "-m", "tests.corrupt_states"], capture_output=True,
-                            text=True, timeout=600, cwd=Path(__file__).parents[1])
+                            text=True, timeout=900, cwd=Path(__file__).parents[1])
     assert result.returncode == 0, result.stderr[-2000:]
     lines = result.stdout.splitlines()
     assert lines[-1] == "done"
     refused = {tuple(line.split()[1:]) for line in lines[:-1]}
     # the entry checks fire: the store's indices, and each policy's own state
-    for name, field in [("Forgetron", "order"), ("Forgetron", "free_cells"),
+    shared = [(f"{name}-shared", field)
+              for name in ("Stoptron", "RandomBudgetPerceptron", "Forgetron",
+                           "KernelPassiveAggressive", "Projectron", "ProjectronPlusPlus")
+              for field in ("tau", "label", "new_row")]
+    shared += [("Forgetron-shared", field) for field in ("Q", "n_removals")]
+    shared += [("Stoptron-shared", "budget")]
+    shared += [(f"{name}-shared", field) for name in ("Projectron", "ProjectronPlusPlus")
+               for field in ("chol", "w", "c")]
+    for name, field in shared + [("Forgetron", "order"), ("Forgetron", "free_cells"),
                         ("KernelPerceptron", "event_cell"), ("Projectron", "chol"),
                         ("TighterPerceptron", "vslot"), ("TightestPerceptron", "wpos"),
                         ("BudgetMIRA", "label"), ("BudgetedSGDClassifier", "budget"),
-                        ("BudgetedSGDClassifier", "row_sqnorm")]:
+                        ("BudgetedSGDClassifier", "row_sqnorm"),
+                        # the shared multi-class modes' own state
+                        ("Stoptron-shared", "new_row"), ("Forgetron-shared", "newer_sum"),
+                        ("Projectron-shared", "chol"), ("ProjectronPlusPlus-shared", "work"),
+                        ("TighterPerceptron-shared", "vslot"),
+                        ("TightestPerceptron-shared", "counts"),
+                        ("BudgetedPassiveAggressive-shared", "row_sqnorm"),
+                        ("BoundedOGDClassifier-shared", "row_norm"),
+                        ("KernelOGDClassifier-shared", "new_row"),
+                        ("NystromOGDClassifier-shared", "tau")]:
         for kernel in ("rbf", "laplacian"):
             assert (name, kernel, field) in refused
 
