@@ -250,9 +250,7 @@ cdef class SharedBoundedOGDLearner(SharedSupportLearner):
         cdef Py_ssize_t label = self.class_index(y), runner
         cdef double margin, decay = 1.0 - self.eta * self.lam
         cdef bint removing
-        self.ensure_row()
-        self.compute_scores()
-        margin = self.top_two_margin(label, &runner)
+        margin = self.round_margin(label, &runner)
         if margin > 1.0:            # (one class: no rival, m = +inf)
             self.rescale(decay)
             return self.round_value(margin, label, runner)

@@ -1055,9 +1055,7 @@ cdef class SharedBPALearner(SharedSupportLearner):
     cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300 nogil:
         cdef Py_ssize_t label = self.class_index(y), runner
         cdef double margin, loss, cap, tau
-        self.ensure_row()
-        self.compute_scores()
-        margin = self.top_two_margin(label, &runner)
+        margin = self.round_margin(label, &runner)
         if runner < 0:                  # one class: no rival, no step
             return margin
         if not is_finite(margin):

@@ -419,9 +419,7 @@ cdef class MulticlassBSGDLearner(SharedSupportLearner):
         cdef Py_ssize_t label = self.class_index(y), cell, runner
         cdef double margin
         cdef double* scores = &self.scores[0]
-        self.ensure_row()
-        self.compute_scores()       # f_c before the step: scale 1/(λ (t − 1))
-        margin = self.top_two_margin(label, &runner)
+        margin = self.round_margin(label, &runner)    # scores before the step: scale 1/(λ (t − 1))
         if not (isfinite(margin) or runner < 0):   # finite scores too far apart
             with gil:
                 raise ValueError(

@@ -506,9 +506,7 @@ cdef class SharedMistakeDrivenLearner(SharedSupportLearner):
     cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300 nogil:
         cdef Py_ssize_t label = self.class_index(y), runner, room, cell
         cdef double margin
-        self.ensure_row()
-        self.compute_scores()
-        margin = self.top_two_margin(label, &runner)
+        margin = self.round_margin(label, &runner)
         if runner >= 0 and self.wants_update(margin):
             room = self.make_room()
             if room != NO_ROOM:

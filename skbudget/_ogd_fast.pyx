@@ -457,9 +457,7 @@ cdef class SharedKernelOGDLearner(SharedSupportLearner):
     cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300 nogil:
         cdef Py_ssize_t label = self.class_index(y), runner
         cdef double margin
-        self.ensure_row()
-        self.compute_scores()
-        margin = self.top_two_margin(label, &runner)
+        margin = self.round_margin(label, &runner)
         if runner >= 0 and not is_finite(margin):   # finite scores too far apart
             raise_not_finite(b"The margin f_y(x) - f_r(x)")
         if self.lam > 0.0:

@@ -305,9 +305,7 @@ cdef class SharedProjectronLearner(SharedSupportLearner):
     cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300 nogil:
         cdef Py_ssize_t label = self.class_index(y), runner
         cdef double margin
-        self.ensure_row()
-        self.compute_scores()
-        margin = self.top_two_margin(label, &runner)
+        margin = self.round_margin(label, &runner)
         if margin <= 0.0:
             self.mistake_update(label, runner)
         else:

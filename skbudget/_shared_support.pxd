@@ -21,6 +21,7 @@ cdef class SharedSupportLearner(OnlineLearner):
     cdef void compute_scores(self) noexcept nogil
     cdef Py_ssize_t class_index(self, double y) except -1 nogil
     cdef double top_two_margin(self, Py_ssize_t y, Py_ssize_t* runner) except? -1.5e300 nogil
+    cdef double round_margin(self, Py_ssize_t y, Py_ssize_t* runner) except? -1.5e300 nogil
     cdef double round_value(self, double margin, Py_ssize_t y, Py_ssize_t runner) noexcept nogil
     cdef void pair_row(self, double* row, Py_ssize_t y, Py_ssize_t runner,
                        double a) noexcept nogil

@@ -197,6 +197,15 @@ cdef class SharedSupportLearner(OnlineLearner):
             return DBL_MAX
         return scores[y] - scores[best]
 
+    cdef double round_margin(self, Py_ssize_t y, Py_ssize_t* runner) except? -1.5e300 nogil:
+        """A round's start for a shared rule: the current example's kernel
+        row gathered, its class scores (:meth:`compute_scores`) and their
+        top-two reduction (:meth:`top_two_margin`: the runner-up into
+        ``runner[0]``, the margin returned)."""
+        self.ensure_row()
+        self.compute_scores()
+        return self.top_two_margin(y, runner)
+
     cdef double round_value(self, double margin, Py_ssize_t y, Py_ssize_t runner) noexcept nogil:
         """What ``process_example`` returns for a round of margin ``margin``
         (the driver counts a mistake when it is ``<= 0``): the margin, except

@@ -741,9 +741,7 @@ cdef class SharedValidatedRemovalLearner(SharedSupportLearner):
     cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300 nogil:
         cdef Py_ssize_t label = self.class_index(y), runner, cell, pos
         cdef double margin
-        self.ensure_row()
-        self.compute_scores()
-        margin = self.top_two_margin(label, &runner)
+        margin = self.round_margin(label, &runner)
         if margin <= 0.0:           # (one class: no rival, m = +inf)
             self.before_insert(label, example_id)
             self.pair_row(&self.new_row[0], label, runner, 1.0)
