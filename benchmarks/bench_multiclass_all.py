@@ -48,16 +48,15 @@ import time
 import warnings
 
 from _common import (  # noqa: E402  (before NumPy)
-    DATA, RESULTS, best_times_alternating, markdown_table, quick_parser,
-    use_one_blas_thread, write_json)
+    RESULTS, best_times_alternating, markdown_table, quick_parser, use_one_blas_thread,
+    write_json)
 
 use_one_blas_thread()
 
 import numpy as np  # noqa: E402
+from bench_bsgd_multiclass import letters26  # noqa: E402
+from bench_bsgd_multiclass import load as load_split  # noqa: E402
 from sklearn.base import clone  # noqa: E402
-from sklearn.datasets import make_classification  # noqa: E402
-from sklearn.model_selection import train_test_split  # noqa: E402
-from sklearn.preprocessing import StandardScaler  # noqa: E402
 
 from skbudget._declaration import declaration_of  # noqa: E402
 from skbudget.discovery import all_estimators  # noqa: E402
@@ -73,18 +72,9 @@ VARIANTS = {"BudgetedPassiveAggressive": [dict(maintenance="simple"),
 
 
 def load(name):
-    """(X_train, X_test, y_train, y_test)."""
-    if name == "mnist5k":
-        data = np.loadtxt(DATA / "mnist5k" / "mnist_5k.csv.gz", delimiter=",")
-        X, y = data[:, :-1] / 255.0, data[:, -1].astype(int)
-        return train_test_split(X, y, stratify=y, random_state=0, train_size=4000,
-                                test_size=1000)
-    X, y = make_classification(10000, n_features=16, n_informative=12, n_redundant=2,
-                               n_classes=26, n_clusters_per_class=1, class_sep=2.0,
-                               flip_y=0.02, random_state=0)
-    X = StandardScaler().fit_transform(X)
-    return train_test_split(X, y, stratify=y, random_state=0, train_size=8000,
-                            test_size=2000)
+    """(X_train, X_test, y_train, y_test): the splits of
+    ``bench_bsgd_multiclass.py``."""
+    return letters26() if name == "letters26" else load_split("mnist")
 
 
 def estimators():
