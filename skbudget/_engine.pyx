@@ -123,8 +123,10 @@ def check_rows_to_themselves(const double[:, ::1] X, int kind, double gamma, dou
 
 # rows of the chunk's Gram matrix one GEMM computes (compute_self_column)
 cdef Py_ssize_t GRAM_ROWS = 16
-# the cells a learner starts with (initial_capacity)
+# the cells a learner starts with (initial_capacity), and the largest
+# limit it takes at once instead (a Gram matrix of at most 128 kB)
 INITIAL_CAPACITY = 8
+UPFRONT_CELLS = 128
 
 # examples whose products with the chunk's later examples skb_fma_dots_rows
 # computes at once (with AVX-512: three cost about what one does)
@@ -1712,10 +1714,17 @@ cdef class OnlineLearner:
 
 def initial_capacity(Py_ssize_t limit):
     """The cells a learner starts with when it will hold at most ``limit``
-    (its :meth:`OnlineLearner.capacity_limit`; -1: no limit):
-    ``INITIAL_CAPACITY`` or fewer.  The arrays then grow with the support
-    set (:meth:`OnlineLearner.grow_when_full`)."""
-    return INITIAL_CAPACITY if limit < 0 else max(1, min(limit, INITIAL_CAPACITY))
+    (its :meth:`OnlineLearner.capacity_limit`; -1: no limit): all of them
+    when ``limit <= UPFRONT_CELLS`` (a small budget's few growths cost
+    more than its cells: at B = 100, growing 8 -> 16 -> 32 -> 64 -> 102
+    reallocated and copied every per-cell array and the Gram matrix four
+    times, 3-5 % of a 5 000-example epoch at d = 2), else
+    ``INITIAL_CAPACITY``, the arrays then growing with the support set
+    (:meth:`OnlineLearner.grow_when_full`): a large budget costs memory
+    only as its support set fills."""
+    if 0 <= limit <= UPFRONT_CELLS:
+        return max(1, limit)
+    return INITIAL_CAPACITY
 
 
 def size_problem(arrays, Py_ssize_t n, str what="cells"):

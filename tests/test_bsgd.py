@@ -405,24 +405,25 @@ def test_memory_follows_the_support_set(multi_class, n_classes, rule):
 @pytest.mark.parametrize("rule", RULES)
 def test_growth_up_to_a_binding_budget_changes_nothing(multi_class, n_classes, rule):
     """A budget the stream reaches: the cells double from 8 to ``budget +
-    1`` (never beyond), maintenance then runs at that capacity, and a
-    pickle taken at any call boundary continues bit for bit like the
-    model never saved (the scratch arrays rebuilt)."""
-    X, y = _bsgd_rows(n_classes, 600)
-    params = dict(budget=37, maintenance=rule, multi_class=multi_class, alpha=1e-3, gamma=0.02,
-                  random_state=0)
+    1`` (never beyond; a budget above 127, whose cells are not taken at
+    once), maintenance then runs at that capacity, and a pickle taken at
+    any call boundary continues bit for bit like the model never saved (the
+    scratch arrays rebuilt)."""
+    X, y = _bsgd_rows(n_classes, 1500)
+    params = dict(budget=137, maintenance=rule, multi_class=multi_class, alpha=1e-3,
+                  gamma=0.02, random_state=0)
     whole = BudgetedSGDClassifier(**params)
     saved = BudgetedSGDClassifier(**params)
     capacities = set()
-    for start in range(0, 600, 50):
-        rows = slice(start, start + 50)
+    for start in range(0, 1500, 100):
+        rows = slice(start, start + 100)
         whole.partial_fit(X[rows], y[rows], classes=np.unique(y))
         saved = pickle.loads(pickle.dumps(saved)).partial_fit(X[rows], y[rows],
                                                               classes=np.unique(y))
         _assert_identical(whole, saved)
         capacities |= {learner.capacity for learner in whole._learners}
-    assert capacities <= {8, 16, 32, 38} and 38 in capacities
-    assert all(learner.n_sv == 37 for learner in whole._learners)
+    assert capacities <= {8, 16, 32, 64, 128, 138} and 138 in capacities
+    assert all(learner.n_sv == 137 for learner in whole._learners)
     assert whole.n_maintenance_.min() > 0
 
 
