@@ -29,8 +29,8 @@ BSGD in ``bench_bsgd_multiclass.py``); every other parameter is the
 estimator's default.
 
 And the cost of a round: the shared mode's one-pass fit time per row on
-the 26-class set against the binary rule's on the same rows with two
-classes (the first 13 classes against the rest), at the same budget and
+each data set against the binary rule's on the same rows with two classes
+(the first half of the classes against the rest), at the same budget and
 with the budget full for most of the stream (B = 100), minimum over
 alternated repeats; the ratio of the two, per estimator, and the updates
 each made (the two streams need not update equally often: a rule whose
@@ -91,7 +91,7 @@ def estimators():
 
 def _size_param(estimator):
     params = estimator.get_params()
-    if "budget" in params and params["budget"] is not None:
+    if "budget" in params:          # (a budget None by default too: Projectron, NORMA)
         return "budget"
     if "n_components" in params:
         return "n_components"
@@ -156,16 +156,17 @@ def accuracy_table(data_name, sizes, orders):
     return out
 
 
-def round_cost(repeats, size=100):
-    """Shared fit time per row against the binary rule's, same rows and B."""
-    X_tr, _, y_tr, _ = load("letters26")
-    binary = (y_tr >= 13).astype(int)
+def round_cost(data_name, repeats, size=100):
+    """Shared fit time per row against the binary rule's, same rows and B
+    (the binary labels: the first half of the classes against the rest)."""
+    X_tr, _, y_tr, _ = load(data_name)
+    binary = (y_tr >= len(np.unique(y_tr)) // 2).astype(int)
     out = {}
     for label, estimator in estimators():
         param = _size_param(estimator)
         sized = {} if param is None else {param: size}
         common = dict(random_state=0, shuffle=False, **sized,
-                      **_with_gamma(estimator, GAMMA["letters26"]))
+                      **_with_gamma(estimator, GAMMA[data_name]))
         shared = clone(estimator).set_params(multi_class="crammer_singer", **common)
         two = clone(estimator).set_params(multi_class="ovr", **common)
         with warnings.catch_warnings():
@@ -179,7 +180,7 @@ def round_cost(repeats, size=100):
                        int(np.sum(clone(two).fit(X_tr, binary).n_updates_))]
         out[label] = {"shared_us_per_row": us[0], "binary_us_per_row": us[1],
                       "ratio": us[0] / us[1], "updates": updates}
-        print(f"  round cost {label:<45} shared {us[0]:7.2f} us/row, binary {us[1]:7.2f} "
+        print(f"  round cost {data_name} {label:<45} shared {us[0]:7.2f} us/row, binary {us[1]:7.2f} "
               f"us/row, ratio {us[0] / us[1]:.2f} (updates {updates[0]} / {updates[1]})",
               flush=True)
     return out
@@ -193,7 +194,8 @@ def main():
     results = {"orders": orders, "gamma": GAMMA}
     for name in data_sets:
         results[name] = accuracy_table(name, sizes, orders)
-    results["round_cost"] = round_cost(2 if args.quick else 5)
+    results["round_cost"] = {name: round_cost(name, 2 if args.quick else 5)
+                             for name in data_sets}
     write_json(RESULTS / f"multiclass_all{'_quick' if args.quick else ''}.json", results)
 
 
