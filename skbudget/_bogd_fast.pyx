@@ -172,7 +172,8 @@ cdef class SharedBoundedOGDLearner(SharedSupportLearner):
     rows ``tau`` are the coefficients divided by it; :meth:`rescale` folds
     it into them before it leaves ``[1e-100, 1e100]``).  ``process_example``
     returns the margin (:meth:`round_value`: a mistake when ``<= 0``).
-    With one class there is no rival: ``m = +inf``, the rows only decay.
+    With one class there is no rival: the margin is the largest finite
+    number, and the rows only decay.
 
     Parameters
     ----------
@@ -251,7 +252,7 @@ cdef class SharedBoundedOGDLearner(SharedSupportLearner):
         cdef double margin, decay = 1.0 - self.eta * self.lam
         cdef bint removing
         margin = self.round_margin(label, &runner)
-        if margin > 1.0:            # (one class: no rival, m = +inf)
+        if margin > 1.0:            # (one class: no rival, m = DBL_MAX)
             self.rescale(decay)
             return self.round_value(margin, label, runner)
         removing = self.n_sv >= self.budget

@@ -25,8 +25,8 @@ The two feature learners share one step, :func:`hinge_step`: score
 
 import numpy as np
 from cython cimport floating
-from libc.float cimport DBL_MIN
-from libc.math cimport INFINITY, sqrt
+from libc.float cimport DBL_MAX, DBL_MIN
+from libc.math cimport sqrt
 from libc.stdint cimport uint64_t
 
 cdef extern from "_fourier_loops.h" nogil:
@@ -759,7 +759,8 @@ cdef class MulticlassHingeLearner(FeatureLearner):
             if c != y and (runner < 0 or s[c] > s[runner]):
                 runner = c
         if runner < 0:
-            return INFINITY         # one class: no rival, no update, no mistake
+            return DBL_MAX          # one class: no rival, no update, no mistake (as
+                                    # SharedSupportLearner.top_two_margin)
         margin = s[y] - s[runner]
         if margin < 1.0:
             skb_axpy(W + y * n, self.eta, z, n)

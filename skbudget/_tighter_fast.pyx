@@ -742,7 +742,7 @@ cdef class SharedValidatedRemovalLearner(SharedSupportLearner):
         cdef Py_ssize_t label = self.class_index(y), runner, cell, pos
         cdef double margin
         margin = self.round_margin(label, &runner)
-        if margin <= 0.0:           # (one class: no rival, m = +inf)
+        if margin <= 0.0:           # (one class: no rival, m = DBL_MAX)
             self.before_insert(label, example_id)
             self.pair_row(&self.new_row[0], label, runner, 1.0)
             cell = self.append_pattern(label, &self.new_row[0])

@@ -20,6 +20,7 @@ mistake flag ``argmax_c f_c != y`` (ties: the lowest index) and the margin
 """
 
 import math
+import sys
 
 import numpy as np
 
@@ -106,9 +107,9 @@ class PlainNystromOGD(PlainKernelOGD):
 def top_two(f, label):
     """The runner-up ``r = argmax_{c != y} f_c`` (ties: the lowest index)
     and the margin ``f_y - f_r``; with one class, no rival: ``(None,
-    inf)``."""
+    the largest finite margin)``."""
     if len(f) == 1:
-        return None, math.inf
+        return None, sys.float_info.max
     rivals = np.array(f, dtype=float)
     rivals[label] = -np.inf
     r = int(np.argmax(rivals))
@@ -286,8 +287,8 @@ class PlainFourierOGDShared(PlainFourierOGD):
             self.scores.append(s)
             self.mistakes.append(int(np.argmax(s)) != c)
             rivals = [r for r in range(k) if r != c]
-            if not rivals:
-                self.margins.append(math.inf)
+            if not rivals:      # no rival: the largest finite margin
+                self.margins.append(sys.float_info.max)
                 continue
             r = max(rivals, key=lambda j: (s[j], -j))
             m = float(s[c] - s[r])
