@@ -22,7 +22,7 @@ from skbudget._budget_fast import (
     StoptronLearner,
 )
 from skbudget._declaration import CannotAverage, Declaration, SharedMulticlass
-from skbudget._docstrings import attributes_doc, docstring, kernel_doc, stream_doc
+from skbudget._docstrings import BUDGET_DOC, attributes_doc, docstring, kernel_doc, stream_doc
 from skbudget._docstrings import class_weight_doc, multi_class_doc
 from skbudget._params import BUDGET, MULTI_CLASS_CONSTRAINT, Integer, RealNumber, keep_params
 from skbudget._weights import CLASS_WEIGHT_CONSTRAINT, ExampleWeightsMixin
@@ -35,14 +35,6 @@ __all__ = [
     "Stoptron",
 ]
 
-
-# the budget of an estimator with the shared multi-class mode
-_BUDGET_DOC = """\
-budget : int, default=100
-        Maximum number of support vectors ``B``, at most ``2**31 - 3``: for
-        the whole model with ``multi_class='crammer_singer'`` (and on
-        binary problems); per one-vs-rest learner with ``'ovr'`` (up to
-        ``n_classes * B`` vectors)."""
 
 # the shared mode's one support set in the fitted attributes
 _SHARED_ATTRIBUTES = dict(
@@ -109,7 +101,7 @@ class Stoptron(_FixedBudgetClassifier):
     the coefficient row ``e_y - e_r`` (``+1`` for its class ``y``, ``-1``
     for the runner-up ``r``) while fewer than ``budget`` vectors are
     stored.""",
-        [_BUDGET_DOC, multi_class_doc()],
+        [BUDGET_DOC, multi_class_doc()],
         references="""Z. Wang and S. Vucetic, "Tighter Perceptron with Improved Dual Use of
     Cached Data for Model Representation and Validation", IJCNN 2009.
 
@@ -155,7 +147,7 @@ class RandomBudgetPerceptron(_FixedBudgetClassifier):
     on a margin ``f_y(x) - max_{c != y} f_c(x) <= 0`` the same removal
     makes room, then the example is added with the coefficient row ``e_y -
     e_r`` (``+1`` for its class ``y``, ``-1`` for the runner-up ``r``).""",
-        [_BUDGET_DOC, multi_class_doc()],
+        [BUDGET_DOC, multi_class_doc()],
         random_extra=" and of the removals",
         references="""N. Cesa-Bianchi and C. Gentile, "Tracking the best hyperplane with a
     simple budget Perceptron", COLT 2006.
@@ -271,7 +263,7 @@ class Forgetron(MultiClassModeMixin, BaseKernelExpansionClassifier):
     ``sigma_r`` the Euclidean norm of the oldest vector's row and ``mu``
     that vector's own margin ``f'_{y_r}(x_r) - max_{c != y_r}
     f'_c(x_r)``.""",
-        [_BUDGET_DOC,
+        [BUDGET_DOC,
          """self_tuned : bool, default=True
         Shrink by the self-tuned ``phi`` before each removal; ``False``
         gives the plain "remove the oldest" budget perceptron.""",

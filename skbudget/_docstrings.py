@@ -13,9 +13,10 @@ later lines carry the class-docstring indentation (4 spaces before a name,
 
 BUDGET_DOC = """\
 budget : int, default=100
-        Maximum number of support vectors ``B`` (per one-vs-rest learner:
-        with ``n_classes > 2`` up to ``n_classes * B`` vectors are stored),
-        at most ``2**31 - 3``."""
+        Maximum number of support vectors ``B``, at most ``2**31 - 3``: for
+        the whole model with ``multi_class='crammer_singer'`` (and on
+        binary problems); per one-vs-rest learner with ``'ovr'`` (up to
+        ``n_classes * B`` vectors)."""
 
 def multi_class_doc(default="ovr", budget_note=""):
     """The ``multi_class`` entry of a family with a shared multi-class mode
