@@ -785,9 +785,9 @@ cdef class SharedValidatedRemovalLearner(SharedSupportLearner):
         cdef bint top_moves
         cdef const double* row
         cdef const double* krow
-        if self.ranked.shape[0] < n:
+        if self.ranked.shape[0] < max(n, 1):    # (one row at least: the pointers below)
             with gil:
-                size = max(n, self.capacity)
+                size = max(n, self.capacity, 1)
                 self.ranked = np.zeros((size, 3), dtype=np.intp)
                 self.ranked_scores = np.zeros((size, 3))
                 self.near = np.zeros(size)

@@ -97,9 +97,20 @@ def test_the_plain_solver_reaches_every_branch(blobs):
     assert reached and sweeps > 3 and updates > len(y)
     margins = signs * (E @ w)
     assert np.any(margins < 1 - 1e-3) and np.any(margins > 1 + 1e-3)   # at C and at 0
-    # the hinge SVM optimum: LinearSVC's on the same features
-    ref = LinearSVC(loss="hinge", C=1.0, fit_intercept=False, tol=1e-12, max_iter=100_000)
-    assert_allclose(w, ref.fit(E, signs).coef_[0], rtol=1e-4, atol=1e-4)
+    # the hinge SVM optimum, against LinearSVC's on the same features: the
+    # primal objective, strongly convex, has one minimizer; the plain
+    # solver's value is as low as liblinear's (whose own stop, at its
+    # max_iter, may leave it a little short in another environment)
+    ref = LinearSVC(loss="hinge", C=1.0, fit_intercept=False, tol=1e-12, max_iter=100_000,
+                    random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        reference = ref.fit(E, signs).coef_[0]
+
+    def objective(v):
+        return 0.5 * v @ v + np.maximum(0.0, 1.0 - signs * (E @ v)).sum()
+
+    assert objective(w) <= objective(reference) * (1 + 1e-7)
 
 
 # ----------------------------------------------------------------------
