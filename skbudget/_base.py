@@ -29,6 +29,7 @@ import scipy.sparse as sp
 from numpy.random import MT19937
 from numpy.random.bit_generator import ISeedSequence
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.exceptions import DataConversionWarning
 from sklearn.utils import assert_all_finite, check_random_state
 from sklearn.utils._param_validation import StrOptions, validate_parameter_constraints
 from sklearn.utils.multiclass import (
@@ -95,7 +96,8 @@ def _checked_X(estimator, X, reset, ensure_all_finite=True):
     dtype=estimator._input_dtype, reset=reset,
     ensure_all_finite=ensure_all_finite)``.
 
-    A plain float64 input (a 2-D NumPy array, or a CSR matrix or array,
+    A plain float64 input, or float32 to an estimator that keeps it
+    (``_input_dtype`` a list) (a 2-D NumPy array, or a CSR matrix or array,
     with at least one row and one column, to an estimator fitted without
     feature names) is all of ``check_array``'s checks already but its
     finiteness: that is checked (with scikit-learn's function and error)
@@ -107,7 +109,9 @@ def _checked_X(estimator, X, reset, ensure_all_finite=True):
     the values' sum is not finite: a value that is not, or finite values
     whose sum overflows, which it then passes).  Any other ``X`` goes
     through ``validate_data``."""
-    if (type(X) in _PLAIN_X_TYPES and X.dtype == np.float64 and X.ndim == 2
+    if (type(X) in _PLAIN_X_TYPES and X.ndim == 2
+            and (X.dtype == np.float64
+                 or (X.dtype == np.float32 and isinstance(estimator._input_dtype, list)))
             and X.shape[0] >= 1 and X.shape[1] >= 1
             and not hasattr(estimator, "feature_names_in_")):
         if ensure_all_finite:
@@ -320,9 +324,16 @@ class BaseOnlineClassifier(ModelParamsMixin, PersistentModelMixin, ClassifierMix
     _chunk_size = None
     # rows per block when predicting
     _predict_chunk_size = 2048
-    # validate_data's dtype for X (FourierOGDClassifier: [np.float64,
-    # np.float32], float32 input kept float32)
+    # validate_data's dtype for X (the kernel expansions and
+    # FourierOGDClassifier: [np.float64, np.float32], float32 input kept
+    # float32)
     _input_dtype = np.float64
+    # the dtype of the rows the model stores (support vectors, landmarks)
+    # and computes its kernel values or features from: 'float32' when the
+    # call that started it had float32 X and the estimator keeps float32
+    # (``_input_dtype``); every later call's X is converted to it
+    # (:meth:`_as_storage_format`).  (A model saved before it existed: float64)
+    _storage_dtype = "float64"
     # with verbose, seconds between progress lines within a pass
     _progress_interval = 1.0
     # test instrumentation: keep every round's mistake flag (memory grows
@@ -465,6 +476,7 @@ class BaseOnlineClassifier(ModelParamsMixin, PersistentModelMixin, ClassifierMix
         self._rng = _random_state(self.random_state)
         self._start_model(X, constants, streaming)
         self._sparse_storage = sp.issparse(X)
+        self._storage_dtype = "float32" if X.dtype == np.float32 else "float64"
         self._init_constants(X)
         n_learners = 1 if len(classes) == 2 or self._shared_support else len(classes)
         if n_learners == 1:
@@ -478,9 +490,20 @@ class BaseOnlineClassifier(ModelParamsMixin, PersistentModelMixin, ClassifierMix
         self.n_iter_ = 0
 
     def _as_storage_format(self, X):
-        """A continuing call's X in the format (dense or CSR) of the call
-        that started the model (the format it stores rows in, or computes
-        features from: the same bits whatever the later calls' format)."""
+        """A continuing call's X in the format (dense or CSR) and dtype of
+        the call that started the model (the format it stores rows in, or
+        computes features from: the same bits whatever the later calls'
+        format).  A dtype that differs (float64 rows to a model started on
+        float32 ones, or the reverse) is converted, with a
+        ``DataConversionWarning`` that says so."""
+        if X.dtype != self._storage_dtype:
+            warnings.warn(
+                f"{type(self).__name__}: X has dtype {X.dtype}, but the model was started on "
+                f"{self._storage_dtype} input, which it keeps: X is converted to "
+                f"{self._storage_dtype}. Pass {self._storage_dtype} rows to avoid the copy, "
+                f"or start a new model (fit) to change the dtype.",
+                DataConversionWarning, stacklevel=4)
+            X = X.astype(self._storage_dtype)
         if self._sparse_storage and not sp.issparse(X):
             return sp.csr_matrix(X)
         if not self._sparse_storage and sp.issparse(X):
@@ -919,6 +942,9 @@ class BaseKernelExpansionClassifier(KernelParamsMixin, BaseOnlineClassifier):
 
     # a multi-epoch fit on at most this many examples computes k(X, X) once
     _gram_cache_limit = 4096
+    # float32 X is kept: the stored rows (support_vectors_) are float32,
+    # their inner products float32 (sgemm), the rest float64
+    _input_dtype = [np.float64, np.float32]
 
     def _learner_expansion(self, learner):
         """(coefficients oldest first, intercept) that predict with; a
@@ -944,7 +970,9 @@ class BaseKernelExpansionClassifier(KernelParamsMixin, BaseOnlineClassifier):
         """``k(X, X)`` for a multi-epoch fit on at most
         ``_gram_cache_limit`` examples (block mode looks kernel values up
         in it), else None."""
-        return self._kernel(X, X) if X.shape[0] <= self._gram_cache_limit else None
+        if X.shape[0] > self._gram_cache_limit:
+            return None
+        return np.ascontiguousarray(self._kernel(X, X), dtype=np.float64)
 
     def _call_n_jobs(self):
         return self.n_jobs

@@ -48,7 +48,7 @@ from skbudget._numbers cimport is_finite, is_nan, raise_not_finite, tied_or_belo
 from skbudget._shared_support cimport SharedSupportLearner
 from skbudget._span_factor cimport span_append, span_project
 from skbudget._span_factor import _factor_room
-from skbudget._vector_loops cimport skb_dot16, skb_vector_loops_init
+from skbudget._vector_loops cimport skb_vector_loops_init
 
 skb_vector_loops_init()     # the AVX2 loops where the CPU has AVX2
 
@@ -266,8 +266,6 @@ cdef class BudgetedSGDLearner(OnlineLearner):
         cdef Py_ssize_t m = self.smallest_coefficient(), i, c, k = 0, n = -1, j
         cdef Py_ssize_t cm = self.order[m], d = self.n_features
         cdef double a_m = self.alpha[cm] * self.scale, h, sign_m = self.alpha[cm]
-        cdef const double* x_m
-        cdef const double* x_n
         if not self.uses_store or self.candidates.shape[1] < self.n_sv \
                 or self.merged.shape[0] < d:
             with gil:
@@ -276,7 +274,6 @@ cdef class BudgetedSGDLearner(OnlineLearner):
         cdef Py_ssize_t* partner = &self.partner_pos[0]
         cdef const Py_ssize_t* order = &self.order[0]
         cdef const double* alpha = &self.alpha[0]
-        x_m = self.vector_of(cm)
         for i in range(self.n_sv):
             c = order[i]
             if i == m or alpha[c] * sign_m <= 0.0:
@@ -291,9 +288,7 @@ cdef class BudgetedSGDLearner(OnlineLearner):
         j = coefficient_partner(a_m, cand, k, self.merge_search)
         n = partner[j]
         h = cand[LOWER, j]
-        x_n = self.vector_of(order[n])
-        for i in range(d):
-            self.merged[i] = h * x_m[i] + (1.0 - h) * x_n[i]
+        self.blend_vectors(cm, order[n], h, &self.merged[0])
         self.degradation += cand[DEGRADATION, j]
         self.remove_at(max(m, n))
         self.remove_at(min(m, n))
@@ -491,8 +486,6 @@ cdef class MulticlassBSGDLearner(SharedSupportLearner):
         cdef Py_ssize_t cm = self.order[m], cell, label_m = self.label[cm]
         cdef bint lookup = self.merge_search == SEARCH_LOOKUP
         cdef double h, A, B, log_kappa
-        cdef const double* x_m
-        cdef const double* x_n
         cdef double* w_m = &self.tau[cm, 0]
         cdef double* w_n
         if not self.uses_store or self.candidates.shape[1] < self.n_sv \
@@ -519,13 +512,10 @@ cdef class MulticlassBSGDLearner(SharedSupportLearner):
             B = exp(cand[LOWER, j] * cand[LOWER, j] * log_kappa)
         n = self.partner_pos[j]
         h = cand[LOWER, j]
-        x_m = self.vector_of(cm)
-        x_n = self.vector_of(self.order[n])
         w_n = &self.tau[self.order[n], 0]
         cdef double* z = &self.merged[0]
         cdef double* w_z = &self.merged[d]
-        for i in range(d):
-            z[i] = h * x_m[i] + (1.0 - h) * x_n[i]
+        self.blend_vectors(cm, self.order[n], h, z)
         for r in range(k):
             w_z[r] = w_m[r] * A + w_n[r] * B
         self.degradation += cand[DEGRADATION, j] * (self.scale * self.scale)
@@ -570,10 +560,7 @@ def compress_to_budget(OnlineLearner lr, Py_ssize_t pool_size=-1):
             binary.rhs = rhs
         else:
             shared.rhs = rhs
-    lr.cur_slot = -1
-    lr.x_dense = NULL
-    lr.x_values = NULL
-    lr.x_nnz = 0
+    lr.forget_current()
     cdef Py_ssize_t i
     with nogil:
         for i in range(steps):
@@ -597,11 +584,10 @@ cdef int partner_kernels(OnlineLearner lr, Py_ssize_t cm, const Py_ssize_t* part
     ‖x_m − x_n‖²`` from one inner product (``skb_dot16``: sixteen partial
     sums, AVX2 where the CPU has it) and the stored squared norms, and
     ``κ`` its vectorized ``exp``."""
-    cdef Py_ssize_t i, c, sm = lr.slot[cm], d = lr.n_features
+    cdef Py_ssize_t i, c, sm = lr.slot[cm]
     cdef bint from_row = lookup and sm == lr.cur_slot
     cdef double* kappa = &cand[KAPPA, 0]
     cdef double* log_kappa = &cand[LOG_KAPPA, 0]
-    cdef const double* x_m = lr.vector_of(cm)
     if from_row:
         lr.ensure_row()
     for i in range(k):
@@ -610,7 +596,7 @@ cdef int partner_kernels(OnlineLearner lr, Py_ssize_t cm, const Py_ssize_t* part
             kappa[i] = lr.k_row[c]
         elif lookup:
             log_kappa[i] = -lr.kernel_gamma * squared_distance(
-                skb_dot16(x_m, lr.vector_of(c), d), lr.store_sq[sm], lr.store_sq[lr.slot[c]])
+                lr.dot16_between_slots(sm, lr.slot[c]), lr.store_sq[sm], lr.store_sq[lr.slot[c]])
         else:
             kappa[i] = lr.kernel_between_slots(sm, lr.slot[c])
             log_kappa[i] = log_of(kappa[i])

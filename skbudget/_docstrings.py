@@ -153,7 +153,8 @@ def attributes_doc(*, unit="pass",
 classes_ : ndarray of shape (n_classes,)
         Class labels.
     support_vectors_ : ndarray or sparse matrix of shape (n_SV, n_features)
-        {support_vectors}
+        {support_vectors}  float32 when the model was started on
+        float32 input, else float64.
     dual_coef_ : ndarray of shape ({rows}, n_SV)
         {dual_coef}
     intercept_ : ndarray of shape ({rows},)
@@ -272,7 +273,10 @@ def fit_doc(weighted=False):
         Parameters
         ----------
         X : {{array-like, sparse matrix}} of shape (n_samples, n_features)
-            Training vectors.
+            Training vectors.  float32 input is kept float32 by the
+            estimators that store rows or compute features from them (the
+            kernel expansions, ``FourierOGDClassifier``); other dtypes
+            are converted to float64.
         y : array-like of shape (n_samples,)
             Target values (class labels).{weight}
 
@@ -300,8 +304,10 @@ def partial_fit_doc(weighted=False):
         call raises (bad input, a kernel error, an interrupt), the model is
         left exactly as it was, and continuing gives the model of a stream
         without the failed call.  The first call fixes the storage format of
-        the support vectors (dense or CSR); later chunks in the other format
-        are converted to it.{balanced}
+        the support vectors (dense or CSR) and their dtype (float32 input
+        is kept float32 where the estimator keeps it, see ``fit``); later
+        chunks in another format or dtype are converted to it (another
+        dtype with a ``DataConversionWarning``).{balanced}
 
         Parameters
         ----------

@@ -76,7 +76,14 @@ cdef class OnlineLearner:
     cdef public int kernel_kind
     cdef public double kernel_gamma, kernel_coef0, kernel_degree
     cdef public Py_ssize_t n_features
-    cdef public double[:, ::1] store
+    # the rows: a C-contiguous float64 array, or float32 (``single``: the
+    # learner was given float32 input), set through the ``store`` property,
+    # which keeps the raw view below (``row_bytes`` per row, ``store_rows``)
+    cdef object store_array
+    cdef char* store_data
+    cdef Py_ssize_t store_rows
+    cdef Py_ssize_t row_bytes
+    cdef readonly bint single
     cdef public double[::1] store_sq
     cdef public Py_ssize_t n_slots
     cdef KernelSpec kspec
@@ -88,6 +95,8 @@ cdef class OnlineLearner:
     cdef double xx                      # ||x_t||^2 (store mode)
     cdef const double* x_dense          # x_t, dense input (store mode)
     cdef const double* x_values         # x_t, sparse input: values ...
+    cdef const float* x_dense32         # (the same, float32 store: ``single``)
+    cdef const float* x_values32
     cdef const int* x_indices           # ... their columns ...
     cdef Py_ssize_t x_nnz               # ... and how many
     cdef Py_ssize_t cur_slot            # slot holding x_t, or -1 (store mode)
@@ -112,6 +121,10 @@ cdef class OnlineLearner:
     cdef double* chunk_self
     cdef Py_ssize_t gram_until
     cdef const double* chunk_x          # the chunk's rows (chunk_len x n_features)
+    cdef const float* chunk_x32         # (float32 store)
+    cdef float[::1] chunk_rows32        # a chunk's rows, gathered or made dense (float32)
+    cdef float[::1] products32          # float32 store: a GEMM's inner products,
+                                        # before they are widened into chunk_k / chunk_self
     cdef const double* chunk_sq         # and their squared norms
     cdef Py_ssize_t chunk_len
     cdef double[::1] chunk_buffer       # the memory behind chunk_k, reused
@@ -174,7 +187,10 @@ cdef class OnlineLearner:
     cdef double dot_row(self) noexcept nogil
     cdef int set_alpha(self, Py_ssize_t cell, double a) except -1 nogil
     cdef Py_ssize_t current_slot(self) except -1 nogil
-    cdef const double* vector_of(self, Py_ssize_t cell) noexcept nogil
+    cdef void blend_vectors(self, Py_ssize_t cell_a, Py_ssize_t cell_b, double h,
+                            double* out) noexcept nogil
+    cdef double dot16_between_slots(self, Py_ssize_t a, Py_ssize_t b) noexcept nogil
+    cdef void forget_current(self) noexcept nogil
     cdef Py_ssize_t append_current(self, double coef) except -1 nogil
     cdef Py_ssize_t append_vector(self, const double* z, double coef) except -1 nogil
     cdef int remove_at(self, Py_ssize_t pos) except -1 nogil
@@ -198,17 +214,19 @@ cdef class OnlineLearner:
     cdef Py_ssize_t new_slot(self) except -1 nogil
     cdef int grow_store(self) except -1
     cdef double dot_to_slot(self, Py_ssize_t s) noexcept nogil
-    cdef int run_chunks(self, const double* X, const double* data, const int* indices,
+    cdef int run_chunks(self, const char* X, const char* data, const int* indices,
                         const int* indptr, const Py_ssize_t[::1] rows, const double[::1] y,
                         const Py_ssize_t[::1] example_ids, double[::1] scores,
                         Py_ssize_t chunk) except -1
-    cdef double* chunk_rows_buffer(self, Py_ssize_t n_values) except NULL nogil
-    cdef const double* gather_chunk_rows(self, const double* X, const Py_ssize_t[::1] rows,
-                                         Py_ssize_t start, Py_ssize_t stop) except NULL nogil
-    cdef const double* densify_chunk_rows(self, const double* data, const int* indices,
-                                          const int* indptr, const Py_ssize_t[::1] rows,
-                                          Py_ssize_t start, Py_ssize_t stop) except NULL nogil
-    cdef int compute_chunk_blocks(self, const double* rows, Py_ssize_t c) except -1 nogil
+    cdef char* chunk_rows_buffer(self, Py_ssize_t n_values) except NULL nogil
+    cdef float* products_buffer(self, Py_ssize_t n_values) except NULL nogil
+    cdef const char* gather_chunk_rows(self, const char* X, const Py_ssize_t[::1] rows,
+                                       Py_ssize_t start, Py_ssize_t stop) except NULL nogil
+    cdef const char* densify_chunk_rows(self, const char* data, const int* indices,
+                                        const int* indptr, const Py_ssize_t[::1] rows,
+                                        Py_ssize_t start, Py_ssize_t stop) except NULL nogil
+    cdef int compute_chunk_blocks(self, const char* rows, Py_ssize_t c) except -1 nogil
+    cdef int compute_chunk_blocks32(self, const float* rows, Py_ssize_t c) except -1 nogil
     cdef int compute_self_column(self, Py_ssize_t first) except -1 nogil
     cdef int finish_kernel_values(self, double* values, Py_ssize_t n,
                                   uint64_t flags) except -1 nogil

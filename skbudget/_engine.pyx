@@ -39,16 +39,17 @@ from cpython.exc cimport PyErr_CheckSignals
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from cpython.pythread cimport PyThread_get_thread_ident
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
-from scipy.linalg.cython_blas cimport dgemm
+from scipy.linalg.cython_blas cimport dgemm, sgemm
 
 from skbudget._cpu cimport avx512_tiles, fma_kernels_for, small_gemm
 from skbudget._elementwise cimport exp_inplace, power_inplace, tanh_inplace
 from skbudget._kernel_rows cimport (
-    KernelSpec, LINEAR_KERNEL, RBF_KERNEL, POLY_KERNEL, SIGMOID_KERNEL, dense_dot, sparse_dot, kernel_from_dot, kernel_to_itself, squared_distance,
+    KernelSpec, LINEAR_KERNEL, RBF_KERNEL, POLY_KERNEL, SIGMOID_KERNEL, dense_dot,
+    sparse_dot, sparse_dot32, kernel_from_dot, kernel_to_itself, squared_distance,
 )
 
 from skbudget._vector_loops cimport (
-    SKB_FMA_PADDING, skb_affine_arguments, skb_axpy, skb_dot16, skb_fma_block,
+    SKB_FMA_PADDING, skb_affine_arguments, skb_axpy, skb_dot16, skb_dot16_f32, skb_fma_block,
     skb_fma_dots_rows, skb_last_position,
     skb_nonfinite_flags, skb_rbf_arguments, skb_rbf_block_arguments, skb_replace_in_margins,
     skb_row_norms, skb_transpose, skb_vector_loops_init,
@@ -172,6 +173,21 @@ cdef inline Py_ssize_t _block_column(OnlineLearner learner, Py_ssize_t s) noexce
     return learner.chunk_column + (s - learner.n_old)
 
 
+cdef inline char* _row(OnlineLearner learner, Py_ssize_t s) noexcept nogil:
+    """Row ``s`` of the store, whatever its dtype."""
+    return learner.store_data + s * learner.row_bytes
+
+
+cdef inline double* _row64(OnlineLearner learner, Py_ssize_t s) noexcept nogil:
+    """Row ``s`` of a float64 store."""
+    return <double*> (learner.store_data + s * learner.row_bytes)
+
+
+cdef inline float* _row32(OnlineLearner learner, Py_ssize_t s) noexcept nogil:
+    """Row ``s`` of a float32 store (``single``)."""
+    return <float*> (learner.store_data + s * learner.row_bytes)
+
+
 cdef inline double _monotonic_seconds() noexcept nogil:
     cdef timespec now
     clock_gettime(CLOCK_MONOTONIC, &now)
@@ -236,20 +252,56 @@ cdef class OnlineLearner:
         self.grow(initial_capacity(self.capacity_limit()))
 
     def use_store(self, int kind, double gamma, double coef0, double degree,
-                  Py_ssize_t n_features):
+                  Py_ssize_t n_features, dtype=np.float64):
         """Switch to store mode (before any example): kernel ``kind``
-        (``_kernel_rows.KernelKind``) and its parameters, feature count."""
+        (``_kernel_rows.KernelKind``) and its parameters, feature count, and
+        the rows' dtype: float64, or float32 for float32 input (the
+        learner's calls then take float32 rows only; inner products in
+        float32, see :meth:`compute_chunk_blocks32`)."""
         if self.n_sv or self.n_slots:
             raise RuntimeError("use_store must be called on a new learner")
+        dtype = np.dtype(dtype)
+        if dtype != np.float64 and dtype != np.float32:
+            raise ValueError(f"the store holds float64 or float32 rows, not {dtype}")
         self.uses_store = True
         self.kernel_kind = kind
         self.kernel_gamma = gamma
         self.kernel_coef0 = coef0
         self.kernel_degree = degree
         self.n_features = n_features
-        self.store = np.zeros((self.capacity + 8, n_features))
+        self.store = np.zeros((self.capacity + 8, n_features), dtype=dtype)
         self.store_sq = np.zeros(self.capacity + 8)
         self._sync_kernel()
+
+    @property
+    def store(self):
+        """The stored rows (``n_slots`` of them in use): float64, or
+        float32 when the learner takes float32 input (``single``)."""
+        return self.store_array
+
+    @store.setter
+    def store(self, rows):
+        # the raw view the compiled loops read (row_bytes apart) is taken
+        # here, so no array but a checked one ever drives them
+        cdef cnp.ndarray arr
+        if not isinstance(rows, np.ndarray):
+            raise TypeError(f"the feature store must be a NumPy array, not {type(rows).__name__}")
+        if rows.ndim != 2 or rows.dtype not in (np.float64, np.float32):
+            raise ValueError(f"the feature store must be a 2-D float64 or float32 array; got "
+                             f"{rows.ndim} dimensions of {rows.dtype}")
+        arr = np.require(rows, requirements=("C", "W", "A"))
+        self.store_array = arr
+        self.store_data = <char*> cnp.PyArray_DATA(arr)
+        self.store_rows = arr.shape[0]
+        self.row_bytes = arr.shape[1] * arr.itemsize
+        self.single = arr.dtype == np.float32
+
+    def _new_store(self, Py_ssize_t n_rows):
+        """A zero store of ``n_rows`` rows, of the store's dtype, holding
+        its ``n_slots`` rows in use."""
+        store = np.zeros((n_rows, self.n_features), dtype=self.store_array.dtype)
+        store[:self.n_slots] = self.store_array[:self.n_slots]
+        return store
 
     def _sync_kernel(self):
         self.kspec.kind = self.kernel_kind
@@ -321,7 +373,7 @@ cdef class OnlineLearner:
 
     cdef Py_ssize_t new_slot(self) except -1 nogil:
         """A fresh store row (store mode); the store grows when full."""
-        if self.n_slots == self.store.shape[0] or (
+        if self.n_slots == self.store_rows or (
                 self.chunk_blocks and self.slot_row.shape[0] <= self.n_slots):
             with gil:
                 self.grow_store()
@@ -335,18 +387,16 @@ cdef class OnlineLearner:
     cdef int grow_store(self) except -1:
         """Double the feature store (and the chunk's ``slot_row``,
         ``slot_owner``, ``slot_block_row`` and ``slot_alpha``)."""
-        cdef Py_ssize_t n = self.store.shape[0]
+        cdef Py_ssize_t n = self.store_rows
         if self.n_slots == n:
-            store = np.zeros((2 * n + 8, self.n_features))
-            store[:n] = self.store
-            self.store = store
+            self.store = self._new_store(2 * n + 8)
             self.store_sq = _resized(self.store_sq, 2 * n + 8)
-        if self.chunk_blocks and self.slot_row.shape[0] < self.store.shape[0]:
-            self.slot_row = _resized(self.slot_row, self.store.shape[0])
-            self.slot_owner = _resized(self.slot_owner, self.store.shape[0])
-            self.slot_block_row = _resized(self.slot_block_row, self.store.shape[0])
-            self.added_slots = _resized(self.added_slots, self.store.shape[0])
-            self.slot_alpha = _resized(self.slot_alpha, self.store.shape[0])
+        if self.chunk_blocks and self.slot_row.shape[0] < self.store_rows:
+            self.slot_row = _resized(self.slot_row, self.store_rows)
+            self.slot_owner = _resized(self.slot_owner, self.store_rows)
+            self.slot_block_row = _resized(self.slot_block_row, self.store_rows)
+            self.added_slots = _resized(self.added_slots, self.store_rows)
+            self.slot_alpha = _resized(self.slot_alpha, self.store_rows)
         return 0
 
     cdef int rebuild_slot_alpha(self, bint laid_out) except -1 nogil:
@@ -375,7 +425,7 @@ cdef class OnlineLearner:
         cdef Py_ssize_t need
         self.compact_store(n_new)
         need = self.n_slots + n_new
-        if need > self.store.shape[0]:
+        if need > self.store_rows:
             with gil:
                 self.resize_store(2 * need)
         if self.chunk_blocks:
@@ -385,9 +435,7 @@ cdef class OnlineLearner:
     cdef int resize_store(self, Py_ssize_t n_rows) except -1:
         """The feature store with ``n_rows`` rows, the stored ones kept (and
         the chunk's per-slot arrays as large)."""
-        store = np.zeros((n_rows, self.n_features))
-        store[:self.n_slots] = np.asarray(self.store)[:self.n_slots]
-        self.store = store
+        self.store = self._new_store(n_rows)
         self.store_sq = _resized(self.store_sq, n_rows)
         if self.chunk_blocks:
             self.slot_row = np.full(n_rows, -1, dtype=np.intp)
@@ -422,8 +470,8 @@ cdef class OnlineLearner:
         cdef double* scratch
         if self.slot_map.shape[0] < max(n, 1):     # (&mark[0] below needs a row)
             with gil:
-                self.slot_mark = np.empty(self.store.shape[0], dtype=np.uint8)
-                self.slot_map = np.empty(self.store.shape[0], dtype=np.intp)
+                self.slot_mark = np.empty(self.store_rows, dtype=np.uint8)
+                self.slot_map = np.empty(self.store_rows, dtype=np.intp)
         mark = &self.slot_mark[0]
         new_slot = &self.slot_map[0]
         memset(new_slot, 0xff, n * sizeof(Py_ssize_t))     # -1: dropped
@@ -448,9 +496,9 @@ cdef class OnlineLearner:
         for s in range(first, n):   # moves into a row that moves too wait in the scratch
             if _moves_into_a_moving_row(new_slot, s, n):
                 n_moved += 1
-        if target > self.store.shape[0] or self.row_scratch.shape[0] < n_moved * (d + 1):
+        if target > self.store_rows or self.row_scratch.shape[0] < n_moved * (d + 1):
             with gil:
-                if target > self.store.shape[0]:
+                if target > self.store_rows:
                     self.resize_store(2 * (target + n_new))
                 if self.row_scratch.shape[0] < n_moved * (d + 1):
                     self.row_scratch = np.empty(2 * n_moved * (d + 1))
@@ -458,31 +506,31 @@ cdef class OnlineLearner:
         i = 0
         for s in range(first, n):   # those out first; the others straight into place
             if _moves_into_a_moving_row(new_slot, s, n):
-                memcpy(&scratch[i * (d + 1)], &self.store[s, 0], d * sizeof(double))
+                memcpy(&scratch[i * (d + 1)], _row(self, s), self.row_bytes)
                 scratch[i * (d + 1) + d] = self.store_sq[s]
                 i += 1
         for s in range(first, n):   # (no row they write is one still to be read)
             if new_slot[s] >= 0 and new_slot[s] != s and not _moves_into_a_moving_row(
                     new_slot, s, n):
-                memcpy(&self.store[new_slot[s], 0], &self.store[s, 0], d * sizeof(double))
+                memcpy(_row(self, new_slot[s]), _row(self, s), self.row_bytes)
                 self.store_sq[new_slot[s]] = self.store_sq[s]
         i = 0
         for s in range(first, n):
             if _moves_into_a_moving_row(new_slot, s, n):
-                memcpy(&self.store[new_slot[s], 0], &scratch[i * (d + 1)], d * sizeof(double))
+                memcpy(_row(self, new_slot[s]), &scratch[i * (d + 1)], self.row_bytes)
                 self.store_sq[new_slot[s]] = scratch[i * (d + 1) + d]
                 i += 1
         for i in range(self.n_free):    # free cells' rows: zeros (finite values of no weight)
             c = self.free_cells[i]
             if c < n_cells:
-                memset(&self.store[c, 0], 0, d * sizeof(double))
+                memset(_row(self, c), 0, self.row_bytes)
                 self.store_sq[c] = 0.0
         self.apply_slot_map(new_slot)
         if shared_rows:                 # cells that shared a row: a copy each
             for i in range(self.n_sv):
                 c = self.order[i]
                 if self.slot[c] != c:
-                    memcpy(&self.store[c, 0], &self.store[self.slot[c], 0], d * sizeof(double))
+                    memcpy(_row(self, c), _row(self, self.slot[c]), self.row_bytes)
                     self.store_sq[c] = self.store_sq[self.slot[c]]
                     self.slot[c] = c
         self.n_slots = target
@@ -527,10 +575,15 @@ cdef class OnlineLearner:
     # kernel values of the current example
     # ------------------------------------------------------------------
     cdef double dot_to_slot(self, Py_ssize_t s) noexcept nogil:
-        """<x_t, store[s]> (store mode)."""
+        """<x_t, store[s]> (store mode; float32 rows: their products
+        summed in float64, ``skb_dot16_f32``)."""
+        if self.single:
+            if self.x_dense32 != NULL:
+                return skb_dot16_f32(self.x_dense32, _row32(self, s), self.n_features)
+            return sparse_dot32(self.x_values32, self.x_indices, self.x_nnz, _row32(self, s))
         if self.x_dense != NULL:
-            return dense_dot(self.x_dense, &self.store[s, 0], self.n_features)
-        return sparse_dot(self.x_values, self.x_indices, self.x_nnz, &self.store[s, 0])
+            return dense_dot(self.x_dense, _row64(self, s), self.n_features)
+        return sparse_dot(self.x_values, self.x_indices, self.x_nnz, _row64(self, s))
 
     cdef double kernel_to_slot(self, Py_ssize_t s) noexcept nogil:
         """k(x_t, slot s)."""
@@ -580,7 +633,7 @@ cdef class OnlineLearner:
         then the kernel's argument and NumPy's exp / power / tanh, which
         give each value the bits they give it alone.  Values that are not
         finite are left for the reader to check (``_finite``)."""
-        skb_fma_dots_rows(&self.store[s, 0], 1, &self.chunk_xt_buffer[self.t], self.chunk_len,
+        skb_fma_dots_rows(_row64(self, s), 1, &self.chunk_xt_buffer[self.t], self.chunk_len,
                           m, self.n_features, out, m, avx512_tiles())
         _kernel_arguments(&self.kspec, out, m, &self.chunk_sq[self.t], &self.store_sq[s], False)
         if self.kspec.kind == RBF_KERNEL:
@@ -600,11 +653,21 @@ cdef class OnlineLearner:
 
     cdef double kernel_between_slots(self, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
         """k(store[a], store[b]) (store mode only)."""
+        cdef double dot
         if a == b:
             return kernel_to_itself(&self.kspec, self.store_sq[a])
-        return kernel_from_dot(&self.kspec,
-                               dense_dot(&self.store[a, 0], &self.store[b, 0], self.n_features),
-                               self.store_sq[a], self.store_sq[b])
+        if self.single:
+            dot = skb_dot16_f32(_row32(self, a), _row32(self, b), self.n_features)
+        else:
+            dot = dense_dot(_row64(self, a), _row64(self, b), self.n_features)
+        return kernel_from_dot(&self.kspec, dot, self.store_sq[a], self.store_sq[b])
+
+    cdef double dot16_between_slots(self, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
+        """<store[a], store[b]> summed as ``skb_dot16`` sums (sixteen
+        partial sums; float32 rows: ``skb_dot16_f32``, in float64)."""
+        if self.single:
+            return skb_dot16_f32(_row32(self, a), _row32(self, b), self.n_features)
+        return skb_dot16(_row64(self, a), _row64(self, b), self.n_features)
 
     cdef int set_current(self, double xx, bint gather) except -1 nogil:
         """Start the round of the example just pointed to (store mode):
@@ -749,14 +812,24 @@ cdef class OnlineLearner:
         cdef Py_ssize_t s, j
         if not self.uses_store:
             return self.n_old + self.t
+        cdef double* row
+        cdef float* row32
         if self.cur_slot < 0:
             s = self.new_slot()
-            if self.x_dense != NULL:
-                memcpy(&self.store[s, 0], self.x_dense, self.n_features * sizeof(double))
-            else:
-                memset(&self.store[s, 0], 0, self.n_features * sizeof(double))
+            if self.single and self.x_dense32 != NULL:
+                memcpy(_row32(self, s), self.x_dense32, self.row_bytes)
+            elif self.single:
+                row32 = _row32(self, s)
+                memset(row32, 0, self.row_bytes)
                 for j in range(self.x_nnz):
-                    self.store[s, self.x_indices[j]] = self.x_values[j]
+                    row32[self.x_indices[j]] = self.x_values32[j]
+            elif self.x_dense != NULL:
+                memcpy(_row64(self, s), self.x_dense, self.row_bytes)
+            else:
+                row = _row64(self, s)
+                memset(row, 0, self.row_bytes)
+                for j in range(self.x_nnz):
+                    row[self.x_indices[j]] = self.x_values[j]
             self.store_sq[s] = self.xx
             self.cur_slot = s
             if self.chunk_blocks:
@@ -764,10 +837,36 @@ cdef class OnlineLearner:
                 self.compute_self_column(self.t)
         return self.cur_slot
 
-    cdef const double* vector_of(self, Py_ssize_t cell) noexcept nogil:
-        """The features of a support vector, ``n_features`` doubles (store
-        mode; valid until the next slot is added)."""
-        return &self.store[self.slot[cell], 0]
+    cdef void blend_vectors(self, Py_ssize_t cell_a, Py_ssize_t cell_b, double h,
+                            double* out) noexcept nogil:
+        """``out = h x_a + (1 - h) x_b`` for the support vectors of cells
+        ``cell_a`` and ``cell_b`` (store mode; ``n_features`` doubles, in
+        float64 from float32 rows too), e.g. a merge of the two."""
+        cdef Py_ssize_t i
+        cdef const double* a
+        cdef const double* b
+        cdef const float* a32
+        cdef const float* b32
+        if self.single:
+            a32 = _row32(self, self.slot[cell_a])
+            b32 = _row32(self, self.slot[cell_b])
+            for i in range(self.n_features):
+                out[i] = h * a32[i] + (1.0 - h) * b32[i]
+            return
+        a = _row64(self, self.slot[cell_a])
+        b = _row64(self, self.slot[cell_b])
+        for i in range(self.n_features):
+            out[i] = h * a[i] + (1.0 - h) * b[i]
+
+    cdef void forget_current(self) noexcept nogil:
+        """No current example (a step outside a round, e.g. a compression,
+        reads none)."""
+        self.cur_slot = -1
+        self.x_dense = NULL
+        self.x_values = NULL
+        self.x_dense32 = NULL
+        self.x_values32 = NULL
+        self.x_nnz = 0
 
     cdef Py_ssize_t insert_cell(self, Py_ssize_t slot, double coef, double k_self,
                                 double k_now) except -1 nogil:
@@ -848,9 +947,11 @@ cdef class OnlineLearner:
 
     cdef Py_ssize_t append_vector(self, const double* z, double coef) except -1 nogil:
         """Add a vector that is no example of the stream (e.g. a merge of two
-        support vectors), ``n_features`` doubles, as the newest support
-        vector with true coefficient ``coef`` (store mode only); its cell."""
+        support vectors), ``n_features`` doubles (rounded to float32 in a
+        float32 store), as the newest support vector with true coefficient
+        ``coef`` (store mode only); its cell."""
         cdef Py_ssize_t i, c, cell, s
+        cdef float* row32
         if not self.uses_store:
             with gil:
                 raise RuntimeError("append_vector needs the feature store (a common kernel)")
@@ -858,8 +959,14 @@ cdef class OnlineLearner:
             with gil:
                 self.grow_when_full()
         s = self.new_slot()
-        memcpy(&self.store[s, 0], z, self.n_features * sizeof(double))
-        self.store_sq[s] = dense_dot(&self.store[s, 0], &self.store[s, 0], self.n_features)
+        if self.single:
+            row32 = _row32(self, s)
+            for i in range(self.n_features):
+                row32[i] = <float> z[i]
+            self.store_sq[s] = skb_dot16_f32(row32, row32, self.n_features)
+        else:
+            memcpy(_row64(self, s), z, self.row_bytes)
+            self.store_sq[s] = dense_dot(_row64(self, s), _row64(self, s), self.n_features)
         cell = self.free_cells[self.n_free - 1]
         if self.track_gram:
             for i in range(self.n_sv):
@@ -1189,7 +1296,7 @@ cdef class OnlineLearner:
             if not 0 <= rows[i] < n_rows:
                 raise ValueError(f"row index {rows[i]} out of range [0, {n_rows})")
 
-    def run_dense(self, const double[:, ::1] X, const Py_ssize_t[::1] rows,
+    def run_dense(self, X, const Py_ssize_t[::1] rows,
                   const double[::1] y,
                   const Py_ssize_t[::1] example_ids, double[::1] scores, Py_ssize_t chunk,
                   const double[::1] weights=None, Py_ssize_t[::1] support_sizes=None):
@@ -1205,19 +1312,22 @@ cdef class OnlineLearner:
         the stored rows, and one GEMM column per example stored during the
         chunk those with the examples after it (the arithmetic of
         ``rbf_kernel``'s blocks, whatever the chunk size).  ``chunk = 0``
-        chooses the size from the store's (see ``chunk_length``)."""
+        chooses the size from the store's (see ``chunk_length``).
+        ``X``: C-contiguous, of the store's dtype (float32 for a ``single``
+        learner, else float64)."""
         self._check_stream(X.shape[0], rows, y, example_ids, scores)
         if X.shape[1] != self.n_features:
             raise ValueError(f"X has {X.shape[1]} features, the learner {self.n_features}")
+        cdef const char* X_data = _input_data(self, X, 2)
         self.use_call_arrays(weights, support_sizes, rows.shape[0])
         try:
             if rows.shape[0]:
-                self.run_chunks(&X[0, 0], NULL, NULL, NULL, rows, y, example_ids, scores,
+                self.run_chunks(X_data, NULL, NULL, NULL, rows, y, example_ids, scores,
                                 chunk)
         finally:
             self.release_call_arrays()
 
-    def run_csr(self, const double[::1] data, const int[::1] indices, const int[::1] indptr,
+    def run_csr(self, data, const int[::1] indices, const int[::1] indptr,
                 const Py_ssize_t[::1] rows, const double[::1] y,
                 const Py_ssize_t[::1] example_ids, double[::1] scores, Py_ssize_t chunk,
                 bint known_canonical=False, const double[::1] weights=None,
@@ -1231,14 +1341,16 @@ cdef class OnlineLearner:
         ``known_canonical`` (the caller has scipy's ``has_canonical_format``)
         only what memory safety needs is: a row with every column stored is
         read as a dense row without its indices, so they are not read at
-        all (a third of the bytes of a fully stored matrix)."""
+        all (a third of the bytes of a fully stored matrix).  ``data``: of
+        the store's dtype (as ``X`` in :meth:`run_dense`)."""
         self._check_stream(indptr.shape[0] - 1, rows, y, example_ids, scores)
+        cdef const char* values = _input_data(self, data, 1)
         _check_csr_rows(data, indices, indptr, rows, self.n_features, canonical=True,
                         known_canonical=known_canonical)
         self.use_call_arrays(weights, support_sizes, rows.shape[0])
         try:
             if rows.shape[0]:
-                self.run_chunks(NULL, &data[0] if data.shape[0] else NULL,
+                self.run_chunks(NULL, values if data.shape[0] else NULL,
                                 &indices[0] if indices.shape[0] else NULL, &indptr[0],
                                 rows, y, example_ids, scores, chunk)
         finally:
@@ -1269,24 +1381,27 @@ cdef class OnlineLearner:
         self.example_weights = NULL
         self.support_sizes = NULL
 
-    cdef int run_chunks(self, const double* X, const double* data, const int* indices,
+    cdef int run_chunks(self, const char* X, const char* data, const int* indices,
                         const int* indptr, const Py_ssize_t[::1] rows, const double[::1] y,
                         const Py_ssize_t[::1] example_ids, double[::1] scores,
                         Py_ssize_t chunk) except -1:
         """The chunk loop of :meth:`run_dense` (``X``: dense rows of
         ``n_features``) and :meth:`run_csr` (``X`` NULL; ``data``,
-        ``indices``, ``indptr``), on checked input."""
+        ``indices``, ``indptr``), on checked input of the store's dtype
+        (a ``single`` learner: float32 rows, ``compute_chunk_blocks32``)."""
         cdef Py_ssize_t start = 0, stop, c, i, d = self.n_features, n = rows.shape[0]
         cdef Py_ssize_t work = 0
-        cdef const double* chunk_start
-        self.slot_row = np.full(self.store.shape[0], -1, dtype=np.intp)
-        self.slot_owner = np.full(self.store.shape[0], -1, dtype=np.intp)
-        self.slot_block_row = np.full(self.store.shape[0], -1, dtype=np.intp)
-        self.added_slots = np.empty(self.store.shape[0], dtype=np.intp)
+        cdef const char* chunk_start
+        self.slot_row = np.full(self.store_rows, -1, dtype=np.intp)
+        self.slot_owner = np.full(self.store_rows, -1, dtype=np.intp)
+        self.slot_block_row = np.full(self.store_rows, -1, dtype=np.intp)
+        self.added_slots = np.empty(self.store_rows, dtype=np.intp)
         self.n_added_slots = 0
-        if self.slot_alpha.shape[0] < self.store.shape[0]:
-            self.slot_alpha = np.zeros(self.store.shape[0])
+        if self.slot_alpha.shape[0] < self.store_rows:
+            self.slot_alpha = np.zeros(self.store_rows)
         self.chunk_rows = np.empty(0)
+        self.chunk_rows32 = np.empty(0, dtype=np.float32)
+        self.products32 = np.empty(0, dtype=np.float32)
         self.chunk_buffer = np.empty(0)
         self.chunk_self_buffer = np.empty(0)
         self.chunk_sq_buffer = np.empty(0)
@@ -1309,13 +1424,16 @@ cdef class OnlineLearner:
                         chunk_start = self.densify_chunk_rows(data, indices, indptr, rows,
                                                               start, stop)
                     elif _consecutive(rows, start, stop):     # the chunk's rows in place
-                        chunk_start = &X[rows[start] * d]
+                        chunk_start = X + rows[start] * self.row_bytes
                     else:
                         chunk_start = self.gather_chunk_rows(X, rows, start, stop)
                     self.compute_chunk_blocks(chunk_start, c)
                     for i in range(start, stop):
                         self.t = i - start
-                        self.x_dense = &chunk_start[self.t * d]
+                        if self.single:
+                            self.x_dense32 = <const float*> chunk_start + self.t * d
+                        else:
+                            self.x_dense = <const double*> chunk_start + self.t * d
                         self.set_current(self.chunk_sq[self.t], False)
                         scores[i] = learn_example(self, i, y[i], example_ids[i], &work)
                         if self.nonfinite:
@@ -1330,6 +1448,7 @@ cdef class OnlineLearner:
             self.chunk_k = NULL
             self.chunk_self = NULL
             self.chunk_x = NULL
+            self.chunk_x32 = NULL
             self.chunk_sq = NULL
             self.chunk_buffer = None
             self.chunk_self_buffer = None
@@ -1338,58 +1457,81 @@ cdef class OnlineLearner:
             self.chunk_added_buffer = None
             self.chunk_added = NULL
             self.chunk_rows = None
+            self.chunk_rows32 = None
+            self.products32 = None
             self.slot_row = None
             self.slot_owner = None
             self.slot_block_row = None
             self.added_slots = None
             self.x_dense = NULL
+            self.x_dense32 = NULL
             self.cur_slot = -1
         return 0
 
-    cdef double* chunk_rows_buffer(self, Py_ssize_t n_values) except NULL nogil:
-        """The chunk's row buffer, at least ``n_values`` doubles."""
+    cdef char* chunk_rows_buffer(self, Py_ssize_t n_values) except NULL nogil:
+        """The chunk's row buffer, at least ``n_values`` values of the
+        store's dtype."""
+        if self.single:
+            if self.chunk_rows32.shape[0] < n_values:
+                with gil:
+                    self.chunk_rows32 = np.empty(2 * n_values, dtype=np.float32)
+            return <char*> &self.chunk_rows32[0]
         if self.chunk_rows.shape[0] < n_values:
             with gil:
                 self.chunk_rows = np.empty(2 * n_values)
-        return &self.chunk_rows[0]
+        return <char*> &self.chunk_rows[0]
 
-    cdef const double* gather_chunk_rows(self, const double* X, const Py_ssize_t[::1] rows,
-                                         Py_ssize_t start, Py_ssize_t stop) except NULL nogil:
-        """``X[rows[start:stop]]`` (dense rows of ``n_features``) copied into
-        one contiguous block."""
-        cdef Py_ssize_t i, d = self.n_features
-        cdef double* out = self.chunk_rows_buffer((stop - start) * d)
+    cdef float* products_buffer(self, Py_ssize_t n_values) except NULL nogil:
+        """Room for ``n_values`` float32 inner products (a float32 store's
+        GEMM output, widened to float64 where the kernel values go)."""
+        if self.products32.shape[0] < n_values:
+            with gil:
+                self.products32 = np.empty(2 * n_values, dtype=np.float32)
+        return &self.products32[0]
+
+    cdef const char* gather_chunk_rows(self, const char* X, const Py_ssize_t[::1] rows,
+                                       Py_ssize_t start, Py_ssize_t stop) except NULL nogil:
+        """``X[rows[start:stop]]`` (dense rows of ``n_features``, of the
+        store's dtype) copied into one contiguous block."""
+        cdef Py_ssize_t i, n_bytes = self.row_bytes
+        cdef char* out = self.chunk_rows_buffer((stop - start) * self.n_features)
         for i in range(start, stop):
-            memcpy(&out[(i - start) * d], &X[rows[i] * d], d * sizeof(double))
+            memcpy(&out[(i - start) * n_bytes], &X[rows[i] * n_bytes], n_bytes)
         return out
 
-    cdef const double* densify_chunk_rows(self, const double* data, const int* indices,
-                                          const int* indptr, const Py_ssize_t[::1] rows,
-                                          Py_ssize_t start, Py_ssize_t stop) except NULL nogil:
-        """The CSR rows ``rows[start:stop]`` (canonical) as one contiguous
-        dense block: read in place when they are consecutive rows with every
-        column stored (their values are then laid out as dense rows), else
-        made dense in the chunk buffer (a full row copied as it is)."""
-        cdef Py_ssize_t i, j, a, b, d = self.n_features
-        cdef double* out
-        cdef double* row
+    cdef const char* densify_chunk_rows(self, const char* data, const int* indices,
+                                        const int* indptr, const Py_ssize_t[::1] rows,
+                                        Py_ssize_t start, Py_ssize_t stop) except NULL nogil:
+        """The CSR rows ``rows[start:stop]`` (canonical; values of the
+        store's dtype) as one contiguous dense block: read in place when
+        they are consecutive rows with every column stored (their values
+        are then laid out as dense rows), else made dense in the chunk
+        buffer (a full row copied as it is)."""
+        cdef Py_ssize_t i, j, a, b, d = self.n_features, n_bytes = self.row_bytes
+        cdef Py_ssize_t item = n_bytes // d if d else 0
+        cdef char* out
+        cdef char* row
         a = indptr[rows[start]]
         if _consecutive(rows, start, stop) and indptr[rows[stop - 1] + 1] - a == (stop - start) * d:
-            return &data[a]     # (canonical rows hold at most d values each)
+            return &data[a * item]     # (canonical rows hold at most d values each)
         out = self.chunk_rows_buffer((stop - start) * d)
         for i in range(start, stop):
-            row = &out[(i - start) * d]
+            row = &out[(i - start) * n_bytes]
             a = indptr[rows[i]]
             b = indptr[rows[i] + 1]
             if b - a == d:      # sorted, distinct, in range: columns 0 .. d-1
-                memcpy(row, &data[a], d * sizeof(double))
+                memcpy(row, &data[a * item], n_bytes)
                 continue
-            memset(row, 0, d * sizeof(double))
-            for j in range(a, b):
-                row[indices[j]] = data[j]
+            memset(row, 0, n_bytes)
+            if self.single:
+                for j in range(a, b):
+                    (<float*> row)[indices[j]] = (<const float*> data)[j]
+            else:
+                for j in range(a, b):
+                    (<double*> row)[indices[j]] = (<const double*> data)[j]
         return out
 
-    cdef int compute_chunk_blocks(self, const double* rows, Py_ssize_t c) except -1 nogil:
+    cdef int compute_chunk_blocks(self, const char* rows_data, Py_ssize_t c) except -1 nogil:
         """The squared norms of the chunk's ``c`` examples (``rows``: c x d,
         contiguous), ``chunk_sq``, computed here where the rows are in
         cache (no pass over the stream for them), and their kernel values
@@ -1421,7 +1563,12 @@ cdef class OnlineLearner:
         differently).  No operand is packed: 7.6 us against OpenBLAS's
         9.1 us (Haswell kernels) for 48 examples by 100 stored rows of
         d = 54, the transposition included.  (The small-matrix kernels,
-        AVX-512 on SkylakeX-class cores, were not measured against it.)"""
+        AVX-512 on SkylakeX-class cores, were not measured against it.)
+
+        A float32 store (``single``): :meth:`compute_chunk_blocks32`."""
+        if self.single:
+            return self.compute_chunk_blocks32(<const float*> rows_data, c)
+        cdef const double* rows = <const double*> rows_data
         cdef Py_ssize_t i, n = self.n_slots, d = self.n_features
         cdef uint64_t flags = 0
         cdef double* sq_norms
@@ -1464,13 +1611,56 @@ cdef class OnlineLearner:
         if n == 0:
             return 0
         if small:
-            _gemm_transposed(rows_t, c, &self.store[0, 0], n, d, self.chunk_k)
+            _gemm_transposed(rows_t, c, _row64(self, 0), n, d, self.chunk_k)
         elif fma:
-            skb_fma_block(rows_t, c, c, &self.store[0, 0], n, d, self.chunk_k, avx512_tiles())
+            skb_fma_block(rows_t, c, c, _row64(self, 0), n, d, self.chunk_k, avx512_tiles())
         else:
-            _gemm_nt(rows, c, &self.store[0, 0], n, d, self.chunk_k, n)
+            _gemm_nt(rows, c, _row64(self, 0), n, d, self.chunk_k, n)
         if self.kspec.kind == RBF_KERNEL:   # row i: example i against every stored row
             flags = skb_rbf_block_arguments(self.chunk_k, c, n, sq_norms, &self.store_sq[0],
+                                            -self.kspec.gamma)
+        else:                               # elementwise: the block as one row
+            flags = _kernel_arguments(&self.kspec, self.chunk_k, c * n, NULL, NULL, True)
+        return self.finish_kernel_values(self.chunk_k, c * n, flags)
+
+    cdef int compute_chunk_blocks32(self, const float* rows, Py_ssize_t c) except -1 nogil:
+        """:meth:`compute_chunk_blocks` for a float32 store: the rows' squared
+        norms from their float32 values summed in float64 (``skb_dot16_f32``),
+        the inner products with the stored rows by one ``sgemm`` (float32:
+        half the bytes of ``dgemm``'s operands and twice its products per
+        instruction), widened to float64, then the same kernel arithmetic
+        in float64.  The values between two examples of the chunk come
+        from ``sgemm`` too (:meth:`compute_self_column`)."""
+        cdef Py_ssize_t i, n = self.n_slots, d = self.n_features
+        cdef uint64_t flags = 0
+        cdef float* products
+        if (self.chunk_buffer.shape[0] < c * n or self.chunk_self_buffer.shape[0] < c * c
+                or self.chunk_sq_buffer.shape[0] < c):
+            with gil:
+                self.chunk_buffer = np.empty(2 * c * max(n, 8))
+                self.chunk_self_buffer = np.empty(c * c)
+                self.chunk_sq_buffer = np.empty(c)
+        for i in range(c):
+            self.chunk_sq_buffer[i] = skb_dot16_f32(&rows[i * d], &rows[i * d], d)
+        self.n_added_rows = 0
+        self.chunk_k = &self.chunk_buffer[0]
+        self.chunk_self = &self.chunk_self_buffer[0]
+        self.gram_until = 0
+        self.chunk_fma = False
+        self.chunk_x = NULL
+        self.chunk_x32 = rows
+        self.chunk_sq = &self.chunk_sq_buffer[0]
+        self.chunk_len = c
+        self.n_block_slots = n
+        self.n_added_slots = 0
+        if n == 0:
+            return 0
+        products = self.products_buffer(c * n)
+        _sgemm_nt(rows, c, _row32(self, 0), n, d, products, n)
+        for i in range(c * n):
+            self.chunk_k[i] = products[i]
+        if self.kspec.kind == RBF_KERNEL:   # row i: example i against every stored row
+            flags = skb_rbf_block_arguments(self.chunk_k, c, n, self.chunk_sq, &self.store_sq[0],
                                             -self.kspec.gamma)
         else:                               # elementwise: the block as one row
             flags = _kernel_arguments(&self.kspec, self.chunk_k, c * n, NULL, NULL, True)
@@ -1501,12 +1691,23 @@ cdef class OnlineLearner:
         one example's chains wait on the latency of the fused
         multiply-adds).  Then the arithmetic of
         :meth:`compute_chunk_blocks`, on this row only."""
-        cdef Py_ssize_t rows, d = self.n_features, c = self.chunk_len, m = c - first - 1
+        cdef Py_ssize_t i, j, rows, d = self.n_features, c = self.chunk_len, m = c - first - 1
         cdef double* out = &self.chunk_self[first * c + first + 1]
+        cdef float* products
         cdef bint avx512
         if m <= 0:
             return 0
-        if self.chunk_fma:     # (the chunk is transposed)
+        if self.single:         # float32 store: sgemm, then widened
+            if first >= self.gram_until:
+                rows = min(GRAM_ROWS, c - first)
+                self.gram_until = first + rows
+                products = self.products_buffer(rows * (c - first))
+                _sgemm_nt(&self.chunk_x32[first * d], rows, &self.chunk_x32[first * d],
+                          c - first, d, products, c - first)
+                for i in range(rows):
+                    for j in range(c - first):
+                        self.chunk_self[(first + i) * c + first + j] = products[i * (c - first) + j]
+        elif self.chunk_fma:     # (the chunk is transposed)
             if first >= self.gram_until:
                 avx512 = avx512_tiles()
                 rows = min(FMA_GRAM_ROWS if avx512 else 1, c - first)
@@ -1539,14 +1740,19 @@ cdef class OnlineLearner:
             self.raise_nonfinite()
         return 0
 
-    def run_sparse(self, const double[::1] data, const int[::1] indices, const int[::1] indptr,
+    def run_sparse(self, data, const int[::1] indices, const int[::1] indptr,
                    const Py_ssize_t[::1] rows, const double[::1] y,
                    const Py_ssize_t[::1] example_ids, double[::1] scores, Py_ssize_t chunk,
                    const double[::1] weights=None, Py_ssize_t[::1] support_sizes=None):
         """:meth:`run_dense` for CSR input (``data``, ``indices``,
-        ``indptr``), inner products by a gather over each row's nonzeros."""
+        ``indptr``; ``data`` of the store's dtype), inner products by a
+        gather over each row's nonzeros."""
         self._check_stream(indptr.shape[0] - 1, rows, y, example_ids, scores)
         cdef Py_ssize_t start, stop, i, a, b, n = rows.shape[0], work = 0
+        cdef const char* values = _input_data(self, data, 1)
+        cdef const double* values64 = <const double*> values
+        cdef const float* values32 = <const float*> values
+        cdef double xx
         _check_csr_rows(data, indices, indptr, rows, self.n_features)
         chunk = max(chunk, 1)
         self.x_dense = NULL
@@ -1562,13 +1768,19 @@ cdef class OnlineLearner:
                         a = indptr[rows[i]]
                         b = indptr[rows[i] + 1]
                         self.x_nnz = b - a
-                        self.x_values = &data[a] if b > a else NULL
                         self.x_indices = &indices[a] if b > a else NULL
-                        self.set_current(dense_dot(self.x_values, self.x_values, b - a), True)
+                        if self.single:
+                            self.x_values32 = values32 + a if b > a else NULL
+                            xx = skb_dot16_f32(self.x_values32, self.x_values32, b - a)
+                        else:
+                            self.x_values = values64 + a if b > a else NULL
+                            xx = dense_dot(self.x_values, self.x_values, b - a)
+                        self.set_current(xx, True)
                         scores[i] = learn_example(self, i, y[i], example_ids[i], &work)
         finally:
             self.release_call_arrays()
             self.x_values = NULL
+            self.x_values32 = NULL
             self.x_indices = NULL
             self.x_nnz = 0
             self.cur_slot = -1
@@ -1795,6 +2007,16 @@ cdef void _gemm_nt(const double* A, Py_ssize_t m, const double* B, Py_ssize_t n,
           &zero, C, &ld)
 
 
+cdef void _sgemm_nt(const float* A, Py_ssize_t m, const float* B, Py_ssize_t n,
+                    Py_ssize_t k, float* C, Py_ssize_t ldc) noexcept nogil:
+    """:func:`_gemm_nt` in float32 (BLAS sgemm)."""
+    cdef int mm = <int>n, nn = <int>m, kk = <int>k, ld = <int>ldc
+    cdef float one = 1.0, zero = 0.0
+    cdef char trans = b'T', no_trans = b'N'
+    sgemm(&trans, &no_trans, &mm, &nn, &kk, &one, <float*>B, &kk, <float*>A, &kk,
+          &zero, C, &ld)
+
+
 cdef void _gemm_transposed(const double* A_t, Py_ssize_t m, const double* B, Py_ssize_t n,
                            Py_ssize_t k, double* C) noexcept nogil:
     """C (m x n, C-contiguous) = A B^T, from ``A_t`` = A^T (k x m) and B (n x
@@ -1805,6 +2027,22 @@ cdef void _gemm_transposed(const double* A_t, Py_ssize_t m, const double* B, Py_
     cdef char trans = b'T'
     dgemm(&trans, &trans, &mm, &nn, &kk, &one, <double*>B, &kk, <double*>A_t, &nn,
           &zero, C, &mm)
+
+
+cdef const char* _input_data(OnlineLearner learner, arr, int ndim) except NULL:
+    """The data of ``arr`` (an input of a compiled call), checked: a
+    C-contiguous NumPy array of ``ndim`` dimensions and of the store's
+    dtype (float32 for a ``single`` learner, else float64), so that the
+    loops read it as the rows they store."""
+    cdef object dtype = np.float32 if learner.single else np.float64
+    if (not isinstance(arr, np.ndarray) or arr.ndim != ndim or arr.dtype != dtype
+            or not arr.flags.c_contiguous):
+        raise ValueError(f"the learner's input must be a C-contiguous {ndim}-D "
+                         f"{np.dtype(dtype)} array (its store's dtype); got "
+                         f"{getattr(arr, 'ndim', '?')}-D {getattr(arr, 'dtype', type(arr))}")
+    if arr.size == 0:       # (no row to read: any pointer but NULL)
+        return <const char*> &MAX_UINT32
+    return <const char*> cnp.PyArray_DATA(<cnp.ndarray> arr)
 
 
 cdef inline bint _consecutive(const Py_ssize_t[::1] rows, Py_ssize_t start,
@@ -1944,10 +2182,11 @@ def gather_block(const double[:, ::1] M, const Py_ssize_t[::1] rows,
     return out_arr
 
 
-def csr_parts(const double[:, ::1] rows):
+def csr_parts(const floating[:, ::1] rows):
     """``(data, indices, indptr)`` of the CSR matrix of the dense ``rows``
-    (explicit zeros dropped, sorted int32 indices): two passes over the
-    rows, the count and the copy."""
+    (explicit zeros dropped, sorted int32 indices; ``data`` of the rows'
+    dtype, float64 or float32): two passes over the rows, the count and
+    the copy."""
     cdef Py_ssize_t i, j, nnz = 0, n_rows = rows.shape[0], n_cols = rows.shape[1]
     indptr_arr = np.empty(n_rows + 1, dtype=np.int32)
     cdef int[::1] indptr = indptr_arr
@@ -1957,9 +2196,9 @@ def csr_parts(const double[:, ::1] rows):
             for j in range(n_cols):
                 nnz += rows[i, j] != 0
             indptr[i + 1] = <int>nnz
-    data_arr = np.empty(nnz)
+    data_arr = np.empty(nnz, dtype=np.float64 if floating is double else np.float32)
     indices_arr = np.empty(nnz, dtype=np.int32)
-    cdef double[::1] data = data_arr
+    cdef floating[::1] data = data_arr
     cdef int[::1] indices = indices_arr
     nnz = 0
     with nogil:

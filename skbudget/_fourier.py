@@ -21,7 +21,9 @@ float32 input (dense or CSR) is kept float32: its projections (with a
 float32 copy of ``U``, derived, never saved) and their cosine and sine are
 computed in float32 (``_fourier_loops.h``), the features then stored as
 float64 values and the learners' steps run in float64 as for float64
-input.  Each call computes in its own input's precision.
+input.  Training calls follow the first call's dtype (the estimator
+converts a later call's X, ``_as_storage_format``); prediction computes
+in its input's precision.
 """
 
 import numpy as np
@@ -220,8 +222,10 @@ class FourierOGDClassifier(MultiClassModeMixin, LinearFeaturesMixin, LinearModel
     on them while they are in cache.  float32 ``X`` (dense or CSR) is
     kept: its projections (with a float32 copy of ``U``) and their cosines
     and sines are computed in float32 (within 1.5 float32 ULP; libm in
-    float64 for ``|xU| > 2^12``), for training and prediction alike, each
-    call in its own input's precision; ``coef_`` and ``random_weights_``
+    float64 for ``|xU| > 2^12``), for training and prediction alike (the
+    training calls in the first call's dtype, a later call's ``X``
+    converted to it with a ``DataConversionWarning``; each prediction in
+    its input's); ``coef_`` and ``random_weights_``
     stay float64 (other dtypes are converted to float64).  The authors'
     MATLAB code and the C++ LIBOKL/KOL toolbox leave out the ``1 /
     sqrt(D)``, so their step is this one's divided by ``D``; KOL's cosine

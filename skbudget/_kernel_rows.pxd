@@ -44,6 +44,16 @@ cdef inline double dense_dot(const double* a, const double* b, Py_ssize_t n) noe
     return (s0 + s1) + (s2 + s3)
 
 
+cdef inline double sparse_dot32(const float* values, const int* indices, Py_ssize_t nnz,
+                                const float* dense) noexcept nogil:
+    """:func:`sparse_dot` of float32 values, summed in float64."""
+    cdef double s = 0.0
+    cdef Py_ssize_t j
+    for j in range(nnz):
+        s += <double> values[j] * <double> dense[indices[j]]
+    return s
+
+
 cdef inline double sparse_dot(const double* values, const int* indices, Py_ssize_t nnz,
                               const double* dense) noexcept nogil:
     """<x, v> for a sparse x (its ``nnz`` stored values and column indices)

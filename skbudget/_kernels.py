@@ -243,7 +243,8 @@ def squared_distances(X, Y):
     XY = dot_t(X, Y)
     xx = np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X) else (X * X).sum(axis=1)
     yy = np.asarray(Y.multiply(Y).sum(axis=1)).ravel() if sp.issparse(Y) else (Y * Y).sum(axis=1)
-    return np.ascontiguousarray(np.maximum(xx[:, None] + yy[None, :] - 2 * XY, 0.0))
+    return np.ascontiguousarray(np.maximum(xx[:, None] + yy[None, :] - 2 * XY, 0.0),
+                                dtype=np.float64)
 
 
 def _rbf(X, Y, gamma, degree, coef0):

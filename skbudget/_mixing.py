@@ -325,7 +325,7 @@ def _union_state(result, rule, learner, sources, rows, weights, base, capacity=N
     for name, values in per_vector.items():
         state[name] = padded(values, capacity + 8 if name == "store_sq" else capacity)
     if learner.uses_store:
-        store = np.zeros((capacity + 8, learner.n_features))
+        store = np.zeros((capacity + 8, learner.n_features), dtype=learner.store.dtype)
         store[:n] = vectors.toarray() if sp.issparse(vectors) else vectors
         state.update(store=store, n_slots=n)
     if state["track_gram"]:

@@ -37,6 +37,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import (
     InvalidParameterError,
+    StrOptions,
     make_constraint,
     validate_parameter_constraints,
 )
@@ -63,6 +64,7 @@ _FITTED_SCALARS = {
     "_shared_support": ["boolean"],
     "_open_classes": ["boolean"],
     "_sparse_storage": ["boolean"],
+    "_storage_dtype": [StrOptions({"float32", "float64"})],
     # (None: a callable kernel)
     "_gamma": [RealNumber(0.0, None, closed="neither"), None],
     "gamma_": [RealNumber(0.0, None, closed="neither"), None],
@@ -369,6 +371,12 @@ class PersistentModelMixin:
         if driver.pools and self._sparse_storage != sp.issparse(driver.pools[0]):
             self._refuse("_sparse_storage", self._sparse_storage,
                          f"{sp.issparse(driver.pools[0])}, the format of the stored rows")
+        stored = [learner.store for learner in driver.learners if driver.uses_store]
+        stored += [] if driver.uses_store else list(driver.pools)
+        for rows in stored:
+            if rows.dtype != self._storage_dtype:
+                self._refuse("_storage_dtype", self._storage_dtype,
+                             f"{rows.dtype}, the dtype of the stored rows")
         last_id = max([getattr(learner, "first_example_id", -1) for learner in driver.learners]
                       + [int(ids.max()) for ids in driver.pool_ids if ids.size])
         if self._n_examples_seen <= last_id:

@@ -130,11 +130,11 @@ def canonical_csr(X):
 
 
 def empty_rows(X):
-    """No rows of ``X``'s width, in its format (dense or CSR); ``X[:0]``
-    without scipy's slicing (for CSR)."""
+    """No rows of ``X``'s width, in its format (dense or CSR) and dtype;
+    ``X[:0]`` without scipy's slicing (for CSR)."""
     if not sp.issparse(X):
         return X[:0]
-    return sp.csr_matrix((np.zeros(0), np.zeros(0, dtype=np.int32),
+    return sp.csr_matrix((np.zeros(0, dtype=X.dtype), np.zeros(0, dtype=np.int32),
                           np.zeros(1, dtype=np.int32)), shape=(0, X.shape[1]))
 
 
@@ -438,7 +438,7 @@ class StreamDriver:
         if self.uses_store:
             for learner in learners:
                 learner.use_store(kernel.compiled_kind, kernel.gamma, kernel.coef0,
-                                  kernel.degree, empty_rows.shape[1])
+                                  kernel.degree, empty_rows.shape[1], empty_rows.dtype)
 
     @classmethod
     def for_features(cls, learners, features, chunk_size=None, n_jobs=None,
@@ -714,8 +714,11 @@ class StreamDriver:
                 idx = np.ascontiguousarray(idx, dtype=np.intp)
                 return gather_block(gram, idx, rows.astype(np.intp)), D
         if kernel.convention == "matrix":
-            return kernel(Xc, _stack_rows(*pools, Xc)), D
-        return np.concatenate([kernel(Xc, _stack_rows(*pools)), kernel(Xc, Xc)], axis=1), D
+            K = kernel(Xc, _stack_rows(*pools, Xc))
+        else:
+            K = np.concatenate([kernel(Xc, _stack_rows(*pools)), kernel(Xc, Xc)], axis=1)
+        # (float32 rows: the kernel's float32 values, widened for the rounds)
+        return np.ascontiguousarray(K, dtype=np.float64), D
 
     def stored_rows(self, k, slots):
         """Rows of learner ``k``'s slots (dense in store mode)."""
@@ -869,7 +872,8 @@ class _SegmentFeed:
     def buffer(self, n_rows):
         """The first ``n_rows`` rows of the segment buffer."""
         if self.dense is None:
-            self.dense = np.empty((min(self.segment, self.X.shape[0]), self.X.shape[1]))
+            self.dense = np.empty((min(self.segment, self.X.shape[0]), self.X.shape[1]),
+                                  dtype=self.X.dtype)
         return self.dense[:n_rows]
 
     def runner(self, rows):

@@ -287,6 +287,40 @@ SKB_VERSIONS(double, skb_dot16, (const double *a, const double *b, ptrdiff_t n),
     return ((s0 + s2) + (s1 + s3)) + skb_dot4(a + j, b + j, n - j);     /* + the last n % 16 */
 }
 
+/* <a, b> of float32 rows (a float32 store's): each product exact in double
+ * (24-bit significands), summed in double as skb_dot16 sums, sixteen
+ * partial sums (the AVX2 version converts four floats a register). */
+SKB_VERSIONS(double, skb_dot16_f32, (const float *a, const float *b, ptrdiff_t n), (a, b, n))
+{
+    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, s4 = 0.0, s5 = 0.0, s6 = 0.0, s7 = 0.0;
+    double s8 = 0.0, s9 = 0.0, s10 = 0.0, s11 = 0.0, s12 = 0.0, s13 = 0.0, s14 = 0.0, s15 = 0.0;
+    double tail = 0.0;
+    ptrdiff_t j = 0;
+    for (; j + 16 <= n; j += 16) {
+        s0 += (double)a[j] * (double)b[j];
+        s1 += (double)a[j + 1] * (double)b[j + 1];
+        s2 += (double)a[j + 2] * (double)b[j + 2];
+        s3 += (double)a[j + 3] * (double)b[j + 3];
+        s4 += (double)a[j + 4] * (double)b[j + 4];
+        s5 += (double)a[j + 5] * (double)b[j + 5];
+        s6 += (double)a[j + 6] * (double)b[j + 6];
+        s7 += (double)a[j + 7] * (double)b[j + 7];
+        s8 += (double)a[j + 8] * (double)b[j + 8];
+        s9 += (double)a[j + 9] * (double)b[j + 9];
+        s10 += (double)a[j + 10] * (double)b[j + 10];
+        s11 += (double)a[j + 11] * (double)b[j + 11];
+        s12 += (double)a[j + 12] * (double)b[j + 12];
+        s13 += (double)a[j + 13] * (double)b[j + 13];
+        s14 += (double)a[j + 14] * (double)b[j + 14];
+        s15 += (double)a[j + 15] * (double)b[j + 15];
+    }
+    for (; j < n; j++)
+        tail += (double)a[j] * (double)b[j];
+    s0 += s8; s1 += s9; s2 += s10; s3 += s11; s4 += s12; s5 += s13; s6 += s14; s7 += s15;
+    s0 += s4; s1 += s5; s2 += s6; s3 += s7;
+    return ((s0 + s2) + (s1 + s3)) + tail;
+}
+
 /* partial sums of skb_block_moments: enough additions in flight to keep
  * the adders busy (eight AVX2 registers) */
 #define SKB_MOMENT_SUMS 32

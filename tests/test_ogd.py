@@ -9,6 +9,7 @@ import pytest
 import scipy.sparse as sp
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.datasets import make_blobs, make_moons
+from sklearn.exceptions import DataConversionWarning
 
 import skbudget._fourier
 import skbudget._ogd_fast
@@ -856,18 +857,21 @@ def test_fourier_ogd_on_float32_agrees_with_float64(sparse):
     assert scale32.gamma_ == FourierOGDClassifier(n_components=5).fit(X, y).gamma_
 
 
-def test_fourier_ogd_each_call_computes_in_its_input_precision():
-    # partial_fit on float32 then float64 (and predicting either): each
-    # call's features in its own input's precision, the model float64
+def test_fourier_ogd_trains_in_the_first_calls_precision_and_predicts_in_its_inputs():
+    # partial_fit on float32 then float64: the float64 piece is converted to
+    # float32 (with a warning), as every estimator's later calls are; each
+    # prediction computes the features in its input's precision; the
+    # model is float64
     X, y = _moons(300)
     X32 = X.astype(np.float32)
     est = FourierOGDClassifier(n_components=30, gamma=1.0, random_state=2)
     est.partial_fit(X32[:150], y[:150], classes=[-1, 1])
-    est.partial_fit(X[150:], y[150:])
+    with pytest.warns(DataConversionWarning, match="started on float32 input"):
+        est.partial_fit(X[150:], y[150:])
     U = est.random_weights_
     learner = skbudget._ogd_fast.LinearHingeLearner(60, 0.5)
     for Z, labels in ((fourier_features(X32[:150], U), y[:150]),
-                      (fourier_features(X[150:], U), y[150:])):
+                      (fourier_features(X32[150:], U), y[150:])):
         learner.run_block(Z, labels.astype(float), np.empty(len(labels)))
     assert_array_equal(est.coef_[0], learner.w)
     assert_array_equal(est.decision_function(X32), fourier_features(X32, U) @ est.coef_[0])
