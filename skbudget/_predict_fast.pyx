@@ -29,11 +29,13 @@ vectors on every call is spread over enough rows).  For each tile:
 4. ``scores += tile @ coef[:, tile].T`` with one ``dgemm``.
 
 float32 support vectors (a model trained on float32 rows) keep the rows in
-float32: step 1 in float32 (``sgemm``, or float32 loops feature by
-feature; never the FMA kernels, which are float64's), the squared norms
-of float32 values summed in float64, the tile widened to float64 before
-step 2; steps 2 to 4 as for float64.  float64 support vectors take the
-float64 steps above, unchanged.
+float32: step 1 by ``sgemm`` in float32 (never the FMA kernels, which
+are float64's), the tile then widened to float64; feature by feature,
+the float32 values' products (exact in float64) summed in float64
+(``skb_widening_axpy``: float32 sums there were ~10 % slower than
+float64's, the tile being what costs at few features); the squared norms
+of float32 values summed in float64; steps 2 to 4 as for float64.
+float64 support vectors take the float64 steps above, unchanged.
 
 The linear kernel collapses to one weight vector per output,
 ``w = coef @ S`` (float64, ``S`` widened), and ``f(X) = X @ w.T +
@@ -55,6 +57,21 @@ from skbudget._vector_loops cimport (SKB_FMA_PADDING, skb_affine_arguments, skb_
                                      skb_row_norms, skb_transpose, skb_vector_loops_init)
 
 skb_vector_loops_init()     # the AVX2 loops where the CPU has AVX2
+
+cdef extern from *:
+    """
+    /* y[c] += a x[c] for c < n, float32 x widened to float64 (x times a
+     * float32 a: an exact product), in the AVX2 loops' two versions. */
+    SKB_VERSIONS(int, skb_widening_axpy, (double *y, double a, const float *x, ptrdiff_t n),
+                 (y, a, x, n))
+    {
+        ptrdiff_t c;
+        for (c = 0; c < n; c++)
+            y[c] += a * (double)x[c];
+        return 0;
+    }
+    """
+    int skb_widening_axpy(double* y, double a, const float* x, Py_ssize_t n) nogil
 
 # kernel values per tile (8 bytes each: 1 MB)
 cdef Py_ssize_t TILE_VALUES = 131072
@@ -81,9 +98,10 @@ def kernel_expansion(X, vectors, const double[:, ::1] coef, const double[::1] in
     float32 support vectors (dense or CSR) are kept float32, and ``X``
     (dense or CSR, any float type) is converted to float32 a block of rows
     at a time (a CSR matrix whole): the inner products ``<x, s>`` are
-    computed in float32 (``sgemm``, or float32 loops feature by feature),
-    the squared norms of the rows and vectors from their float32 values
-    summed in float64 (each product exact), and each tile is widened to
+    computed in float32 by ``sgemm`` (feature by feature, for few
+    features or very sparse rows: the float32 values' exact products
+    summed in float64), the squared norms of the rows and vectors from
+    their float32 values summed in float64, and each tile is widened to
     float64 before the kernel's argument and function; the scores are
     accumulated in float64.  The linear kernel's weight vectors ``coef @
     vectors`` and their products with ``X`` are float64.  Any other
@@ -202,10 +220,10 @@ cdef _tiled_expansion(X, const floating[:, ::1] V, const double[:, ::1] coef, in
     m_max = min(n, m_max)
     tile_arr = np.empty(m_max * t_max)
     cdef double[::1] tile = tile_arr
-    # the inner products: the tile itself in float64, else a float32 tile
-    # widened into it
-    cdef floating[::1] dots = tile_arr if floating is double else np.empty(m_max * t_max,
-                                                                            dtype=np.float32)
+    # sgemm's inner products: a float32 tile widened into the tile (float64:
+    # the tile itself; feature by feature, the sums go to the tile)
+    cdef floating[::1] dots = tile_arr if floating is double else np.empty(
+        0 if feature_by_feature else m_max * t_max, dtype=np.float32)
     cdef double[::1] x_norms = np.empty(m_max)
     cdef const floating[:, ::1] Xb
     cdef double[::1] Xt = np.empty(d * m_max + SKB_FMA_PADDING if fma else 0)
@@ -227,13 +245,13 @@ cdef _tiled_expansion(X, const floating[:, ::1] V, const double[:, ::1] coef, in
                 _fma_dots(&Xt[0], m, &V[c0, 0], t, d, &tile[0], avx512)
             elif not feature_by_feature:
                 _gemm_dots(Xb, V, c0, t, dots)
+                if floating is float:
+                    for i in range(m * t):
+                        tile[i] = dots[i]
             elif sparse_rows:
-                _csr_dots(data, indices, indptr, r0, m, VT, c0, t, dots)
+                _csr_dots(data, indices, indptr, r0, m, VT, c0, t, tile)
             else:
-                _dense_dots_by_feature(Xb, VT, c0, t, dots)
-            if floating is float:
-                for i in range(m * t):
-                    tile[i] = dots[i]
+                _dense_dots_by_feature(Xb, VT, c0, t, tile)
             _kernel_arguments(kind, gamma, coef0, tile, m, t, x_norms, v_norms, c0)
             if integer_degree >= 0:
                 skb_integer_power(&tile[0], m * t, integer_degree)
@@ -341,23 +359,22 @@ cdef void _gemm_dots(const floating[:, ::1] Xb, const floating[:, ::1] V, Py_ssi
               <float*>&Xb[0, 0], &bd, &zero, &tile[0], &bt)
 
 
-cdef inline void _axpy(floating* y, floating a, const floating* x, Py_ssize_t n) noexcept nogil:
-    """y += a x: the AVX2 loops' ``skb_axpy`` in float64, a plain loop
-    (vectorized by the compiler) in float32."""
-    cdef Py_ssize_t j
+cdef inline void _axpy(double* y, floating a, const floating* x, Py_ssize_t n) noexcept nogil:
+    """y += a x in float64: the AVX2 loops' ``skb_axpy`` for float64 ``x``,
+    ``skb_widening_axpy`` (float32 ``a`` and ``x``, products exact in
+    float64) for float32."""
     if floating is double:
         skb_axpy(y, a, x, n)
     else:
-        for j in range(n):
-            y[j] += a * x[j]
+        skb_widening_axpy(y, a, x, n)
 
 
 cdef void _dense_dots_by_feature(const floating[:, ::1] Xb, const floating[:, ::1] VT,
-                                 Py_ssize_t c0, Py_ssize_t t,
-                                 floating[::1] tile) noexcept nogil:
-    """tile[i * t + j] = sum_k Xb[i, k] V.T[k, c0 + j], feature by feature."""
+                                 Py_ssize_t c0, Py_ssize_t t, double[::1] tile) noexcept nogil:
+    """tile[i * t + j] = sum_k Xb[i, k] V.T[k, c0 + j], feature by feature
+    (summed in float64)."""
     cdef Py_ssize_t i, j, k
-    cdef floating* row
+    cdef double* row
     for i in range(Xb.shape[0]):
         row = &tile[i * t]
         for j in range(t):
@@ -369,10 +386,11 @@ cdef void _dense_dots_by_feature(const floating[:, ::1] Xb, const floating[:, ::
 
 cdef void _csr_dots(const floating[::1] data, const int[::1] indices, const int[::1] indptr,
                     Py_ssize_t r0, Py_ssize_t m, const floating[:, ::1] VT, Py_ssize_t c0,
-                    Py_ssize_t t, floating[::1] tile) noexcept nogil:
-    """tile[i * t + j] = <X[r0 + i], V[c0 + j]> from X's non-zeros and V.T."""
+                    Py_ssize_t t, double[::1] tile) noexcept nogil:
+    """tile[i * t + j] = <X[r0 + i], V[c0 + j]> from X's non-zeros and V.T
+    (summed in float64)."""
     cdef Py_ssize_t i, j, p
-    cdef floating* row
+    cdef double* row
     for i in range(m):
         row = &tile[i * t]
         for j in range(t):

@@ -1,7 +1,8 @@
 """float32 prediction: a model whose support vectors are float32 scores in float32.
 
 ``kernel_expansion`` with float32 support vectors computes the inner
-products in float32 (sgemm, float32 loops), the squared norms and
+products in float32 (sgemm; feature by feature, float32 values' products
+summed in float64), the squared norms and
 everything after the inner products in float64: its scores are compared
 with float64 kernel blocks of the same (float32) values.  The estimators
 key on the dtype of ``support_vectors_``; the models here get float32
