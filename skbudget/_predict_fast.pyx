@@ -166,16 +166,37 @@ def kernel_expansion(X, vectors, const double[:, ::1] coef, const double[::1] in
 
 def _linear_scores(X, w, scores):
     """``scores += X @ w.T`` in float64, for float32 support vectors'
-    float64 weights ``w``: ``X`` (float32 CSR, or dense of any type) taken
-    as float32 values, a block of rows of a dense ``X`` at a time (a CSR
-    ``X``'s sparse product upcasts its values itself)."""
+    float64 weights ``w``: ``X`` (a canonical float32 CSR matrix, or dense
+    of any type) taken as float32 values, a block of rows of a dense ``X``
+    at a time, a CSR ``X`` row by row (:func:`_csr_linear_scores`)."""
     if sp.issparse(X):
-        scores += np.asarray(X @ w.T)
+        _csr_linear_scores(X.data, X.indices.astype(np.intc, copy=False),
+                           X.indptr.astype(np.intc, copy=False),
+                           np.ascontiguousarray(w.T), scores)
         return
     cdef Py_ssize_t r0, step = max(1, GEMM_ROW_VALUES // max(1, X.shape[1]))
     for r0 in range(0, X.shape[0], step):
         rows = np.asarray(X[r0:r0 + step], dtype=np.float32)
         scores[r0:r0 + step] += rows.astype(np.float64) @ w.T
+
+
+cdef void _csr_linear_scores(const float[::1] data, const int[::1] indices,
+                             const int[::1] indptr, const double[:, ::1] wT,
+                             double[:, ::1] scores) noexcept nogil:
+    """scores[i] += sum_p data[p] wT[indices[p]] over row i's non-zeros, in
+    float64 (what scipy's product computes after copying the values to
+    float64)."""
+    cdef Py_ssize_t i, p, o, n_out = scores.shape[1]
+    cdef double value
+    cdef double* row
+    cdef const double* weights
+    for i in range(scores.shape[0]):
+        row = &scores[i, 0]
+        for p in range(indptr[i], indptr[i + 1]):
+            value = data[p]
+            weights = &wT[indices[p], 0]
+            for o in range(n_out):
+                row[o] += value * weights[o]
 
 
 cdef _tiled_expansion(X, const floating[:, ::1] V, const double[:, ::1] coef, int kind,
