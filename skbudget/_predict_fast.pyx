@@ -40,8 +40,9 @@ float64 support vectors take the float64 steps above, unchanged.
 The linear kernel collapses to one weight vector per output,
 ``w = coef @ S`` (float64, ``S`` widened), and ``f(X) = X @ w.T +
 intercept`` (float64).  No ``n_samples x n_SV`` array is ever formed.
-BLAS runs on the calling thread only (the caller holds it to one thread: tiles are too small for
-BLAS threads to pay off, and on a busy machine their wake-ups dominate).
+BLAS runs on the calling thread only (the caller holds it to one thread:
+tiles are too small for BLAS threads to pay off, and on a busy machine
+their wake-ups dominate).
 """
 
 import numpy as np
