@@ -91,15 +91,15 @@ def _checked_plain_labels(X, y, estimator_name):
 _PLAIN_X_TYPES = (np.ndarray, sp.csr_matrix, sp.csr_array)
 
 
-def _checked_X(estimator, X, reset, ensure_all_finite=True):
-    """``validate_data(estimator, X, accept_sparse="csr",
-    dtype=estimator._input_dtype, reset=reset,
-    ensure_all_finite=ensure_all_finite)``.
+def _checked_X(estimator, X, reset, ensure_all_finite=True, dtype=None):
+    """``validate_data(estimator, X, accept_sparse="csr", dtype=dtype,
+    reset=reset, ensure_all_finite=ensure_all_finite)``, ``dtype``
+    ``estimator._input_dtype`` unless given.
 
-    A plain float64 input, or float32 to an estimator that keeps it
-    (``_input_dtype`` a list) (a 2-D NumPy array, or a CSR matrix or array,
-    with at least one row and one column, to an estimator fitted without
-    feature names) is all of ``check_array``'s checks already but its
+    A plain input of that dtype (of one of them, for a list: float64 or
+    float32; a 2-D NumPy array, or a CSR matrix or array, with at least
+    one row and one column, to an estimator fitted without feature names)
+    is all of ``check_array``'s checks already but its
     finiteness: that is checked (with scikit-learn's function and error)
     and ``n_features_in_`` set or compared (scikit-learn's
     ``_check_n_features``), and ``X`` is returned as it is, as
@@ -109,9 +109,9 @@ def _checked_X(estimator, X, reset, ensure_all_finite=True):
     the values' sum is not finite: a value that is not, or finite values
     whose sum overflows, which it then passes).  Any other ``X`` goes
     through ``validate_data``."""
-    if (type(X) in _PLAIN_X_TYPES and X.ndim == 2
-            and (X.dtype == np.float64
-                 or (X.dtype == np.float32 and isinstance(estimator._input_dtype, list)))
+    if dtype is None:
+        dtype = estimator._input_dtype
+    if (type(X) in _PLAIN_X_TYPES and X.dtype in _plain_dtypes(dtype) and X.ndim == 2
             and X.shape[0] >= 1 and X.shape[1] >= 1
             and not hasattr(estimator, "feature_names_in_")):
         if ensure_all_finite:
@@ -121,8 +121,15 @@ def _checked_X(estimator, X, reset, ensure_all_finite=True):
                 assert_all_finite(X, input_name="X", estimator_name=type(estimator).__name__)
         _check_n_features(estimator, X, reset=reset)
         return X
-    return validate_data(estimator, X, accept_sparse="csr", dtype=estimator._input_dtype,
-                         reset=reset, ensure_all_finite=ensure_all_finite)
+    return validate_data(estimator, X, accept_sparse="csr", dtype=dtype, reset=reset,
+                         ensure_all_finite=ensure_all_finite)
+
+
+def _plain_dtypes(dtype):
+    """The float dtypes that ``validate_data(dtype=dtype)`` keeps as they
+    are (``dtype``: a type, or a list of them)."""
+    dtypes = dtype if isinstance(dtype, (list, tuple)) else [dtype]
+    return [np.dtype(d) for d in dtypes if np.dtype(d) in (np.float64, np.float32)]
 
 
 # the parameter sets (class, names, types and values) that passed
@@ -762,9 +769,15 @@ class BaseOnlineClassifier(ModelParamsMixin, PersistentModelMixin, ClassifierMix
         self._check_unchanged_params()
         self._driver.check_rows(_checked_X(self, X, reset=False))
 
+    def _prediction_dtype(self):
+        """The dtype ``decision_function`` validates ``X`` to (``validate_data``'s
+        ``dtype``): ``_input_dtype`` here; a model that stores rows, the
+        precision it stores them in (a kernel expansion's support vectors)."""
+        return self._input_dtype
+
     def decision_function(self, X):
         check_is_fitted(self)
-        X = _checked_X(self, X, reset=False)
+        X = _checked_X(self, X, reset=False, dtype=self._prediction_dtype())
         scores = self._raw_scores(X)
         if self._shared_support and scores.shape[1] == 2:
             # one learner's two class scores (a shared learner of two classes)
@@ -773,7 +786,10 @@ class BaseOnlineClassifier(ModelParamsMixin, PersistentModelMixin, ClassifierMix
 
     decision_function.__doc__ = samples_method_doc(
         "Score of each sample: f(x) for binary problems, one column per\n"
-        "        class (its one-vs-rest learner) otherwise.",
+        "        class (its one-vs-rest learner) otherwise.\n\n"
+        "        A kernel expansion whose ``support_vectors_`` are float32 (a model\n"
+        "        trained on float32 ``X``) converts ``X`` to float32 and computes\n"
+        "        its inner products with them in float32; the scores are float64.",
         "scores : ndarray of shape (n_samples,) or (n_samples, n_classes)\n"
         "            The scores (the model's, plus its intercept).")
 
@@ -1025,6 +1041,11 @@ class BaseKernelExpansionClassifier(KernelParamsMixin, BaseOnlineClassifier):
         (an 8 MB block is several times slower per value)."""
         n_sv = max(int(np.sum(self.n_support_)), 1)
         return int(np.clip(131072 // n_sv, 64, self._predict_chunk_size))
+
+    def _prediction_dtype(self):
+        """float32 for float32 support vectors (``X`` is then scored in
+        float32: ``kernel_expansion``), else float64."""
+        return np.float32 if self.support_vectors_.dtype == np.float32 else np.float64
 
     def _raw_scores(self, X):
         """(n_samples, rows of dual_coef_) scores of the kernel expansion:

@@ -28,17 +28,28 @@ vectors on every call is spread over enough rows).  For each tile:
    rounding;
 4. ``scores += tile @ coef[:, tile].T`` with one ``dgemm``.
 
+float32 support vectors (a model trained on float32 rows) keep the rows in
+float32: step 1 by ``sgemm`` in float32 (never the FMA kernels, which
+are float64's), the tile then widened to float64; feature by feature,
+the float32 values' products (exact in float64) summed in float64
+(``skb_widening_axpy``: float32 sums there were ~10 % slower than
+float64's, the tile being what costs at few features); the squared norms
+of float32 values summed in float64; steps 2 to 4 as for float64.
+float64 support vectors take the float64 steps above, unchanged.
+
 The linear kernel collapses to one weight vector per output,
-``w = coef @ S``, and ``f(X) = X @ w.T + intercept``.  No ``n_samples x
-n_SV`` array is ever formed.  BLAS runs on the calling
-thread only (the caller holds it to one thread: tiles are too small for
-BLAS threads to pay off, and on a busy machine their wake-ups dominate).
+``w = coef @ S`` (float64, ``S`` widened), and ``f(X) = X @ w.T +
+intercept`` (float64).  No ``n_samples x n_SV`` array is ever formed.
+BLAS runs on the calling thread only (the caller holds it to one thread:
+tiles are too small for BLAS threads to pay off, and on a busy machine
+their wake-ups dominate).
 """
 
 import numpy as np
 import scipy.sparse as sp
 
-from scipy.linalg.cython_blas cimport dgemm
+from cython cimport floating
+from scipy.linalg.cython_blas cimport dgemm, sgemm
 
 from skbudget._cpu cimport avx512_tiles, fma_kernels_for
 from skbudget._kernel_rows cimport LINEAR_KERNEL, POLY_KERNEL, RBF_KERNEL, SIGMOID_KERNEL
@@ -47,6 +58,21 @@ from skbudget._vector_loops cimport (SKB_FMA_PADDING, skb_affine_arguments, skb_
                                      skb_row_norms, skb_transpose, skb_vector_loops_init)
 
 skb_vector_loops_init()     # the AVX2 loops where the CPU has AVX2
+
+cdef extern from *:
+    """
+    /* y[c] += a x[c] for c < n, float32 x widened to float64 (x times a
+     * float32 a: an exact product), in the AVX2 loops' two versions. */
+    SKB_VERSIONS(int, skb_widening_axpy, (double *y, double a, const float *x, ptrdiff_t n),
+                 (y, a, x, n))
+    {
+        ptrdiff_t c;
+        for (c = 0; c < n; c++)
+            y[c] += a * (double)x[c];
+        return 0;
+    }
+    """
+    int skb_widening_axpy(double* y, double a, const float* x, Py_ssize_t n) nogil
 
 # kernel values per tile (8 bytes each: 1 MB)
 cdef Py_ssize_t TILE_VALUES = 131072
@@ -70,12 +96,25 @@ def kernel_expansion(X, vectors, const double[:, ::1] coef, const double[::1] in
     """Scores ``k(X, vectors) @ coef.T + intercept`` of shape
     (n_samples, n_outputs).
 
+    float32 support vectors (dense or CSR) are kept float32, and ``X``
+    (dense or CSR, any float type) is converted to float32 a block of rows
+    at a time (a CSR matrix whole): the inner products ``<x, s>`` are
+    computed in float32 by ``sgemm`` (feature by feature, for few
+    features or very sparse rows: the float32 values' exact products
+    summed in float64), the squared norms of the rows and vectors from
+    their float32 values summed in float64, and each tile is widened to
+    float64 before the kernel's argument and function; the scores are
+    accumulated in float64.  The linear kernel's weight vectors ``coef @
+    vectors`` and their products with ``X`` are float64.  Any other
+    support vectors are converted to float64, and so is ``X``: the
+    float64 computation.
+
     Parameters
     ----------
-    X : ndarray or CSR matrix of shape (n_samples, n_features), float64
-        The rows to score.
-    vectors : ndarray or CSR matrix of shape (n_SV, n_features), float64
-        The support vectors.
+    X : ndarray or CSR matrix of shape (n_samples, n_features)
+        The rows to score, converted to the precision of ``vectors``.
+    vectors : ndarray or CSR matrix of shape (n_SV, n_features)
+        The support vectors, float32 or float64.
     coef : ndarray of shape (n_outputs, n_SV)
         The expansion coefficients (``dual_coef_``).
     intercept : ndarray of shape (n_outputs,)
@@ -84,10 +123,13 @@ def kernel_expansion(X, vectors, const double[:, ::1] coef, const double[::1] in
         ``compiled_kind`` of 'linear', 'rbf', 'poly' or 'sigmoid').
     gamma, degree, coef0 : float
         The kernel's parameters, as in :class:`sklearn.svm.SVC`.
+
+    Returns
+    -------
+    scores : ndarray of shape (n_samples, n_outputs), float64
     """
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], n_sv = vectors.shape[0]
     cdef Py_ssize_t n_out = coef.shape[0]
-    cdef Py_ssize_t r0, m, c0, t
     if kind not in (LINEAR_KERNEL, RBF_KERNEL, POLY_KERNEL, SIGMOID_KERNEL):
         raise ValueError(f"kind {kind} is no compiled kernel (_kernel_rows.KernelKind)")
     if coef.shape[1] != n_sv or intercept.shape[0] != n_out or vectors.shape[1] != d:
@@ -98,35 +140,100 @@ def kernel_expansion(X, vectors, const double[:, ::1] coef, const double[::1] in
     scores_arr[:] = np.asarray(intercept)
     if n == 0 or n_sv == 0:
         return scores_arr
-    cdef double[:, ::1] scores = scores_arr
-    sparse_rows = sp.issparse(X)
+    dtype = np.float32 if vectors.dtype == np.float32 else np.float64
     V_arr = np.ascontiguousarray(vectors.toarray() if sp.issparse(vectors) else vectors,
-                                 dtype=np.float64)
+                                 dtype=dtype)
+    if sp.issparse(X) and (kind != LINEAR_KERNEL or dtype is np.float32):
+        X = canonical_csr(X)
+        if X.dtype != dtype:
+            X = X.astype(dtype)
     if kind == LINEAR_KERNEL:
         # sum_j c_j <x, s_j> = <x, sum_j c_j s_j>: one weight vector per output
-        scores_arr += np.asarray(X @ (np.asarray(coef) @ V_arr).T)
+        if dtype is np.float64:
+            scores_arr += np.asarray(X @ (np.asarray(coef) @ V_arr).T)
+        else:
+            _linear_scores(X, np.asarray(coef) @ V_arr.astype(np.float64), scores_arr)
         return scores_arr
-    cdef const double[:, ::1] V = V_arr
+    cdef const float[:, ::1] V32
+    cdef const double[:, ::1] V64
+    if dtype is np.float32:
+        V32 = V_arr
+        _tiled_expansion(X, V32, coef, kind, gamma, degree, coef0, scores_arr)
+    else:
+        V64 = V_arr
+        _tiled_expansion(X, V64, coef, kind, gamma, degree, coef0, scores_arr)
+    return scores_arr
+
+
+def _linear_scores(X, w, scores):
+    """``scores += X @ w.T`` in float64, for float32 support vectors'
+    float64 weights ``w``: ``X`` (a canonical float32 CSR matrix, or dense
+    of any type) taken as float32 values, a block of rows of a dense ``X``
+    at a time, a CSR ``X`` row by row (:func:`_csr_linear_scores`)."""
+    if sp.issparse(X):
+        _csr_linear_scores(X.data, X.indices.astype(np.intc, copy=False),
+                           X.indptr.astype(np.intc, copy=False),
+                           np.ascontiguousarray(w.T), scores)
+        return
+    cdef Py_ssize_t r0, step = max(1, GEMM_ROW_VALUES // max(1, X.shape[1]))
+    for r0 in range(0, X.shape[0], step):
+        rows = np.asarray(X[r0:r0 + step], dtype=np.float32)
+        scores[r0:r0 + step] += rows.astype(np.float64) @ w.T
+
+
+cdef void _csr_linear_scores(const float[::1] data, const int[::1] indices,
+                             const int[::1] indptr, const double[:, ::1] wT,
+                             double[:, ::1] scores) noexcept nogil:
+    """scores[i] += sum_p data[p] wT[indices[p]] over row i's non-zeros, in
+    float64 (what scipy's product computes after copying the values to
+    float64)."""
+    cdef Py_ssize_t i, p, o, n_out = scores.shape[1]
+    cdef double value
+    cdef double* row
+    cdef const double* weights
+    for i in range(scores.shape[0]):
+        row = &scores[i, 0]
+        for p in range(indptr[i], indptr[i + 1]):
+            value = data[p]
+            weights = &wT[indices[p], 0]
+            for o in range(n_out):
+                row[o] += value * weights[o]
+
+
+cdef _tiled_expansion(X, const floating[:, ::1] V, const double[:, ::1] coef, int kind,
+                      double gamma, double degree, double coef0, scores_arr):
+    """``scores_arr += k(X, V) @ coef.T`` tile by tile (the module's
+    docstring), the inner products in ``V``'s precision (float32 ones
+    widened to float64 before the kernel's argument).  ``X``: dense, or a
+    canonical CSR matrix of ``V``'s dtype."""
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], n_sv = V.shape[0]
+    cdef Py_ssize_t r0, m, c0, t, i
+    dtype = np.float32 if floating is float else np.float64
+    cdef double[:, ::1] scores = scores_arr
+    sparse_rows = sp.issparse(X)
     # squared norms: only the rbf kernel's argument uses them
-    cdef double[::1] v_norms = (np.einsum("ij,ij->i", V_arr, V_arr) if kind == RBF_KERNEL
-                                else np.zeros(n_sv))
-    cdef const double[:, ::1] VT = V_arr[:0]
-    cdef const double[::1] data
+    cdef double[::1] v_norms = np.zeros(n_sv)
+    if kind == RBF_KERNEL:
+        if floating is double:
+            v_norms = np.einsum("ij,ij->i", V, V)
+        else:
+            _float_row_norms(&V[0, 0], n_sv, d, &v_norms[0])
+    cdef const floating[:, ::1] VT = V[:0]
+    cdef const floating[::1] data
     cdef const int[::1] indices
     cdef const int[::1] indptr
     if sparse_rows:
-        X = canonical_csr(X)
         data = X.data
         indices = X.indices.astype(np.intc, copy=False)
         indptr = X.indptr.astype(np.intc, copy=False)
     feature_by_feature = d <= FEW_FEATURES or (
         sparse_rows and X.nnz < DENSE_ENOUGH * n * d)
     if feature_by_feature:
-        VT = np.ascontiguousarray(V_arr.T)
+        VT = np.ascontiguousarray(np.asarray(V).T)
     cdef int integer_degree = (<int>degree if kind == POLY_KERNEL and degree == <int>degree
                                and 0 <= degree <= 64 else -1)
     # tile shape: t support vectors (at most 1024) by m rows
-    cdef bint fma = not feature_by_feature and fma_kernels_for(d)
+    cdef bint fma = floating is double and not feature_by_feature and fma_kernels_for(d)
     cdef bint avx512 = fma and avx512_tiles()
     cdef Py_ssize_t t_max = min(n_sv, 1024)
     cdef Py_ssize_t m_max = max(16, TILE_VALUES // t_max)
@@ -135,27 +242,34 @@ def kernel_expansion(X, vectors, const double[:, ::1] coef, const double[::1] in
     m_max = min(n, m_max)
     tile_arr = np.empty(m_max * t_max)
     cdef double[::1] tile = tile_arr
+    # sgemm's inner products: a float32 tile widened into the tile (float64:
+    # the tile itself; feature by feature, the sums go to the tile)
+    cdef floating[::1] dots = tile_arr if floating is double else np.empty(
+        0 if feature_by_feature else m_max * t_max, dtype=np.float32)
     cdef double[::1] x_norms = np.empty(m_max)
-    cdef const double[:, ::1] Xb
+    cdef const floating[:, ::1] Xb
     cdef double[::1] Xt = np.empty(d * m_max + SKB_FMA_PADDING if fma else 0)
     for r0 in range(0, n, m_max):
         m = min(m_max, n - r0)
         if sparse_rows and not feature_by_feature:
             Xb = X[r0:r0 + m].toarray()
         elif not sparse_rows:
-            Xb = np.ascontiguousarray(X[r0:r0 + m], dtype=np.float64)
+            Xb = np.ascontiguousarray(X[r0:r0 + m], dtype=dtype)
         if kind == RBF_KERNEL and sparse_rows and feature_by_feature:
             _csr_row_norms(data, indptr, r0, m, x_norms)
         elif kind == RBF_KERNEL:
-            skb_row_norms(&Xb[0, 0], m, d, &x_norms[0])     # (training's sums)
+            _row_norms(&Xb[0, 0], m, d, &x_norms[0])
         if fma:         # the block's rows transposed, once for every tile
-            skb_transpose(&Xb[0, 0], m, d, &Xt[0], m)
+            _fma_transpose(&Xb[0, 0], m, d, &Xt[0])
         for c0 in range(0, n_sv, t_max):
             t = min(t_max, n_sv - c0)
             if fma:
-                skb_fma_block(&Xt[0], m, m, &V[c0, 0], t, d, &tile[0], avx512)
+                _fma_dots(&Xt[0], m, &V[c0, 0], t, d, &tile[0], avx512)
             elif not feature_by_feature:
-                _gemm_dots(Xb, V, c0, t, tile)
+                _gemm_dots(Xb, V, c0, t, dots)
+                if floating is float:
+                    for i in range(m * t):
+                        tile[i] = dots[i]
             elif sparse_rows:
                 _csr_dots(data, indices, indptr, r0, m, VT, c0, t, tile)
             else:
@@ -166,7 +280,6 @@ def kernel_expansion(X, vectors, const double[:, ::1] coef, const double[::1] in
             else:
                 _kernel_function(kind, degree, tile_arr[:m * t])
             _accumulate(tile, m, t, coef, c0, scores, r0)
-    return scores_arr
 
 
 def canonical_csr(X):
@@ -193,30 +306,95 @@ def canonical_csr(X):
     return X
 
 
-cdef void _csr_row_norms(const double[::1] data, const int[::1] indptr, Py_ssize_t r0,
+cdef void _csr_row_norms(const floating[::1] data, const int[::1] indptr, Py_ssize_t r0,
                          Py_ssize_t m, double[::1] out) noexcept nogil:
     cdef Py_ssize_t i, p
     cdef double s
     for i in range(m):
         s = 0.0
         for p in range(indptr[r0 + i], indptr[r0 + i + 1]):
-            s += data[p] * data[p]
+            s += <double>data[p] * <double>data[p]
         out[i] = s
 
 
-cdef void _gemm_dots(const double[:, ::1] Xb, const double[:, ::1] V, Py_ssize_t c0,
-                     Py_ssize_t t, double[::1] tile) noexcept nogil:
-    """tile[i * t + j] = <Xb[i], V[c0 + j]> by one dgemm."""
+cdef void _row_norms(const floating* rows, Py_ssize_t c, Py_ssize_t d,
+                     double* out) noexcept nogil:
+    """out[i] = ||rows[i]||^2 in float64: training's sums (``skb_row_norms``)
+    of float64 rows, :func:`_float_row_norms` of float32 ones."""
+    if floating is double:
+        skb_row_norms(rows, c, d, out)
+    else:
+        _float_row_norms(rows, c, d, out)
+
+
+cdef void _fma_transpose(const floating* rows, Py_ssize_t m, Py_ssize_t d,
+                         double* out) noexcept nogil:
+    """The rows transposed for ``skb_fma_block`` (float64 only: float32
+    rows never take the FMA kernels)."""
+    if floating is double:
+        skb_transpose(rows, m, d, out, m)
+
+
+cdef void _fma_dots(const double* rows_t, Py_ssize_t m, const floating* vectors, Py_ssize_t t,
+                    Py_ssize_t d, double* tile, bint avx512) noexcept nogil:
+    """tile (m x t) = the inner products by ``skb_fma_block`` (float64 only)."""
+    if floating is double:
+        skb_fma_block(rows_t, m, m, vectors, t, d, tile, avx512)
+
+
+cdef void _float_row_norms(const float* rows, Py_ssize_t c, Py_ssize_t d,
+                           double* out) noexcept nogil:
+    """out[i] = ||rows[i]||^2 of float32 rows in float64: each square
+    exact, four partial sums (lane k the terms j = k mod 4) added
+    pairwise, as the float64 rows' ``skb_row_norms``."""
+    cdef Py_ssize_t i, j
+    cdef double s0, s1, s2, s3, v
+    cdef const float* row
+    for i in range(c):
+        row = rows + i * d
+        s0 = s1 = s2 = s3 = 0.0
+        j = 0
+        while j + 4 <= d:
+            s0 += <double>row[j] * <double>row[j]
+            s1 += <double>row[j + 1] * <double>row[j + 1]
+            s2 += <double>row[j + 2] * <double>row[j + 2]
+            s3 += <double>row[j + 3] * <double>row[j + 3]
+            j += 4
+        while j < d:
+            v = row[j]
+            s0 += v * v
+            j += 1
+        out[i] = (s0 + s1) + (s2 + s3)
+
+
+cdef void _gemm_dots(const floating[:, ::1] Xb, const floating[:, ::1] V, Py_ssize_t c0,
+                     Py_ssize_t t, floating[::1] tile) noexcept nogil:
+    """tile[i * t + j] = <Xb[i], V[c0 + j]> by one dgemm (sgemm for float32)."""
     cdef int bm = <int>Xb.shape[0], bt = <int>t, bd = <int>Xb.shape[1]
-    cdef double one = 1.0, zero = 0.0
+    cdef floating one = 1.0, zero = 0.0
     # row-major tile (m x t) = column-major (t x m) = V_tile (t x d) . Xb.T
-    dgemm("T", "N", &bt, &bm, &bd, &one, <double*>&V[c0, 0], &bd,
-          <double*>&Xb[0, 0], &bd, &zero, &tile[0], &bt)
+    if floating is double:
+        dgemm("T", "N", &bt, &bm, &bd, &one, <double*>&V[c0, 0], &bd,
+              <double*>&Xb[0, 0], &bd, &zero, &tile[0], &bt)
+    else:
+        sgemm("T", "N", &bt, &bm, &bd, &one, <float*>&V[c0, 0], &bd,
+              <float*>&Xb[0, 0], &bd, &zero, &tile[0], &bt)
 
 
-cdef void _dense_dots_by_feature(const double[:, ::1] Xb, const double[:, ::1] VT,
+cdef inline void _axpy(double* y, floating a, const floating* x, Py_ssize_t n) noexcept nogil:
+    """y += a x in float64: the AVX2 loops' ``skb_axpy`` for float64 ``x``,
+    ``skb_widening_axpy`` (float32 ``a`` and ``x``, products exact in
+    float64) for float32."""
+    if floating is double:
+        skb_axpy(y, a, x, n)
+    else:
+        skb_widening_axpy(y, a, x, n)
+
+
+cdef void _dense_dots_by_feature(const floating[:, ::1] Xb, const floating[:, ::1] VT,
                                  Py_ssize_t c0, Py_ssize_t t, double[::1] tile) noexcept nogil:
-    """tile[i * t + j] = sum_k Xb[i, k] V.T[k, c0 + j], feature by feature."""
+    """tile[i * t + j] = sum_k Xb[i, k] V.T[k, c0 + j], feature by feature
+    (summed in float64)."""
     cdef Py_ssize_t i, j, k
     cdef double* row
     for i in range(Xb.shape[0]):
@@ -225,13 +403,14 @@ cdef void _dense_dots_by_feature(const double[:, ::1] Xb, const double[:, ::1] V
             row[j] = 0.0
         for k in range(Xb.shape[1]):
             if Xb[i, k] != 0.0:
-                skb_axpy(row, Xb[i, k], &VT[k, c0], t)
+                _axpy(row, Xb[i, k], &VT[k, c0], t)
 
 
-cdef void _csr_dots(const double[::1] data, const int[::1] indices, const int[::1] indptr,
-                    Py_ssize_t r0, Py_ssize_t m, const double[:, ::1] VT, Py_ssize_t c0,
+cdef void _csr_dots(const floating[::1] data, const int[::1] indices, const int[::1] indptr,
+                    Py_ssize_t r0, Py_ssize_t m, const floating[:, ::1] VT, Py_ssize_t c0,
                     Py_ssize_t t, double[::1] tile) noexcept nogil:
-    """tile[i * t + j] = <X[r0 + i], V[c0 + j]> from X's non-zeros and V.T."""
+    """tile[i * t + j] = <X[r0 + i], V[c0 + j]> from X's non-zeros and V.T
+    (summed in float64)."""
     cdef Py_ssize_t i, j, p
     cdef double* row
     for i in range(m):
@@ -239,7 +418,7 @@ cdef void _csr_dots(const double[::1] data, const int[::1] indices, const int[::
         for j in range(t):
             row[j] = 0.0
         for p in range(indptr[r0 + i], indptr[r0 + i + 1]):
-            skb_axpy(row, data[p], &VT[indices[p], c0], t)
+            _axpy(row, data[p], &VT[indices[p], c0], t)
 
 
 cdef void _kernel_arguments(int kind, double gamma, double coef0, double[::1] tile,

@@ -104,7 +104,8 @@ def _compress_rows(first, keep_first, second, keep_second):
     if sp.issparse(first):
         return sp.vstack([first[keep_first], second[keep_second]], format="csr")
     n_first = int(np.count_nonzero(keep_first))
-    out = np.empty((n_first + int(np.count_nonzero(keep_second)), first.shape[1]))
+    out = np.empty((n_first + int(np.count_nonzero(keep_second)), first.shape[1]),
+                   dtype=first.dtype)
     np.compress(keep_first, first, axis=0, out=out[:n_first])
     np.compress(keep_second, second, axis=0, out=out[n_first:])
     return out

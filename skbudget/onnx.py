@@ -40,10 +40,16 @@ type (float32 rows are cast once), and casts the scores back to the input
 type at the end, so the scores are ``decision_function``'s on the rows
 as given, up to rounding.  The converter option ``precision='float'``
 (``to_onnx(model, X, options={id(model): {"precision": "float"}})``)
-computes the kernel block in float32 (faster for large batches); the
+computes the kernel block in float32 whatever the input type (double
+rows are cast once; faster for large batches); the
 expansion is still summed, and the label read, in double.  float32 scores
 beyond float32's range saturate at its largest value (``Clip``), with the
-sign of the double score.  The option
+sign of the double score.  ONNX export keeps the model's dtype: a model
+whose ``support_vectors_`` are float32 (trained on float32 rows; its
+``decision_function`` computes in float32) exports them as float32 and
+computes its kernel block in float32 by default (``precision='float'``:
+double rows are cast to float32, as ``decision_function`` converts them);
+``precision='double'`` computes its kernel block in double.  The option
 ``zipmap`` (which a ``Pipeline`` sets for every classifier) is accepted
 and has no effect: there are no probabilities.
 
@@ -262,6 +268,15 @@ def _map_converter(scope, operator, container):
                output=operator.outputs[0].full_name)
 
 
+def _default_precision(model):
+    """The converter's default ``precision``: ``'float'`` for a model that
+    scores rows in float32 (its ``_prediction_dtype``: float32 support
+    vectors), else ``'double'``."""
+    dtype = model._prediction_dtype()
+    single = not isinstance(dtype, (list, tuple)) and np.dtype(dtype) == np.float32
+    return "float" if single else "double"
+
+
 def _n_scores(model):
     return 1 if len(model.classes_) == 2 else len(model.classes_)
 
@@ -405,8 +420,10 @@ def _converter(scope, operator, container):
     X = operator.inputs[0].full_name
     input_type = (TensorProto.DOUBLE if isinstance(operator.inputs[0].type, DoubleTensorType)
                   else TensorProto.FLOAT)
-    precision = container.get_options(model, dict(precision="double"))["precision"]
-    graph = _Graph(scope, container, TensorProto.DOUBLE if precision == "double" else input_type)
+    precision = container.get_options(model, dict(precision=_default_precision(model)))[
+        "precision"]
+    graph = _Graph(scope, container,
+                   TensorProto.DOUBLE if precision == "double" else TensorProto.FLOAT)
     if graph.proto_type != input_type:
         X = graph.node("Cast", [X], to=graph.proto_type)
     voted = getattr(model, "hypothesis", None) == "voted"
@@ -512,7 +529,8 @@ def register_converters():
     :class:`~skbudget.SequentialSearchCV` exports its ``best_estimator_``.  Each classifier
     gets a parser (outputs ``label`` and ``scores``), a shape calculator
     and a converter, with the options ``precision`` (``'double'``, the
-    default, or ``'float'``) and ``zipmap`` (accepted, no effect).  The
+    default, or ``'float'``, the default of a model of float32 support
+    vectors) and ``zipmap`` (accepted, no effect).  The
     transformer :class:`~skbudget.LandmarkNystroem` exports its features
     (one output, in the input's precision), so a pipeline of it and a
     linear model scikit-learn's converters know exports whole.

@@ -55,6 +55,27 @@ def test_float32_rows_are_stored_as_float32(Est, sparse):
     assert abs(est.score(X32, y) - reference.score(X, y)) <= 0.1
 
 
+def _laplacian_matrix(X, Y):
+    return np.exp(-0.5 * np.abs(X[:, None, :] - Y[None, :, :]).sum(axis=2))
+
+
+@pytest.mark.parametrize("kernel", ["laplacian", _laplacian_matrix], ids=["laplacian", "callable"])
+@pytest.mark.parametrize("Est", [Forgetron, Projectron])
+def test_float32_pools_of_block_mode_kernels(Est, kernel):
+    # kernels without a compiled form: the pools hold the float32 rows, the
+    # rounds read the kernel's values widened to float64
+    X, y = _data()
+    X32 = X.astype(np.float32)
+    est = Est(kernel=kernel, gamma=0.5, random_state=0).fit(X32[:200], y[:200])
+    est.partial_fit(X32[200:], y[200:])
+    assert not est._driver.uses_store
+    assert est.support_vectors_.dtype == np.float32
+    assert all(pool.dtype == np.float32 for pool in est._driver.pools)
+    reference = Est(kernel=kernel, gamma=0.5, random_state=0).fit(X[:200], y[:200])
+    reference.partial_fit(X[200:], y[200:])
+    assert abs(est.score(X32, y) - reference.score(X, y)) <= 0.05
+
+
 @pytest.mark.parametrize("Est", [Forgetron, BudgetedSGDClassifier, Projectron])
 def test_float32_store_takes_half_the_bytes(Est):
     X, y = _data(n_classes=2)

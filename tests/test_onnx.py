@@ -270,3 +270,71 @@ def test_exporting_an_unfitted_model_raises_not_fitted_error():
 
     with pytest.raises(NotFittedError):
         to_onnx(Forgetron(), np.zeros((1, 3), dtype=np.float32))
+
+
+# ----------------------------------------------------------------------
+# float32 models (support vectors stored in float32): the export keeps
+# the dtype.  The models get float32 support vectors by hand (the
+# expansion is what the graph reads, however it was learned).
+# ----------------------------------------------------------------------
+def _support_vector_types(onx):
+    return {init.data_type for init in onx.graph.initializer
+            if init.name.startswith("support_vectors")}
+
+
+
+
+@pytest.mark.parametrize("kernel", KERNELS + ["chi2"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float", "double"])
+def test_onnx_float32_model_exports_float32(kernel, dtype, data):
+    X, y, X_test, _ = data
+    if kernel == "chi2":
+        X, X_test = np.abs(X), np.abs(X_test)
+    est = _model(Forgetron, kernel).fit(X.astype(np.float32), y)     # a float32 model
+    assert est.support_vectors_.dtype == np.float32
+    onx = skl2onnx.to_onnx(est, X[:1].astype(dtype))
+    # (the linear kernel: X, rounded to float32, times the weights in double)
+    assert _support_vector_types(onx) == (set() if kernel == "linear"
+                                          else {onnx.TensorProto.FLOAT})
+    # the kernel block in float32, whatever the input's type
+    assert {init.data_type for init in onx.graph.initializer
+            if init.name.startswith(("gamma", "neg_gamma", "coef0", "sv_sq"))} <= {
+        onnx.TensorProto.FLOAT}
+    names, label, scores = _run(est, X_test, dtype)
+    expected = est.decision_function(X_test)
+    assert scores.dtype == dtype
+    assert np.mean(label == est.predict(X_test)) >= 0.999
+    assert_allclose(scores, expected, rtol=1e-4, atol=2e-6 * np.abs(expected).max())
+
+
+def test_onnx_float32_model_trained_on_csr_rows():
+    X, y, X_test, _ = _data(5)
+    X[np.abs(X) < 0.5] = 0.0
+    est = Forgetron(budget=20, random_state=0).fit(sp.csr_matrix(X.astype(np.float32)), y)
+    assert sp.issparse(est.support_vectors_) and est.support_vectors_.dtype == np.float32
+    onx = skl2onnx.to_onnx(est, X[:1].astype(np.float32))
+    assert _support_vector_types(onx) == {onnx.TensorProto.FLOAT}
+    _, label, scores = _run(est, X_test)
+    expected = est.decision_function(X_test)
+    assert np.mean(label == est.predict(X_test)) >= 0.999
+    assert_allclose(scores, expected, rtol=1e-4, atol=2e-6 * np.abs(expected).max())
+
+
+def test_onnx_precision_option_overrides_the_models_dtype():
+    X, y, X_test, _ = _data(5)
+    est = Forgetron(budget=30, random_state=0).fit(X, y)
+    # a float64 model: double by default, for float32 input too (as before)
+    assert _support_vector_types(skl2onnx.to_onnx(est, X[:1].astype(np.float32))) == {
+        onnx.TensorProto.DOUBLE}
+    # precision='float' computes the block in float32 for double input too
+    onx = skl2onnx.to_onnx(est, X[:1], options={id(est): {"precision": "float"}})
+    assert _support_vector_types(onx) == {onnx.TensorProto.FLOAT}
+    # a float32 model with precision='double': its float32 values, widened
+    est = Forgetron(budget=30, random_state=0).fit(X.astype(np.float32), y)
+    onx = skl2onnx.to_onnx(est, X[:1], options={id(est): {"precision": "double"}})
+    assert _support_vector_types(onx) == {onnx.TensorProto.DOUBLE}
+    session = ort.InferenceSession(onx.SerializeToString(), providers=["CPUExecutionProvider"])
+    label, scores = session.run(None, {"X": X_test.astype(np.float32).astype(np.float64)})
+    expected = est.decision_function(X_test)
+    assert (label == est.predict(X_test)).all()
+    assert_allclose(scores, expected, rtol=1e-5, atol=1e-6 * np.abs(expected).max())
