@@ -764,10 +764,12 @@ class BaseOnlineClassifier(ModelParamsMixin, PersistentModelMixin, ClassifierMix
         the scores, of a kernel value between the row and a support
         vector).  The river adapter checks each example with it before
         buffering it (so it is cheap: ~3 us a row).  ``X``: a dense
-        float64 array; the model: started (its first ``partial_fit``
+        float64 array (checked in the model's dtype, as ``partial_fit``
+        would convert it); the model: started (its first ``partial_fit``
         done)."""
         self._check_unchanged_params()
-        self._driver.check_rows(_checked_X(self, X, reset=False))
+        X = _checked_X(self, X, reset=False)
+        self._driver.check_rows(X.astype(self._storage_dtype, copy=False))
 
     def _prediction_dtype(self):
         """The dtype ``decision_function`` validates ``X`` to (``validate_data``'s

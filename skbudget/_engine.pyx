@@ -98,15 +98,16 @@ cdef inline int _check_self_value(const KernelSpec* kspec, double k_tt,
     return 0
 
 
-def check_rows_to_themselves(const double[:, ::1] X, int kind, double gamma, double coef0,
+def check_rows_to_themselves(const floating[:, ::1] X, int kind, double gamma, double coef0,
                              double degree):
     """Raise the error a store-mode round raises for a row of ``X`` that no
     learner state can accept (:func:`_check_self_value`: a kernel value of
     the row with itself that is not finite, a NonFiniteKernelValues, or an
     'rbf' row whose squared norm overflows, a ValueError), the first such
     row's; the rows' squared norms computed as a dense call's rounds
-    compute them (``skb_row_norms``).  ``kind`` and the parameters are the
-    kernel's (:meth:`OnlineLearner.use_store`)."""
+    compute them (``skb_row_norms``; float32 rows: ``skb_dot16_f32``, as a
+    float32 store's rounds).  ``kind`` and the parameters are the kernel's
+    (:meth:`OnlineLearner.use_store`)."""
     cdef KernelSpec kspec
     kspec.kind = kind
     kspec.gamma = gamma
@@ -117,7 +118,11 @@ def check_rows_to_themselves(const double[:, ::1] X, int kind, double gamma, dou
         return
     cdef double[::1] norms = np.empty(n)
     with nogil:
-        skb_row_norms(&X[0, 0], n, X.shape[1], &norms[0])
+        if floating is double:
+            skb_row_norms(&X[0, 0], n, X.shape[1], &norms[0])
+        else:
+            for i in range(n):
+                norms[i] = skb_dot16_f32(&X[i, 0], &X[i, 0], X.shape[1])
         for i in range(n):
             _check_self_value(&kspec, kernel_to_itself(&kspec, norms[i]), norms[i])
 

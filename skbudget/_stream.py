@@ -655,7 +655,7 @@ class StreamDriver:
             return
         kernel = self.kernel
         try:
-            check_rows_to_themselves(np.ascontiguousarray(X, dtype=np.float64),
+            check_rows_to_themselves(np.ascontiguousarray(X),
                                      kernel.compiled_kind, kernel.gamma, kernel.coef0,
                                      kernel.degree)
         except NonFiniteKernelValues:
