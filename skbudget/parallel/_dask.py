@@ -19,6 +19,7 @@ from sklearn.utils.validation import assert_all_finite, check_consistent_length,
 
 from skbudget._base import _checked_classes
 from skbudget._kernels import compute_gamma, scale_gamma
+from skbudget._mixing import Origin
 from skbudget._record import OnlineRecord
 from skbudget.parallel._rounds import _grouped, _local_shards, _mix_round, _Shard, _stream_rows
 
@@ -28,6 +29,16 @@ from skbudget.parallel._rounds import _grouped, _local_shards, _mix_round, _Shar
 _WATCH_INTERVAL, _LOSS_PATIENCE = 0.5, 10.0
 # rows of the pieces an in-memory X travels in (at least mix_every)
 _PIECE_ROWS = 16_384
+# a worker's timeline of its fits, (seconds, its thread's CPU seconds,
+# event, round), when it is a list (benchmarks/bench_parallel.py --profile
+# sets it on the workers)
+_TRACE = None
+
+
+def _note(event, i=-1):
+    """Record ``event`` of round ``i`` on this worker's timeline, if kept."""
+    if _TRACE is not None:
+        _TRACE.append((time.perf_counter(), time.thread_time(), event, i))
 
 
 def _computed(client, collection):
@@ -68,11 +79,12 @@ class _ShardActor:
     loop, beside a fit that computes (they hand over under ``_ready``).
 
     The workers mix among themselves (doc/user_guide/parameter_mixing.rst,
-    "Cost"): every worker sends its model of a round to the first worker
-    (the mixer), which averages and compresses them and sends the mixed
-    model, pickled once, to every other worker; each continues from that
-    pickle.  The client sends one call per worker for the whole fit and
-    receives the final model from the mixer."""
+    "Cost"): every worker sends its model of a round, pickled once, to
+    every other worker, and each averages and compresses the round's
+    models itself (the same models in the same order: the same mixed
+    model on every worker, which continues from it).  The client sends one
+    call per worker for the whole fit and receives the final model from
+    the first worker."""
 
     def __init__(self, lengths, parts=None):
         self.shard = _Shard(parts if parts is not None else [None] * len(lengths), lengths)
@@ -99,6 +111,7 @@ class _ShardActor:
     async def deposit(self, key, blob):
         """Keep a peer's message ``blob`` for round ``key[0]`` (``key``:
         (round, sender index), or (round, -1) for the mixed model)."""
+        _note(f"arrived {key[1]}", key[0])
         with self._ready:
             self._inbox[tuple(key)] = blob
             self._ready.notify_all()
@@ -139,11 +152,13 @@ class _ShardActor:
         worker = self._worker
 
         async def send():
+            _note(f"sending {key[1]}", key[0])
             try:
                 reply = await worker.rpc(address).actor_execute(
                     function="deposit", actor=actor,
                     args=[to_serialize(key), to_serialize(blob)], kwargs={})
                 failure = None if reply["status"] == "OK" else repr(reply["exception"])
+                _note(f"delivered {key[1]}", key[0])
             except Exception as exc:        # the peer's worker lost
                 failure = repr(exc)
             if failure is not None:
@@ -153,38 +168,44 @@ class _ShardActor:
 
     def fit(self, index, peers, rounds, template, classes):
         """This worker's part of the whole fit (``index``: its place in
-        ``peers``, the (address, actor key) of every worker; index 0 mixes):
-        for every round of ``rounds`` (per round, the (worker, (start,
-        stop)) that stream, in worker order), stream its rows if it has
-        any, then mix (index 0) or take the mixed model.  ``template``:
-        the pickled unfitted estimator.  The mixer returns the final model,
-        pickled; the others None."""
+        ``peers``, the (address, actor key) of every worker): for every
+        round of ``rounds`` (per round, the (worker, (start, stop)) that
+        stream, in worker order), stream its rows if it has any and send
+        the model to every other worker, then mix the round's models (all
+        but the last round's: worker 0 alone mixes it) and continue from
+        the mixed model itself.  ``template``: the pickled unfitted
+        estimator.  Worker 0 returns the final model, pickled; the others
+        None."""
         from distributed import get_worker
         self._worker, self._peers = get_worker(), peers
         self._key = peers[index][1]
-        common, blob, record = None, template, OnlineRecord()
+        model, origin, record = pickle.loads(template), None, OnlineRecord()
+        _note("start")
         for i, tasks in enumerate(rounds):
+            last = i + 1 == len(rounds)
             for k, rows in tasks:
                 if k == index:
-                    mine = pickle.dumps(self._round(pickle.loads(blob), rows, classes),
-                                        protocol=5)
-                    if index == 0:
-                        with self._ready:
-                            self._inbox[i, 0] = mine
-                    else:
-                        self._send(0, (i, index), mine)
-            if index != 0:
-                if i + 1 < len(rounds):
-                    blob = self._take((i, -1))
-                continue
-            results = [pickle.loads(self._take((i, k))) for k, _ in tasks]
-            common = _mix_round(results, tasks, common, record)
-            record = common._record
-            blob = pickle.dumps(common, protocol=5)
-            if i + 1 < len(rounds):
-                for k in range(1, len(peers)):
-                    self._send(k, (i, -1), blob)
-        return blob if index == 0 else None
+                    _note("ready", i)
+                    mine = self._round(model, rows, classes)
+                    _note("streamed", i)
+                    blob = pickle.dumps(mine, protocol=5)
+                    for peer in [0] if last else range(len(peers)):
+                        if peer != index:
+                            self._send(peer, (i, index), blob)
+                    _note("sent", i)
+            if last and index != 0:
+                break
+            # (its own model stays here, unpickled; every worker composes
+            # the same mixed model from the same models, in worker order)
+            results = []
+            for k, _ in tasks:
+                results.append(mine if k == index else pickle.loads(self._take((i, k))))
+                _note(f"took {k}", i)
+            model = _mix_round(results, tasks, origin, record)
+            origin, record = Origin(model), model._record
+            _note("mixed", i)
+        _note("end")
+        return pickle.dumps(model, protocol=5) if index == 0 else None
 
     def _round(self, model, rows, classes):
         """Stream the shard's rows ``rows`` (start, stop) into ``model``

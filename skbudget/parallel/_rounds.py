@@ -112,8 +112,8 @@ def _interleaved(flags):
 
 def _mixed(models, weights, origin, record, flags):
     """The models of one mixing round averaged and compressed: the next
-    round's common model (``origin``: the model they continued from;
-    ``record``: its online record before the round, whose mistake flags
+    round's common model (``origin``: the :class:`~skbudget._mixing.Origin`
+    of the model they continued from, None in the first round; ``record``: its online record before the round, whose mistake flags
     are ``flags``).
 
     Within the round the workers' models are several: the record's support
@@ -122,8 +122,9 @@ def _mixed(models, weights, origin, record, flags):
     unmeasured = np.full(len(flags), UNMEASURED, dtype=np.int64)
     # the counts the attributes read are known before the compression, the
     # support size after it: the record is read again with that size
-    # the models are the workers' fresh copies: the average is built in
-    # the first, and compressed in place
+    # the models are the workers' own (the common model itself continued
+    # on one of them): the average is built in the first, and compressed
+    # in place
     mixed = compressed_model(averaged_model(models, weights, origin,
                                             record.extended(flags, unmeasured),
                                             copy_first=False), copy_model=False)
