@@ -8,6 +8,7 @@ import pickle
 import subprocess
 import sys
 import time
+import weakref
 
 import numpy as np
 import pytest
@@ -800,6 +801,82 @@ def test_a_persisted_dask_array_held_unevenly_is_balanced(client):
 
 def _keys(client):
     return {key for keys in client.has_what().values() for key in keys}
+
+
+# the blocks of a lazily generated X this process made, holds now, and held
+# at most at once (on a worker of the cluster: that worker's)
+_BLOCKS = {"made": 0, "alive": 0, "peak": 0}
+_BLOCK_ROWS, _N_BLOCKS = 100, 12
+
+
+def _dropped_block():
+    _BLOCKS["alive"] -= 1
+
+
+def _block_values(i):
+    """Block ``i`` of a seeded stream: rows and labels."""
+    rng = np.random.default_rng(i)
+    X = rng.normal(size=(_BLOCK_ROWS, 6))
+    return X, (X[:, 0] + X[:, 1] > 0).astype(np.int64) + (X[:, 2] > 1)
+
+
+def _generated_block(block_id=None):
+    """Block ``block_id`` of a lazily generated X, counted while it lives."""
+    X = _block_values(block_id[0])[0]
+    _BLOCKS.update(made=_BLOCKS["made"] + 1, alive=_BLOCKS["alive"] + 1,
+                   peak=max(_BLOCKS["peak"], _BLOCKS["alive"] + 1))
+    weakref.finalize(X, _dropped_block)
+    return X
+
+
+def _generated_labels(block_id=None):
+    return _block_values(block_id[0])[1]
+
+
+def _blocks_seen(reset=False):
+    seen = dict(_BLOCKS)
+    if reset:
+        _BLOCKS.update(made=0, alive=0, peak=0)
+    return seen
+
+
+def _lazy_stream():
+    """A lazily generated dask array (each block from its own seed, as
+    ``benchmarks/bench_parallel.py --part large``) and its labels."""
+    chunks = ((_BLOCK_ROWS,) * _N_BLOCKS,)
+    Xd = da.map_blocks(_generated_block, chunks=chunks + ((6,),), dtype=np.float64)
+    yd = da.map_blocks(_generated_labels, chunks=chunks, dtype=np.int64)
+    return Xd, yd
+
+
+@pytest.mark.parametrize("where", ["threads", "cluster"])
+@pytest.mark.parametrize("n_passes", [1, 2])
+def test_a_lazily_generated_dask_array_is_consumed_block_by_block(client, where, n_passes):
+    """A dask array generated lazily is never computed whole: no task of
+    it runs on the scheduler; each worker computes a block when a round
+    reads its rows, holds at most the two blocks of a round (150 rows
+    over blocks of 100), and drops it after (computing it again in the
+    second pass); the model is the one of the same rows in memory."""
+    X = np.concatenate([_block_values(i)[0] for i in range(_N_BLOCKS)])
+    y = np.concatenate([_block_values(i)[1] for i in range(_N_BLOCKS)])
+    est = BudgetedSGDClassifier(budget=30, alpha=1e-3, gamma=0.3, max_iter=n_passes)
+    local = ParameterMixingClassifier(est, mix_every=150, n_workers=2).fit(X, y)
+    clf = ParameterMixingClassifier(est, mix_every=150, n_workers=2,
+                                    client=client if where == "cluster" else None)
+    if where == "cluster":
+        client.run(_blocks_seen, True)
+        with distributed.get_task_stream(client) as tasks:
+            clf.fit(*_lazy_stream())
+        assert not [t for t in tasks.data if "generated" in str(t["key"])]
+        seen = list(client.run(_blocks_seen, True).values())
+    else:
+        _blocks_seen(reset=True)
+        clf.fit(*_lazy_stream())
+        seen = [_blocks_seen(reset=True)]
+    assert sum(s["made"] for s in seen) == n_passes * _N_BLOCKS
+    assert all(s["alive"] == 0 for s in seen)
+    assert max(s["peak"] for s in seen) <= (2 if where == "cluster" else 4)
+    _assert_same_model(clf.estimator_, local.estimator_)
 
 
 def test_clone_shares_the_client(client):

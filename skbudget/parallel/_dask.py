@@ -21,7 +21,14 @@ from skbudget._base import _checked_classes
 from skbudget._kernels import compute_gamma, scale_gamma
 from skbudget._mixing import Origin
 from skbudget._record import OnlineRecord
-from skbudget.parallel._rounds import _grouped, _local_shards, _mix_round, _Shard, _stream_rows
+from skbudget.parallel._rounds import (
+    _grouped,
+    _is_dask_collection,
+    _local_shards,
+    _mix_round,
+    _Shard,
+    _stream_rows,
+)
 
 # seconds between two looks at the cluster while a mixing round runs; how
 # long a call that lost its worker's connection waits for the scheduler to
@@ -87,6 +94,8 @@ class _ShardActor:
     the first worker."""
 
     def __init__(self, lengths, parts=None):
+        if isinstance(parts, _Graphs):
+            parts = parts.parts
         self.shard = _Shard(parts if parts is not None else [None] * len(lengths), lengths)
         self._ready = threading.Condition()
         self._inbox = {}                # (round, sender) -> pickled message
@@ -95,8 +104,7 @@ class _ShardActor:
     def labels(self):
         """The classes of the labels of the partitions it was built with
         (checked as scikit-learn's targets)."""
-        return _checked_classes(np.concatenate(
-            [np.asarray(part[1]) for part in self.shard.parts if part is not None]))
+        return self.shard.labels()
 
     def _store(self, pieces):
         for index, X, y in pieces:
@@ -205,16 +213,27 @@ class _ShardActor:
             origin, record = Origin(model), model._record
             _note("mixed", i)
         _note("end")
+        self.shard.take(())         # (the last round's computed partitions dropped)
         return pickle.dumps(model, protocol=5) if index == 0 else None
 
     def _round(self, model, rows, classes):
         """Stream the shard's rows ``rows`` (start, stop) into ``model``
         (its pieces awaited): :func:`_stream_rows`."""
         indices, ranges = self.shard.pieces(*rows)
-        parts = self._wait_for(lambda: None if any(
-            self.shard.parts[i] is None for i in indices) else [self.shard.parts[i]
-                                                               for i in indices])
-        return _stream_rows(model, parts, ranges, classes, not hasattr(model, "classes_"))
+        self._wait_for(lambda: None if any(self.shard.parts[i] is None for i in indices)
+                       else True)
+        return _stream_rows(model, self.shard.take(indices), ranges, classes,
+                            not hasattr(model, "classes_"))
+
+
+class _Graphs:
+    """The partitions of a shard passed to its actor as they are: pairs of
+    dask collections, their graphs, which the actor computes one after
+    another as its rounds need them (dask would compute every one before
+    the call)."""
+
+    def __init__(self, parts):
+        self.parts = parts
 
 
 class _DaskWorkers:
@@ -245,6 +264,8 @@ class _DaskWorkers:
         client = self.client
         for k, (shard, address) in enumerate(zip(self.shards, self.addresses)):
             parts = None if self.feeds[k] is not None else shard.parts
+            if parts and isinstance(parts[0], tuple) and _is_dask_collection(parts[0][0]):
+                parts = _Graphs(parts)
             self.actor_futures.append(client.submit(
                 _ShardActor, shard.lengths, parts, actor=True,
                 workers=[address], allow_other_workers=False, pure=False))
@@ -572,10 +593,44 @@ def _placed_shards(client, parts, lengths, addresses, persisted):
         return shards, addresses
     if shards is None:
         shards = _grouped(parts, lengths, len(addresses))
+    if not persisted:
+        culled = _independent(parts)
+        if culled is not None:
+            # each partition computed by the worker that streams it, when
+            # its rows are streamed (and dropped after): no worker holds its
+            # whole shard, the client none of it
+            for shard in shards:
+                shard.parts = [culled[id(x)] for x, _ in shard.parts]
+            return shards, addresses[:len(shards)]
     for shard, address in zip(shards, addresses):
         shard.parts = client.compute([dask.delayed(part) for part in shard.parts],
                                      workers=[address])
     return shards, addresses[:len(shards)]
+
+
+def _independent(parts):
+    """The partitions ``parts`` (pairs of delayed ``(X, y)``), each pair's
+    graphs culled to what computes it (by ``id`` of its ``X``), when no
+    task is shared between two pairs (a lazily generated array, one read
+    from files, a NumPy array's pieces); None when one is (a partition of
+    ``X - X.mean(axis=0)`` needs the mean over every partition): those are
+    computed on the scheduler as one graph."""
+    from dask.delayed import Delayed
+    from dask.optimization import cull
+
+    graph = {}
+    for x, y in parts[:1]:          # (every partition's delayed holds the whole graph)
+        graph.update(x.__dask_graph__())
+        graph.update(y.__dask_graph__())
+    culled, seen = {}, set()
+    for x, y in parts:
+        pair = tuple(Delayed(d.key, cull(graph, [d.key])[0]) for d in (x, y))
+        keys = set(pair[0].__dask_graph__()) | set(pair[1].__dask_graph__())
+        if keys & seen:
+            return None
+        seen |= keys
+        culled[id(x)] = pair
+    return culled
 
 
 def _balance(owner, lengths, rows, addresses):

@@ -12,13 +12,13 @@ from skbudget import _threads
 from skbudget._blas import single_threaded_blas
 from skbudget._mixing import Origin
 from skbudget._record import OnlineRecord
-from skbudget.parallel._rounds import _is_dask_collection, _mix_round, _stream_rows
+from skbudget.parallel._rounds import _mix_round, _stream_rows
 
 
 class _ThreadWorkers:
     """Workers that are local threads (the compiled loops release the GIL);
     each holds its own shard: rows of the input, or partitions of a dask
-    collection computed on first use."""
+    collection computed as its rounds read them (:meth:`_Shard.take`)."""
 
     def __init__(self, shards, classes):
         self.shards, self.classes = shards, classes
@@ -68,11 +68,7 @@ class _ThreadWorkers:
     def _task(self, k, model, rows):
         shard = self.shards[k]
         indices, ranges = shard.pieces(*rows)
-        for i in indices:
-            if _is_dask_collection(shard.parts[i][0]):
-                import dask
-                shard.parts[i] = dask.compute(*shard.parts[i], scheduler="synchronous")
-        return _stream_rows(model, [shard.parts[i] for i in indices], ranges, self.classes,
+        return _stream_rows(model, shard.take(indices), ranges, self.classes,
                             not hasattr(model, "classes_"))
 
     def close(self):
