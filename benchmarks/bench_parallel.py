@@ -52,7 +52,26 @@ workers as threads of this process: no nannies, in-process messages; the
 compiled loops release the GIL), the results under a key ending in
 ``_in_process``; ``--mix-every N`` mixes every N rows per worker instead
 of 20 000 (key ending in ``_mixN``).  Test accuracy on 20 000 held-out
-rows of the same stream.
+rows of the same stream.  ``--profile`` keeps each worker's timeline of
+the fits (``skbudget.parallel._dask._TRACE``) and prints, per cluster fit,
+where its wall time went (:func:`breakdown`): the set-up before the
+workers start, each worker's streaming (and its thread's CPU), the gaps
+between rounds with their parts on the worker that starts the next round
+last (the last model's pickling, its message, its loading, the mixing),
+and the final model's return; kept under ``breakdown_cluster`` and
+``breakdown_cluster_dask``.
+
+Large (``--part large``, issue 47): a lazily generated dask array
+(:func:`lazy_mixture`: blocks of 100 000 rows of a 10-class, d = 20
+Gaussian mixture with 5 % of the labels uniform, each block made by its own
+seeded task, X and y together) of 1, 3 and 10 million rows
+(``--large-rows``) trained by ``ParameterMixingClassifier`` (shared BSGD
+merging, ``B = 100``, ``mix_every = 50 000``) on a new ``LocalCluster`` of
+2 single-threaded worker processes for each size: nothing is computed on
+the client or persisted, each worker computes a block when its rounds
+read it and drops it after.  Per size: the fit's time and rows per second,
+the accuracy on 100 000 held-out rows of the mixture, and each worker's
+resident memory before the fit and its peak (``ru_maxrss``) over it.
 
 Refits (``--part refits``, issue 43): ``ParameterMixingClassifier.fit``
 called 20 times back to back on one dask collection (a dask array of 8
@@ -65,7 +84,8 @@ it succeeded (the exception otherwise), its wall time, and whether its
 model is the first fit's bit for bit.  (At ``ae3fe45``, 5 of 12 such fits
 failed with ``TypeError: 'NoneType' object is not iterable``.)
 
-Writes ``benchmarks/results/parallel[_quick].json``.
+Writes ``benchmarks/results/parallel[_quick].json`` (the large part with
+other sizes under ``large_smoke``).
 """
 
 import argparse
@@ -441,7 +461,7 @@ def refits_part(n_fits=REFITS):
 
 LARGE_ROWS = (1_000_000, 3_000_000, 10_000_000)
 LARGE_BLOCK, LARGE_D, LARGE_TEST, LARGE_MIX = 100_000, 20, 100_000, 50_000
-LARGE = dict(budget=100, alpha=1e-5, gamma=0.02, maintenance="merging", shuffle=False)
+LARGE = dict(budget=100, alpha=1e-4, gamma=0.02, maintenance="merging", shuffle=False)
 
 
 def mixture_block(block, seed=0, rows=LARGE_BLOCK, d=LARGE_D, noise=0.05):
@@ -485,22 +505,21 @@ def _memory():
 
 def large_part(sizes=LARGE_ROWS):
     """``ParameterMixingClassifier`` on lazily generated dask arrays of each
-    of ``sizes`` rows, on a LocalCluster of 2 single-threaded worker
-    processes restarted before each size: each worker's resident memory
+    of ``sizes`` rows, each on a new LocalCluster of 2 single-threaded
+    worker processes: each worker's resident memory
     before the fit and its peak over the fit, the fit's time, rows per
-    second and the accuracy on 100 000 held-out rows (blocks of another
-    seed)."""
+    second and the accuracy on 100 000 held-out rows (blocks of the same
+    mixture far beyond the training ones)."""
     import distributed
     test = [mixture_block(10**6 + b) for b in range(LARGE_TEST // LARGE_BLOCK)]
     X_test, y_test = np.concatenate([t[0] for t in test]), np.concatenate([t[1] for t in test])
     est = BudgetedSGDClassifier(**LARGE)
     result = {"block_rows": LARGE_BLOCK, "d": LARGE_D, "mix_every": LARGE_MIX,
               "estimator": repr(est), "sizes": {}}
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as client:
-        for n_rows in sizes:
-            client.restart()
+    for n_rows in sizes:
+        with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                      dashboard_address=None) as cluster, \
+                distributed.Client(cluster) as client:
             client.run(lambda: __import__("skbudget.parallel"))
             before = client.run(_memory)
             X, y = lazy_mixture(n_rows)
