@@ -172,8 +172,8 @@ def averaged_model(models, weights=None, origin=None, record=None, copy_first=Tr
     every one of ``models`` continued from (the counts it holds, updates,
     maintenance steps, degradation and examples, are then counted once, not
     once per model, and vectors the models kept from it are stored once);
-    ``record``, the
-    online record of the result (None: the models' records summed).
+    ``record``, the online record of the result (None: the models' records
+    summed).
     ``copy_first=False`` builds the result in ``models[0]`` itself (a model
     the caller owns and drops: parameter mixing's, fresh from a worker);
     each learner's state is composed before it is replaced."""

@@ -117,8 +117,8 @@ class _ShardActor:
             self._ready.notify_all()
 
     async def deposit(self, key, blob):
-        """Keep a peer's message ``blob`` for round ``key[0]`` (``key``:
-        (round, sender index), or (round, -1) for the mixed model)."""
+        """Keep a peer's message ``blob``, its model of a round (``key``:
+        (round, sender index))."""
         _note(f"arrived {key[1]}", key[0])
         with self._ready:
             self._inbox[tuple(key)] = blob
@@ -614,7 +614,8 @@ def _independent(parts):
     task is shared between two pairs (a lazily generated array, one read
     from files, a NumPy array's pieces); None when one is (a partition of
     ``X - X.mean(axis=0)`` needs the mean over every partition): those are
-    computed on the scheduler as one graph."""
+    computed on their workers before the first round, the shared task
+    once."""
     from dask.delayed import Delayed
     from dask.optimization import cull
 

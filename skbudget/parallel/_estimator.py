@@ -61,9 +61,10 @@ class ParameterMixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
     worker sends its model to every other and averages and compresses the
     round's models itself: the same model on every worker, the one the
     threads would mix); the client makes one call to each worker and
-    receives the final model.  A NumPy or CSR ``X`` is split into contiguous shards that
-    travel to their workers in pieces, one after another from the start of
-    the fit (a round waits only for rows not yet arrived); the partitions of
+    receives the final model.  A NumPy or CSR ``X`` is split into
+    contiguous shards that travel to their workers in pieces, one after
+    another from the start of the fit (a round waits only for rows not yet
+    arrived); the partitions of
     a dask array already in the cluster's memory (persisted) stay where
     they are, each worker's shard being the partitions it holds (but for
     partitions moved to even out the shards' rows); other partitions (a
@@ -132,10 +133,9 @@ class ParameterMixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
     of each of ``K`` workers and as many into each (its model to every
     other worker), for budget ``B``, ``d`` features and ``k`` coefficients
     per vector; the compression makes ``(K - 1) B`` maintenance steps, on
-    every worker.  A
-    worker that leaves the cluster during ``fit``, or a task that raises,
-    ends ``fit`` with an error; no partly mixed model is kept (the
-    estimator keeps what it had).
+    every worker.  A worker that leaves the cluster during ``fit``, or a
+    task that raises, ends ``fit`` with an error; no partly mixed model is
+    kept (the estimator keeps what it had).
 
     References
     ----------

@@ -147,8 +147,9 @@ def _interleaved(flags):
 def _mixed(models, weights, origin, record, flags):
     """The models of one mixing round averaged and compressed: the next
     round's common model (``origin``: the :class:`~skbudget._mixing.Origin`
-    of the model they continued from, None in the first round; ``record``: its online record before the round, whose mistake flags
-    are ``flags``).
+    of the model they continued from, None in the first round; ``record``:
+    its online record before the round, whose mistake flags are
+    ``flags``).
 
     Within the round the workers' models are several: the record's support
     size is the mixed model's, after the round's last round only (the
