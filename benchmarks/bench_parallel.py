@@ -250,10 +250,11 @@ def breakdown(traces, start, end):
       (and its thread's CPU time in them);
     - ``gaps``: per round, the last worker's end of streaming to the last
       worker's start of the next round; and on the worker that started the
-      next round last, its parts: ``pickle`` (the last model pickled and
-      handed to the event loop), ``message`` (that to its arrival on the
-      other worker's event loop), ``load`` (arrival to loaded), ``mix``
-      (the last model loaded to the mixed model);
+      next round last, its parts: ``pickle`` (the last model pickled),
+      ``message`` (that to its arrival on this worker's event loop: the
+      sender's hand-over to its own event loop, dask's message, the
+      receipt), ``load`` (arrival to loaded), ``mix`` (the last model
+      loaded to the mixed model);
     - ``final``: the first worker's end of the fit to the fit's return
       (the model's travel to the client, the actors' release);
     - ``thread_cpu`` per worker: its thread's CPU over the fit, beside its
@@ -279,10 +280,12 @@ def breakdown(traces, start, end):
         e, sender = events[late], events[last]
         out["mix"].append(1e3 * (e[("mixed", i)][0] - e[(f"took {last}", i)][0]))
         if late != last:
-            out["pickle"].append(1e3 * (sender[("sent", i)][0] - last_end))
-            out["message"].append(1e3 * (e[(f"arrived {last}", i)][0] - sender[("sent", i)][0]))
+            out["pickle"].append(1e3 * (sender[("pickled", i)][0] - last_end))
+            out["message"].append(1e3 * (e[(f"arrived {last}", i)][0]
+                                         - sender[("pickled", i)][0]))
             out["load"].append(1e3 * (e[(f"took {last}", i)][0] - max(
-                e[(f"arrived {last}", i)][0], e[("sent", i)][0] if ("sent", i) in e else 0)))
+                e[(f"arrived {last}", i)][0],
+                e[("pickled", i)][0] if ("pickled", i) in e else 0)))
     return {name: [round(v, 2) for v in value] if isinstance(value, list) else round(value, 2)
             for name, value in out.items()}
 

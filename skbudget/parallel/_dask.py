@@ -197,10 +197,10 @@ class _ShardActor:
                     mine = self._round(model, rows, classes)
                     _note("streamed", i)
                     blob = pickle.dumps(mine, protocol=5)
+                    _note("pickled", i)
                     for peer in [0] if last else range(len(peers)):
                         if peer != index:
                             self._send(peer, (i, index), blob)
-                    _note("sent", i)
             if last and index != 0:
                 break
             # (its own model stays here, unpickled; every worker composes
