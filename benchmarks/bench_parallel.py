@@ -52,7 +52,26 @@ workers as threads of this process: no nannies, in-process messages; the
 compiled loops release the GIL), the results under a key ending in
 ``_in_process``; ``--mix-every N`` mixes every N rows per worker instead
 of 20 000 (key ending in ``_mixN``).  Test accuracy on 20 000 held-out
-rows of the same stream.
+rows of the same stream.  ``--profile`` keeps each worker's timeline of
+the fits (``skbudget.parallel._dask._TRACE``) and prints, per cluster fit,
+where its wall time went (:func:`breakdown`): the set-up before the
+workers start, each worker's streaming (and its thread's CPU), the gaps
+between rounds with their parts on the worker that starts the next round
+last (the last model's pickling, its message, its loading, the mixing),
+and the final model's return; kept under ``breakdown_cluster`` and
+``breakdown_cluster_dask``.
+
+Large (``--part large``, issue 47): a lazily generated dask array
+(:func:`lazy_mixture`: blocks of 100 000 rows of a 10-class, d = 20
+Gaussian mixture with 5 % of the labels uniform, each block made by its own
+seeded task, X and y together) of 1, 3 and 10 million rows
+(``--large-rows``) trained by ``ParameterMixingClassifier`` (shared BSGD
+merging, ``B = 100``, ``mix_every = 50 000``) on a new ``LocalCluster`` of
+2 single-threaded worker processes for each size: nothing is computed on
+the client or persisted, each worker computes a block when its rounds
+read it and drops it after.  Per size: the fit's time and rows per second,
+the accuracy on 100 000 held-out rows of the mixture, and each worker's
+resident memory before the fit and its peak (``ru_maxrss``) over it.
 
 Refits (``--part refits``, issue 43): ``ParameterMixingClassifier.fit``
 called 20 times back to back on one dask collection (a dask array of 8
@@ -65,7 +84,8 @@ it succeeded (the exception otherwise), its wall time, and whether its
 model is the first fit's bit for bit.  (At ``ae3fe45``, 5 of 12 such fits
 failed with ``TypeError: 'NoneType' object is not iterable``.)
 
-Writes ``benchmarks/results/parallel[_quick].json``.
+Writes ``benchmarks/results/parallel[_quick].json`` (the large part with
+other sizes under ``large_smoke``).
 """
 
 import argparse
@@ -205,7 +225,86 @@ def _spread(values):
     return [float(np.min(values)), float(np.median(values)), float(np.max(values))]
 
 
-def speed_part(repeats, direct=False, profile=True, in_process=False, mix_every=SPEED_MIX):
+def _start_trace():
+    """Keep this worker's timeline of the fits (skbudget.parallel._dask._TRACE)."""
+    from skbudget.parallel import _dask
+    _dask._TRACE = []
+
+
+def _taken_trace():
+    """This worker's timeline since the last call, emptied."""
+    from skbudget.parallel import _dask
+    trace, _dask._TRACE = _dask._TRACE, []
+    return trace
+
+
+def breakdown(traces, start, end):
+    """Where the wall time of one fit went, from the workers' timelines
+    (``traces``: per worker, (seconds, thread CPU seconds, event, round);
+    ``start``, ``end``: the fit's call and return on this process's clock,
+    the same monotonic clock on one machine), in milliseconds:
+
+    - ``setup``: the call to the first worker's start of the fit
+      (validation, the classes, the actors, the fit's calls);
+    - ``streaming``: per worker, the wall time of its rounds' ``partial_fit``
+      (and its thread's CPU time in them);
+    - ``gaps``: per round, the last worker's end of streaming to the last
+      worker's start of the next round; and on the worker that started the
+      next round last, its parts: ``pickle`` (the last model pickled),
+      ``message`` (that to its arrival on this worker's event loop: the
+      sender's hand-over to its own event loop, dask's message, the
+      receipt), ``load`` (arrival to loaded), ``mix`` (the last model
+      loaded to the mixed model);
+    - ``final``: the first worker's end of the fit to the fit's return
+      (the model's travel to the client, the actors' release);
+    - ``thread_cpu`` per worker: its thread's CPU over the fit, beside its
+      streaming's."""
+    events = [{(event, i): (t, cpu) for t, cpu, event, i in trace} for trace in traces]
+    rounds = sorted({i for trace in traces for _, _, event, i in trace if event == "streamed"})
+    out = {"setup": 1e3 * (min(e[("start", -1)][0] for e in events) - start),
+           "final": 1e3 * (end - events[0][("end", -1)][0]),
+           "streaming": [1e3 * sum(e[("streamed", i)][0] - e[("ready", i)][0]
+                                   for i in rounds if ("streamed", i) in e) for e in events],
+           "streaming_cpu": [1e3 * sum(e[("streamed", i)][1] - e[("ready", i)][1]
+                                       for i in rounds if ("streamed", i) in e) for e in events],
+           "thread_cpu": [1e3 * (e[("end", -1)][1] - e[("start", -1)][1]) for e in events],
+           "gaps": [], "pickle": [], "message": [], "load": [], "mix": []}
+    for i in rounds[:-1]:
+        ends = [(e[("streamed", i)][0], w) for w, e in enumerate(events) if ("streamed", i) in e]
+        starts = [(e[("ready", i + 1)][0], w) for w, e in enumerate(events)
+                  if ("ready", i + 1) in e]
+        if not ends or not starts:
+            continue
+        (last_end, last), (next_start, late) = max(ends), max(starts)
+        out["gaps"].append(1e3 * (next_start - last_end))
+        e, sender = events[late], events[last]
+        out["mix"].append(1e3 * (e[("mixed", i)][0] - e[(f"took {last}", i)][0]))
+        if late != last:
+            out["pickle"].append(1e3 * (sender[("pickled", i)][0] - last_end))
+            out["message"].append(1e3 * (e[(f"arrived {last}", i)][0]
+                                         - sender[("pickled", i)][0]))
+            out["load"].append(1e3 * (e[(f"took {last}", i)][0] - max(
+                e[(f"arrived {last}", i)][0],
+                e[("pickled", i)][0] if ("pickled", i) in e else 0)))
+    return {name: [round(v, 2) for v in value] if isinstance(value, list) else round(value, 2)
+            for name, value in out.items()}
+
+
+def _print_breakdown(name, b):
+    def median(values):
+        return float(np.median(values)) if values else float("nan")
+    print(f"  {name}: set-up {b['setup']:.1f} ms; streaming per worker "
+          f"{' / '.join(f'{v:.0f}' for v in b['streaming'])} ms (thread CPU "
+          f"{' / '.join(f'{v:.0f}' for v in b['streaming_cpu'])} in it, "
+          f"{' / '.join(f'{v:.0f}' for v in b['thread_cpu'])} over the fit); "
+          f"{len(b['gaps'])} gaps between rounds, {sum(b['gaps']):.1f} ms in all, median "
+          f"{median(b['gaps']):.2f} ms: pickle {median(b['pickle']):.2f}, message "
+          f"{median(b['message']):.2f}, load {median(b['load']):.2f}, mix "
+          f"{median(b['mix']):.2f}; final {b['final']:.1f} ms", flush=True)
+
+
+def speed_part(repeats, direct=False, profile=True, in_process=False, mix_every=SPEED_MIX,
+               trace=False):
     import dask
     import dask.array as da
     import distributed
@@ -227,6 +326,8 @@ def speed_part(repeats, direct=False, profile=True, in_process=False, mix_every=
         result["worker_profile_seen"] = sorted(set(client.run(
             lambda: dask.config.get("distributed.worker.profile.enabled")).values()))
         client.run(lambda: __import__("skbudget.parallel"))       # imports before the clock
+        if trace:
+            client.run(_start_trace)
         result["worker_skbudget"] = sorted(set(client.run(
             lambda: __import__("skbudget").__file__).values()))
         import psutil
@@ -255,6 +356,10 @@ def speed_part(repeats, direct=False, profile=True, in_process=False, mix_every=
                 fitted = ParameterMixingClassifier(est, mix_every=mix_every,
                                                    client=client).fit(*data)
                 result[name].append(time.perf_counter() - start)
+                if trace:
+                    traces = client.run(_taken_trace)
+                    result.setdefault(f"breakdown_{name}", []).append(breakdown(
+                        [traces[a] for a in sorted(traces)], start, start + result[name][-1]))
                 after = _cpu_seconds(processes)
                 result.setdefault(f"cpu_{name}", []).append(
                     {p: round(after[p] - before[p], 3) for p in processes})
@@ -277,6 +382,9 @@ def speed_part(repeats, direct=False, profile=True, in_process=False, mix_every=
                   f"other processes' CPU s during the three "
                   f"{result['others_cpu_single'][-1]}, {result['others_cpu_cluster'][-1]}, "
                   f"{result['others_cpu_cluster_dask'][-1]}", flush=True)
+            for name in ("cluster", "cluster_dask") if trace else ():
+                _print_breakdown("NumPy" if name == "cluster" else "dask array",
+                                 result[f"breakdown_{name}"][-1])
         result["accuracy_single"] = single.score(X_test, y_test)
         result["accuracy_cluster"] = clf.score(X_test, y_test)
         result["accuracy_cluster_dask"] = clf_dask.score(X_test, y_test)
@@ -354,11 +462,99 @@ def refits_part(n_fits=REFITS):
     return result
 
 
+LARGE_ROWS = (1_000_000, 3_000_000, 10_000_000)
+LARGE_BLOCK, LARGE_D, LARGE_TEST, LARGE_MIX = 100_000, 20, 100_000, 50_000
+LARGE = dict(budget=100, alpha=1e-4, gamma=0.02, maintenance="merging", shuffle=False)
+
+
+def mixture_block(block, seed=0, rows=LARGE_BLOCK, d=LARGE_D, noise=0.05):
+    """Block ``block`` (``rows`` rows) of a reproducible stream: a 10-class
+    mixture in ``d`` dimensions, each class a unit Gaussian around its own
+    centre (the centres drawn once from ``seed``, N(0, 0.8^2) per
+    coordinate: about 5 apart at d = 20), with a ``noise`` share of the
+    labels replaced by uniform ones (the best accuracy is then about 95.5 %
+    of the clean one); each block from its own seed, so any block is made
+    alone, anywhere."""
+    centres = np.random.default_rng(seed).normal(scale=0.8, size=(10, d))
+    rng = np.random.default_rng([seed, block])
+    y = rng.integers(10, size=rows)
+    X = centres[y] + rng.normal(size=(rows, d))
+    flip = rng.random(rows) < noise
+    y[flip] = rng.integers(10, size=int(flip.sum()))
+    return X, y
+
+
+def lazy_mixture(n_rows, seed=0):
+    """The first ``n_rows`` rows of :func:`mixture_block`'s stream as dask
+    arrays generated lazily: one delayed block each (X and y from one
+    task), nothing computed."""
+    import dask
+    import dask.array as da
+    blocks = [dask.delayed(mixture_block, pure=True)(b, seed) for b in
+              range(n_rows // LARGE_BLOCK)]
+    X = da.concatenate([da.from_delayed(b[0], (LARGE_BLOCK, LARGE_D), np.float64)
+                        for b in blocks])
+    y = da.concatenate([da.from_delayed(b[1], (LARGE_BLOCK,), np.int64) for b in blocks])
+    return X, y
+
+
+def _memory():
+    """This process's resident memory now and its peak, in MB."""
+    import resource
+    import psutil
+    return {"rss": psutil.Process().memory_info().rss / 2**20,
+            "peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**10}
+
+
+def large_part(sizes=LARGE_ROWS):
+    """``ParameterMixingClassifier`` on lazily generated dask arrays of each
+    of ``sizes`` rows, each on a new LocalCluster of 2 single-threaded
+    worker processes: each worker's resident memory
+    before the fit and its peak over the fit, the fit's time, rows per
+    second and the accuracy on 100 000 held-out rows (blocks of the same
+    mixture far beyond the training ones)."""
+    import distributed
+    test = [mixture_block(10**6 + b) for b in range(LARGE_TEST // LARGE_BLOCK)]
+    X_test, y_test = np.concatenate([t[0] for t in test]), np.concatenate([t[1] for t in test])
+    est = BudgetedSGDClassifier(**LARGE)
+    result = {"block_rows": LARGE_BLOCK, "d": LARGE_D, "mix_every": LARGE_MIX,
+              "estimator": repr(est), "sizes": {}}
+    for n_rows in sizes:
+        with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                      dashboard_address=None) as cluster, \
+                distributed.Client(cluster) as client:
+            client.run(lambda: __import__("skbudget.parallel"))
+            before = client.run(_memory)
+            X, y = lazy_mixture(n_rows)
+            start = time.perf_counter()
+            clf = ParameterMixingClassifier(est, mix_every=LARGE_MIX, client=client).fit(X, y)
+            seconds = time.perf_counter() - start
+            after = client.run(_memory)
+            run = {"seconds": round(seconds, 2), "rows_per_second": round(n_rows / seconds),
+                   "accuracy": clf.score(X_test, y_test), "rounds": clf.n_mixing_rounds_,
+                   "workers": {a[-5:]: {"rss_before_mb": round(before[a]["rss"], 1),
+                                        "peak_mb": round(after[a]["peak"], 1)}
+                               for a in sorted(after)}}
+            result["sizes"][str(n_rows)] = run
+            print(f"{n_rows:>10,} rows: {seconds:.1f} s ({run['rows_per_second']:,} rows/s), "
+                  f"accuracy {100 * run['accuracy']:.2f} %, per worker resident before / "
+                  f"peak over the fit: " + ", ".join(
+                      f"{w['rss_before_mb']:.0f} / {w['peak_mb']:.0f} MB"
+                      for w in run["workers"].values()), flush=True)
+    peaks = {n: max(w["peak_mb"] for w in r["workers"].values())
+             for n, r in result["sizes"].items()}
+    first = peaks[str(sizes[0])]
+    result["peak_ratio_to_first"] = {n: round(p / first, 3) for n, p in peaks.items()}
+    print(f"the workers' peak memory against {sizes[0]:,} rows: " + ", ".join(
+        f"{int(n):,}: {r:.3f}x" for n, r in result["peak_ratio_to_first"].items()))
+    return result
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="one order, two timing repeats")
     parser.add_argument("--repeats", type=int, default=5, help="paired timings")
-    parser.add_argument("--part", choices=("all", "accuracy", "speed", "refits"),
+    parser.add_argument("--part", choices=("all", "accuracy", "speed", "refits", "large"),
                         default="all")
     parser.add_argument("--direct-to-workers", action="store_true",
                         help="the client calls the workers directly, not through the scheduler")
@@ -368,6 +564,13 @@ def main():
     parser.add_argument("--in-process", action="store_true",
                         help="a LocalCluster of threads in this process (processes=False), "
                              "not of worker processes")
+    parser.add_argument("--large-rows", type=int, nargs="+", default=list(LARGE_ROWS),
+                        help="the large part's sizes, in rows (multiples of "
+                             f"{LARGE_BLOCK:,}; default 1, 3 and 10 million)")
+    parser.add_argument("--profile", action="store_true",
+                        help="the speed part's breakdown of each cluster fit from the workers' "
+                             "timelines: set-up, streaming, the gaps between rounds (pickle, "
+                             "message, load, mix), the final model's return")
     parser.add_argument("--mix-every", type=int, default=SPEED_MIX,
                         help=f"rows per worker between mixes in the speed part "
                              f"(default {SPEED_MIX})")
@@ -383,9 +586,13 @@ def main():
             "_in_process" if args.in_process else "") + (
             f"_mix{args.mix_every}" if args.mix_every != SPEED_MIX else "")
         results[key] = speed_part(2 if args.quick else args.repeats, args.direct_to_workers,
-                                  not args.no_worker_profile, args.in_process, args.mix_every)
+                                  not args.no_worker_profile, args.in_process, args.mix_every,
+                                  args.profile)
     if args.part in ("all", "refits"):
         results["refits"] = refits_part()
+    if args.part in ("all", "large"):
+        results["large" if args.large_rows == list(LARGE_ROWS) else "large_smoke"] = (
+            large_part(args.large_rows))
     write_json(out, results)
 
 

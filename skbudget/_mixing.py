@@ -16,6 +16,7 @@ of the average.
 """
 
 import copy
+from types import SimpleNamespace
 
 import numpy as np
 import scipy.sparse as sp
@@ -26,7 +27,8 @@ from skbudget._declaration import CannotAverage
 from skbudget._params import _same_value
 from skbudget._record import OnlineRecord
 
-__all__ = ["averaged_model", "averaging_estimators", "check_supported", "compressed_model"]
+__all__ = ["Origin", "averaged_model", "averaging_estimators", "check_supported",
+           "compressed_model"]
 
 
 def _averaging(estimator):
@@ -166,11 +168,12 @@ def averaged_model(models, weights=None, origin=None, record=None, copy_first=Tr
     """The fitted model whose decision function is ``sum_k w_k f_k`` (see
     :func:`skbudget.parallel.average`).
 
-    For parameter mixing: ``origin``, the model every one of ``models``
-    continued from (the counts it holds, updates, maintenance steps,
-    degradation and examples, are then counted once, not once per model,
-    and vectors the models kept from it are stored once); ``record``, the
-    online record of the result (None: the models' records summed).
+    For parameter mixing: ``origin``, the :class:`Origin` of the model
+    every one of ``models`` continued from (the counts it holds, updates,
+    maintenance steps, degradation and examples, are then counted once, not
+    once per model, and vectors the models kept from it are stored once);
+    ``record``, the online record of the result (None: the models' records
+    summed).
     ``copy_first=False`` builds the result in ``models[0]`` itself (a model
     the caller owns and drops: parameter mixing's, fresh from a worker);
     each learner's state is composed before it is replaced."""
@@ -202,6 +205,23 @@ def averaged_model(models, weights=None, origin=None, record=None, copy_first=Tr
                                             None if origin is None else origin._n_examples_seen)
     result._update_fitted_attributes()
     return result
+
+
+class Origin:
+    """The counts of a model that several models continued from (parameter
+    mixing's common model, taken before a round): all that
+    :func:`averaged_model` reads of it, so that the model itself may
+    continue (one worker streams the common model itself, not a copy).
+    ``_learners``: per learner, its updates (and BSGD's maintenance steps
+    and degradation); ``_n_examples_seen``: the model's examples."""
+
+    _COUNTS = ("n_updates", "n_maintenance", "degradation")
+
+    def __init__(self, model):
+        self._n_examples_seen = model._n_examples_seen
+        self._learners = [SimpleNamespace(**{name: getattr(learner, name)
+                                             for name in self._COUNTS if hasattr(learner, name)})
+                          for learner in model._learners]
 
 
 def n_stored(model):

@@ -8,6 +8,7 @@ import pickle
 import subprocess
 import sys
 import time
+import weakref
 
 import numpy as np
 import pytest
@@ -670,11 +671,12 @@ def _assert_same_model(a, b, X=None, y=None):
     KernelPerceptron(gamma=0.3, max_iter=1),
 ], ids=["bsgd-merging-shared", "bsgd-projection-ovr-2-passes", "pa", "kp"])
 def test_workers_mixing_among_themselves_is_the_threads_model_bit_for_bit(client, est):
-    """The dask workers mix among themselves (the first averages and
-    compresses, the others continue from its pickle): the model is the one
-    the threads mixing on the client give for the same shards, bit for bit,
-    from NumPy, CSR and dask input; with shards of different lengths, the
-    mixing worker or another one has no rows in the last rounds."""
+    """The dask workers mix among themselves (each sends its model to the
+    other, and each averages and compresses the round's models itself and
+    continues from the result): the model is the one the threads mixing on
+    the client give for the same shards, bit for bit, from NumPy, CSR and
+    dask input; with shards of different lengths, the first worker (which
+    returns the model) or the other one has no rows in the last rounds."""
     X, y = _stream(1400)
     local = ParameterMixingClassifier(est, mix_every=200, n_workers=2).fit(X, y)
     on_numpy = ParameterMixingClassifier(est, mix_every=200, client=client).fit(X, y)
@@ -684,13 +686,33 @@ def test_workers_mixing_among_themselves_is_the_threads_model_bit_for_bit(client
     _assert_same_model(
         ParameterMixingClassifier(est, mix_every=200, client=client).fit(Xs, y).estimator_,
         ParameterMixingClassifier(est, mix_every=200, n_workers=2).fit(Xs, y).estimator_)
-    for chunks in ((900, 500), (500, 900)):         # the mixer's shard longer, then shorter
+    for chunks in ((900, 500), (500, 900)):         # the first's shard longer, then shorter
         Xd, yd = da.from_array(X, chunks=(chunks, 6)), da.from_array(y, chunks=(chunks,))
         on_dask = ParameterMixingClassifier(est, mix_every=200, client=client).fit(Xd, yd)
         on_threads = ParameterMixingClassifier(est, mix_every=200, n_workers=2).fit(Xd, yd)
         assert on_dask.n_workers_ == on_threads.n_workers_ == 2
         _assert_same_model(on_dask.estimator_, on_threads.estimator_)
         assert_array_equal(on_dask.decision_function(X), on_threads.decision_function(X))
+
+
+def test_three_worker_processes_mixing_among_themselves_give_the_threads_model():
+    """Three workers, each sending its model to the two others and mixing
+    the round's models itself (shards of 300, 600 and 500 rows, rounds of
+    150: the first, which returns the model, idle in the last two rounds
+    of each pass): the threads' model bit for bit, over two passes."""
+    X, y = _stream(1400)
+    Xd, yd = da.from_array(X, chunks=((300, 600, 500), 6)), da.from_array(y, chunks=((300, 600,
+                                                                                     500),))
+    est = BudgetedSGDClassifier(budget=30, alpha=1e-3, gamma=0.3, maintenance="merging",
+                                max_iter=2)
+    local = ParameterMixingClassifier(est, mix_every=150, n_workers=3).fit(Xd, yd)
+    with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster, set_as_default=False) as client:
+        on_dask = ParameterMixingClassifier(est, mix_every=150, client=client).fit(Xd, yd)
+    assert on_dask.n_workers_ == local.n_workers_ == 3
+    assert on_dask.n_mixing_rounds_ == local.n_mixing_rounds_ == 8
+    _assert_same_model(on_dask.estimator_, local.estimator_, *_stream(300, seed=1))
 
 
 def test_a_cluster_of_worker_threads_gives_the_threads_model():
@@ -800,6 +822,100 @@ def test_a_persisted_dask_array_held_unevenly_is_balanced(client):
 
 def _keys(client):
     return {key for keys in client.has_what().values() for key in keys}
+
+
+# the blocks of a lazily generated X this process made, holds now, and held
+# at most at once (on a worker of the cluster: that worker's)
+_BLOCKS = {"made": 0, "alive": 0, "peak": 0}
+_BLOCK_ROWS, _N_BLOCKS = 100, 12
+
+
+def _dropped_block():
+    _BLOCKS["alive"] -= 1
+
+
+def _block_values(i):
+    """Block ``i`` of a seeded stream: rows and labels."""
+    rng = np.random.default_rng(i)
+    X = rng.normal(size=(_BLOCK_ROWS, 6))
+    return X, (X[:, 0] + X[:, 1] > 0).astype(np.int64) + (X[:, 2] > 1)
+
+
+def _generated_block(block_id=None):
+    """Block ``block_id`` of a lazily generated X, counted while it lives."""
+    X = _block_values(block_id[0])[0]
+    _BLOCKS.update(made=_BLOCKS["made"] + 1, alive=_BLOCKS["alive"] + 1,
+                   peak=max(_BLOCKS["peak"], _BLOCKS["alive"] + 1))
+    weakref.finalize(X, _dropped_block)
+    return X
+
+
+def _generated_labels(block_id=None):
+    return _block_values(block_id[0])[1]
+
+
+def _blocks_seen(reset=False):
+    seen = dict(_BLOCKS)
+    if reset:
+        _BLOCKS.update(made=0, alive=0, peak=0)
+    return seen
+
+
+def _lazy_stream():
+    """A lazily generated dask array (each block from its own seed, as
+    ``benchmarks/bench_parallel.py --part large``) and its labels."""
+    chunks = ((_BLOCK_ROWS,) * _N_BLOCKS,)
+    Xd = da.map_blocks(_generated_block, chunks=chunks + ((6,),), dtype=np.float64)
+    yd = da.map_blocks(_generated_labels, chunks=chunks, dtype=np.int64)
+    return Xd, yd
+
+
+@pytest.mark.parametrize("where", ["threads", "cluster"])
+@pytest.mark.parametrize("n_passes", [1, 2])
+def test_a_lazily_generated_dask_array_is_consumed_block_by_block(client, where, n_passes):
+    """A dask array generated lazily is never computed whole: no task of
+    it runs on the scheduler; each worker computes a block when a round
+    reads its rows, holds at most the two blocks of a round (150 rows
+    over blocks of 100), and drops it after (computing it again in the
+    second pass); the model is the one of the same rows in memory."""
+    X = np.concatenate([_block_values(i)[0] for i in range(_N_BLOCKS)])
+    y = np.concatenate([_block_values(i)[1] for i in range(_N_BLOCKS)])
+    est = BudgetedSGDClassifier(budget=30, alpha=1e-3, gamma=0.3, max_iter=n_passes)
+    local = ParameterMixingClassifier(est, mix_every=150, n_workers=2).fit(X, y)
+    clf = ParameterMixingClassifier(est, mix_every=150, n_workers=2,
+                                    client=client if where == "cluster" else None)
+    if where == "cluster":
+        client.run(_blocks_seen, True)
+        with distributed.get_task_stream(client) as tasks:
+            clf.fit(*_lazy_stream())
+        assert not [t for t in tasks.data if "generated" in str(t["key"])]
+        seen = list(client.run(_blocks_seen, True).values())
+    else:
+        _blocks_seen(reset=True)
+        clf.fit(*_lazy_stream())
+        seen = [_blocks_seen(reset=True)]
+    assert sum(s["made"] for s in seen) == n_passes * _N_BLOCKS
+    assert all(s["alive"] == 0 for s in seen)
+    assert max(s["peak"] for s in seen) <= (2 if where == "cluster" else 4)
+    _assert_same_model(clf.estimator_, local.estimator_)
+
+
+def test_partitions_that_share_a_task_are_computed_on_the_cluster(client):
+    """The partitions of ``X - X.mean(axis=0)`` share the mean's task:
+    they are computed on the cluster before the first round (the mean
+    once, not per partition on the workers' own schedulers); the model of
+    the same rows in memory."""
+    X, y = _stream(1200)
+    Xd = da.from_array(X, chunks=(300, 6))
+    centred = Xd - Xd.mean(axis=0)
+    est = BudgetedSGDClassifier(budget=30, alpha=1e-3, gamma=0.3)
+    with distributed.get_task_stream(client) as tasks:
+        clf = ParameterMixingClassifier(est, mix_every=150, client=client).fit(
+            centred, da.from_array(y, chunks=300))
+    assert [t for t in tasks.data if "mean" in str(t["key"])]
+    local = ParameterMixingClassifier(est, mix_every=150, n_workers=2).fit(
+        centred.compute(), y)
+    _assert_same_model(clf.estimator_, local.estimator_)
 
 
 def test_clone_shares_the_client(client):
@@ -989,12 +1105,12 @@ def _mark_victim():
     os.environ["SKBUDGET_TEST_VICTIM"] = "1"
 
 
-@pytest.mark.parametrize("victim", [1, 0], ids=["another", "the-mixer"])
+@pytest.mark.parametrize("victim", [1, 0], ids=["another", "the-first"])
 def test_a_worker_that_dies_mid_fit_is_a_clear_error(client, victim):
     """One worker's process ends in the second mixing round (its nanny
     starts a new one, at another address): RuntimeError naming the lost
     worker, and the meta-estimator as it was, whether it was the worker
-    that mixes (the first) or another; the survivor's part ends, and the
+    that returns the model (the first) or another; the survivor's part ends, and the
     cluster fits again.  (Last in the module: the cluster has a new worker
     after it.)"""
     X, y = _stream(1200)

@@ -19,8 +19,16 @@ from sklearn.utils.validation import assert_all_finite, check_consistent_length,
 
 from skbudget._base import _checked_classes
 from skbudget._kernels import compute_gamma, scale_gamma
+from skbudget._mixing import Origin
 from skbudget._record import OnlineRecord
-from skbudget.parallel._rounds import _grouped, _local_shards, _mix_round, _Shard, _stream_rows
+from skbudget.parallel._rounds import (
+    _grouped,
+    _is_dask_collection,
+    _local_shards,
+    _mix_round,
+    _Shard,
+    _stream_rows,
+)
 
 # seconds between two looks at the cluster while a mixing round runs; how
 # long a call that lost its worker's connection waits for the scheduler to
@@ -28,6 +36,16 @@ from skbudget.parallel._rounds import _grouped, _local_shards, _mix_round, _Shar
 _WATCH_INTERVAL, _LOSS_PATIENCE = 0.5, 10.0
 # rows of the pieces an in-memory X travels in (at least mix_every)
 _PIECE_ROWS = 16_384
+# a worker's timeline of its fits, (seconds, its thread's CPU seconds,
+# event, round), when it is a list (benchmarks/bench_parallel.py --profile
+# sets it on the workers)
+_TRACE = None
+
+
+def _note(event, i=-1):
+    """Record ``event`` of round ``i`` on this worker's timeline, if kept."""
+    if _TRACE is not None:
+        _TRACE.append((time.perf_counter(), time.thread_time(), event, i))
 
 
 def _computed(client, collection):
@@ -68,13 +86,16 @@ class _ShardActor:
     loop, beside a fit that computes (they hand over under ``_ready``).
 
     The workers mix among themselves (doc/user_guide/parameter_mixing.rst,
-    "Cost"): every worker sends its model of a round to the first worker
-    (the mixer), which averages and compresses them and sends the mixed
-    model, pickled once, to every other worker; each continues from that
-    pickle.  The client sends one call per worker for the whole fit and
-    receives the final model from the mixer."""
+    "Cost"): every worker sends its model of a round, pickled once, to
+    every other worker, and each averages and compresses the round's
+    models itself (the same models in the same order: the same mixed
+    model on every worker, which continues from it).  The client sends one
+    call per worker for the whole fit and receives the final model from
+    the first worker."""
 
     def __init__(self, lengths, parts=None):
+        if isinstance(parts, _Graphs):
+            parts = parts.parts
         self.shard = _Shard(parts if parts is not None else [None] * len(lengths), lengths)
         self._ready = threading.Condition()
         self._inbox = {}                # (round, sender) -> pickled message
@@ -83,8 +104,7 @@ class _ShardActor:
     def labels(self):
         """The classes of the labels of the partitions it was built with
         (checked as scikit-learn's targets)."""
-        return _checked_classes(np.concatenate(
-            [np.asarray(part[1]) for part in self.shard.parts if part is not None]))
+        return self.shard.labels()
 
     def _store(self, pieces):
         for index, X, y in pieces:
@@ -97,8 +117,9 @@ class _ShardActor:
             self._ready.notify_all()
 
     async def deposit(self, key, blob):
-        """Keep a peer's message ``blob`` for round ``key[0]`` (``key``:
-        (round, sender index), or (round, -1) for the mixed model)."""
+        """Keep a peer's message ``blob``, its model of a round (``key``:
+        (round, sender index))."""
+        _note(f"arrived {key[1]}", key[0])
         with self._ready:
             self._inbox[tuple(key)] = blob
             self._ready.notify_all()
@@ -139,11 +160,13 @@ class _ShardActor:
         worker = self._worker
 
         async def send():
+            _note(f"sending {key[1]}", key[0])
             try:
                 reply = await worker.rpc(address).actor_execute(
                     function="deposit", actor=actor,
                     args=[to_serialize(key), to_serialize(blob)], kwargs={})
                 failure = None if reply["status"] == "OK" else repr(reply["exception"])
+                _note(f"delivered {key[1]}", key[0])
             except Exception as exc:        # the peer's worker lost
                 failure = repr(exc)
             if failure is not None:
@@ -153,47 +176,64 @@ class _ShardActor:
 
     def fit(self, index, peers, rounds, template, classes):
         """This worker's part of the whole fit (``index``: its place in
-        ``peers``, the (address, actor key) of every worker; index 0 mixes):
-        for every round of ``rounds`` (per round, the (worker, (start,
-        stop)) that stream, in worker order), stream its rows if it has
-        any, then mix (index 0) or take the mixed model.  ``template``:
-        the pickled unfitted estimator.  The mixer returns the final model,
-        pickled; the others None."""
+        ``peers``, the (address, actor key) of every worker): for every
+        round of ``rounds`` (per round, the (worker, (start, stop)) that
+        stream, in worker order), stream its rows if it has any and send
+        the model to every other worker, then mix the round's models (all
+        but the last round's: worker 0 alone mixes it) and continue from
+        the mixed model itself.  ``template``: the pickled unfitted
+        estimator.  Worker 0 returns the final model, pickled; the others
+        None."""
         from distributed import get_worker
         self._worker, self._peers = get_worker(), peers
         self._key = peers[index][1]
-        common, blob, record = None, template, OnlineRecord()
+        model, origin, record = pickle.loads(template), None, OnlineRecord()
+        _note("start")
         for i, tasks in enumerate(rounds):
+            last = i + 1 == len(rounds)
             for k, rows in tasks:
                 if k == index:
-                    mine = pickle.dumps(self._round(pickle.loads(blob), rows, classes),
-                                        protocol=5)
-                    if index == 0:
-                        with self._ready:
-                            self._inbox[i, 0] = mine
-                    else:
-                        self._send(0, (i, index), mine)
-            if index != 0:
-                if i + 1 < len(rounds):
-                    blob = self._take((i, -1))
-                continue
-            results = [pickle.loads(self._take((i, k))) for k, _ in tasks]
-            common = _mix_round(results, tasks, common, record)
-            record = common._record
-            blob = pickle.dumps(common, protocol=5)
-            if i + 1 < len(rounds):
-                for k in range(1, len(peers)):
-                    self._send(k, (i, -1), blob)
-        return blob if index == 0 else None
+                    _note("ready", i)
+                    mine = self._round(model, rows, classes)
+                    _note("streamed", i)
+                    blob = pickle.dumps(mine, protocol=5)
+                    _note("pickled", i)
+                    for peer in [0] if last else range(len(peers)):
+                        if peer != index:
+                            self._send(peer, (i, index), blob)
+            if last and index != 0:
+                break
+            # (its own model stays here, unpickled; every worker composes
+            # the same mixed model from the same models, in worker order)
+            results = []
+            for k, _ in tasks:
+                results.append(mine if k == index else pickle.loads(self._take((i, k))))
+                _note(f"took {k}", i)
+            model = _mix_round(results, tasks, origin, record)
+            origin, record = Origin(model), model._record
+            _note("mixed", i)
+        _note("end")
+        self.shard.take(())         # (the last round's computed partitions dropped)
+        return pickle.dumps(model, protocol=5) if index == 0 else None
 
     def _round(self, model, rows, classes):
         """Stream the shard's rows ``rows`` (start, stop) into ``model``
         (its pieces awaited): :func:`_stream_rows`."""
         indices, ranges = self.shard.pieces(*rows)
-        parts = self._wait_for(lambda: None if any(
-            self.shard.parts[i] is None for i in indices) else [self.shard.parts[i]
-                                                               for i in indices])
-        return _stream_rows(model, parts, ranges, classes, not hasattr(model, "classes_"))
+        self._wait_for(lambda: None if any(self.shard.parts[i] is None for i in indices)
+                       else True)
+        return _stream_rows(model, self.shard.take(indices), ranges, classes,
+                            not hasattr(model, "classes_"))
+
+
+class _Graphs:
+    """The partitions of a shard passed to its actor as they are: pairs of
+    dask collections, their graphs, which the actor computes one after
+    another as its rounds need them (dask would compute every one before
+    the call)."""
+
+    def __init__(self, parts):
+        self.parts = parts
 
 
 class _DaskWorkers:
@@ -224,6 +264,8 @@ class _DaskWorkers:
         client = self.client
         for k, (shard, address) in enumerate(zip(self.shards, self.addresses)):
             parts = None if self.feeds[k] is not None else shard.parts
+            if parts and isinstance(parts[0], tuple) and _is_dask_collection(parts[0][0]):
+                parts = _Graphs(parts)
             self.actor_futures.append(client.submit(
                 _ShardActor, shard.lengths, parts, actor=True,
                 workers=[address], allow_other_workers=False, pure=False))
@@ -551,10 +593,45 @@ def _placed_shards(client, parts, lengths, addresses, persisted):
         return shards, addresses
     if shards is None:
         shards = _grouped(parts, lengths, len(addresses))
+    if not persisted:
+        culled = _independent(parts)
+        if culled is not None:
+            # each partition computed by the worker that streams it, when
+            # its rows are streamed (and dropped after): no worker holds its
+            # whole shard, the client none of it
+            for shard in shards:
+                shard.parts = [culled[id(x)] for x, _ in shard.parts]
+            return shards, addresses[:len(shards)]
     for shard, address in zip(shards, addresses):
         shard.parts = client.compute([dask.delayed(part) for part in shard.parts],
                                      workers=[address])
     return shards, addresses[:len(shards)]
+
+
+def _independent(parts):
+    """The partitions ``parts`` (pairs of delayed ``(X, y)``), each pair's
+    graphs culled to what computes it (by ``id`` of its ``X``), when no
+    task is shared between two pairs (a lazily generated array, one read
+    from files, a NumPy array's pieces); None when one is (a partition of
+    ``X - X.mean(axis=0)`` needs the mean over every partition): those are
+    computed on their workers before the first round, the shared task
+    once."""
+    from dask.delayed import Delayed
+    from dask.optimization import cull
+
+    graph = {}
+    for x, y in parts[:1]:          # (every partition's delayed holds the whole graph)
+        graph.update(x.__dask_graph__())
+        graph.update(y.__dask_graph__())
+    culled, seen = {}, set()
+    for x, y in parts:
+        pair = tuple(Delayed(d.key, cull(graph, [d.key])[0]) for d in (x, y))
+        keys = set(pair[0].__dask_graph__()) | set(pair[1].__dask_graph__())
+        if keys & seen:
+            return None
+        seen |= keys
+        culled[id(x)] = pair
+    return culled
 
 
 def _balance(owner, lengths, rows, addresses):

@@ -58,17 +58,21 @@ class ParameterMixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
     one) the workers are dask workers, each keeping its shard and running
     its part of the whole fit in a dask actor: no worker ever holds the
     whole data, and the workers mix among themselves (each round every
-    worker sends its model to the first, which averages and compresses
-    them and sends the mixed model back: the same model as the threads
-    would mix); the client makes one call to each worker and receives the
-    final model.  A NumPy or CSR ``X`` is split into contiguous shards that
-    travel to their workers in pieces, one after another from the start of
-    the fit (a round waits only for rows not yet arrived); the partitions of
+    worker sends its model to every other and averages and compresses the
+    round's models itself: the same model on every worker, the one the
+    threads would mix); the client makes one call to each worker and
+    receives the final model.  A NumPy or CSR ``X`` is split into
+    contiguous shards that travel to their workers in pieces, one after
+    another from the start of the fit (a round waits only for rows not yet
+    arrived); the partitions of
     a dask array already in the cluster's memory (persisted) stay where
     they are, each worker's shard being the partitions it holds (but for
     partitions moved to even out the shards' rows); other partitions (a
-    data frame's too) are computed, consecutive ones together, on the
-    worker that streams them.
+    data frame's too) are computed by the worker that streams them, each
+    when a round reads its rows, and dropped after (a lazily generated
+    array is never in memory whole; partitions that share a task, as
+    those of ``X - X.mean(axis=0)``, are computed, consecutive ones
+    together, on their worker before the first round).
     Without a client the workers are local threads (the compiled loops
     release the GIL).  With one worker the model is the one
     ``estimator.partial_fit`` would give over the same rows in blocks of
@@ -125,13 +129,13 @@ class ParameterMixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
 
     Notes
     -----
-    Communication per mixing round is ``(K - 1) B (d + k)`` numbers for
-    ``K`` workers, budget ``B``, ``d`` features and ``k`` coefficients per
-    vector, each way (the other workers' models to the first, the mixed
-    model back); the compression makes ``(K - 1) B`` maintenance steps.  A
-    worker that leaves the cluster during ``fit``, or a task that raises,
-    ends ``fit`` with an error; no partly mixed model is kept (the
-    estimator keeps what it had).
+    Communication per mixing round is ``(K - 1) B (d + k)`` numbers out
+    of each of ``K`` workers and as many into each (its model to every
+    other worker), for budget ``B``, ``d`` features and ``k`` coefficients
+    per vector; the compression makes ``(K - 1) B`` maintenance steps, on
+    every worker.  A worker that leaves the cluster during ``fit``, or a
+    task that raises, ends ``fit`` with an error; no partly mixed model is
+    kept (the estimator keeps what it had).
 
     References
     ----------

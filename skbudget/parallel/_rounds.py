@@ -11,18 +11,22 @@ workers (``_dask``): the model is the same bit for bit.
 import numpy as np
 import scipy.sparse as sp
 
+from skbudget._base import _checked_classes
 from skbudget._mixing import averaged_model, compressed_model, n_stored
 from skbudget._record import UNMEASURED, OnlineRecord
 
 
 class _Shard:
     """The rows one worker streams: its partitions, in order, and their
-    lengths."""
+    lengths.  A partition is a pair ``(X, y)`` in memory, or of dask
+    collections computed where the shard is streamed, when its rows are
+    (:meth:`take`)."""
 
     def __init__(self, parts, lengths):
         self.parts = list(parts)
         self.lengths = [int(n) for n in lengths]
         self.n_rows = sum(self.lengths)
+        self._window = {}           # index -> the computed (X, y) of a dask partition
 
     def pieces(self, start, stop):
         """(partition indices, (lo, hi) within each) of rows ``start:stop``."""
@@ -34,6 +38,36 @@ class _Shard:
                 ranges.append((lo, hi))
             offset += n
         return indices, ranges
+
+
+    def take(self, indices):
+        """The partitions ``indices`` (those of one round) as ``(X, y)`` in
+        memory.  A pair of dask collections is computed here (X and y
+        together, on the synchronous scheduler: a task they share runs
+        once) and kept only while the following calls take it: a shard of
+        a lazily generated collection is never in memory whole, at most
+        the partitions of one round (later passes compute them again)."""
+        self._window = {i: part for i, part in self._window.items() if i in indices}
+        for i in indices:
+            if i not in self._window and _is_dask_collection(self.parts[i][0]):
+                import dask
+                self._window[i] = dask.compute(*self.parts[i], scheduler="synchronous")
+        return [self._window.get(i, self.parts[i]) for i in indices]
+
+    def labels(self):
+        """The classes of the labels of its partitions (those computed
+        here one after another, the labels alone: ``y`` is read once more
+        than ``X``)."""
+        classes = []
+        for part in self.parts:
+            if part is None:
+                continue
+            labels = part[1]
+            if _is_dask_collection(labels):
+                import dask
+                labels = dask.compute(labels, scheduler="synchronous")[0]
+            classes.append(_checked_classes(np.asarray(labels)))
+        return np.unique(np.concatenate(classes))
 
 
 def _local_shards(X, y, n_workers):
@@ -112,9 +146,10 @@ def _interleaved(flags):
 
 def _mixed(models, weights, origin, record, flags):
     """The models of one mixing round averaged and compressed: the next
-    round's common model (``origin``: the model they continued from;
-    ``record``: its online record before the round, whose mistake flags
-    are ``flags``).
+    round's common model (``origin``: the :class:`~skbudget._mixing.Origin`
+    of the model they continued from, None in the first round; ``record``:
+    its online record before the round, whose mistake flags are
+    ``flags``).
 
     Within the round the workers' models are several: the record's support
     size is the mixed model's, after the round's last round only (the
@@ -122,8 +157,9 @@ def _mixed(models, weights, origin, record, flags):
     unmeasured = np.full(len(flags), UNMEASURED, dtype=np.int64)
     # the counts the attributes read are known before the compression, the
     # support size after it: the record is read again with that size
-    # the models are the workers' fresh copies: the average is built in
-    # the first, and compressed in place
+    # the models are the workers' own (the common model itself continued
+    # on one of them): the average is built in the first, and compressed
+    # in place
     mixed = compressed_model(averaged_model(models, weights, origin,
                                             record.extended(flags, unmeasured),
                                             copy_first=False), copy_model=False)
