@@ -1574,8 +1574,7 @@ cdef class OnlineLearner:
         if self.single:
             return self.compute_chunk_blocks32(<const float*> rows_data, c)
         cdef const double* rows = <const double*> rows_data
-        cdef Py_ssize_t i, n = self.n_slots, d = self.n_features
-        cdef uint64_t flags = 0
+        cdef Py_ssize_t n = self.n_slots, d = self.n_features
         cdef double* sq_norms
         cdef double* rows_t = NULL
         cdef bint fma = fma_kernels_for(d)
@@ -1597,22 +1596,14 @@ cdef class OnlineLearner:
                     self.chunk_added_buffer = np.empty(n_added)
         if fma:
             self.chunk_added = &self.chunk_added_buffer[0]
-        self.n_added_rows = 0
         sq_norms = &self.chunk_sq_buffer[0]
         if transposed:
             rows_t = &self.chunk_xt_buffer[0]
         skb_row_norms(rows, c, d, sq_norms)     # (dense_dot's arithmetic)
         if transposed:
             skb_transpose(rows, c, d, rows_t, c)
-        self.chunk_k = &self.chunk_buffer[0]
-        self.chunk_self = &self.chunk_self_buffer[0]
-        self.gram_until = 0
-        self.chunk_fma = fma
+        self.start_chunk_block(c, fma)
         self.chunk_x = rows
-        self.chunk_sq = sq_norms
-        self.chunk_len = c
-        self.n_block_slots = n
-        self.n_added_slots = 0
         if n == 0:
             return 0
         if small:
@@ -1621,9 +1612,30 @@ cdef class OnlineLearner:
             skb_fma_block(rows_t, c, c, _row64(self, 0), n, d, self.chunk_k, avx512_tiles())
         else:
             _gemm_nt(rows, c, _row64(self, 0), n, d, self.chunk_k, n)
+        return self.finish_chunk_block()
+
+    cdef void start_chunk_block(self, Py_ssize_t c, bint fma) noexcept nogil:
+        """The chunk's state once its ``c`` rows' squared norms are in
+        ``chunk_sq_buffer``: its blocks in the chunk buffers, against the
+        ``n_slots`` stored rows, nothing added or computed yet."""
+        self.n_added_rows = 0
+        self.chunk_k = &self.chunk_buffer[0]
+        self.chunk_self = &self.chunk_self_buffer[0]
+        self.chunk_sq = &self.chunk_sq_buffer[0]
+        self.gram_until = 0
+        self.chunk_fma = fma
+        self.chunk_len = c
+        self.n_block_slots = self.n_slots
+        self.n_added_slots = 0
+
+    cdef int finish_chunk_block(self) except -1 nogil:
+        """The chunk's inner products in ``chunk_k`` -> its kernel values
+        (``rbf_kernel``'s arithmetic, then NumPy's exp / power / tanh)."""
+        cdef Py_ssize_t c = self.chunk_len, n = self.n_block_slots
+        cdef uint64_t flags
         if self.kspec.kind == RBF_KERNEL:   # row i: example i against every stored row
-            flags = skb_rbf_block_arguments(self.chunk_k, c, n, sq_norms, &self.store_sq[0],
-                                            -self.kspec.gamma)
+            flags = skb_rbf_block_arguments(self.chunk_k, c, n, self.chunk_sq,
+                                            &self.store_sq[0], -self.kspec.gamma)
         else:                               # elementwise: the block as one row
             flags = _kernel_arguments(&self.kspec, self.chunk_k, c * n, NULL, NULL, True)
         return self.finish_kernel_values(self.chunk_k, c * n, flags)
@@ -1637,7 +1649,6 @@ cdef class OnlineLearner:
         in float64.  The values between two examples of the chunk come
         from ``sgemm`` too (:meth:`compute_self_column`)."""
         cdef Py_ssize_t i, n = self.n_slots, d = self.n_features
-        cdef uint64_t flags = 0
         cdef float* products
         if (self.chunk_buffer.shape[0] < c * n or self.chunk_self_buffer.shape[0] < c * c
                 or self.chunk_sq_buffer.shape[0] < c):
@@ -1647,29 +1658,15 @@ cdef class OnlineLearner:
                 self.chunk_sq_buffer = np.empty(c)
         for i in range(c):
             self.chunk_sq_buffer[i] = skb_dot16_f32(&rows[i * d], &rows[i * d], d)
-        self.n_added_rows = 0
-        self.chunk_k = &self.chunk_buffer[0]
-        self.chunk_self = &self.chunk_self_buffer[0]
-        self.gram_until = 0
-        self.chunk_fma = False
-        self.chunk_x = NULL
+        self.start_chunk_block(c, False)
         self.chunk_x32 = rows
-        self.chunk_sq = &self.chunk_sq_buffer[0]
-        self.chunk_len = c
-        self.n_block_slots = n
-        self.n_added_slots = 0
         if n == 0:
             return 0
         products = self.products_buffer(c * n)
         _sgemm_nt(rows, c, _row32(self, 0), n, d, products, n)
         for i in range(c * n):
             self.chunk_k[i] = products[i]
-        if self.kspec.kind == RBF_KERNEL:   # row i: example i against every stored row
-            flags = skb_rbf_block_arguments(self.chunk_k, c, n, self.chunk_sq, &self.store_sq[0],
-                                            -self.kspec.gamma)
-        else:                               # elementwise: the block as one row
-            flags = _kernel_arguments(&self.kspec, self.chunk_k, c * n, NULL, NULL, True)
-        return self.finish_kernel_values(self.chunk_k, c * n, flags)
+        return self.finish_chunk_block()
 
     cdef int compute_self_column(self, Py_ssize_t first) except -1 nogil:
         """k(x_t, x_first) for the chunk's examples ``t`` after ``first``

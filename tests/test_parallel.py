@@ -7,6 +7,7 @@ import os
 import pickle
 import subprocess
 import sys
+import threading
 import time
 import weakref
 
@@ -827,11 +828,13 @@ def _keys(client):
 # the blocks of a lazily generated X this process made, holds now, and held
 # at most at once (on a worker of the cluster: that worker's)
 _BLOCKS = {"made": 0, "alive": 0, "peak": 0}
+_BLOCKS_LOCK = threading.RLock()    # (a local fit makes blocks in several threads)
 _BLOCK_ROWS, _N_BLOCKS = 100, 12
 
 
 def _dropped_block():
-    _BLOCKS["alive"] -= 1
+    with _BLOCKS_LOCK:
+        _BLOCKS["alive"] -= 1
 
 
 def _block_values(i):
@@ -844,8 +847,9 @@ def _block_values(i):
 def _generated_block(block_id=None):
     """Block ``block_id`` of a lazily generated X, counted while it lives."""
     X = _block_values(block_id[0])[0]
-    _BLOCKS.update(made=_BLOCKS["made"] + 1, alive=_BLOCKS["alive"] + 1,
-                   peak=max(_BLOCKS["peak"], _BLOCKS["alive"] + 1))
+    with _BLOCKS_LOCK:
+        _BLOCKS.update(made=_BLOCKS["made"] + 1, alive=_BLOCKS["alive"] + 1,
+                       peak=max(_BLOCKS["peak"], _BLOCKS["alive"] + 1))
     weakref.finalize(X, _dropped_block)
     return X
 
@@ -855,9 +859,10 @@ def _generated_labels(block_id=None):
 
 
 def _blocks_seen(reset=False):
-    seen = dict(_BLOCKS)
-    if reset:
-        _BLOCKS.update(made=0, alive=0, peak=0)
+    with _BLOCKS_LOCK:
+        seen = dict(_BLOCKS)
+        if reset:
+            _BLOCKS.update(made=0, alive=0, peak=0)
     return seen
 
 
