@@ -500,15 +500,24 @@ cdef class MulticlassBSGDLearner(SharedSupportLearner):
             with gil:
                 self.candidates, self.partner_pos, self.merged = _merge_scratch(self, d + k)
         cdef double[:, ::1] cand = self.candidates
+        # (by pointers: B candidates a merge; the scratch holds n_sv columns
+        # and every cell a row)
+        cdef Py_ssize_t* partner = &self.partner_pos[0]
+        cdef const Py_ssize_t* order = &self.order[0]
+        cdef const double* sqnorm = &self.row_sqnorm[0]
+        cdef const double* tau = &self.tau[0, 0]
+        cdef Py_ssize_t tau_stride = self.tau.shape[1]
+        cdef double* norm_n = &cand[A_N, 0]
+        cdef double* cross = &cand[CROSS, 0]
         for i in range(self.n_sv):
             if i == m:
                 continue
-            c = self.order[i]
-            self.partner_pos[n_cand] = i
-            cand[A_N, n_cand] = self.row_sqnorm[c]
-            cand[CROSS, n_cand] = dense_dot(w_m, &self.tau[c, 0], k)
+            c = order[i]
+            partner[n_cand] = i
+            norm_n[n_cand] = sqnorm[c]
+            cross[n_cand] = dense_dot(w_m, tau + c * tau_stride, k)
             n_cand += 1
-        partner_kernels(self, cm, &self.partner_pos[0], n_cand, cand, lookup)
+        partner_kernels(self, cm, partner, n_cand, cand, lookup)
         j = row_partner(self.row_sqnorm[cm], cand, n_cand, self.merge_search)
         if lookup:
             A = cand[POWER_M, j]

@@ -40,7 +40,18 @@ cdef enum:
     NEWTON_LOW = 13
     NEWTON_HIGH = 14
     NEWTON_LOG_KAPPA = 15
-    CANDIDATE_ROWS = 16
+    # and, for the partner scan that leaves out the candidates that cannot
+    # matter (row_partner with SEARCH_LOOKUP): the Newton steps' packed
+    # powers, bounds on each column's degradation, the grid's lower bound of
+    # it, how far each column has been computed, and the columns to compute next
+    NEWTON_POWER_M = 16
+    NEWTON_POWER_N = 17
+    BOUND_LOW = 18
+    BOUND_HIGH = 19
+    GRID_FLOOR = 20
+    STATUS = 21
+    WANTED = 22
+    CANDIDATE_ROWS = 23
 
 
 cdef inline double log_of(double kappa) noexcept nogil:
