@@ -43,15 +43,22 @@ cdef enum:
     # and, for the partner scan that leaves out the candidates that cannot
     # matter (row_partner with SEARCH_LOOKUP): the Newton steps' packed
     # powers, bounds on each column's degradation, the grid's lower bound of
-    # it, how far each column has been computed, and the columns to compute next
+    # it, how far each column has been computed; packed: the columns that
+    # can still be tied, and those to compute next
     NEWTON_POWER_M = 16
     NEWTON_POWER_N = 17
     BOUND_LOW = 18
     BOUND_HIGH = 19
     GRID_FLOOR = 20
     STATUS = 21
-    WANTED = 22
-    CANDIDATE_ROWS = 23
+    LIVE = 22
+    WANTED = 23
+    # the Newton steps of the columns whose h still moves: their positions in
+    # the packed rows, and their exponents, then powers
+    STEPPING = 24
+    STEPPING_M = 25
+    STEPPING_N = 26
+    CANDIDATE_ROWS = 27
 
 
 cdef inline double log_of(double kappa) noexcept nogil:

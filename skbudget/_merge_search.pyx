@@ -522,6 +522,10 @@ cdef void newton_columns(double a, double[:, ::1] cand, Py_ssize_t k) noexcept n
     cdef double* log_k = table_row(cand, NEWTON_LOG_KAPPA)
     cdef double* final_m = table_row(cand, POWER_M)
     cdef double* final_n = table_row(cand, POWER_N)
+    cdef double* stepping = table_row(cand, STEPPING)
+    cdef double* exponent_m = table_row(cand, STEPPING_M)
+    cdef double* exponent_n = table_row(cand, STEPPING_N)
+    cdef Py_ssize_t t, m, n_stepping = k
     cdef double b, c, x, aa, bb, ab, phi, slope, newton
     for s in range(k):
         i = <Py_ssize_t> column[s]
@@ -529,9 +533,26 @@ cdef void newton_columns(double a, double[:, ::1] cand, Py_ssize_t k) noexcept n
         low[s] = max(h[s] - 1.0 / SHARED_GRID_STEPS, 0.0)
         high[s] = min(h[s] + 1.0 / SHARED_GRID_STEPS, 1.0)
         log_k[s] = max(cand[LOG_KAPPA, i], LOG_KAPPA_FLOOR)
-    for step in range(SHARED_NEWTON_STEPS):
-        merge_powers(h, log_k, power_m, power_n, k)
-        for s in range(k):
+    for s in range(k):
+        stepping[s] = s
+    for step in range(SHARED_NEWTON_STEPS + 1):
+        # the powers at h of the columns still stepping (gathered: one
+        # vectorized exp each; a column whose h is settled keeps its powers)
+        for t in range(n_stepping):    # (merge_powers' arithmetic)
+            s = <Py_ssize_t> stepping[t]
+            exponent_m[t] = (1.0 - h[s]) * (1.0 - h[s]) * log_k[s]
+            exponent_n[t] = h[s] * h[s] * log_k[s]
+        exp_inplace(exponent_m, n_stepping)
+        exp_inplace(exponent_n, n_stepping)
+        for t in range(n_stepping):
+            s = <Py_ssize_t> stepping[t]
+            power_m[s] = exponent_m[t]
+            power_n[s] = exponent_n[t]
+        if step == SHARED_NEWTON_STEPS:
+            break
+        m = 0
+        for t in range(n_stepping):
+            s = <Py_ssize_t> stepping[t]
             i = <Py_ssize_t> column[s]
             b = norm_n[i]
             c = cross[i]
@@ -544,7 +565,7 @@ cdef void newton_columns(double a, double[:, ::1] cand, Py_ssize_t k) noexcept n
                      + bb * (4.0 * -log_k[s] * x * x - 1.0)
                      + ab * (2.0 * -log_k[s] * (1.0 - 2.0 * x) * (1.0 - 2.0 * x) - 2.0))
             if phi == 0.0 and slope < 0.0:
-                continue                # a maximum: stay
+                continue                # a maximum: stay (settled)
             if phi > 0.0:
                 low[s] = x              # g rises: the maximum is to the right
             else:                       # falls, or a minimum (the two rows' equal
@@ -555,7 +576,10 @@ cdef void newton_columns(double a, double[:, ::1] cand, Py_ssize_t k) noexcept n
                 h[s] = newton
             else:                       # not concave, outside, or NaN: bisect
                 h[s] = (low[s] + high[s]) / 2.0
-    merge_powers(h, log_k, power_m, power_n, k)
+            if h[s] != x:               # (an h that repeats stays: the next step
+                stepping[m] = s         # sees the same bracket and values)
+                m += 1
+        n_stepping = m
     for s in range(k):
         i = <Py_ssize_t> column[s]
         x = a * power_m[s] * power_m[s] + norm_n[i] * power_n[s] * power_n[s] \
@@ -643,26 +667,10 @@ cdef Py_ssize_t newton_row_partner(double norm_m, double[:, ::1] cand, Py_ssize_
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
-cdef void grid_far_columns(double a, double[:, ::1] cand, Py_ssize_t n,
-                           bint wanted_only) noexcept nogil:
-    """The grid of the far columns (those marked ``WANTED``, or all)."""
-    cdef Py_ssize_t i, k = 0
-    cdef const double* status = table_row(cand, STATUS)
-    cdef const double* wanted = table_row(cand, WANTED)
-    cdef double* column = table_row(cand, NEWTON_COLUMN)
-    for i in range(n):
-        if status[i] == COLUMN_FAR and (wanted[i] != 0.0 or not wanted_only):
-            column[k] = i
-            k += 1
-    grid_columns(a, cand, k)
-
-
-@cython.boundscheck(False)
-@cython.wraparound(False)
-cdef void grid_least_bounds(double a, double[:, ::1] cand, Py_ssize_t n, double* low,
-                            double* high) noexcept nogil:
-    """Bounds on the least grid degradation: exact when every column is
-    gridded (``low == high``), else the far columns count by their bounds."""
+cdef void grid_least_bounds(double a, double[:, ::1] cand, Py_ssize_t n, double* least) noexcept nogil:
+    """Bounds on the least grid degradation (``least[0] <= least <=
+    least[1]``): exact when every column is gridded, else the far columns
+    count by their bounds."""
     cdef Py_ssize_t i
     cdef double v
     cdef const double* status = table_row(cand, STATUS)
@@ -672,30 +680,31 @@ cdef void grid_least_bounds(double a, double[:, ::1] cand, Py_ssize_t n, double*
     cdef const double* kappa = table_row(cand, KAPPA)
     cdef const double* cross = table_row(cand, CROSS)
     cdef const double* best = table_row(cand, GRID_BEST)
-    low[0] = INFINITY
-    high[0] = INFINITY
+    least[0] = INFINITY
+    least[1] = INFINITY
     for i in range(n):
         if status[i] == COLUMN_FAR:
-            low[0] = min(low[0], bound_low[i])
-            high[0] = min(high[0], bound_high[i])
+            least[0] = min(least[0], bound_low[i])
+            least[1] = min(least[1], bound_high[i])
         else:
             v = grid_degradation(a, norm_n, kappa, cross, best[i], i)
-            low[0] = min(low[0], v)
-            high[0] = min(high[0], v)
+            least[0] = min(least[0], v)
+            least[1] = min(least[1], v)
 
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
-cdef bint decide_steps(double a, double[:, ::1] cand, Py_ssize_t n, double low,
-                       double high) noexcept nogil:
-    """For every gridded column not yet decided: whether it takes the Newton
-    steps (``COLUMN_STEPS``) or keeps its grid point (``COLUMN_DONE``), by the
-    rule's test against the least grid degradation, known to lie in [low,
-    high] (exactly the rule's test when they are equal; else decided only
-    where both ends agree, with room for rounding).  False if some column
-    stays undecided."""
-    cdef Py_ssize_t i
-    cdef double floor, b, slack
+cdef bint decide_steps(double a, double[:, ::1] cand, const double* columns, Py_ssize_t k,
+                       const double* least) noexcept nogil:
+    """For the gridded columns among the ``k`` listed not yet decided:
+    whether each takes the Newton steps (``COLUMN_STEPS``) or keeps its grid
+    point (``COLUMN_DONE``, its bounds then exact), by the rule's test
+    against the least grid degradation, known to lie in ``[least[0],
+    least[1]]`` (exactly the rule's test when they are equal; else decided
+    only where both ends agree, with room for rounding).  False if some
+    column stays undecided."""
+    cdef Py_ssize_t s, i
+    cdef double floor, b, slack, low = least[0], high = least[1]
     cdef bint decided = True
     cdef double* status = table_row(cand, STATUS)
     cdef const double* norm_n = table_row(cand, A_N)
@@ -703,7 +712,8 @@ cdef bint decide_steps(double a, double[:, ::1] cand, Py_ssize_t n, double low,
     cdef const double* degradation = table_row(cand, DEGRADATION)
     cdef double* bound_low = table_row(cand, BOUND_LOW)
     cdef double* bound_high = table_row(cand, BOUND_HIGH)
-    for i in range(n):
+    for s in range(k):
+        i = <Py_ssize_t> columns[s]
         if status[i] != COLUMN_GRID:
             continue
         floor = grid_floor[i]
@@ -726,35 +736,67 @@ cdef bint decide_steps(double a, double[:, ::1] cand, Py_ssize_t n, double low,
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
-cdef void grid_and_decide(double a, double[:, ::1] cand, Py_ssize_t n) noexcept nogil:
-    """After columns were gridded: decide which gridded columns take the
-    Newton steps; where the bounds on the least grid degradation leave that
-    open, grid every far column (the least is then exact) and decide."""
-    cdef double low, high
-    grid_least_bounds(a, cand, n, &low, &high)
-    if not decide_steps(a, cand, n, low, high):
-        grid_far_columns(a, cand, n, False)
-        grid_least_bounds(a, cand, n, &low, &high)
-        decide_steps(a, cand, n, low, high)
+cdef void grid_listed(double a, double[:, ::1] cand, Py_ssize_t n, const double* columns,
+                      Py_ssize_t k, double* least) noexcept nogil:
+    """Grid the far columns among the ``k`` listed and decide which of the
+    listed take the Newton steps; ``least`` (bounds on the least grid
+    degradation) narrows with the new grid degradations.  Where the bounds
+    leave a decision open, every far column is gridded: the least is then
+    exact, and every gridded column is decided."""
+    cdef Py_ssize_t s, i, m = 0
+    cdef double* status = table_row(cand, STATUS)
+    cdef double* packed = table_row(cand, NEWTON_COLUMN)
+    cdef const double* degradation = table_row(cand, DEGRADATION)
+    for s in range(k):
+        i = <Py_ssize_t> columns[s]
+        if status[i] == COLUMN_FAR:
+            packed[m] = i
+            m += 1
+    grid_columns(a, cand, m)
+    for s in range(m):
+        least[1] = min(least[1], degradation[<Py_ssize_t> packed[s]])
+    if not decide_steps(a, cand, columns, k, least):
+        grid_every_column(a, cand, n, least)
 
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
-cdef void refine_columns(double a, double[:, ::1] cand, Py_ssize_t n) noexcept nogil:
-    """Compute the columns marked ``WANTED`` as the rule does: the grid of
-    the far ones, whether they take the Newton steps
-    (:func:`grid_and_decide`), then the steps."""
-    cdef Py_ssize_t i, k = 0
+cdef void grid_every_column(double a, double[:, ::1] cand, Py_ssize_t n,
+                            double* least) noexcept nogil:
+    """Grid every far column, make the least grid degradation exact and
+    decide every gridded column (where bounds on the least left one open)."""
+    cdef Py_ssize_t i, m = 0
+    cdef const double* status = table_row(cand, STATUS)
+    cdef double* packed = table_row(cand, NEWTON_COLUMN)
+    for i in range(n):
+        if status[i] == COLUMN_FAR:
+            packed[m] = i
+            m += 1
+    grid_columns(a, cand, m)
+    grid_least_bounds(a, cand, n, least)
+    for i in range(n):
+        packed[i] = i
+    decide_steps(a, cand, packed, n, least)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void refine_columns(double a, double[:, ::1] cand, Py_ssize_t n, Py_ssize_t k,
+                         double* least) noexcept nogil:
+    """Compute the ``k`` columns listed in ``WANTED`` as the rule does: the
+    grid of the far ones, whether they take the Newton steps
+    (:func:`grid_listed`), then the steps."""
+    cdef Py_ssize_t s, i, m = 0
     cdef const double* status = table_row(cand, STATUS)
     cdef const double* wanted = table_row(cand, WANTED)
-    cdef double* column = table_row(cand, NEWTON_COLUMN)
-    grid_far_columns(a, cand, n, True)
-    grid_and_decide(a, cand, n)
-    for i in range(n):
-        if wanted[i] != 0.0 and status[i] == COLUMN_STEPS:
-            column[k] = i
-            k += 1
-    newton_columns(a, cand, k)
+    cdef double* packed = table_row(cand, NEWTON_COLUMN)
+    grid_listed(a, cand, n, wanted, k, least)
+    for s in range(k):
+        i = <Py_ssize_t> wanted[s]
+        if status[i] == COLUMN_STEPS:
+            packed[m] = i
+            m += 1
+    newton_columns(a, cand, m)
 
 
 @cython.boundscheck(False)
@@ -764,78 +806,108 @@ cdef Py_ssize_t lazy_row_partner(double a, double[:, ::1] cand, Py_ssize_t n) ex
     can decide it (inputs as :func:`rows_like` checks).
 
     The final degradation of a column lies between bounds (``BOUND_LOW``,
-    ``BOUND_HIGH``, kept by the functions that compute): exact once computed; for a
-    column with Newton steps still to take, between the grid's lower bound
-    and its grid degradation; for a far column (``ln κ <= FAR_LOG_KAPPA``,
-    ``s = −ln κ >= 40``, not gridded) within ``FAR_WIDTH (a + b)`` of ``min(a,
-    b)``: ``‖W_z(h)‖² <= (A √a + B √b)²`` (Cauchy–Schwarz), which is at most
-    ``max(a, b) (1 + e^{−(7/8)² s})²`` (on ``h <= 1/8``, ``B <= 1`` and ``A
-    <= e^{−(7/8)² s}``; on [1/8, 1/2], ``B <= e^{−s/64}`` and ``A <=
-    e^{−s/4}``, whose sum is below 1; the other half alike), and at least
-    the better end's, ``a + b + 2 κ c − min(a, b) (1 − κ²)``; each bound
-    widened by the rounding.  The rule's choice is the first column tied
-    with the least degradation (``_numbers.tied_or_below``): a column
-    surely tied whatever the values within the bounds, after columns surely
-    not tied, is it.  Until there is one, the columns that are neither and
-    can still be tied are computed, the loose bounds first.  Every computed
-    column gets the rule's values (which columns take the Newton steps
-    depends on the least grid degradation: known within bounds, or made
-    exact), so the returned column and its values are the rule's."""
-    cdef Py_ssize_t i, j, k = 0
-    cdef double low, high, t_low, t_high, b
-    cdef bint loose
+    ``BOUND_HIGH``, kept by the functions that compute): exact once
+    computed; for a column with Newton steps still to take, between the
+    grid's lower bound and its grid degradation; for a far column (``ln κ
+    <= FAR_LOG_KAPPA``, ``s = −ln κ >= 40``, not gridded) within ``FAR_WIDTH
+    (a + b)`` of ``min(a, b)``: ``‖W_z(h)‖² <= (A √a + B √b)²``
+    (Cauchy–Schwarz), which is at most ``max(a, b) (1 + e^{−(7/8)² s})²``
+    (on ``h <= 1/8``, ``B <= 1`` and ``A <= e^{−(7/8)² s}``; on [1/8, 1/2],
+    ``B <= e^{−s/64}`` and ``A <= e^{−s/4}``, whose sum is below 1; the
+    other half alike), and at least the better end's, ``a + b + 2 κ c −
+    min(a, b) (1 − κ²)``; each bound widened by the rounding.  The rule's
+    choice is the first column tied with the least degradation
+    (``_numbers.tied_or_below``): a column surely tied whatever the values
+    within the bounds, after columns surely not tied, is it.  Until there
+    is one, the columns that are neither and can still be tied are
+    computed, the loose bounds first; a column surely not tied stays so
+    (the bounds only narrow), so each pass reads only the columns still
+    live.  Every computed column gets the rule's values (which columns take
+    the Newton steps depends on the least grid degradation: known within
+    bounds, or made exact), so the returned column and its values are the
+    rule's."""
+    cdef Py_ssize_t i, s, j, k = 0, n_live = n, n_wanted, n_loose
+    cdef double low, high, t_low, t_high, b, v
+    cdef double least[2]
+    cdef bint blocked
     cdef double* status = table_row(cand, STATUS)
+    cdef double* live = table_row(cand, LIVE)
     cdef double* wanted = table_row(cand, WANTED)
-    cdef double* column = table_row(cand, NEWTON_COLUMN)
+    cdef double* packed = table_row(cand, NEWTON_COLUMN)
     cdef const double* norm_n = table_row(cand, A_N)
     cdef const double* cross = table_row(cand, CROSS)
     cdef const double* log_kappa = table_row(cand, LOG_KAPPA)
     cdef double* bound_low = table_row(cand, BOUND_LOW)
     cdef double* bound_high = table_row(cand, BOUND_HIGH)
     cdef const double* degradation = table_row(cand, DEGRADATION)
+    least[0] = INFINITY
+    least[1] = INFINITY
     for i in range(n):
         b = norm_n[i]
-        wanted[i] = 0.0
+        live[i] = i
         if log_kappa[i] <= FAR_LOG_KAPPA and cross[i] * cross[i] <= a * b * (1.0 + 1e-10):
             status[i] = COLUMN_FAR          # (|c| <= √(a b), as for rows: checked)
             bound_low[i] = min(a, b) - FAR_WIDTH * (a + b)
             bound_high[i] = min(a, b) + FAR_WIDTH * (a + b)
+            least[0] = min(least[0], bound_low[i])
+            least[1] = min(least[1], bound_high[i])
         else:
-            column[k] = i
+            packed[k] = i
             k += 1
     grid_columns(a, cand, k)
-    grid_and_decide(a, cand, n)
+    for s in range(k):
+        v = degradation[<Py_ssize_t> packed[s]]
+        least[0] = min(least[0], v)
+        least[1] = min(least[1], v)
+    if not decide_steps(a, cand, packed, k, least):
+        grid_every_column(a, cand, n, least)
     while True:
         low = INFINITY
         high = INFINITY
-        for i in range(n):
+        for s in range(n_live):
+            i = <Py_ssize_t> live[s]
             low = min(low, bound_low[i])
             high = min(high, bound_high[i])
         t_low = low + tie_tolerance(low, 0.0)
         t_high = high + tie_tolerance(high, 0.0)
         j = -1
-        for i in range(n):
+        blocked = False
+        k = 0
+        n_wanted = 0
+        n_loose = 0
+        for s in range(n_live):
+            i = <Py_ssize_t> live[s]
             if bound_low[i] > t_high:
-                continue                        # surely not tied
-            if bound_high[i] <= t_low:
-                j = i                           # surely tied
-            break
+                continue                        # surely not tied, now and later
+            live[k] = i
+            k += 1
+            if j < 0 and not blocked:
+                if bound_high[i] <= t_low:
+                    j = i                       # surely tied, after columns surely not
+                    continue
+                blocked = True                  # the first undecided column
+            if j < 0 and status[i] != COLUMN_DONE:
+                wanted[n_wanted] = i
+                n_wanted += 1
+                if bound_high[i] - bound_low[i] > TIGHT * (a + norm_n[i]):
+                    n_loose += 1
+        n_live = k
         if j >= 0 and status[j] == COLUMN_DONE:
             if not is_finite(degradation[j]):
                 raise_not_finite(b"A merge's degradation")
             return j
-        loose = False
-        for i in range(n):
-            wanted[i] = 0.0
-            if i == j or (j < 0 and status[i] != COLUMN_DONE and bound_low[i] <= t_high):
-                wanted[i] = 1.0
+        if j >= 0:                              # surely tied: its values
+            wanted[0] = j
+            n_wanted = 1
+        elif n_loose > 0:                       # the loose bounds first
+            k = 0
+            for s in range(n_wanted):
+                i = <Py_ssize_t> wanted[s]
                 if bound_high[i] - bound_low[i] > TIGHT * (a + norm_n[i]):
-                    wanted[i] = 2.0
-                    loose = True
-        if loose:                               # the loose bounds first
-            for i in range(n):
-                wanted[i] = 1.0 if wanted[i] == 2.0 else 0.0
-        refine_columns(a, cand, n)
+                    wanted[k] = i
+                    k += 1
+            n_wanted = k
+        refine_columns(a, cand, n, n_wanted, least)
 
 
 def _newton_rows(double norm_m, norm_n, cross, kappa):
