@@ -73,6 +73,14 @@ cdef Py_ssize_t coefficient_partner(double a_m, double[:, ::1] cand, Py_ssize_t 
 # one coefficient row per vector (the shared multi-class mode): the partner
 # maximizing ‖W_z(h)‖² by ``search`` (SEARCH_GOLDEN, or SEARCH_LOOKUP: a
 # grid and safeguarded Newton steps, which also leave A and B in POWER_M
-# and POWER_N); ``norm_m`` is ‖W_m‖²
+# and POWER_N); ``norm_m`` is ‖W_m‖²; ``far_logs_pending``: see kappa_far
 cdef Py_ssize_t row_partner(double norm_m, double[:, ::1] cand, Py_ssize_t n,
-                            int search) except -1 nogil
+                            int search, bint far_logs_pending) except -1 nogil
+
+
+cdef inline bint kappa_far(double kappa) noexcept nogil:
+    """A kernel value below e^{−40} (a far candidate of the shared search
+    by grid and Newton steps).  With ``far_logs_pending``, ``row_partner``
+    reads ``LOG_KAPPA`` only where this is false and computes the others'
+    ``ln κ`` (NumPy's ``log``, as the caller would) where it needs them."""
+    return kappa < 4.2e-18

@@ -284,6 +284,13 @@ def test_the_shared_lookup_choice_computes_only_what_decides_it():
         c = np.array([1.0, 1.0, 1.0, -1.0])
         assert _newton_choice(2.0, b, c, kappa, False)[0] == _newton_choice(2.0, b, c, kappa,
                                                                               True)[0]
+    # inputs no rows give (NaN, a negative norm, kappa above 1): every column,
+    # and a non-finite degradation raises as the rule's scan does
+    with pytest.raises(ValueError, match="degradation"):
+        _newton_choice(2.0, [2.0, np.nan], [0.0, 0.0], [1e-30, 0.5], False)
+    for b, kappa in (([2.0, -1.0], [0.5, 0.5]), ([2.0, 2.0], [0.5, 1.5])):
+        assert _newton_choice(2.0, b, [0.0, 0.0], kappa, False)[0] == _newton_choice(
+            2.0, b, [0.0, 0.0], kappa, True)[0]
 
 
 def test_the_shared_lookup_search_at_its_edges():
