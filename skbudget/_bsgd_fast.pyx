@@ -42,8 +42,8 @@ from skbudget._elementwise cimport exp_inplace, log_inplace
 from skbudget._kernel_rows cimport dense_dot, squared_distance
 from skbudget._merge_search cimport (A_N, CANDIDATE_ROWS, CROSS, DEGRADATION, KAPPA,
                                       LOG_KAPPA, LOWER, POWER_M, POWER_N, SEARCH_GOLDEN,
-                                      SEARCH_LOOKUP, STEPPING, UPPER, coefficient_partner,
-                                      kappa_far, log_of, row_partner)
+                                      SEARCH_LOOKUP, STEPPING, UPPER, CELL, PendingInputs,
+                                      coefficient_partner, kappa_far, log_of, row_partner)
 from skbudget._numbers cimport is_finite, is_nan, raise_not_finite, tied_or_below
 from skbudget._shared_support cimport SharedSupportLearner
 from skbudget._span_factor cimport span_append, span_project
@@ -509,16 +509,29 @@ cdef class MulticlassBSGDLearner(SharedSupportLearner):
         cdef Py_ssize_t tau_stride = self.tau.shape[1]
         cdef double* norm_n = &cand[A_N, 0]
         cdef double* cross = &cand[CROSS, 0]
+        cdef double* cells = &cand[CELL, 0]
+        cdef const double* kappa = &cand[KAPPA, 0]
+        cdef PendingInputs pending
         for i in range(self.n_sv):
             if i == m:
                 continue
             c = order[i]
             partner[n_cand] = i
             norm_n[n_cand] = sqnorm[c]
-            cross[n_cand] = dense_dot(w_m, tau + c * tau_stride, k)
+            cells[n_cand] = c
             n_cand += 1
+        # the search by grid and Newton steps computes ln κ and ⟨W_m, W_n⟩
+        # of the far candidates (_merge_search.kappa_far) where it needs them
+        pending.logs = partner_kernels(self, cm, partner, n_cand, cand, lookup, True)
+        pending.row_m = w_m
+        pending.rows = tau
+        pending.stride = tau_stride
+        pending.n_outputs = k
+        for i in range(n_cand):
+            if not (lookup and kappa_far(kappa[i])):
+                cross[i] = dense_dot(w_m, tau + <Py_ssize_t> cells[i] * tau_stride, k)
         j = row_partner(self.row_sqnorm[cm], cand, n_cand, self.merge_search,
-                        partner_kernels(self, cm, partner, n_cand, cand, lookup, True))
+                        &pending if lookup else NULL)
         if lookup:
             A = cand[POWER_M, j]
             B = cand[POWER_N, j]

@@ -58,7 +58,22 @@ cdef enum:
     STEPPING = 24
     STEPPING_M = 25
     STEPPING_N = 26
-    CANDIDATE_ROWS = 27
+    CELL = 27       # the cell of the candidate's row (PendingInputs)
+    CANDIDATE_ROWS = 28
+
+
+# What the caller of the shared search by grid and Newton steps
+# (row_partner, SEARCH_LOOKUP) left to it for the far candidates
+# (kappa_far): ``ln κ`` (``logs``: NumPy's log of ``KAPPA``, as the caller's)
+# and ``⟨W_m, W_n⟩`` (``row_m`` not NULL: ``dense_dot`` of ``row_m`` and
+# the row at ``rows + CELL * stride``, ``n_outputs`` long, as the
+# caller's); the search computes them for the columns it grids
+cdef struct PendingInputs:
+    bint logs
+    const double* row_m
+    const double* rows
+    Py_ssize_t stride
+    Py_ssize_t n_outputs
 
 
 cdef inline double log_of(double kappa) noexcept nogil:
@@ -73,14 +88,13 @@ cdef Py_ssize_t coefficient_partner(double a_m, double[:, ::1] cand, Py_ssize_t 
 # one coefficient row per vector (the shared multi-class mode): the partner
 # maximizing ‖W_z(h)‖² by ``search`` (SEARCH_GOLDEN, or SEARCH_LOOKUP: a
 # grid and safeguarded Newton steps, which also leave A and B in POWER_M
-# and POWER_N); ``norm_m`` is ‖W_m‖²; ``far_logs_pending``: see kappa_far
+# and POWER_N); ``norm_m`` is ‖W_m‖²; ``pending``: NULL, or what is left to it
 cdef Py_ssize_t row_partner(double norm_m, double[:, ::1] cand, Py_ssize_t n,
-                            int search, bint far_logs_pending) except -1 nogil
+                            int search, const PendingInputs* pending) except -1 nogil
 
 
 cdef inline bint kappa_far(double kappa) noexcept nogil:
-    """A kernel value below e^{−40} (a far candidate of the shared search
-    by grid and Newton steps).  With ``far_logs_pending``, ``row_partner``
-    reads ``LOG_KAPPA`` only where this is false and computes the others'
-    ``ln κ`` (NumPy's ``log``, as the caller would) where it needs them."""
+    """A kernel value below e^{−40}: a far candidate of the shared search
+    by grid and Newton steps, whose ``ln κ`` and ``⟨W_m, W_n⟩`` its caller
+    may leave to it (``PendingInputs``)."""
     return kappa < 4.2e-18

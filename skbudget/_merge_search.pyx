@@ -26,6 +26,7 @@ import numpy as np
 from libc.math cimport exp, fabs, sqrt, INFINITY
 
 from skbudget._elementwise cimport exp_inplace, log_inplace
+from skbudget._kernel_rows cimport dense_dot
 from skbudget._numbers cimport is_finite, oldest_least, raise_not_finite, tie_tolerance
 
 # golden-section search: stop when the bracket is this short
@@ -162,19 +163,17 @@ cdef Py_ssize_t coefficient_partner(double a_m, double[:, ::1] cand, Py_ssize_t 
 
 
 cdef Py_ssize_t row_partner(double norm_m, double[:, ::1] cand, Py_ssize_t n,
-                            int search, bint far_logs_pending) except -1 nogil:
+                            int search, const PendingInputs* pending) except -1 nogil:
     """The merge of one coefficient row (``norm_m = ‖W_m‖²``) with the best
     of ``n`` candidate partners (rows ``A_N = ‖W_n‖²``, ``KAPPA``,
     ``LOG_KAPPA`` and ``CROSS = ⟨W_m, W_n⟩`` filled): ``h`` maximizes
     ``‖W_z(h)‖²`` by the golden-section search (``SEARCH_GOLDEN``,
     :func:`best_partner`) or by a grid and safeguarded Newton steps
-    (``SEARCH_LOOKUP``, :func:`newton_row_partner`; with
-    ``far_logs_pending``, ``LOG_KAPPA`` is filled only where ``κ`` is not
-    far, :func:`kappa_far`)."""
+    (``SEARCH_LOOKUP``, :func:`newton_row_partner`; ``pending``: what the
+    caller left to the search, ``PendingInputs``)."""
     if search == SEARCH_LOOKUP:
-        return newton_row_partner(norm_m, cand, n, False, far_logs_pending)
-    if far_logs_pending:
-        fill_far_logs(cand, NULL, n)
+        return newton_row_partner(norm_m, cand, n, False, pending)
+    fill_pending(cand, NULL, n, pending)
     return best_partner(norm_m, cand, n, True)
 
 
@@ -320,7 +319,7 @@ def _golden_section_rows(double norm_m, double norm_n, double cross, double kapp
     cand = np.zeros((CANDIDATE_ROWS, 1))
     cand[A_N, 0], cand[CROSS, 0], cand[KAPPA, 0] = norm_n, cross, kappa
     cand[LOG_KAPPA, 0] = log_of(kappa)
-    row_partner(norm_m, cand, 1, SEARCH_GOLDEN, False)  # (a non-finite degradation raises)
+    row_partner(norm_m, cand, 1, SEARCH_GOLDEN, NULL)  # (a non-finite degradation raises)
     return cand[LOWER, 0], cand[UPPER, 0], cand[DEGRADATION, 0]
 
 
@@ -467,30 +466,41 @@ cdef inline double grid_degradation(double a, const double* norm_n, const double
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
-cdef void fill_far_logs(double[:, ::1] cand, const double* columns, Py_ssize_t k) noexcept nogil:
-    """``ln κ`` (``LOG_KAPPA``, by NumPy's vectorized ``log``, as the caller
-    computes the others) of the far columns (:func:`kappa_far`) among the
-    ``k`` listed in ``columns`` (NULL: the first ``k``)."""
+cdef void fill_pending(double[:, ::1] cand, const double* columns, Py_ssize_t k,
+                       const PendingInputs* pending) noexcept nogil:
+    """What ``pending`` left to the search (``ln κ``: NumPy's vectorized
+    ``log``; ``⟨W_m, W_n⟩``: ``dense_dot``; as the caller computes the
+    others) for the far columns (:func:`kappa_far`) among the ``k`` listed
+    in ``columns`` (NULL: the first ``k``)."""
     cdef Py_ssize_t s, i, m = 0
     cdef const double* kappa = table_row(cand, KAPPA)
+    cdef const double* cell = table_row(cand, CELL)
     cdef double* log_kappa = table_row(cand, LOG_KAPPA)
+    cdef double* cross = table_row(cand, CROSS)
     cdef double* where = table_row(cand, STEPPING)
     cdef double* values = table_row(cand, STEPPING_M)
+    if pending == NULL:
+        return
     for s in range(k):
         i = s if columns == NULL else <Py_ssize_t> columns[s]
         if kappa_far(kappa[i]):
             where[m] = i
             values[m] = kappa[i]
             m += 1
-    log_inplace(values, m)
-    for s in range(m):
-        log_kappa[<Py_ssize_t> where[s]] = values[s]
+            if pending.row_m != NULL:
+                cross[i] = dense_dot(pending.row_m,
+                                     pending.rows + <Py_ssize_t> cell[i] * pending.stride,
+                                     pending.n_outputs)
+    if pending.logs:
+        log_inplace(values, m)
+        for s in range(m):
+            log_kappa[<Py_ssize_t> where[s]] = values[s]
 
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
 cdef void grid_columns(double a, double[:, ::1] cand, Py_ssize_t k,
-                       bint far_logs_pending) noexcept nogil:
+                       const PendingInputs* pending) noexcept nogil:
     """The grid (:func:`shared_grid`) of the ``k`` columns listed in
     ``NEWTON_COLUMN``: ``GRID_BEST``, ``GRID_H``, the grid point as the
     column's ``LOWER``, ``UPPER`` and ``DEGRADATION``, and the lower bound of
@@ -508,8 +518,7 @@ cdef void grid_columns(double a, double[:, ::1] cand, Py_ssize_t k,
     cdef double* q = table_row(cand, NEWTON_POWER_M)
     cdef double* best = table_row(cand, GRID_BEST)
     cdef double* grid_h = table_row(cand, GRID_H)
-    if far_logs_pending:
-        fill_far_logs(cand, column, k)
+    fill_pending(cand, column, k, pending)
     for s in range(k):
         q[s] = log_kappa[<Py_ssize_t> column[s]] / (8 * SHARED_GRID_STEPS)
     exp_inplace(q, k)               # κ^{1/64} (0 for κ = 0)
@@ -639,7 +648,7 @@ cdef inline bint takes_steps(double a, double norm_n, double floor, double least
 @cython.boundscheck(False)
 @cython.wraparound(False)
 cdef Py_ssize_t newton_row_partner(double norm_m, double[:, ::1] cand, Py_ssize_t n,
-                                   bint every_column, bint far_logs_pending) except -1 nogil:
+                                   bint every_column, const PendingInputs* pending) except -1 nogil:
     """:func:`best_partner` for coefficient rows without the golden-section
     search (``merge_search='lookup'``): ``h`` by the grid and, for the
     candidates that can still win, the safeguarded Newton steps above (into
@@ -655,20 +664,19 @@ cdef Py_ssize_t newton_row_partner(double norm_m, double[:, ::1] cand, Py_ssize_
     computed lazily, each as the rule computes it, until bounds on the
     others decide the choice (:func:`lazy_row_partner`)."""
     if every_column:
-        return every_row_partner(norm_m, cand, n, far_logs_pending)
-    return lazy_row_partner(norm_m, cand, n, far_logs_pending)
+        return every_row_partner(norm_m, cand, n, pending)
+    return lazy_row_partner(norm_m, cand, n, pending)
 
 
 cdef Py_ssize_t every_row_partner(double norm_m, double[:, ::1] cand, Py_ssize_t n,
-                                  bint far_logs_pending) except -1 nogil:
+                                  const PendingInputs* pending) except -1 nogil:
     """:func:`newton_row_partner` computing every column."""
     cdef Py_ssize_t i, k = 0
     cdef double least = INFINITY
-    if far_logs_pending:
-        fill_far_logs(cand, NULL, n)
+    fill_pending(cand, NULL, n, pending)
     for i in range(n):
         cand[NEWTON_COLUMN, i] = i
-    grid_columns(norm_m, cand, n, False)
+    grid_columns(norm_m, cand, n, NULL)
     for i in range(n):
         if cand[DEGRADATION, i] < least:
             least = cand[DEGRADATION, i]
@@ -752,7 +760,7 @@ cdef bint decide_steps(double a, double[:, ::1] cand, const double* columns, Py_
 @cython.boundscheck(False)
 @cython.wraparound(False)
 cdef void grid_listed(double a, double[:, ::1] cand, Py_ssize_t n, const double* columns,
-                      Py_ssize_t k, double* least, bint far_logs_pending) noexcept nogil:
+                      Py_ssize_t k, double* least, const PendingInputs* pending) noexcept nogil:
     """Grid the far columns among the ``k`` listed and decide which of the
     listed take the Newton steps; ``least`` (bounds on the least grid
     degradation) narrows with the new grid degradations.  Where the bounds
@@ -767,17 +775,17 @@ cdef void grid_listed(double a, double[:, ::1] cand, Py_ssize_t n, const double*
         if status[i] == COLUMN_FAR:
             packed[m] = i
             m += 1
-    grid_columns(a, cand, m, far_logs_pending)
+    grid_columns(a, cand, m, pending)
     for s in range(m):
         least[1] = min(least[1], degradation[<Py_ssize_t> packed[s]])
     if not decide_steps(a, cand, columns, k, least):
-        grid_every_column(a, cand, n, least, far_logs_pending)
+        grid_every_column(a, cand, n, least, pending)
 
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
 cdef void grid_every_column(double a, double[:, ::1] cand, Py_ssize_t n, double* least,
-                            bint far_logs_pending) noexcept nogil:
+                            const PendingInputs* pending) noexcept nogil:
     """Grid every far column, make the least grid degradation exact and
     decide every gridded column (where bounds on the least left one open)."""
     cdef Py_ssize_t i, m = 0
@@ -787,7 +795,7 @@ cdef void grid_every_column(double a, double[:, ::1] cand, Py_ssize_t n, double*
         if status[i] == COLUMN_FAR:
             packed[m] = i
             m += 1
-    grid_columns(a, cand, m, far_logs_pending)
+    grid_columns(a, cand, m, pending)
     grid_least_bounds(a, cand, n, least)
     for i in range(n):
         packed[i] = i
@@ -797,7 +805,7 @@ cdef void grid_every_column(double a, double[:, ::1] cand, Py_ssize_t n, double*
 @cython.boundscheck(False)
 @cython.wraparound(False)
 cdef void refine_columns(double a, double[:, ::1] cand, Py_ssize_t n, Py_ssize_t k,
-                         double* least, bint far_logs_pending) noexcept nogil:
+                         double* least, const PendingInputs* pending) noexcept nogil:
     """Compute the ``k`` columns listed in ``WANTED`` as the rule does: the
     grid of the far ones, whether they take the Newton steps
     (:func:`grid_listed`), then the steps."""
@@ -805,7 +813,7 @@ cdef void refine_columns(double a, double[:, ::1] cand, Py_ssize_t n, Py_ssize_t
     cdef const double* status = table_row(cand, STATUS)
     cdef const double* wanted = table_row(cand, WANTED)
     cdef double* packed = table_row(cand, NEWTON_COLUMN)
-    grid_listed(a, cand, n, wanted, k, least, far_logs_pending)
+    grid_listed(a, cand, n, wanted, k, least, pending)
     for s in range(k):
         i = <Py_ssize_t> wanted[s]
         if status[i] == COLUMN_STEPS:
@@ -817,7 +825,7 @@ cdef void refine_columns(double a, double[:, ::1] cand, Py_ssize_t n, Py_ssize_t
 @cython.boundscheck(False)
 @cython.wraparound(False)
 cdef Py_ssize_t lazy_row_partner(double a, double[:, ::1] cand, Py_ssize_t n,
-                                 bint far_logs_pending) except -1 nogil:
+                                 const PendingInputs* pending) except -1 nogil:
     """:func:`newton_row_partner`'s choice, computing only the columns that
     can decide it (for the inputs of rows and an RBF kernel; others: every
     column, :func:`every_row_partner`).
@@ -846,7 +854,7 @@ cdef Py_ssize_t lazy_row_partner(double a, double[:, ::1] cand, Py_ssize_t n,
     cdef Py_ssize_t i, s, j, k = 0, n_live = n, n_wanted, n_loose
     cdef double low, high, t_low, t_high, b, v
     cdef double least[2]
-    cdef bint blocked
+    cdef bint blocked, far, pending_cross
     cdef double* status = table_row(cand, STATUS)
     cdef double* live = table_row(cand, LIVE)
     cdef double* wanted = table_row(cand, WANTED)
@@ -861,17 +869,22 @@ cdef Py_ssize_t lazy_row_partner(double a, double[:, ::1] cand, Py_ssize_t n,
     least[0] = INFINITY
     least[1] = INFINITY
     if not (is_finite(a) and a >= 0.0):
-        return every_row_partner(a, cand, n, far_logs_pending)
+        return every_row_partner(a, cand, n, pending)
     for i in range(n):
         b = norm_n[i]
         live[i] = i
         # the inputs of coefficient rows and an RBF kernel, which the bounds
         # assume: b >= 0, a + b + 2 |c| finite, κ in [0, 1] with ln κ <= 0
         # (not NaN); else every column (a non-finite degradation raises)
-        if not (b >= 0.0 and is_finite(a + b + 2.0 * fabs(cross[i]))
-                and 0.0 <= kappa[i] <= 1.0 and (kappa_far(kappa[i]) or log_kappa[i] <= 0.0)):
-            return every_row_partner(a, cand, n, far_logs_pending)
-        if kappa_far(kappa[i]) and cross[i] * cross[i] <= a * b * (1.0 + 1e-10):
+        # (c and ln κ of a far column may be pending: rows have |c| <= √(a b)
+        # up to rounding, and c finite where a + b is)
+        far = kappa_far(kappa[i])
+        pending_cross = far and pending != NULL and pending.row_m != NULL
+        if not (b >= 0.0 and 0.0 <= kappa[i] <= 1.0
+                and is_finite(a + b + (0.0 if pending_cross else 2.0 * fabs(cross[i])))
+                and (far or log_kappa[i] <= 0.0)):
+            return every_row_partner(a, cand, n, pending)
+        if far and (pending_cross or cross[i] * cross[i] <= a * b * (1.0 + 1e-10)):
             status[i] = COLUMN_FAR          # (|c| <= √(a b), as for rows: checked)
             bound_low[i] = min(a, b) - FAR_WIDTH * (a + b)
             bound_high[i] = min(a, b) + FAR_WIDTH * (a + b)
@@ -880,13 +893,13 @@ cdef Py_ssize_t lazy_row_partner(double a, double[:, ::1] cand, Py_ssize_t n,
         else:
             packed[k] = i
             k += 1
-    grid_columns(a, cand, k, False)        # (not far: their ln κ is there)
+    grid_columns(a, cand, k, NULL)         # (not far: nothing pending)
     for s in range(k):
         v = degradation[<Py_ssize_t> packed[s]]
         least[0] = min(least[0], v)
         least[1] = min(least[1], v)
     if not decide_steps(a, cand, packed, k, least):
-        grid_every_column(a, cand, n, least, far_logs_pending)
+        grid_every_column(a, cand, n, least, pending)
     while True:
         low = INFINITY
         high = INFINITY
@@ -933,7 +946,7 @@ cdef Py_ssize_t lazy_row_partner(double a, double[:, ::1] cand, Py_ssize_t n,
                     wanted[k] = i
                     k += 1
             n_wanted = k
-        refine_columns(a, cand, n, n_wanted, least, far_logs_pending)
+        refine_columns(a, cand, n, n_wanted, least, pending)
 
 
 def _newton_rows(double norm_m, norm_n, cross, kappa):
@@ -944,7 +957,7 @@ def _newton_rows(double norm_m, norm_n, cross, kappa):
     degradation raises."""
     cand = _rows_table(norm_n, cross, kappa)
     if cand.shape[1]:
-        newton_row_partner(norm_m, cand, cand.shape[1], True, False)
+        newton_row_partner(norm_m, cand, cand.shape[1], True, NULL)
     return cand[LOWER].copy(), cand[UPPER].copy(), cand[DEGRADATION].copy()
 
 
@@ -953,7 +966,7 @@ def _newton_choice(double norm_m, norm_n, cross, kappa, bint every_column):
     column returned and its ``(h, A, B, degradation)``, computing every
     column or only those that decide it."""
     cand = _rows_table(norm_n, cross, kappa)
-    cdef Py_ssize_t j = newton_row_partner(norm_m, cand, cand.shape[1], every_column, False)
+    cdef Py_ssize_t j = newton_row_partner(norm_m, cand, cand.shape[1], every_column, NULL)
     return j, (cand[LOWER, j], cand[POWER_M, j], cand[POWER_N, j], cand[DEGRADATION, j])
 
 
