@@ -854,7 +854,7 @@ cdef Py_ssize_t lazy_row_partner(double a, double[:, ::1] cand, Py_ssize_t n,
     cdef Py_ssize_t i, s, j, k = 0, n_live = n, n_wanted, n_loose
     cdef double low, high, t_low, t_high, b, v
     cdef double least[2]
-    cdef bint blocked, far, pending_cross
+    cdef bint far, pending_cross
     cdef double* status = table_row(cand, STATUS)
     cdef double* live = table_row(cand, LIVE)
     cdef double* wanted = table_row(cand, WANTED)
@@ -910,27 +910,12 @@ cdef Py_ssize_t lazy_row_partner(double a, double[:, ::1] cand, Py_ssize_t n,
         t_low = low + tie_tolerance(low, 0.0)
         t_high = high + tie_tolerance(high, 0.0)
         j = -1
-        blocked = False
-        k = 0
-        n_wanted = 0
-        n_loose = 0
-        for s in range(n_live):
+        for s in range(n_live):                 # the first column not surely untied
             i = <Py_ssize_t> live[s]
-            if bound_low[i] > t_high:
-                continue                        # surely not tied, now and later
-            live[k] = i
-            k += 1
-            if j < 0 and not blocked:
+            if bound_low[i] <= t_high:
                 if bound_high[i] <= t_low:
-                    j = i                       # surely tied, after columns surely not
-                    continue
-                blocked = True                  # the first undecided column
-            if j < 0 and status[i] != COLUMN_DONE:
-                wanted[n_wanted] = i
-                n_wanted += 1
-                if bound_high[i] - bound_low[i] > TIGHT * (a + norm_n[i]):
-                    n_loose += 1
-        n_live = k
+                    j = i                       # surely tied: the choice
+                break
         if j >= 0 and status[j] == COLUMN_DONE:
             if not is_finite(degradation[j]):
                 raise_not_finite(b"A merge's degradation")
@@ -938,14 +923,30 @@ cdef Py_ssize_t lazy_row_partner(double a, double[:, ::1] cand, Py_ssize_t n,
         if j >= 0:                              # surely tied: its values
             wanted[0] = j
             n_wanted = 1
-        elif n_loose > 0:                       # the loose bounds first
-            k = 0
-            for s in range(n_wanted):
-                i = <Py_ssize_t> wanted[s]
-                if bound_high[i] - bound_low[i] > TIGHT * (a + norm_n[i]):
-                    wanted[k] = i
-                    k += 1
-            n_wanted = k
+        else:                                   # undecided: the columns that can still be
+            k = 0                               # tied (surely untied ones stay so)
+            n_wanted = 0
+            n_loose = 0
+            for s in range(n_live):
+                i = <Py_ssize_t> live[s]
+                if bound_low[i] > t_high:
+                    continue
+                live[k] = i
+                k += 1
+                if status[i] != COLUMN_DONE:
+                    wanted[n_wanted] = i
+                    n_wanted += 1
+                    if bound_high[i] - bound_low[i] > TIGHT * (a + norm_n[i]):
+                        n_loose += 1
+            n_live = k
+            if n_loose > 0:                     # the loose bounds first
+                k = 0
+                for s in range(n_wanted):
+                    i = <Py_ssize_t> wanted[s]
+                    if bound_high[i] - bound_low[i] > TIGHT * (a + norm_n[i]):
+                        wanted[k] = i
+                        k += 1
+                n_wanted = k
         refine_columns(a, cand, n, n_wanted, least, pending)
 
 
