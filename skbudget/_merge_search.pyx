@@ -427,24 +427,16 @@ cdef enum:
     COLUMN_GRID = 1
     COLUMN_STEPS = 2
     COLUMN_DONE = 3
-# a candidate is far when ln κ <= FAR_LOG_KAPPA (κ <= 4e-18): its final
-# degradation, at the grid point or after the Newton steps alike, is then
-# min(a, b) within FAR_WIDTH (a + b), without its grid (see lazy_row_partner)
-@cython.boundscheck(False)
-@cython.wraparound(False)
-cdef double FAR_LOG_KAPPA = -40.0
-@cython.boundscheck(False)
-@cython.wraparound(False)
+# a candidate is far when κ < 4.2e-18 (_merge_search.pxd, kappa_far: below
+# e^{-40}): its final degradation, at the grid point or after the Newton
+# steps alike, is then min(a, b) within FAR_WIDTH (a + b), without its grid
+# (see lazy_row_partner)
 cdef double FAR_WIDTH = 3e-13
 # the rounding of a computed ‖W_z‖² against the exact one, in units of
 # a + b + 2 |c| (a few ulps; the bounds of the scan widen by this)
-@cython.boundscheck(False)
-@cython.wraparound(False)
 cdef double ROUNDING = 1e-13
 # a bound this tight (in units of a + b) is left until nothing looser is
 # undecided
-@cython.boundscheck(False)
-@cython.wraparound(False)
 cdef double TIGHT = 1e-11
 
 
@@ -827,14 +819,15 @@ cdef void refine_columns(double a, double[:, ::1] cand, Py_ssize_t n, Py_ssize_t
 cdef Py_ssize_t lazy_row_partner(double a, double[:, ::1] cand, Py_ssize_t n,
                                  const PendingInputs* pending) except -1 nogil:
     """:func:`newton_row_partner`'s choice, computing only the columns that
-    can decide it (for the inputs of rows and an RBF kernel; others: every
-    column, :func:`every_row_partner`).
+    can decide it (for the inputs of rows and an RBF kernel, and when at
+    least half the candidates are far; else every column,
+    :func:`every_row_partner`: the same choice).
 
     The final degradation of a column lies between bounds (``BOUND_LOW``,
     ``BOUND_HIGH``, kept by the functions that compute): exact once
     computed; for a column with Newton steps still to take, between the
-    grid's lower bound and its grid degradation; for a far column (``ln κ
-    <= FAR_LOG_KAPPA``, ``s = −ln κ >= 40``, not gridded) within ``FAR_WIDTH
+    grid's lower bound and its grid degradation; for a far column (:func:`kappa_far`,
+    ``s = −ln κ > 40``, not gridded) within ``FAR_WIDTH
     (a + b)`` of ``min(a, b)``: ``‖W_z(h)‖² <= (A √a + B √b)²``
     (Cauchy–Schwarz), which is at most ``max(a, b) (1 + e^{−(7/8)² s})²``
     (on ``h <= 1/8``, ``B <= 1`` and ``A <= e^{−(7/8)² s}``; on [1/8, 1/2],
@@ -893,6 +886,8 @@ cdef Py_ssize_t lazy_row_partner(double a, double[:, ::1] cand, Py_ssize_t n,
         else:
             packed[k] = i
             k += 1
+    if 2 * k > n:           # mostly near candidates: the bounds would save little
+        return every_row_partner(a, cand, n, pending)
     grid_columns(a, cand, k, NULL)         # (not far: nothing pending)
     for s in range(k):
         v = degradation[<Py_ssize_t> packed[s]]
