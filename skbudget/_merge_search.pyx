@@ -502,14 +502,11 @@ cdef void grid_columns(double a, double[:, ::1] cand, Py_ssize_t k,
     degradation (``BOUND_LOW``, ``BOUND_HIGH``; see :func:`lazy_row_partner`)."""
     cdef Py_ssize_t s, i
     cdef double bound, rounding
-    cdef const double* column = table_row(cand, NEWTON_COLUMN)
-    cdef const double* norm_n = table_row(cand, A_N)
-    cdef const double* kappa = table_row(cand, KAPPA)
-    cdef const double* cross = table_row(cand, CROSS)
-    cdef const double* log_kappa = table_row(cand, LOG_KAPPA)
-    cdef double* q = table_row(cand, NEWTON_POWER_M)
-    cdef double* best = table_row(cand, GRID_BEST)
-    cdef double* grid_h = table_row(cand, GRID_H)
+    cdef const double *column = table_row(cand, NEWTON_COLUMN), *norm_n = table_row(cand, A_N)
+    cdef const double *kappa = table_row(cand, KAPPA), *cross = table_row(cand, CROSS)
+    cdef const double *log_kappa = table_row(cand, LOG_KAPPA)
+    cdef double *q = table_row(cand, NEWTON_POWER_M), *best = table_row(cand, GRID_BEST)
+    cdef double *grid_h = table_row(cand, GRID_H)
     fill_pending(cand, column, k, pending)
     for s in range(k):
         q[s] = log_kappa[<Py_ssize_t> column[s]] / (8 * SHARED_GRID_STEPS)
@@ -537,25 +534,18 @@ cdef void newton_columns(double a, double[:, ::1] cand, Py_ssize_t k) noexcept n
     (``POWER_M``, ``POWER_N``), the degradation its two bounds too; every
     step is elementwise, so a column's values do not depend on the others
     listed with it."""
-    cdef Py_ssize_t i, s, step
-    cdef const double* norm_n = table_row(cand, A_N)
-    cdef const double* cross = table_row(cand, CROSS)
-    cdef const double* kappa = table_row(cand, KAPPA)
-    cdef const double* grid_h = table_row(cand, GRID_H)
-    cdef const double* grid_best = table_row(cand, GRID_BEST)
-    cdef double* power_m = table_row(cand, NEWTON_POWER_M)
-    cdef double* power_n = table_row(cand, NEWTON_POWER_N)
-    cdef const double* column = table_row(cand, NEWTON_COLUMN)
-    cdef double* h = table_row(cand, NEWTON_H)
-    cdef double* low = table_row(cand, NEWTON_LOW)
-    cdef double* high = table_row(cand, NEWTON_HIGH)
-    cdef double* log_k = table_row(cand, NEWTON_LOG_KAPPA)
-    cdef double* final_m = table_row(cand, POWER_M)
-    cdef double* final_n = table_row(cand, POWER_N)
-    cdef double* stepping = table_row(cand, STEPPING)
-    cdef double* exponent_m = table_row(cand, STEPPING_M)
-    cdef double* exponent_n = table_row(cand, STEPPING_N)
-    cdef Py_ssize_t t, m, n_stepping = k
+    cdef Py_ssize_t i, s, step, t, m, n_stepping = k
+    # the inputs, by column; the packed state of the steps; their outputs
+    cdef const double *norm_n = table_row(cand, A_N), *cross = table_row(cand, CROSS)
+    cdef const double *kappa = table_row(cand, KAPPA), *column = table_row(cand, NEWTON_COLUMN)
+    cdef const double *grid_h = table_row(cand, GRID_H), *grid_best = table_row(cand, GRID_BEST)
+    cdef double *h = table_row(cand, NEWTON_H), *log_k = table_row(cand, NEWTON_LOG_KAPPA)
+    cdef double *low = table_row(cand, NEWTON_LOW), *high = table_row(cand, NEWTON_HIGH)
+    cdef double *power_m = table_row(cand, NEWTON_POWER_M)
+    cdef double *power_n = table_row(cand, NEWTON_POWER_N)
+    cdef double *stepping = table_row(cand, STEPPING), *exponent_m = table_row(cand, STEPPING_M)
+    cdef double *exponent_n = table_row(cand, STEPPING_N)
+    cdef double *final_m = table_row(cand, POWER_M), *final_n = table_row(cand, POWER_N)
     cdef double b, c, x, aa, bb, ab, phi, slope, newton
     for s in range(k):
         i = <Py_ssize_t> column[s]
