@@ -492,14 +492,15 @@ cdef void fill_pending(double[:, ::1] cand, const double* columns, Py_ssize_t k,
 @cython.boundscheck(False)
 @cython.wraparound(False)
 cdef void grid_columns(double a, double[:, ::1] cand, Py_ssize_t k,
-                       const PendingInputs* pending) noexcept nogil:
+                       const PendingInputs* pending, bint bounds) noexcept nogil:
     """The grid (:func:`shared_grid`) of the ``k`` columns listed in
     ``NEWTON_COLUMN``: ``GRID_BEST``, ``GRID_H``, the grid point as the
     column's ``LOWER``, ``UPPER`` and ``DEGRADATION``, and the lower bound of
     the degradation from the grid's bound of ``‖W_z(h)‖²`` (``GRID_FLOOR``);
     ``κ^{1/64}`` by one vectorized ``exp`` over the ``k`` (the same values
-    as column by column: the loop is elementwise); and bounds on the final
-    degradation (``BOUND_LOW``, ``BOUND_HIGH``; see :func:`lazy_row_partner`)."""
+    as column by column: the loop is elementwise); with ``bounds``, bounds on
+    the final degradation (``BOUND_LOW``, ``BOUND_HIGH``; see
+    :func:`lazy_row_partner`)."""
     cdef Py_ssize_t s, i
     cdef double bound, rounding
     cdef const double *column = table_row(cand, NEWTON_COLUMN), *norm_n = table_row(cand, A_N)
@@ -519,6 +520,8 @@ cdef void grid_columns(double a, double[:, ::1] cand, Py_ssize_t k,
         cand[DEGRADATION, i] = grid_degradation(a, norm_n, kappa, cross, best[i], i)
         cand[GRID_FLOOR, i] = grid_degradation(a, norm_n, kappa, cross, bound, i)
         cand[STATUS, i] = COLUMN_GRID
+        if not bounds:
+            continue
         # the final degradation, with or without the Newton steps (lazy_row_partner)
         rounding = ROUNDING * (a + norm_n[i] + 2.0 * fabs(cross[i]))
         cand[BOUND_LOW, i] = cand[GRID_FLOOR, i] - rounding
@@ -658,7 +661,7 @@ cdef Py_ssize_t every_row_partner(double norm_m, double[:, ::1] cand, Py_ssize_t
     fill_pending(cand, NULL, n, pending)
     for i in range(n):
         cand[NEWTON_COLUMN, i] = i
-    grid_columns(norm_m, cand, n, NULL)
+    grid_columns(norm_m, cand, n, NULL, False)
     for i in range(n):
         if cand[DEGRADATION, i] < least:
             least = cand[DEGRADATION, i]
@@ -757,7 +760,7 @@ cdef void grid_listed(double a, double[:, ::1] cand, Py_ssize_t n, const double*
         if status[i] == COLUMN_FAR:
             packed[m] = i
             m += 1
-    grid_columns(a, cand, m, pending)
+    grid_columns(a, cand, m, pending, True)
     for s in range(m):
         least[1] = min(least[1], degradation[<Py_ssize_t> packed[s]])
     if not decide_steps(a, cand, columns, k, least):
@@ -777,7 +780,7 @@ cdef void grid_every_column(double a, double[:, ::1] cand, Py_ssize_t n, double*
         if status[i] == COLUMN_FAR:
             packed[m] = i
             m += 1
-    grid_columns(a, cand, m, pending)
+    grid_columns(a, cand, m, pending, True)
     grid_least_bounds(a, cand, n, least)
     for i in range(n):
         packed[i] = i
@@ -876,9 +879,9 @@ cdef Py_ssize_t lazy_row_partner(double a, double[:, ::1] cand, Py_ssize_t n,
         else:
             packed[k] = i
             k += 1
-    if 2 * k > n:           # mostly near candidates: the bounds would save little
-        return every_row_partner(a, cand, n, pending)
-    grid_columns(a, cand, k, NULL)         # (not far: nothing pending)
+            if 2 * k > n:       # mostly near candidates: the bounds would save little
+                return every_row_partner(a, cand, n, pending)
+    grid_columns(a, cand, k, NULL, True)   # (not far: nothing pending)
     for s in range(k):
         v = degradation[<Py_ssize_t> packed[s]]
         least[0] = min(least[0], v)
