@@ -39,10 +39,12 @@ maintains the budget (``alpha=10``: equal work in both).
 And the shared merge's ``merge_search`` (``--only search``; not with
 ``--quick``): shared merging's one-pass fit time against shared removal's
 on the same stream with the same parameters, each merge search (10-class
-20-D blobs, ``cluster_std=6``, 20 000 rows, ``gamma='scale'``,
-``alpha=1e-4``, B = 100; mnist5k, all 5 000 rows in one fixed random
+20-D blobs, ``cluster_std=3``, 30 000 rows, ``gamma=0.05``, ``alpha=1e-4``,
+B = 100, where every row merges; the same with ``cluster_std=6``, 20 000
+rows, ``gamma='scale'``; mnist5k, all 5 000 rows in one fixed random
 order, ``gamma=0.04``, ``alpha=3e-4``, B = 100 and 500), 5 alternated
-rounds, the ratio round by round (median); the test accuracy of
+rounds, the ratio round by round (median; ``--only merge-cost`` runs this
+part alone); the test accuracy of
 ``'lookup'`` against ``'golden'`` (mean of 3 orders) on mnist5k, the
 digits and a 26-class set at B = 100 and 500; and the study of the
 grid-and-Newton search against the golden-section search on 100 000
@@ -260,13 +262,18 @@ def round_cost(budgets, repeats):
 
 
 def merge_cost_streams():
-    """The streams of :func:`merge_cost`: ``(name, X, y, budget, params)``."""
+    """The streams of :func:`merge_cost`: ``(name, X, y, budget, params)``.
+    The blobs with ``cluster_std=3`` and ``gamma=0.05`` are far apart in the
+    kernel's scale: every row violates the margin and every round merges,
+    almost always with kernel values below 1e-18."""
+    X3, y3 = make_blobs(30000, centers=10, n_features=20, cluster_std=3.0, random_state=0)
     X, y = make_blobs(20000, centers=10, n_features=20, cluster_std=6.0, random_state=0)
     data = np.loadtxt(DATA / "mnist5k" / "mnist_5k.csv.gz", delimiter=",")
     order = np.random.RandomState(0).permutation(len(data))
     Xm, ym = data[order, :-1] / 255.0, data[order, -1].astype(int)
     mnist = dict(gamma=0.04, alpha=3e-4)     # the tables' choice for shared merging
-    return [("blobs10 (20-D)", X, y, 100, dict(gamma="scale", alpha=1e-4)),
+    return [("blobs10 (20-D, std 3)", X3, y3, 100, dict(gamma=0.05, alpha=1e-4)),
+            ("blobs10 (20-D)", X, y, 100, dict(gamma="scale", alpha=1e-4)),
             ("mnist5k", Xm, ym, 100, mnist), ("mnist5k", Xm, ym, 500, mnist)]
 
 
@@ -467,7 +474,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true",
                         help="digits only, B in {50, 100}, 2 orders, round cost at B = 100")
-    parser.add_argument("--only", choices=("tables", "blobs", "cost", "search", "plots"),
+    parser.add_argument("--only", choices=("tables", "blobs", "cost", "search", "merge-cost",
+                                           "plots"),
                         default=None,
                         help="run one part (the others are kept from the JSON); 'plots' "
                              "redraws the figures from the JSON")
@@ -498,8 +506,9 @@ def main(argv=None):
     if args.only in (None, "cost"):
         results["round_cost"] = round_cost((100,) if args.quick else (100, 500),
                                            2 if args.quick else 3)
-    if args.only in (None, "search") and not args.quick:
+    if args.only in (None, "search", "merge-cost") and not args.quick:
         results["merge_cost"] = merge_cost(5)
+    if args.only in (None, "search") and not args.quick:
         results["lookup_accuracy"] = lookup_accuracy(3)
         results["search_study"] = search_study()
     results["targets"] = targets(results)

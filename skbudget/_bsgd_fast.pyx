@@ -42,8 +42,8 @@ from skbudget._elementwise cimport exp_inplace, log_inplace
 from skbudget._kernel_rows cimport dense_dot, squared_distance
 from skbudget._merge_search cimport (A_N, CANDIDATE_ROWS, CROSS, DEGRADATION, KAPPA,
                                       LOG_KAPPA, LOWER, POWER_M, POWER_N, SEARCH_GOLDEN,
-                                      SEARCH_LOOKUP, UPPER, coefficient_partner, log_of,
-                                      row_partner)
+                                      SEARCH_LOOKUP, STEPPING, UPPER, CELL, PendingInputs,
+                                      coefficient_partner, kappa_far, log_of, row_partner)
 from skbudget._numbers cimport is_finite, is_nan, raise_not_finite, tied_or_below
 from skbudget._shared_support cimport SharedSupportLearner
 from skbudget._span_factor cimport span_append, span_project
@@ -284,7 +284,7 @@ cdef class BudgetedSGDLearner(OnlineLearner):
         if k == 0:
             self.degradation += a_m * a_m * self.kself[cm]
             return self.remove_at(m)
-        partner_kernels(self, cm, partner, k, cand, self.merge_search == SEARCH_LOOKUP)
+        partner_kernels(self, cm, partner, k, cand, self.merge_search == SEARCH_LOOKUP, False)
         j = coefficient_partner(a_m, cand, k, self.merge_search)
         n = partner[j]
         h = cand[LOWER, j]
@@ -493,16 +493,38 @@ cdef class MulticlassBSGDLearner(SharedSupportLearner):
             with gil:
                 self.candidates, self.partner_pos, self.merged = _merge_scratch(self, d + k)
         cdef double[:, ::1] cand = self.candidates
+        # (by pointers: B candidates a merge; the scratch holds n_sv columns
+        # and every cell a row)
+        cdef Py_ssize_t* partner = &self.partner_pos[0]
+        cdef const Py_ssize_t* order = &self.order[0]
+        cdef const double* sqnorm = &self.row_sqnorm[0]
+        cdef const double* tau = &self.tau[0, 0]
+        cdef Py_ssize_t tau_stride = self.tau.shape[1]
+        cdef double* norm_n = &cand[A_N, 0]
+        cdef double* cross = &cand[CROSS, 0]
+        cdef double* cells = &cand[CELL, 0]
+        cdef const double* kappa = &cand[KAPPA, 0]
+        cdef PendingInputs pending
         for i in range(self.n_sv):
             if i == m:
                 continue
-            c = self.order[i]
-            self.partner_pos[n_cand] = i
-            cand[A_N, n_cand] = self.row_sqnorm[c]
-            cand[CROSS, n_cand] = dense_dot(w_m, &self.tau[c, 0], k)
+            c = order[i]
+            partner[n_cand] = i
+            norm_n[n_cand] = sqnorm[c]
+            cells[n_cand] = c
             n_cand += 1
-        partner_kernels(self, cm, &self.partner_pos[0], n_cand, cand, lookup)
-        j = row_partner(self.row_sqnorm[cm], cand, n_cand, self.merge_search)
+        # the search by grid and Newton steps computes ln κ and ⟨W_m, W_n⟩
+        # of the far candidates (_merge_search.kappa_far) where it needs them
+        pending.logs = partner_kernels(self, cm, partner, n_cand, cand, lookup, True)
+        pending.row_m = w_m
+        pending.rows = tau
+        pending.stride = tau_stride
+        pending.n_outputs = k
+        for i in range(n_cand):
+            if not (lookup and kappa_far(kappa[i])):
+                cross[i] = dense_dot(w_m, tau + <Py_ssize_t> cells[i] * tau_stride, k)
+        j = row_partner(self.row_sqnorm[cm], cand, n_cand, self.merge_search,
+                        &pending if lookup else NULL)
         if lookup:
             A = cand[POWER_M, j]
             B = cand[POWER_N, j]
@@ -571,8 +593,9 @@ def compress_to_budget(OnlineLearner lr, Py_ssize_t pool_size=-1):
     return steps
 
 
-cdef int partner_kernels(OnlineLearner lr, Py_ssize_t cm, const Py_ssize_t* partner,
-                         Py_ssize_t k, double[:, ::1] cand, bint lookup) except -1 nogil:
+cdef bint partner_kernels(OnlineLearner lr, Py_ssize_t cm, const Py_ssize_t* partner,
+                          Py_ssize_t k, double[:, ::1] cand, bint lookup,
+                          bint defer_far_logs) except -1 nogil:
     """``κ = k(x_m, x_n)`` and ``ln κ`` (rows ``KAPPA``, ``LOG_KAPPA`` of
     ``cand``) for ``x_m`` in cell ``cm`` and the support vectors at the
     ``k`` positions ``partner`` of ``lr`` (RBF, feature store).  For the
@@ -581,9 +604,12 @@ cdef int partner_kernels(OnlineLearner lr, Py_ssize_t cm, const Py_ssize_t* part
     For ``lookup``, what the round already computed: when ``x_m`` is the
     current example its kernel row (``ensure_row``), ``ln κ`` by NumPy's
     vectorized ``log``; otherwise ``ln κ`` is the kernel's argument ``−γ
-    ‖x_m − x_n‖²`` from one inner product (``skb_dot16``: sixteen partial
-    sums, AVX2 where the CPU has it) and the stored squared norms, and
-    ``κ`` its vectorized ``exp``."""
+    ‖x_m − x_n‖²`` from one inner product (``dot16_between_slots``: sixteen
+    partial sums, AVX2 where the CPU has it) and the stored squared norms, and
+    ``κ`` its vectorized ``exp``.  With ``defer_far_logs`` (the shared
+    search), the ``ln κ`` of far values from the row
+    (``_merge_search.kappa_far``) are left to the search, which seldom needs
+    them; returns whether it did."""
     cdef Py_ssize_t i, c, sm = lr.slot[cm]
     cdef bint from_row = lookup and sm == lr.cur_slot
     cdef double* kappa = &cand[KAPPA, 0]
@@ -600,13 +626,25 @@ cdef int partner_kernels(OnlineLearner lr, Py_ssize_t cm, const Py_ssize_t* part
         else:
             kappa[i] = lr.kernel_between_slots(sm, lr.slot[c])
             log_kappa[i] = log_of(kappa[i])
+    cdef Py_ssize_t n_near = 0
+    cdef double* near = &cand[STEPPING, 0]         # (scratch of the search)
+    if from_row and defer_far_logs:
+        for i in range(k):
+            if not kappa_far(kappa[i]):
+                near[n_near] = i
+                log_kappa[n_near] = kappa[i]        # (packed, then put in place)
+                n_near += 1
+        log_inplace(log_kappa, n_near)
+        for i in range(n_near - 1, -1, -1):         # (a packed value not yet read stays)
+            log_kappa[<Py_ssize_t> near[i]] = log_kappa[i]
+        return True
     if from_row:
         memcpy(log_kappa, kappa, k * sizeof(double))
         log_inplace(log_kappa, k)
     elif lookup:
         memcpy(kappa, log_kappa, k * sizeof(double))
         exp_inplace(kappa, k)
-    return 0
+    return False
 
 
 cdef int pegasos_shrink(OnlineLearner lr, long long t, double lam) except -1 nogil:

@@ -40,7 +40,40 @@ cdef enum:
     NEWTON_LOW = 13
     NEWTON_HIGH = 14
     NEWTON_LOG_KAPPA = 15
-    CANDIDATE_ROWS = 16
+    # and, for the partner scan that leaves out the candidates that cannot
+    # matter (row_partner with SEARCH_LOOKUP): the Newton steps' packed
+    # powers, bounds on each column's degradation, the grid's lower bound of
+    # it, how far each column has been computed; packed: the columns that
+    # can still be tied, and those to compute next
+    NEWTON_POWER_M = 16
+    NEWTON_POWER_N = 17
+    BOUND_LOW = 18
+    BOUND_HIGH = 19
+    GRID_FLOOR = 20
+    STATUS = 21
+    LIVE = 22
+    WANTED = 23
+    # the Newton steps of the columns whose h still moves: their positions in
+    # the packed rows, and their exponents, then powers
+    STEPPING = 24
+    STEPPING_M = 25
+    STEPPING_N = 26
+    CELL = 27       # the cell of the candidate's row (PendingInputs)
+    CANDIDATE_ROWS = 28
+
+
+# What the caller of the shared search by grid and Newton steps
+# (row_partner, SEARCH_LOOKUP) left to it for the far candidates
+# (kappa_far): ``ln κ`` (``logs``: NumPy's log of ``KAPPA``, as the caller's)
+# and ``⟨W_m, W_n⟩`` (``row_m`` not NULL: ``dense_dot`` of ``row_m`` and
+# the row at ``rows + CELL * stride``, ``n_outputs`` long, as the
+# caller's); the search computes them for the columns it grids
+cdef struct PendingInputs:
+    bint logs
+    const double* row_m
+    const double* rows
+    Py_ssize_t stride
+    Py_ssize_t n_outputs
 
 
 cdef inline double log_of(double kappa) noexcept nogil:
@@ -55,6 +88,13 @@ cdef Py_ssize_t coefficient_partner(double a_m, double[:, ::1] cand, Py_ssize_t 
 # one coefficient row per vector (the shared multi-class mode): the partner
 # maximizing ‖W_z(h)‖² by ``search`` (SEARCH_GOLDEN, or SEARCH_LOOKUP: a
 # grid and safeguarded Newton steps, which also leave A and B in POWER_M
-# and POWER_N); ``norm_m`` is ‖W_m‖²
+# and POWER_N); ``norm_m`` is ‖W_m‖²; ``pending``: NULL, or what is left to it
 cdef Py_ssize_t row_partner(double norm_m, double[:, ::1] cand, Py_ssize_t n,
-                            int search) except -1 nogil
+                            int search, const PendingInputs* pending) except -1 nogil
+
+
+cdef inline bint kappa_far(double kappa) noexcept nogil:
+    """A kernel value below e^{−40}: a far candidate of the shared search
+    by grid and Newton steps, whose ``ln κ`` and ``⟨W_m, W_n⟩`` its caller
+    may leave to it (``PendingInputs``)."""
+    return kappa < 4.2e-18

@@ -21,11 +21,13 @@ The caller fills the candidates table (``_merge_search.pxd``); the search
 fills in ``h``, the merged value and the degradation of every candidate.
 """
 
+cimport cython
 import numpy as np
 from libc.math cimport exp, fabs, sqrt, INFINITY
 
-from skbudget._elementwise cimport exp_inplace
-from skbudget._numbers cimport oldest_least
+from skbudget._elementwise cimport exp_inplace, log_inplace
+from skbudget._kernel_rows cimport dense_dot
+from skbudget._numbers cimport is_finite, oldest_least, raise_not_finite, tie_tolerance
 
 # golden-section search: stop when the bracket is this short
 cdef double GOLDEN_TOL = 1e-6
@@ -161,15 +163,17 @@ cdef Py_ssize_t coefficient_partner(double a_m, double[:, ::1] cand, Py_ssize_t 
 
 
 cdef Py_ssize_t row_partner(double norm_m, double[:, ::1] cand, Py_ssize_t n,
-                            int search) except -1 nogil:
+                            int search, const PendingInputs* pending) except -1 nogil:
     """The merge of one coefficient row (``norm_m = ‖W_m‖²``) with the best
     of ``n`` candidate partners (rows ``A_N = ‖W_n‖²``, ``KAPPA``,
     ``LOG_KAPPA`` and ``CROSS = ⟨W_m, W_n⟩`` filled): ``h`` maximizes
     ``‖W_z(h)‖²`` by the golden-section search (``SEARCH_GOLDEN``,
     :func:`best_partner`) or by a grid and safeguarded Newton steps
-    (``SEARCH_LOOKUP``, :func:`newton_row_partner`)."""
+    (``SEARCH_LOOKUP``, :func:`newton_row_partner`; ``pending``: what the
+    caller left to the search, ``PendingInputs``)."""
     if search == SEARCH_LOOKUP:
-        return newton_row_partner(norm_m, cand, n)
+        return newton_row_partner(norm_m, cand, n, False, pending)
+    fill_pending(cand, NULL, n, pending)
     return best_partner(norm_m, cand, n, True)
 
 
@@ -315,7 +319,7 @@ def _golden_section_rows(double norm_m, double norm_n, double cross, double kapp
     cand = np.zeros((CANDIDATE_ROWS, 1))
     cand[A_N, 0], cand[CROSS, 0], cand[KAPPA, 0] = norm_n, cross, kappa
     cand[LOG_KAPPA, 0] = log_of(kappa)
-    row_partner(norm_m, cand, 1, SEARCH_GOLDEN)     # (a non-finite degradation raises)
+    row_partner(norm_m, cand, 1, SEARCH_GOLDEN, NULL)  # (a non-finite degradation raises)
     return cand[LOWER, 0], cand[UPPER, 0], cand[DEGRADATION, 0]
 
 
@@ -414,52 +418,164 @@ cdef inline void merge_powers(const double* h, const double* log_kappa, double* 
     exp_inplace(power_n, n)
 
 
-cdef Py_ssize_t newton_row_partner(double norm_m, double[:, ::1] cand,
-                                   Py_ssize_t n) except -1 nogil:
-    """:func:`best_partner` for coefficient rows without the golden-section
-    search (``merge_search='lookup'``): ``h`` by the grid and, for the
-    candidates that can still win, the safeguarded Newton steps above (into
-    ``LOWER``), ``‖W_z‖²`` (``UPPER``) and the degradation
-    (``DEGRADATION``) computed exactly at that ``h``; ``A`` and ``B`` at it
-    in ``POWER_M`` and ``POWER_N`` of the returned column.  Returns the
-    column of the least degradation (ties: the first); a non-finite one
-    raises."""
-    cdef Py_ssize_t i, k = 0, s, step
-    cdef const double* norm_n = &cand[A_N, 0]
-    cdef const double* cross = &cand[CROSS, 0]
-    cdef const double* log_kappa = &cand[LOG_KAPPA, 0]
-    cdef double* power_m = &cand[POWER_M, 0]
-    cdef double* power_n = &cand[POWER_N, 0]
-    cdef double* column = &cand[NEWTON_COLUMN, 0]
-    cdef double* h = &cand[NEWTON_H, 0]
-    cdef double* low = &cand[NEWTON_LOW, 0]
-    cdef double* high = &cand[NEWTON_HIGH, 0]
-    cdef double* log_k = &cand[NEWTON_LOG_KAPPA, 0]
-    cdef double a = norm_m, b, c, x, lost, aa, bb, ab, phi, slope, newton, least = INFINITY
-    for i in range(n):
-        power_m[i] = log_kappa[i] / (8 * SHARED_GRID_STEPS)
-    exp_inplace(power_m, n)         # κ^{1/64} (0 for κ = 0)
-    for i in range(n):
-        lost = a + norm_n[i] + 2.0 * cand[KAPPA, i] * cross[i]
-        x = shared_grid(a, norm_n[i], cross[i], power_m[i], &cand[GRID_BEST, i],
-                        &cand[GRID_H, i])
-        cand[LOWER, i] = cand[GRID_H, i]
-        cand[UPPER, i] = cand[GRID_BEST, i]
-        cand[DEGRADATION, i] = lost - cand[GRID_BEST, i]
-        power_n[i] = lost - x               # (a lower bound of the degradation)
-        if cand[DEGRADATION, i] < least:
-            least = cand[DEGRADATION, i]
-    for i in range(n):                      # the candidates that can still win, packed
-        if not power_n[i] > least + PRUNE_MARGIN * (fabs(least) + a + norm_n[i]):
-            column[k] = i
-            h[k] = cand[GRID_H, i]
-            low[k] = max(h[k] - 1.0 / SHARED_GRID_STEPS, 0.0)
-            high[k] = min(h[k] + 1.0 / SHARED_GRID_STEPS, 1.0)
-            log_k[k] = max(log_kappa[i], LOG_KAPPA_FLOOR)
-            k += 1
-    for step in range(SHARED_NEWTON_STEPS):
-        merge_powers(h, log_k, power_m, power_n, k)
-        for s in range(k):
+# How far a column of the candidates table has been computed (row STATUS)
+# by the partner scan without every column (newton_row_partner, below):
+# not yet at all (a far candidate: only its bounds), its grid, its grid
+# and the knowledge that it takes the Newton steps, or its final values
+cdef enum:
+    COLUMN_FAR = 0
+    COLUMN_GRID = 1
+    COLUMN_STEPS = 2
+    COLUMN_DONE = 3
+# a candidate is far when κ < 4.2e-18 (_merge_search.pxd, kappa_far: below
+# e^{-40}): its final degradation, at the grid point or after the Newton
+# steps alike, is then min(a, b) within FAR_WIDTH (a + b), without its grid
+# (see lazy_row_partner)
+cdef double FAR_WIDTH = 3e-13
+# the rounding of a computed ‖W_z‖² against the exact one, in units of
+# a + b + 2 |c| (a few ulps; the bounds of the scan widen by this)
+cdef double ROUNDING = 1e-13
+# a bound this tight (in units of a + b) is left until nothing looser is
+# undecided
+cdef double TIGHT = 1e-11
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef inline double* table_row(double[:, ::1] cand, Py_ssize_t r) noexcept nogil:
+    """Row ``r`` of the candidates table (``r < CANDIDATE_ROWS``)."""
+    return &cand[0, 0] + r * cand.shape[1]
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef inline double grid_degradation(double a, const double* norm_n, const double* kappa,
+                                    const double* cross, double best,
+                                    Py_ssize_t i) noexcept nogil:
+    """The degradation of column ``i`` at ``‖W_z‖² = best``."""
+    return a + norm_n[i] + 2.0 * kappa[i] * cross[i] - best
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void fill_pending(double[:, ::1] cand, const double* columns, Py_ssize_t k,
+                       const PendingInputs* pending) noexcept nogil:
+    """What ``pending`` left to the search (``ln κ``: NumPy's vectorized
+    ``log``; ``⟨W_m, W_n⟩``: ``dense_dot``; as the caller computes the
+    others) for the far columns (:func:`kappa_far`) among the ``k`` listed
+    in ``columns`` (NULL: the first ``k``)."""
+    cdef Py_ssize_t s, i, m = 0
+    cdef const double* kappa = table_row(cand, KAPPA)
+    cdef const double* cell = table_row(cand, CELL)
+    cdef double* log_kappa = table_row(cand, LOG_KAPPA)
+    cdef double* cross = table_row(cand, CROSS)
+    cdef double* where = table_row(cand, STEPPING)
+    cdef double* values = table_row(cand, STEPPING_M)
+    if pending == NULL:
+        return
+    for s in range(k):
+        i = s if columns == NULL else <Py_ssize_t> columns[s]
+        if kappa_far(kappa[i]):
+            where[m] = i
+            values[m] = kappa[i]
+            m += 1
+            if pending.row_m != NULL:
+                cross[i] = dense_dot(pending.row_m,
+                                     pending.rows + <Py_ssize_t> cell[i] * pending.stride,
+                                     pending.n_outputs)
+    if pending.logs:
+        log_inplace(values, m)
+        for s in range(m):
+            log_kappa[<Py_ssize_t> where[s]] = values[s]
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void grid_columns(double a, double[:, ::1] cand, Py_ssize_t k,
+                       const PendingInputs* pending, bint bounds) noexcept nogil:
+    """The grid (:func:`shared_grid`) of the ``k`` columns listed in
+    ``NEWTON_COLUMN``: ``GRID_BEST``, ``GRID_H``, the grid point as the
+    column's ``LOWER``, ``UPPER`` and ``DEGRADATION``, and the lower bound of
+    the degradation from the grid's bound of ``‖W_z(h)‖²`` (``GRID_FLOOR``);
+    ``κ^{1/64}`` by one vectorized ``exp`` over the ``k`` (the same values
+    as column by column: the loop is elementwise); with ``bounds``, bounds on
+    the final degradation (``BOUND_LOW``, ``BOUND_HIGH``; see
+    :func:`lazy_row_partner`)."""
+    cdef Py_ssize_t s, i
+    cdef double bound, rounding
+    cdef const double *column = table_row(cand, NEWTON_COLUMN), *norm_n = table_row(cand, A_N)
+    cdef const double *kappa = table_row(cand, KAPPA), *cross = table_row(cand, CROSS)
+    cdef const double *log_kappa = table_row(cand, LOG_KAPPA)
+    cdef double *q = table_row(cand, NEWTON_POWER_M), *best = table_row(cand, GRID_BEST)
+    cdef double *grid_h = table_row(cand, GRID_H)
+    fill_pending(cand, column, k, pending)
+    for s in range(k):
+        q[s] = log_kappa[<Py_ssize_t> column[s]] / (8 * SHARED_GRID_STEPS)
+    exp_inplace(q, k)               # κ^{1/64} (0 for κ = 0)
+    for s in range(k):
+        i = <Py_ssize_t> column[s]
+        bound = shared_grid(a, norm_n[i], cross[i], q[s], &best[i], &grid_h[i])
+        cand[LOWER, i] = grid_h[i]
+        cand[UPPER, i] = best[i]
+        cand[DEGRADATION, i] = grid_degradation(a, norm_n, kappa, cross, best[i], i)
+        cand[GRID_FLOOR, i] = grid_degradation(a, norm_n, kappa, cross, bound, i)
+        cand[STATUS, i] = COLUMN_GRID
+        if not bounds:
+            continue
+        # the final degradation, with or without the Newton steps (lazy_row_partner)
+        rounding = ROUNDING * (a + norm_n[i] + 2.0 * fabs(cross[i]))
+        cand[BOUND_LOW, i] = cand[GRID_FLOOR, i] - rounding
+        cand[BOUND_HIGH, i] = cand[DEGRADATION, i] + rounding
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void newton_columns(double a, double[:, ::1] cand, Py_ssize_t k) noexcept nogil:
+    """The safeguarded Newton steps (see above) of the ``k`` columns listed in
+    ``NEWTON_COLUMN``, from their grid points, then their final ``h``
+    (``LOWER``), ``‖W_z‖²`` (``UPPER``), degradation and ``A``, ``B``
+    (``POWER_M``, ``POWER_N``), the degradation its two bounds too; every
+    step is elementwise, so a column's values do not depend on the others
+    listed with it."""
+    cdef Py_ssize_t i, s, step, t, m, n_stepping = k
+    # the inputs, by column; the packed state of the steps; their outputs
+    cdef const double *norm_n = table_row(cand, A_N), *cross = table_row(cand, CROSS)
+    cdef const double *kappa = table_row(cand, KAPPA), *column = table_row(cand, NEWTON_COLUMN)
+    cdef const double *grid_h = table_row(cand, GRID_H), *grid_best = table_row(cand, GRID_BEST)
+    cdef double *h = table_row(cand, NEWTON_H), *log_k = table_row(cand, NEWTON_LOG_KAPPA)
+    cdef double *low = table_row(cand, NEWTON_LOW), *high = table_row(cand, NEWTON_HIGH)
+    cdef double *power_m = table_row(cand, NEWTON_POWER_M)
+    cdef double *power_n = table_row(cand, NEWTON_POWER_N)
+    cdef double *stepping = table_row(cand, STEPPING), *exponent_m = table_row(cand, STEPPING_M)
+    cdef double *exponent_n = table_row(cand, STEPPING_N)
+    cdef double *final_m = table_row(cand, POWER_M), *final_n = table_row(cand, POWER_N)
+    cdef double b, c, x, aa, bb, ab, phi, slope, newton
+    for s in range(k):
+        i = <Py_ssize_t> column[s]
+        h[s] = grid_h[i]
+        low[s] = max(h[s] - 1.0 / SHARED_GRID_STEPS, 0.0)
+        high[s] = min(h[s] + 1.0 / SHARED_GRID_STEPS, 1.0)
+        log_k[s] = max(cand[LOG_KAPPA, i], LOG_KAPPA_FLOOR)
+    for s in range(k):
+        stepping[s] = s
+    for step in range(SHARED_NEWTON_STEPS + 1):
+        # the powers at h of the columns still stepping (gathered: one
+        # vectorized exp each; a column whose h is settled keeps its powers)
+        for t in range(n_stepping):    # (merge_powers' arithmetic)
+            s = <Py_ssize_t> stepping[t]
+            exponent_m[t] = (1.0 - h[s]) * (1.0 - h[s]) * log_k[s]
+            exponent_n[t] = h[s] * h[s] * log_k[s]
+        exp_inplace(exponent_m, n_stepping)
+        exp_inplace(exponent_n, n_stepping)
+        for t in range(n_stepping):
+            s = <Py_ssize_t> stepping[t]
+            power_m[s] = exponent_m[t]
+            power_n[s] = exponent_n[t]
+        if step == SHARED_NEWTON_STEPS:
+            break
+        m = 0
+        for t in range(n_stepping):
+            s = <Py_ssize_t> stepping[t]
             i = <Py_ssize_t> column[s]
             b = norm_n[i]
             c = cross[i]
@@ -472,7 +588,7 @@ cdef Py_ssize_t newton_row_partner(double norm_m, double[:, ::1] cand,
                      + bb * (4.0 * -log_k[s] * x * x - 1.0)
                      + ab * (2.0 * -log_k[s] * (1.0 - 2.0 * x) * (1.0 - 2.0 * x) - 2.0))
             if phi == 0.0 and slope < 0.0:
-                continue                # a maximum: stay
+                continue                # a maximum: stay (settled)
             if phi > 0.0:
                 low[s] = x              # g rises: the maximum is to the right
             else:                       # falls, or a minimum (the two rows' equal
@@ -483,35 +599,372 @@ cdef Py_ssize_t newton_row_partner(double norm_m, double[:, ::1] cand,
                 h[s] = newton
             else:                       # not concave, outside, or NaN: bisect
                 h[s] = (low[s] + high[s]) / 2.0
-    merge_powers(h, log_k, power_m, power_n, k)
-    for s in range(k - 1, -1, -1):      # (columns >= s: the packed values not yet read stay)
+            if h[s] != x:               # (an h that repeats stays: the next step
+                stepping[m] = s         # sees the same bracket and values)
+                m += 1
+        n_stepping = m
+    for s in range(k):
         i = <Py_ssize_t> column[s]
         x = a * power_m[s] * power_m[s] + norm_n[i] * power_n[s] * power_n[s] \
             + 2.0 * cross[i] * (power_m[s] * power_n[s])
-        if x >= cand[GRID_BEST, i]:     # else (rare) the grid's point is kept
+        if x >= grid_best[i]:           # else (rare) the grid's point is kept
             cand[LOWER, i] = h[s]
-            power_m[i] = power_m[s]
-            power_n[i] = power_n[s]
+            final_m[i] = power_m[s]
+            final_n[i] = power_n[s]
         else:
-            merge_powers(&cand[GRID_H, i], &log_kappa[i], &power_m[i], &power_n[i], 1)
-            x = a * power_m[i] * power_m[i] + norm_n[i] * power_n[i] * power_n[i] \
-                + 2.0 * cross[i] * (power_m[i] * power_n[i])
+            merge_powers(&grid_h[i], &cand[LOG_KAPPA, i], &final_m[i], &final_n[i], 1)
+            x = a * final_m[i] * final_m[i] + norm_n[i] * final_n[i] * final_n[i] \
+                + 2.0 * cross[i] * (final_m[i] * final_n[i])
         cand[UPPER, i] = x
-        cand[DEGRADATION, i] = a + norm_n[i] + 2.0 * cand[KAPPA, i] * cross[i] - x
+        cand[DEGRADATION, i] = a + norm_n[i] + 2.0 * kappa[i] * cross[i] - x
+        cand[STATUS, i] = COLUMN_DONE
+        cand[BOUND_LOW, i] = cand[DEGRADATION, i]
+        cand[BOUND_HIGH, i] = cand[DEGRADATION, i]
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef inline bint takes_steps(double a, double norm_n, double floor, double least) noexcept nogil:
+    """The candidate takes the Newton steps (it can still win) when the grid's
+    least degradation is ``least`` (the rule above, as written)."""
+    return not floor > least + PRUNE_MARGIN * (fabs(least) + a + norm_n)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef Py_ssize_t newton_row_partner(double norm_m, double[:, ::1] cand, Py_ssize_t n,
+                                   bint every_column, const PendingInputs* pending) except -1 nogil:
+    """:func:`best_partner` for coefficient rows without the golden-section
+    search (``merge_search='lookup'``): ``h`` by the grid and, for the
+    candidates that can still win, the safeguarded Newton steps above (into
+    ``LOWER``), ``‖W_z‖²`` (``UPPER``) and the degradation
+    (``DEGRADATION``) computed exactly at that ``h``; ``A`` and ``B`` at it
+    in ``POWER_M`` and ``POWER_N`` of the returned column.  Returns the
+    column of the least degradation (ties: the first); a non-finite one
+    raises.
+
+    With ``every_column`` every column gets those values.  Without, only the
+    returned one is sure to (the others may keep bounds only), and the
+    column returned is the same, with the same values: the columns are
+    computed lazily, each as the rule computes it, until bounds on the
+    others decide the choice (:func:`lazy_row_partner`)."""
+    if every_column:
+        return every_row_partner(norm_m, cand, n, pending)
+    return lazy_row_partner(norm_m, cand, n, pending)
+
+
+cdef Py_ssize_t every_row_partner(double norm_m, double[:, ::1] cand, Py_ssize_t n,
+                                  const PendingInputs* pending) except -1 nogil:
+    """:func:`newton_row_partner` computing every column."""
+    cdef Py_ssize_t i, k = 0
+    cdef double least = INFINITY
+    fill_pending(cand, NULL, n, pending)
+    for i in range(n):
+        cand[NEWTON_COLUMN, i] = i
+    grid_columns(norm_m, cand, n, NULL, False)
+    for i in range(n):
+        if cand[DEGRADATION, i] < least:
+            least = cand[DEGRADATION, i]
+    for i in range(n):                      # the candidates that can still win, packed
+        if takes_steps(norm_m, cand[A_N, i], cand[GRID_FLOOR, i], least):
+            cand[NEWTON_COLUMN, k] = i
+            k += 1
+    newton_columns(norm_m, cand, k)
     return oldest_least(&cand[DEGRADATION, 0], n, b"A merge's degradation")
 
 
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void grid_least_bounds(double a, double[:, ::1] cand, Py_ssize_t n, double* least) noexcept nogil:
+    """Bounds on the least grid degradation (``least[0] <= least <=
+    least[1]``): exact when every column is gridded, else the far columns
+    count by their bounds."""
+    cdef Py_ssize_t i
+    cdef double v
+    cdef const double* status = table_row(cand, STATUS)
+    cdef const double* bound_low = table_row(cand, BOUND_LOW)
+    cdef const double* bound_high = table_row(cand, BOUND_HIGH)
+    cdef const double* norm_n = table_row(cand, A_N)
+    cdef const double* kappa = table_row(cand, KAPPA)
+    cdef const double* cross = table_row(cand, CROSS)
+    cdef const double* best = table_row(cand, GRID_BEST)
+    least[0] = INFINITY
+    least[1] = INFINITY
+    for i in range(n):
+        if status[i] == COLUMN_FAR:
+            least[0] = min(least[0], bound_low[i])
+            least[1] = min(least[1], bound_high[i])
+        else:
+            v = grid_degradation(a, norm_n, kappa, cross, best[i], i)
+            least[0] = min(least[0], v)
+            least[1] = min(least[1], v)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef bint decide_steps(double a, double[:, ::1] cand, const double* columns, Py_ssize_t k,
+                       const double* least) noexcept nogil:
+    """For the gridded columns among the ``k`` listed not yet decided:
+    whether each takes the Newton steps (``COLUMN_STEPS``) or keeps its grid
+    point (``COLUMN_DONE``, its bounds then exact), by the rule's test
+    against the least grid degradation, known to lie in ``[least[0],
+    least[1]]`` (exactly the rule's test when they are equal; else decided
+    only where both ends agree, with room for rounding).  False if some
+    column stays undecided."""
+    cdef Py_ssize_t s, i
+    cdef double floor, b, slack, low = least[0], high = least[1]
+    cdef bint decided = True
+    cdef double* status = table_row(cand, STATUS)
+    cdef const double* norm_n = table_row(cand, A_N)
+    cdef const double* grid_floor = table_row(cand, GRID_FLOOR)
+    cdef const double* degradation = table_row(cand, DEGRADATION)
+    cdef double* bound_low = table_row(cand, BOUND_LOW)
+    cdef double* bound_high = table_row(cand, BOUND_HIGH)
+    for s in range(k):
+        i = <Py_ssize_t> columns[s]
+        if status[i] != COLUMN_GRID:
+            continue
+        floor = grid_floor[i]
+        b = norm_n[i]
+        if low == high:
+            status[i] = COLUMN_STEPS if takes_steps(a, b, floor, low) else COLUMN_DONE
+        else:
+            slack = ROUNDING * (a + b + fabs(floor) + fabs(high))
+            if not takes_steps(a, b, floor - slack, high):
+                status[i] = COLUMN_DONE     # keeps its grid point whatever the least
+            elif takes_steps(a, b, floor + slack, low):
+                status[i] = COLUMN_STEPS
+            else:
+                decided = False
+        if status[i] == COLUMN_DONE:        # the grid point is final
+            bound_low[i] = degradation[i]
+            bound_high[i] = degradation[i]
+    return decided
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void grid_listed(double a, double[:, ::1] cand, Py_ssize_t n, const double* columns,
+                      Py_ssize_t k, double* least, const PendingInputs* pending) noexcept nogil:
+    """Grid the far columns among the ``k`` listed and decide which of the
+    listed take the Newton steps; ``least`` (bounds on the least grid
+    degradation) narrows with the new grid degradations.  Where the bounds
+    leave a decision open, every far column is gridded: the least is then
+    exact, and every gridded column is decided."""
+    cdef Py_ssize_t s, i, m = 0
+    cdef double* status = table_row(cand, STATUS)
+    cdef double* packed = table_row(cand, NEWTON_COLUMN)
+    cdef const double* degradation = table_row(cand, DEGRADATION)
+    for s in range(k):
+        i = <Py_ssize_t> columns[s]
+        if status[i] == COLUMN_FAR:
+            packed[m] = i
+            m += 1
+    grid_columns(a, cand, m, pending, True)
+    for s in range(m):
+        least[1] = min(least[1], degradation[<Py_ssize_t> packed[s]])
+    if not decide_steps(a, cand, columns, k, least):
+        grid_every_column(a, cand, n, least, pending)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void grid_every_column(double a, double[:, ::1] cand, Py_ssize_t n, double* least,
+                            const PendingInputs* pending) noexcept nogil:
+    """Grid every far column, make the least grid degradation exact and
+    decide every gridded column (where bounds on the least left one open)."""
+    cdef Py_ssize_t i, m = 0
+    cdef const double* status = table_row(cand, STATUS)
+    cdef double* packed = table_row(cand, NEWTON_COLUMN)
+    for i in range(n):
+        if status[i] == COLUMN_FAR:
+            packed[m] = i
+            m += 1
+    grid_columns(a, cand, m, pending, True)
+    grid_least_bounds(a, cand, n, least)
+    for i in range(n):
+        packed[i] = i
+    decide_steps(a, cand, packed, n, least)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void refine_columns(double a, double[:, ::1] cand, Py_ssize_t n, Py_ssize_t k,
+                         double* least, const PendingInputs* pending) noexcept nogil:
+    """Compute the ``k`` columns listed in ``WANTED`` as the rule does: the
+    grid of the far ones, whether they take the Newton steps
+    (:func:`grid_listed`), then the steps."""
+    cdef Py_ssize_t s, i, m = 0
+    cdef const double* status = table_row(cand, STATUS)
+    cdef const double* wanted = table_row(cand, WANTED)
+    cdef double* packed = table_row(cand, NEWTON_COLUMN)
+    grid_listed(a, cand, n, wanted, k, least, pending)
+    for s in range(k):
+        i = <Py_ssize_t> wanted[s]
+        if status[i] == COLUMN_STEPS:
+            packed[m] = i
+            m += 1
+    newton_columns(a, cand, m)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef Py_ssize_t lazy_row_partner(double a, double[:, ::1] cand, Py_ssize_t n,
+                                 const PendingInputs* pending) except -1 nogil:
+    """:func:`newton_row_partner`'s choice, computing only the columns that
+    can decide it (for the inputs of rows and an RBF kernel, and when at
+    least half the candidates are far; else every column,
+    :func:`every_row_partner`: the same choice).
+
+    The final degradation of a column lies between bounds (``BOUND_LOW``,
+    ``BOUND_HIGH``, kept by the functions that compute): exact once
+    computed; for a column with Newton steps still to take, between the
+    grid's lower bound and its grid degradation; for a far column (:func:`kappa_far`,
+    ``s = −ln κ > 40``, not gridded) within ``FAR_WIDTH
+    (a + b)`` of ``min(a, b)``: ``‖W_z(h)‖² <= (A √a + B √b)²``
+    (Cauchy–Schwarz), which is at most ``max(a, b) (1 + e^{−(7/8)² s})²``
+    (on ``h <= 1/8``, ``B <= 1`` and ``A <= e^{−(7/8)² s}``; on [1/8, 1/2],
+    ``B <= e^{−s/64}`` and ``A <= e^{−s/4}``, whose sum is below 1; the
+    other half alike), and at least the better end's, ``a + b + 2 κ c −
+    min(a, b) (1 − κ²)``; each bound widened by the rounding.  The rule's
+    choice is the first column tied with the least degradation
+    (``_numbers.tied_or_below``): a column surely tied whatever the values
+    within the bounds, after columns surely not tied, is it.  Until there
+    is one, the columns that are neither and can still be tied are
+    computed, the loose bounds first; a column surely not tied stays so
+    (the bounds only narrow), so each pass reads only the columns still
+    live.  Every computed column gets the rule's values (which columns take
+    the Newton steps depends on the least grid degradation: known within
+    bounds, or made exact), so the returned column and its values are the
+    rule's."""
+    cdef Py_ssize_t i, s, j, k = 0, n_live = n, n_wanted, n_loose
+    cdef double low, high, t_low, t_high, b, v
+    cdef double least[2]
+    cdef bint far, pending_cross
+    cdef double* status = table_row(cand, STATUS)
+    cdef double* live = table_row(cand, LIVE)
+    cdef double* wanted = table_row(cand, WANTED)
+    cdef double* packed = table_row(cand, NEWTON_COLUMN)
+    cdef const double* norm_n = table_row(cand, A_N)
+    cdef const double* cross = table_row(cand, CROSS)
+    cdef const double* log_kappa = table_row(cand, LOG_KAPPA)
+    cdef const double* kappa = table_row(cand, KAPPA)
+    cdef double* bound_low = table_row(cand, BOUND_LOW)
+    cdef double* bound_high = table_row(cand, BOUND_HIGH)
+    cdef const double* degradation = table_row(cand, DEGRADATION)
+    least[0] = INFINITY
+    least[1] = INFINITY
+    if not (is_finite(a) and a >= 0.0):
+        return every_row_partner(a, cand, n, pending)
+    for i in range(n):
+        b = norm_n[i]
+        live[i] = i
+        # the inputs of coefficient rows and an RBF kernel, which the bounds
+        # assume: b >= 0, a + b + 2 |c| finite, κ in [0, 1] with ln κ <= 0
+        # (not NaN); else every column (a non-finite degradation raises)
+        # (c and ln κ of a far column may be pending: rows have |c| <= √(a b)
+        # up to rounding, and c finite where a + b is)
+        far = kappa_far(kappa[i])
+        pending_cross = far and pending != NULL and pending.row_m != NULL
+        if not (b >= 0.0 and 0.0 <= kappa[i] <= 1.0
+                and is_finite(a + b + (0.0 if pending_cross else 2.0 * fabs(cross[i])))
+                and (far or log_kappa[i] <= 0.0)):
+            return every_row_partner(a, cand, n, pending)
+        if far and (pending_cross or cross[i] * cross[i] <= a * b * (1.0 + 1e-10)):
+            status[i] = COLUMN_FAR          # (|c| <= √(a b), as for rows: checked)
+            bound_low[i] = min(a, b) - FAR_WIDTH * (a + b)
+            bound_high[i] = min(a, b) + FAR_WIDTH * (a + b)
+            least[0] = min(least[0], bound_low[i])
+            least[1] = min(least[1], bound_high[i])
+        else:
+            packed[k] = i
+            k += 1
+            if 2 * k > n:       # mostly near candidates: the bounds would save little
+                return every_row_partner(a, cand, n, pending)
+    grid_columns(a, cand, k, NULL, True)   # (not far: nothing pending)
+    for s in range(k):
+        v = degradation[<Py_ssize_t> packed[s]]
+        least[0] = min(least[0], v)
+        least[1] = min(least[1], v)
+    if not decide_steps(a, cand, packed, k, least):
+        grid_every_column(a, cand, n, least, pending)
+    while True:
+        low = INFINITY
+        high = INFINITY
+        for s in range(n_live):
+            i = <Py_ssize_t> live[s]
+            low = min(low, bound_low[i])
+            high = min(high, bound_high[i])
+        t_low = low + tie_tolerance(low, 0.0)
+        t_high = high + tie_tolerance(high, 0.0)
+        j = -1
+        for s in range(n_live):                 # the first column not surely untied
+            i = <Py_ssize_t> live[s]
+            if bound_low[i] <= t_high:
+                if bound_high[i] <= t_low:
+                    j = i                       # surely tied: the choice
+                break
+        if j >= 0 and status[j] == COLUMN_DONE:
+            if not is_finite(degradation[j]):
+                raise_not_finite(b"A merge's degradation")
+            return j
+        if j >= 0:                              # surely tied: its values
+            wanted[0] = j
+            n_wanted = 1
+        else:                                   # undecided: the columns that can still be
+            k = 0                               # tied (surely untied ones stay so)
+            n_wanted = 0
+            n_loose = 0
+            for s in range(n_live):
+                i = <Py_ssize_t> live[s]
+                if bound_low[i] > t_high:
+                    continue
+                live[k] = i
+                k += 1
+                if status[i] != COLUMN_DONE:
+                    wanted[n_wanted] = i
+                    n_wanted += 1
+                    if bound_high[i] - bound_low[i] > TIGHT * (a + norm_n[i]):
+                        n_loose += 1
+            n_live = k
+            if n_loose > 0:                     # the loose bounds first
+                k = 0
+                for s in range(n_wanted):
+                    i = <Py_ssize_t> wanted[s]
+                    if bound_high[i] - bound_low[i] > TIGHT * (a + norm_n[i]):
+                        wanted[k] = i
+                        k += 1
+                n_wanted = k
+        refine_columns(a, cand, n, n_wanted, least, pending)
+
+
 def _newton_rows(double norm_m, norm_n, cross, kappa):
-    """Python access to :func:`newton_row_partner` (for tests and the
-    benchmark's study): for arrays of ``‖W_n‖²``, ``⟨W_m, W_n⟩`` and ``κ``
-    (one candidate each), ``(h, ‖W_z‖², degradation)`` arrays (a candidate
-    that cannot win keeps its grid point); a non-finite degradation
-    raises."""
+    """Python access to :func:`newton_row_partner` with every column (for
+    tests and the benchmark's study): for arrays of ``‖W_n‖²``, ``⟨W_m,
+    W_n⟩`` and ``κ`` (one candidate each), ``(h, ‖W_z‖², degradation)``
+    arrays (a candidate that cannot win keeps its grid point); a non-finite
+    degradation raises."""
+    cand = _rows_table(norm_n, cross, kappa)
+    if cand.shape[1]:
+        newton_row_partner(norm_m, cand, cand.shape[1], True, NULL)
+    return cand[LOWER].copy(), cand[UPPER].copy(), cand[DEGRADATION].copy()
+
+
+def _newton_choice(double norm_m, norm_n, cross, kappa, bint every_column):
+    """Python access to :func:`newton_row_partner`'s choice (for tests): the
+    column returned and its ``(h, A, B, degradation)``, computing every
+    column or only those that decide it."""
+    cand = _rows_table(norm_n, cross, kappa)
+    cdef Py_ssize_t j = newton_row_partner(norm_m, cand, cand.shape[1], every_column, NULL)
+    return j, (cand[LOWER, j], cand[POWER_M, j], cand[POWER_N, j], cand[DEGRADATION, j])
+
+
+def _rows_table(norm_n, cross, kappa):
+    """A candidates table of rows (``A_N``, ``CROSS``, ``KAPPA`` and ``ln κ``
+    by NumPy) for the Python accesses."""
     b = np.atleast_1d(np.asarray(norm_n, dtype=np.float64))
     cand = np.zeros((CANDIDATE_ROWS, b.shape[0]))
     cand[A_N], cand[CROSS], cand[KAPPA] = b, cross, kappa
     with np.errstate(divide="ignore"):
         cand[LOG_KAPPA] = np.log(cand[KAPPA])
-    if b.shape[0]:
-        newton_row_partner(norm_m, cand, b.shape[0])
-    return cand[LOWER].copy(), cand[UPPER].copy(), cand[DEGRADATION].copy()
+    return cand

@@ -13,7 +13,8 @@ from sklearn.datasets import make_blobs, make_classification
 
 from skbudget import BudgetedSGDClassifier
 from skbudget._bsgd_fast import MulticlassBSGDLearner
-from skbudget._merge_search import _golden_section_h, _golden_section_rows, _newton_rows
+from skbudget._merge_search import (_golden_section_h, _golden_section_rows, _newton_choice,
+                                    _newton_rows)
 from tests.oracles import keeping_flags, mistake_flags
 from tests.oracles.bsgd import golden_section
 from tests.oracles.bsgd_multiclass import PlainMulticlassBSGD
@@ -241,6 +242,55 @@ def test_the_shared_lookup_search_never_loses_to_golden_section():
         assert np.all(deg >= alone - 1e-12 * (a + b))
         ends = np.maximum(a * kappa ** 2 + b, a + b * kappa ** 2) + 2.0 * c * kappa
         assert np.all(sqnorm >= ends - 1e-12 * (a + b))
+
+
+def test_the_shared_lookup_choice_computes_only_what_decides_it():
+    # the learner's scan computes the columns lazily (far candidates by
+    # bounds, Newton steps only where the bounds leave the choice open); its
+    # choice and the chosen column's h, A, B and degradation are those of
+    # the scan over every column, bit for bit: on streams like the merges
+    # of well-separated blobs (most kappa far below 1e-18, rows of norm 2
+    # and a little more, a few near pairs), on ties within the 1e-9
+    # tolerance, degradations within a hair of the tie threshold, zero
+    # kappa, a zero row, equal norms, and random rows
+    rng = np.random.RandomState(11)
+    for call in range(400):
+        n = int(rng.choice([1, 2, 5, 40, 101]))
+        a = float(rng.choice([2.0, 0.0, 2.0 * rng.exponential()]) if call % 7 else 2.0)
+        b = 2.0 + rng.choice([0.0, 0.1, 1.0], size=n) * rng.exponential(size=n)
+        if call % 3 == 0:
+            b = a * (1.0 + rng.exponential(2.0, size=n))
+        rho = rng.uniform(-1.0, 1.0, size=n)
+        rho[rng.uniform(size=n) < 0.2] = 1.0              # parallel rows
+        c = rho * np.sqrt(a * b)
+        log_kappa = -rng.choice([1e-3, 1.0, 8.0, 20.0, 39.9, 40.0, 40.1, 60.0, 150.0],
+                                size=n) * rng.uniform(0.5, 1.5, size=n)
+        kappa = np.exp(log_kappa)
+        kappa[rng.uniform(size=n) < 0.05] = 0.0
+        if call % 5 == 1:        # the degradations of kappa ~ 1e-5 and 1e-4.5 pairs:
+            kappa[: n // 2] = rng.choice([3e-5, 3.0000001e-5, 2e-9, 1e-12], size=n // 2)
+        if call % 11 == 2:       # every candidate tied to within a few ulps
+            b[:] = b[0]
+            c[:] = c[0]
+            kappa[:] = 1e-30 * (1.0 + 1e-15 * np.arange(n))
+        full = _newton_choice(a, b, c, kappa, True)
+        lazy = _newton_choice(a, b, c, kappa, False)
+        assert lazy[0] == full[0], (call, lazy, full)
+        assert_array_equal(np.array(lazy[1]), np.array(full[1]))
+    # a degradation just above and just below the tie threshold of the least
+    for shift in (-2e-9, -1e-9, -5e-10, 0.0, 5e-10, 1e-9, 2e-9):
+        kappa = np.array([1e-30, 1e-5 * (1.0 + shift * 1e4), 1e-5, 1e-25])
+        b = np.array([2.0, 2.0, 2.0, 2.0])
+        c = np.array([1.0, 1.0, 1.0, -1.0])
+        assert _newton_choice(2.0, b, c, kappa, False)[0] == _newton_choice(2.0, b, c, kappa,
+                                                                              True)[0]
+    # inputs no rows give (NaN, a negative norm, kappa above 1): every column,
+    # and a non-finite degradation raises as the rule's scan does
+    with pytest.raises(ValueError, match="degradation"):
+        _newton_choice(2.0, [2.0, np.nan], [0.0, 0.0], [1e-30, 0.5], False)
+    for b, kappa in (([2.0, -1.0], [0.5, 0.5]), ([2.0, 2.0], [0.5, 1.5])):
+        assert _newton_choice(2.0, b, [0.0, 0.0], kappa, False)[0] == _newton_choice(
+            2.0, b, [0.0, 0.0], kappa, True)[0]
 
 
 def test_the_shared_lookup_search_at_its_edges():
