@@ -44,6 +44,7 @@ Usage::
     python benchmarks/bench_large.py --rows 1000000     # a shorter stream (checkpoints scaled)
     python benchmarks/bench_large.py --only Forgetron --dtype float64
     python benchmarks/bench_large.py --jobs 2           # two models at a time
+    python benchmarks/bench_large.py --table            # the doc page's table
 
 Writes ``benchmarks/results/large[_<rows>].json`` (a run of some models
 updates their entries, the others' kept) and, once the full run holds
@@ -198,20 +199,43 @@ def figure(results, path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
+    colors = dict(zip(MODELS, plt.get_cmap("tab10").colors))
     for key, result in results.items():
+        name, dtype = key.rsplit(", ", 1)
         rows = [c["rows"] / 1e6 for c in result["checkpoints"]]
-        style = "-" if key.endswith("float64") else "--"
-        left.plot(rows, [c["accuracy"] for c in result["checkpoints"]], style, marker="o",
-                  label=key)
-        right.plot(rows, [c["peak_mb"] for c in result["checkpoints"]], style, marker="o",
-                   label=key)
+        style = dict(color=colors[name], marker="o" if dtype == "float64" else "x",
+                     linestyle="-" if dtype == "float64" else "--")
+        left.plot(rows, [c["accuracy"] for c in result["checkpoints"]],
+                  label=name if dtype == "float64" else None, **style)
+        right.plot(rows, [c["peak_mb"] for c in result["checkpoints"]], **style)
     left.set(xlabel="rows seen (millions)", ylabel="held-out accuracy (%)", xscale="log")
     right.set(xlabel="rows seen (millions)", ylabel="peak resident memory (MB)", xscale="log")
-    left.legend(fontsize=7)
-    fig.tight_layout()
+    fig.legend(loc="upper center", ncol=4, fontsize=8, frameon=False,
+               title="solid, o: float64; dashed, x: float32", title_fontsize=8)
+    fig.tight_layout(rect=(0, 0, 1, 0.86))
     fig.savefig(path, dpi=100)
     print(f"wrote {path}")
+
+
+def rst_table(results):
+    """The results as the reStructuredText table of the "Large streams"
+    page (``--table``): one row per model and dtype."""
+    lines = [".. list-table::", "   :header-rows: 1", "",
+             "   * - model", "     - dtype", "     - rows / s", "     - model size",
+             "     - accuracy at 0.1 / 1 / 10 M rows", "     - peak memory, 10 M / 1 M rows"]
+    for key, result in results.items():
+        name, dtype = key.rsplit(", ", 1)
+        by_rows = {c["rows"]: c for c in result["checkpoints"]}
+        last = result["checkpoints"][-1]
+        accuracy = " / ".join(f"{by_rows[r]['accuracy']:.1f}" for r in
+                              (100_000, 1_000_000, 10_000_000) if r in by_rows)
+        lines += [f"   * - {name}", f"     - {dtype}",
+                  f"     - {result['rows_per_second']:,.0f}",
+                  f"     - {last['model_bytes'] / 1e3:,.0f} kB",
+                  f"     - {accuracy} %",
+                  f"     - {last['peak_mb']:.0f} MB, {result['memory_ratio']:.3f}x"]
+    return "\n".join(lines)
 
 
 def main():
@@ -223,8 +247,13 @@ def main():
     parser.add_argument("--jobs", type=int, default=1,
                         help="models run side by side (each its own process; the default "
                              "1 keeps the rows per second those of a quiet core)")
+    parser.add_argument("--table", action="store_true",
+                        help="print the full run's results as the doc page's table, and stop")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.table:
+        print(rst_table(json.loads((RESULTS / "large.json").read_text())["results"]))
+        return
     if args.rows % (CHUNK * 10) or args.rows < CHUNK * 10:
         parser.error(f"--rows must be a multiple of {CHUNK * 10}")
     if args.child:                      # one model in this process
