@@ -275,7 +275,8 @@ def fit_doc(weighted=False):
         X : {{array-like, sparse matrix}} of shape (n_samples, n_features)
             Training vectors.  float32 input is kept float32 by the
             estimators that store rows or compute features from them (the
-            kernel expansions, ``FourierOGDClassifier``); other dtypes
+            kernel expansions, ``LowRankLinearizedSVC``,
+            ``FourierOGDClassifier``); other dtypes
             are converted to float64.
         y : array-like of shape (n_samples,)
             Target values (class labels).{weight}

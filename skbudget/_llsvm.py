@@ -62,8 +62,9 @@ _LANDMARKS_CONSTRAINT = [StrOptions({"kmeans", "random"}), "array-like"]
 
 
 def choose_landmarks(X, n_landmarks, landmarks, kmeans_iter, rng, owner):
-    """The landmarks ``Z`` (``(n_landmarks, n_features)``, dense float64)
-    chosen on the rows ``X`` of the call that starts the model:
+    """The landmarks ``Z`` (``(n_landmarks, n_features)``, dense, of ``X``'s
+    dtype: float64, or float32 for float32 rows) chosen on the rows ``X``
+    of the call that starts the model:
     ``'kmeans'``: ``KMeans(n_clusters=n_landmarks, n_init=1,
     max_iter=kmeans_iter, random_state=rng)``'s centres, fitted on the
     first ``KMEANS_MAX_ROWS`` rows (densified unless wider than
@@ -71,7 +72,8 @@ def choose_landmarks(X, n_landmarks, landmarks, kmeans_iter, rng, owner):
     ``rng.choice(n, n_landmarks, replace=False)`` in that order; an array:
     itself, checked.  ``owner`` names the estimator in errors."""
     if not isinstance(landmarks, str):
-        Z = check_array(landmarks, dtype=np.float64, input_name="landmarks")
+        Z = check_array(landmarks, dtype=np.float64, input_name="landmarks").astype(
+            X.dtype, copy=False)
         if Z.shape != (n_landmarks, X.shape[1]):
             raise ValueError(
                 f"{owner}: landmarks given as an array must have shape ({n_landmarks}, "
@@ -87,7 +89,7 @@ def choose_landmarks(X, n_landmarks, landmarks, kmeans_iter, rng, owner):
     if landmarks == "random":
         rows = X[rng.choice(n, n_landmarks, replace=False)]
         return np.ascontiguousarray(rows.toarray() if sp.issparse(rows) else rows,
-                                    dtype=np.float64)
+                                    dtype=X.dtype)
     rows = X[:KMEANS_MAX_ROWS]
     if sp.issparse(rows) and rows.shape[1] <= DENSIFY_MAX_FEATURES:
         rows = rows.toarray()
@@ -99,7 +101,7 @@ def choose_landmarks(X, n_landmarks, landmarks, kmeans_iter, rng, owner):
     # threads, whose wake-ups cost 10-100 times the work on a busy machine
     with threadpool_limits(limits=1, user_api="openmp"), single_threaded_blas():
         km.fit(rows)
-    return np.ascontiguousarray(km.cluster_centers_, dtype=np.float64)
+    return np.ascontiguousarray(km.cluster_centers_, dtype=X.dtype)
 
 
 def landmark_normalization(K_ZZ):
@@ -136,18 +138,19 @@ def landmark_features(X, components, normalization, kernel):
 
 
 def _check_map_arrays(components, normalization, owner):
-    """Raise unless a saved map's arrays are consistent finite float64
-    matrices: ``components`` ``(B, n_features)``, ``normalization``
-    ``(B, B)``."""
+    """Raise unless a saved map's arrays are consistent finite matrices:
+    ``components`` ``(B, n_features)`` (float64, or float32 for a model
+    started on float32 rows), ``normalization`` ``(B, B)`` float64."""
     if not (isinstance(components, np.ndarray) and isinstance(normalization, np.ndarray)
-            and components.dtype == normalization.dtype == np.float64
+            and components.dtype in (np.float64, np.float32)
+            and normalization.dtype == np.float64
             and components.ndim == normalization.ndim == 2
             and components.shape[0] >= 1 and components.shape[1] >= 1
             and normalization.shape == (components.shape[0], components.shape[0])
             and np.isfinite(components).all() and np.isfinite(normalization).all()):
         raise ValueError(f"{owner}: the saved landmarks and normalization are not finite "
-                         f"float64 matrices of shapes (B, n_features) and (B, B); the file is "
-                         f"corrupted.")
+                         f"matrices (float64 or float32 landmarks, float64 normalization) of "
+                         f"shapes (B, n_features) and (B, B); the file is corrupted.")
 
 
 class LandmarkFeatures(FeatureMap):
@@ -497,6 +500,9 @@ class LowRankLinearizedSVC(ExampleWeightsMixin, LinearFeaturesMixin, LinearModel
         "warm_start": ["boolean"],
         "verbose": ["verbose"],
     }
+    # float32 X is kept: the landmarks are float32 (half the bytes), their
+    # kernel values with the rows float32, the map and the model float64
+    _input_dtype = [np.float64, np.float32]
     # (the solver's stopping rule and the weights of the next call's rows
     # may change between calls)
     _call_params = ("class_weight", "max_iter", "tol", "verbose", "warm_start")
@@ -532,7 +538,10 @@ class LowRankLinearizedSVC(ExampleWeightsMixin, LinearFeaturesMixin, LinearModel
         # one-vs-rest learners' seeds, then the solver's orders)
         components = choose_landmarks(X, self.budget, self.landmarks, self.kmeans_iter,
                                       self._rng, type(self).__name__)
-        normalization = landmark_normalization(self._kernel_function(components, components))
+        # (float32 landmarks: their kernel matrix from their values in
+        # float64, so that the eigendecomposition keeps float64's precision)
+        widened = components.astype(np.float64, copy=False)
+        normalization = landmark_normalization(self._kernel_function(widened, widened))
         self._new_map = LandmarkFeatures(components, normalization, self._kernel_function)
 
     def _make_learner(self, rng):

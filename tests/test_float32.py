@@ -17,7 +17,7 @@ from sklearn.base import clone
 from sklearn.datasets import make_blobs
 from sklearn.exceptions import DataConversionWarning
 
-from skbudget import BudgetedSGDClassifier, Forgetron, Projectron
+from skbudget import BudgetedSGDClassifier, Forgetron, LowRankLinearizedSVC, Projectron
 from skbudget._base import BaseKernelExpansionClassifier
 from skbudget._engine import OnlineLearner
 from skbudget.discovery import all_estimators
@@ -189,3 +189,27 @@ def test_float32_chunks_give_the_model_of_one_call(Est):
     assert whole.n_mistakes_ > 30 and whole.support_vectors_.shape[0] == 30
     assert_array_equal(pieces.support_vectors_, whole.support_vectors_)
     assert_allclose(pieces.dual_coef_, whole.dual_coef_, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("landmarks", ["kmeans", "random"])
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_llsvm_keeps_float32_landmarks(landmarks, sparse):
+    # its landmarks are its stored rows: float32 for float32 input (the
+    # map's normalization from their kernel matrix in float64), the model
+    # float64; a float64 piece later is converted, as for every estimator
+    X, y = _data(n=600)
+    X32 = X.astype(np.float32)
+    est = LowRankLinearizedSVC(budget=20, landmarks=landmarks, gamma=0.5, random_state=0)
+    est.fit(sp.csr_matrix(X32) if sparse else X32, y)
+    features = est._driver.features
+    assert features.components.dtype == np.float32
+    assert features.normalization.dtype == np.float64 and est.coef_.dtype == np.float64
+    reference = LowRankLinearizedSVC(budget=20, landmarks=landmarks, gamma=0.5,
+                                     random_state=0).fit(X, y)
+    assert_allclose(features.components, reference._driver.features.components, rtol=1e-4,
+                    atol=1e-5)
+    assert_allclose(est.decision_function(X32), reference.decision_function(X), atol=1e-3)
+    loaded = pickle.loads(pickle.dumps(est))
+    with pytest.warns(DataConversionWarning):
+        loaded.partial_fit(X[:100], y[:100])
+    assert loaded._driver.features.components.dtype == np.float32
