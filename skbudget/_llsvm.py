@@ -529,6 +529,11 @@ class LowRankLinearizedSVC(ExampleWeightsMixin, LinearFeaturesMixin, LinearModel
         the solver's sweeps)."""
         return 1
 
+    def _prediction_dtype(self):
+        """The landmarks' dtype: float32 rows are scored against float32
+        landmarks (as the training calls' are), float64 otherwise."""
+        return np.float32 if self._storage_dtype == "float32" else np.float64
+
     def _draws_random_numbers(self):
         """The solver draws each sweep's order of rows."""
         return True
