@@ -54,8 +54,9 @@ from scipy.linalg.cython_blas cimport dgemm, sgemm
 from skbudget._cpu cimport avx512_tiles, fma_kernels_for
 from skbudget._kernel_rows cimport LINEAR_KERNEL, POLY_KERNEL, RBF_KERNEL, SIGMOID_KERNEL
 from skbudget._vector_loops cimport (SKB_FMA_PADDING, skb_affine_arguments, skb_axpy,
-                                     skb_fma_block, skb_integer_power, skb_rbf_block_arguments,
-                                     skb_row_norms, skb_transpose, skb_vector_loops_init)
+                                     skb_dot16_f32, skb_fma_block, skb_integer_power,
+                                     skb_rbf_block_arguments, skb_row_norms, skb_transpose,
+                                     skb_vector_loops_init)
 
 skb_vector_loops_init()     # the AVX2 loops where the CPU has AVX2
 
@@ -344,27 +345,12 @@ cdef void _fma_dots(const double* rows_t, Py_ssize_t m, const floating* vectors,
 
 cdef void _float_row_norms(const float* rows, Py_ssize_t c, Py_ssize_t d,
                            double* out) noexcept nogil:
-    """out[i] = ||rows[i]||^2 of float32 rows in float64: each square
-    exact, four partial sums (lane k the terms j = k mod 4) added
-    pairwise, as the float64 rows' ``skb_row_norms``."""
-    cdef Py_ssize_t i, j
-    cdef double s0, s1, s2, s3, v
-    cdef const float* row
+    """out[i] = ||rows[i]||^2 of float32 rows in float64, as a float32
+    store's training rounds sum them (``skb_dot16_f32``: each square exact,
+    sixteen partial sums)."""
+    cdef Py_ssize_t i
     for i in range(c):
-        row = rows + i * d
-        s0 = s1 = s2 = s3 = 0.0
-        j = 0
-        while j + 4 <= d:
-            s0 += <double>row[j] * <double>row[j]
-            s1 += <double>row[j + 1] * <double>row[j + 1]
-            s2 += <double>row[j + 2] * <double>row[j + 2]
-            s3 += <double>row[j + 3] * <double>row[j + 3]
-            j += 4
-        while j < d:
-            v = row[j]
-            s0 += v * v
-            j += 1
-        out[i] = (s0 + s1) + (s2 + s3)
+        out[i] = skb_dot16_f32(rows + i * d, rows + i * d, d)
 
 
 cdef void _gemm_dots(const floating[:, ::1] Xb, const floating[:, ::1] V, Py_ssize_t c0,
