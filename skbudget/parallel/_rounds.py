@@ -50,8 +50,7 @@ class _Shard:
         self._window = {i: part for i, part in self._window.items() if i in indices}
         for i in indices:
             if i not in self._window and _is_dask_collection(self.parts[i][0]):
-                import dask
-                self._window[i] = dask.compute(*self.parts[i], scheduler="synchronous")
+                self._window[i] = _computed_here(*self.parts[i])
         return [self._window.get(i, self.parts[i]) for i in indices]
 
     def labels(self):
@@ -64,8 +63,7 @@ class _Shard:
                 continue
             labels = part[1]
             if _is_dask_collection(labels):
-                import dask
-                labels = dask.compute(labels, scheduler="synchronous")[0]
+                (labels,) = _computed_here(labels)
             classes.append(_checked_classes(np.asarray(labels)))
         return np.unique(np.concatenate(classes))
 
@@ -91,6 +89,13 @@ def _schedule(n_rows, mix_every, n_passes):
     stop)) of the workers with rows in it, in worker order."""
     return [[(k, (start, min(start + mix_every, n))) for k, n in enumerate(n_rows) if n > start]
             for _ in range(n_passes) for start in range(0, max(n_rows), mix_every)]
+
+
+def _computed_here(*collections):
+    """The dask ``collections`` computed in this process, on the
+    synchronous scheduler (a task they share runs once): a tuple."""
+    import dask
+    return dask.compute(*collections, scheduler="synchronous")
 
 
 def _is_dask_collection(X):
