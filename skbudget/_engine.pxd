@@ -227,6 +227,8 @@ cdef class OnlineLearner:
                                         Py_ssize_t start, Py_ssize_t stop) except NULL nogil
     cdef int compute_chunk_blocks(self, const char* rows, Py_ssize_t c) except -1 nogil
     cdef int compute_chunk_blocks32(self, const float* rows, Py_ssize_t c) except -1 nogil
+    cdef int ensure_chunk_buffers(self, Py_ssize_t c, Py_ssize_t n_transposed,
+                                  Py_ssize_t n_added) except -1 nogil
     cdef void start_chunk_block(self, Py_ssize_t c, bint fma) noexcept nogil
     cdef int finish_chunk_block(self) except -1 nogil
     cdef int compute_self_column(self, Py_ssize_t first) except -1 nogil

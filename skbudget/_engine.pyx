@@ -45,7 +45,7 @@ from skbudget._cpu cimport avx512_tiles, fma_kernels_for, small_gemm
 from skbudget._elementwise cimport exp_inplace, power_inplace, tanh_inplace
 from skbudget._kernel_rows cimport (
     KernelSpec, LINEAR_KERNEL, RBF_KERNEL, POLY_KERNEL, SIGMOID_KERNEL, dense_dot,
-    sparse_dot, sparse_dot32, kernel_from_dot, kernel_to_itself, squared_distance,
+    sparse_dot, kernel_from_dot, kernel_to_itself, squared_distance,
 )
 
 from skbudget._vector_loops cimport (
@@ -585,7 +585,7 @@ cdef class OnlineLearner:
         if self.single:
             if self.x_dense32 != NULL:
                 return skb_dot16_f32(self.x_dense32, _row32(self, s), self.n_features)
-            return sparse_dot32(self.x_values32, self.x_indices, self.x_nnz, _row32(self, s))
+            return sparse_dot(self.x_values32, self.x_indices, self.x_nnz, _row32(self, s))
         if self.x_dense != NULL:
             return dense_dot(self.x_dense, _row64(self, s), self.n_features)
         return sparse_dot(self.x_values, self.x_indices, self.x_nnz, _row64(self, s))
@@ -1581,19 +1581,7 @@ cdef class OnlineLearner:
         cdef bint small = small_gemm(c, n, d)
         cdef bint transposed = fma or small
         cdef Py_ssize_t n_transposed = c * d + SKB_FMA_PADDING if transposed else 0
-        cdef Py_ssize_t n_added = c * c if fma else 0
-        if (self.chunk_buffer.shape[0] < c * n or self.chunk_self_buffer.shape[0] < c * c
-                or self.chunk_sq_buffer.shape[0] < c
-                or self.chunk_xt_buffer.shape[0] < n_transposed
-                or self.chunk_added_buffer.shape[0] < n_added):
-            with gil:
-                self.chunk_buffer = np.empty(2 * c * max(n, 8))
-                self.chunk_self_buffer = np.empty(c * c)
-                self.chunk_sq_buffer = np.empty(c)
-                if self.chunk_xt_buffer.shape[0] < n_transposed:   # only when it is used
-                    self.chunk_xt_buffer = np.empty(n_transposed)
-                if self.chunk_added_buffer.shape[0] < n_added:     # (likewise)
-                    self.chunk_added_buffer = np.empty(n_added)
+        self.ensure_chunk_buffers(c, n_transposed, c * c if fma else 0)
         if fma:
             self.chunk_added = &self.chunk_added_buffer[0]
         sq_norms = &self.chunk_sq_buffer[0]
@@ -1613,6 +1601,29 @@ cdef class OnlineLearner:
         else:
             _gemm_nt(rows, c, _row64(self, 0), n, d, self.chunk_k, n)
         return self.finish_chunk_block()
+
+    cdef int ensure_chunk_buffers(self, Py_ssize_t c, Py_ssize_t n_transposed,
+                                  Py_ssize_t n_added) except -1 nogil:
+        """The chunk's buffers, grown (never shrunk) to hold ``c`` examples
+        against the ``n_slots`` stored rows (``chunk_buffer``, with room
+        for the rows the chunk stores), their Gram matrix and squared
+        norms, and, only when the chunk's arithmetic uses them,
+        ``n_transposed`` values of the transposed chunk and ``n_added``
+        of the rows it adds (float64's FMA kernels)."""
+        cdef Py_ssize_t n = self.n_slots
+        if (self.chunk_buffer.shape[0] < c * n or self.chunk_self_buffer.shape[0] < c * c
+                or self.chunk_sq_buffer.shape[0] < c
+                or self.chunk_xt_buffer.shape[0] < n_transposed
+                or self.chunk_added_buffer.shape[0] < n_added):
+            with gil:
+                self.chunk_buffer = np.empty(2 * c * max(n, 8))
+                self.chunk_self_buffer = np.empty(c * c)
+                self.chunk_sq_buffer = np.empty(c)
+                if self.chunk_xt_buffer.shape[0] < n_transposed:
+                    self.chunk_xt_buffer = np.empty(n_transposed)
+                if self.chunk_added_buffer.shape[0] < n_added:
+                    self.chunk_added_buffer = np.empty(n_added)
+        return 0
 
     cdef void start_chunk_block(self, Py_ssize_t c, bint fma) noexcept nogil:
         """The chunk's state once its ``c`` rows' squared norms are in
@@ -1650,12 +1661,7 @@ cdef class OnlineLearner:
         from ``sgemm`` too (:meth:`compute_self_column`)."""
         cdef Py_ssize_t i, n = self.n_slots, d = self.n_features
         cdef float* products
-        if (self.chunk_buffer.shape[0] < c * n or self.chunk_self_buffer.shape[0] < c * c
-                or self.chunk_sq_buffer.shape[0] < c):
-            with gil:
-                self.chunk_buffer = np.empty(2 * c * max(n, 8))
-                self.chunk_self_buffer = np.empty(c * c)
-                self.chunk_sq_buffer = np.empty(c)
+        self.ensure_chunk_buffers(c, 0, 0)
         for i in range(c):
             self.chunk_sq_buffer[i] = skb_dot16_f32(&rows[i * d], &rows[i * d], d)
         self.start_chunk_block(c, False)

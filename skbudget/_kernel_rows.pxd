@@ -11,6 +11,7 @@ stream loop in ``_engine``, prediction).  No ``-ffast-math``: NaN and
 infinity checks and exact ties must keep working.
 """
 
+from cython cimport floating
 from libc.math cimport exp, tanh, pow
 
 
@@ -44,24 +45,15 @@ cdef inline double dense_dot(const double* a, const double* b, Py_ssize_t n) noe
     return (s0 + s1) + (s2 + s3)
 
 
-cdef inline double sparse_dot32(const float* values, const int* indices, Py_ssize_t nnz,
-                                const float* dense) noexcept nogil:
-    """:func:`sparse_dot` of float32 values, summed in float64."""
+cdef inline double sparse_dot(const floating* values, const int* indices, Py_ssize_t nnz,
+                              const floating* dense) noexcept nogil:
+    """<x, v> for a sparse x (its ``nnz`` stored values and column indices)
+    and a dense v, summed in order (as scipy's CSR products do), in
+    float64 (float32 values' products are exact there)."""
     cdef double s = 0.0
     cdef Py_ssize_t j
     for j in range(nnz):
         s += <double> values[j] * <double> dense[indices[j]]
-    return s
-
-
-cdef inline double sparse_dot(const double* values, const int* indices, Py_ssize_t nnz,
-                              const double* dense) noexcept nogil:
-    """<x, v> for a sparse x (its ``nnz`` stored values and column indices)
-    and a dense v, summed in order (as scipy's CSR products do)."""
-    cdef double s = 0.0
-    cdef Py_ssize_t j
-    for j in range(nnz):
-        s += values[j] * dense[indices[j]]
     return s
 
 

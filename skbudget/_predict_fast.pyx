@@ -56,24 +56,10 @@ from skbudget._kernel_rows cimport LINEAR_KERNEL, POLY_KERNEL, RBF_KERNEL, SIGMO
 from skbudget._vector_loops cimport (SKB_FMA_PADDING, skb_affine_arguments, skb_axpy,
                                      skb_dot16_f32, skb_fma_block, skb_integer_power,
                                      skb_rbf_block_arguments, skb_row_norms, skb_transpose,
-                                     skb_vector_loops_init)
+                                     skb_vector_loops_init, skb_widening_axpy)
 
 skb_vector_loops_init()     # the AVX2 loops where the CPU has AVX2
 
-cdef extern from *:
-    """
-    /* y[c] += a x[c] for c < n, float32 x widened to float64 (x times a
-     * float32 a: an exact product), in the AVX2 loops' two versions. */
-    SKB_VERSIONS(int, skb_widening_axpy, (double *y, double a, const float *x, ptrdiff_t n),
-                 (y, a, x, n))
-    {
-        ptrdiff_t c;
-        for (c = 0; c < n; c++)
-            y[c] += a * (double)x[c];
-        return 0;
-    }
-    """
-    int skb_widening_axpy(double* y, double a, const float* x, Py_ssize_t n) nogil
 
 # kernel values per tile (8 bytes each: 1 MB)
 cdef Py_ssize_t TILE_VALUES = 131072

@@ -321,6 +321,17 @@ SKB_VERSIONS(double, skb_dot16_f32, (const float *a, const float *b, ptrdiff_t n
     return ((s0 + s2) + (s1 + s3)) + tail;
 }
 
+/* y[c] += a x[c] for c < n, float32 x widened to double (x times a float32
+ * a: an exact product); float32 prediction's tiles at few features. */
+SKB_VERSIONS(int, skb_widening_axpy, (double *y, double a, const float *x, ptrdiff_t n),
+             (y, a, x, n))
+{
+    ptrdiff_t c;
+    for (c = 0; c < n; c++)
+        y[c] += a * (double)x[c];
+    return 0;
+}
+
 /* partial sums of skb_block_moments: enough additions in flight to keep
  * the adders busy (eight AVX2 registers) */
 #define SKB_MOMENT_SUMS 32

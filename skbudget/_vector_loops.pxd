@@ -18,6 +18,7 @@ cdef extern from "_vector_loops.h" nogil:
     uint64_t skb_nonfinite_flags(const double* values, Py_ssize_t n)
     double skb_dot16(const double* a, const double* b, Py_ssize_t n)
     double skb_dot16_f32(const float* a, const float* b, Py_ssize_t n)
+    int skb_widening_axpy(double* y, double a, const float* x, Py_ssize_t n)
     int skb_row_norms(const double* rows, Py_ssize_t c, Py_ssize_t d, double* out)
     int skb_block_moments(const double* x, Py_ssize_t n, double shift, double* mean,
                           double* m2)
