@@ -930,6 +930,17 @@ def test_clone_shares_the_client(client):
     assert copy.get_params()["estimator__C"] == 0.3 and copy.mix_every == 7
 
 
+@pytest.mark.parametrize("client", [False, "tcp://127.0.0.1:8786", object()],
+                         ids=["bool", "address", "object"])
+def test_a_client_that_is_no_dask_client_is_scikit_learns_error(client):
+    X, y = _stream(60)
+    clf = ParameterMixingClassifier(KernelPassiveAggressive(), mix_every=20, client=client)
+    with pytest.raises(ValueError, match="The 'client' parameter of ParameterMixingClassifier "
+                                         "must be None or an object implementing 'submit'"):
+        clf.fit(X, y)
+    assert not hasattr(clf, "estimator_")
+
+
 def test_dask_array_without_a_client_runs_on_threads():
     X, y = _stream(900)
     est = KernelPassiveAggressive(gamma=0.3)

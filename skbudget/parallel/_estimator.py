@@ -164,7 +164,8 @@ class ParameterMixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
         "estimator": [HasMethods(["partial_fit"])],
         "mix_every": [Interval(numbers.Integral, 1, None, closed="left")],
         "n_workers": [Interval(numbers.Integral, 1, None, closed="left"), None],
-        "client": "no_validation",
+        # (a dask client: checked by its methods, without importing dask)
+        "client": [None, HasMethods(["submit", "run_on_scheduler"])],
     }
 
     def __init__(self, estimator, mix_every=1000, n_workers=None, client=None):
