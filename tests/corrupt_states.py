@@ -1,8 +1,10 @@
 """Corrupt every field of every estimator's learner state, then use the model.
 
-Run as ``python -m tests.corrupt_states`` (``tests/test_corrupt_state.py`` does,
-in a child process, so that a crash fails the test instead of killing
-pytest).  For every estimator, kernel mode (store: ``rbf``, block:
+Run as ``python -m tests.corrupt_states [PART N_PARTS]``
+(``tests/test_corrupt_state.py`` does, in child processes, so that a crash
+fails the test instead of killing pytest; with ``PART N_PARTS`` only the
+configurations whose index is ``PART`` modulo ``N_PARTS``, so that parts run
+side by side on several cores).  For every estimator, kernel mode (store: ``rbf``, block:
 ``laplacian``) and problem (binary, three classes; three classes in the
 shared multi-class mode too, for the estimators whose mode is a parameter
 that does not select it by default: printed as ``<name>-shared``), each
@@ -146,11 +148,13 @@ def configurations():
             yield f"{name}-shared", Est, {mode.param: mode.shared}, ("3 classes",)
 
 
-def main():
+def main(part=0, n_parts=1):
     rng = np.random.RandomState(0)
     X = rng.normal(size=(300, 3))
     problems = {"binary": (X[:, 0] > 0).astype(int), "3 classes": np.argmax(X, axis=1)}
-    for name, Est, mode, problem_names in configurations():
+    for index, (name, Est, mode, problem_names) in enumerate(configurations()):
+        if index % n_parts != part:
+            continue
         # (a model that is no kernel expansion: its features' RBF kernel only)
         expansion = issubclass(Est, BaseKernelExpansionClassifier)
         kernels = ("rbf", "laplacian") if expansion else ("rbf",)
@@ -190,4 +194,6 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    main(*(int(arg) for arg in sys.argv[1:3]))
