@@ -408,7 +408,9 @@ cdef class MulticlassBSGDLearner(SharedSupportLearner):
                 or _rule_problem(self.budget, self.lam, self.maintenance, self.track_gram,
                                  self.chol, self.span_gap, self.n_sv, self.capacity)
                 or size_problem({"row_sqnorm": self.row_sqnorm}, self.capacity)
-                or size_problem({"new_row": self.new_row}, self.n_outputs, "entries"))
+                or size_problem({"new_row": self.new_row}, self.n_outputs, "entries")
+                or _rows_problem(self))
+
 
     cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300 nogil:
         cdef Py_ssize_t label = self.class_index(y), cell, runner
@@ -737,6 +739,15 @@ def _rule_problem(Py_ssize_t budget, double lam, int maintenance, bint track_gra
             return f"the Cholesky factor has {chol.shape[0]} rows, more than the {capacity} cells"
     return problem
 
+
+def _rows_problem(MulticlassBSGDLearner lr):
+    """A description unless every support vector's coefficient row is finite
+    (the rounds keep them so; the merge's pair_dot reads a row's two entries
+    only), else None."""
+    rows = np.asarray(lr.tau)[np.asarray(lr.order)[:lr.n_sv]]
+    if not np.all(np.isfinite(rows)):
+        return "a support vector's coefficient row is not finite"
+    return None
 
 
 def _merge_scratch(OnlineLearner learner, Py_ssize_t n_values):

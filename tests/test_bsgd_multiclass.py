@@ -313,6 +313,20 @@ def test_the_cross_product_of_a_row_never_merged_is_dense_dots():
         _pair_dot([1.0, 1.0, 1.0], [1.0, 2.0, 3.0])
 
 
+def test_a_loaded_state_with_a_row_not_finite_is_refused():
+    # the merge reads a row never merged by its two entries: every support
+    # row is checked finite on entry, and the model stays as it was
+    X, y = make_blobs(300, centers=4, n_features=5, random_state=0)
+    est = BudgetedSGDClassifier(budget=20, gamma=0.3).partial_fit(X[:100], y[:100])
+    learner = est._learners[0]
+    state = learner.get_state()
+    state["tau"][state["order"][0], 1] = np.inf
+    learner.set_state(state)
+    with pytest.raises(ValueError, match="coefficient row is not finite"):
+        est.partial_fit(X[100:120], y[100:120])
+    assert np.isinf(learner.get_state()["tau"][state["order"][0], 1])
+
+
 def test_the_shared_lookup_search_at_its_edges():
     # kappa = 1 (the same point twice): nothing is lost, whatever h; next
     # to it, h is the limit of the maximizer, (a + c) / (a + b + 2c)
