@@ -44,7 +44,9 @@ B = 100, where every row merges; the same with ``cluster_std=6``, 20 000
 rows, ``gamma='scale'``; mnist5k, all 5 000 rows in one fixed random
 order, ``gamma=0.04``, ``alpha=3e-4``, B = 100 and 500), 5 alternated
 rounds, the ratio round by round (median; ``--only merge-cost`` runs this
-part alone); the test accuracy of
+part alone, with the 26-class set's shared merging against binary
+merging on the same rows, the first 13 classes against the rest, B = 100,
+9 alternated pairs); the test accuracy of
 ``'lookup'`` against ``'golden'`` (mean of 3 orders) on mnist5k, the
 digits and a 26-class set at B = 100 and 500; and the study of the
 grid-and-Newton search against the golden-section search on 100 000
@@ -310,6 +312,35 @@ def merge_cost(repeats):
     return out
 
 
+def shared_binary_merge_cost(repeats):
+    """Shared merging's one-pass fit time on the 26-class set against binary
+    merging's on the same rows with two classes (the first half of the
+    classes against the rest, as ``bench_multiclass_all.py``'s round cost),
+    B = 100, ``gamma=0.2``, ``alpha=1e-4``: fits alternate, the ratio taken
+    pair by pair (median quoted)."""
+    X, _, y, _ = letters26()
+    binary = (y >= 13).astype(int)
+    params = dict(budget=100, maintenance="merging", shuffle=False, **SEARCH_SETS["letters26"])
+    fits = {"shared": lambda: BudgetedSGDClassifier(**params).fit(X, y),
+            "binary": lambda: BudgetedSGDClassifier(multi_class="ovr", **params).fit(X, binary)}
+    times = {key: [] for key in fits}
+    for fit in fits.values():
+        fit()                       # (the binary search's table, built once)
+    for _ in range(repeats):
+        for key, fit in fits.items():
+            start = time.perf_counter()
+            fit()
+            times[key].append(time.perf_counter() - start)
+    ratios = np.array(times["shared"]) / np.array(times["binary"])
+    merges = {key: int(fit().n_maintenance_[0]) for key, fit in fits.items()}
+    out = {"us_per_row": {k: 1e6 * float(np.median(v)) / len(y) for k, v in times.items()},
+           "merges": merges, "rows": len(y), "ratio": float(np.median(ratios))}
+    print(f"  merge cost letters26, B=100: shared {out['us_per_row']['shared']:6.2f} us/row, "
+          f"binary {out['us_per_row']['binary']:6.2f} us/row, ratio {out['ratio']:.2f} "
+          f"(merges {merges['shared']} / {merges['binary']})", flush=True)
+    return out
+
+
 def letters26():
     """A 26-class set in 16-D (the shape of UCI 'letter', which is not among
     the shared data sets): ``make_classification``, 8 000 / 2 000."""
@@ -508,6 +539,7 @@ def main(argv=None):
                                            2 if args.quick else 3)
     if args.only in (None, "search", "merge-cost") and not args.quick:
         results["merge_cost"] = merge_cost(5)
+        results["shared_binary_merge_cost"] = shared_binary_merge_cost(9)
     if args.only in (None, "search") and not args.quick:
         results["lookup_accuracy"] = lookup_accuracy(3)
         results["search_study"] = search_study()

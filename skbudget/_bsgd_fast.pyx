@@ -408,7 +408,9 @@ cdef class MulticlassBSGDLearner(SharedSupportLearner):
                 or _rule_problem(self.budget, self.lam, self.maintenance, self.track_gram,
                                  self.chol, self.span_gap, self.n_sv, self.capacity)
                 or size_problem({"row_sqnorm": self.row_sqnorm}, self.capacity)
-                or size_problem({"new_row": self.new_row}, self.n_outputs, "entries"))
+                or size_problem({"new_row": self.new_row}, self.n_outputs, "entries")
+                or _rows_problem(self))
+
 
     cdef double process_example(self, double y, Py_ssize_t example_id) except? -1.5e300 nogil:
         cdef Py_ssize_t label = self.class_index(y), cell, runner
@@ -482,6 +484,7 @@ cdef class MulticlassBSGDLearner(SharedSupportLearner):
         (``LOOKUP``), ``_merge_search.row_partner``; the least
         degradation is merged: both removed, ``(z, W_z)`` appended."""
         cdef Py_ssize_t k = self.n_outputs, d = self.n_features, i, c, n_cand = 0, j, n, r
+        cdef Py_ssize_t first = -1, second = -1, n_nonzero = 0
         cdef Py_ssize_t m = oldest_minimum(&self.row_sqnorm[0], NULL, &self.order[0], self.n_sv)
         cdef Py_ssize_t cm = self.order[m], cell, label_m = self.label[cm]
         cdef bint lookup = self.merge_search == SEARCH_LOOKUP
@@ -520,9 +523,23 @@ cdef class MulticlassBSGDLearner(SharedSupportLearner):
         pending.rows = tau
         pending.stride = tau_stride
         pending.n_outputs = k
+        # ⟨W_m, W_n⟩ of the others: a row W_m with at most two nonzero
+        # entries (a vector never merged: w (e_y − e_r)) by its two products
+        # (pair_dot: dense_dot's bits) where W_n is finite (its norm is)
+        for r in range(k):
+            if w_m[r] != 0.0:
+                n_nonzero += 1
+                if first < 0:
+                    first = r
+                else:
+                    second = r
         for i in range(n_cand):
             if not (lookup and kappa_far(kappa[i])):
-                cross[i] = dense_dot(w_m, tau + <Py_ssize_t> cells[i] * tau_stride, k)
+                if n_nonzero <= 2 and is_finite(norm_n[i]):
+                    cross[i] = pair_dot(w_m, tau + <Py_ssize_t> cells[i] * tau_stride, first,
+                                        second)
+                else:
+                    cross[i] = dense_dot(w_m, tau + <Py_ssize_t> cells[i] * tau_stride, k)
         j = row_partner(self.row_sqnorm[cm], cand, n_cand, self.merge_search,
                         &pending if lookup else NULL)
         if lookup:
@@ -647,6 +664,32 @@ cdef bint partner_kernels(OnlineLearner lr, Py_ssize_t cm, const Py_ssize_t* par
     return False
 
 
+cdef inline double pair_dot(const double* w_m, const double* w_n, Py_ssize_t first,
+                            Py_ssize_t second) noexcept nogil:
+    """``dense_dot(w_m, w_n, k)`` for a ``w_m`` whose nonzero entries are
+    among those at ``first`` and ``second`` (−1: none) and a finite ``w_n``,
+    bit for bit: every other product is a zero, which leaves dense_dot's
+    partial sums as they are (each starts at +0, so a −0 product counts as
+    +0), and the two products meet in one addition whichever partial sums
+    hold them."""
+    cdef double p = 0.0 + (w_m[first] * w_n[first] if first >= 0 else 0.0)
+    cdef double q = 0.0 + (w_m[second] * w_n[second] if second >= 0 else 0.0)
+    return p + q
+
+
+def _pair_dot(w_m, w_n):
+    """Python access to :func:`pair_dot` (for tests): ``w_m`` with at most
+    two nonzero entries."""
+    cdef double[::1] a = np.ascontiguousarray(w_m, dtype=np.float64)
+    cdef double[::1] b = np.ascontiguousarray(w_n, dtype=np.float64)
+    nonzero = np.flatnonzero(np.asarray(a))
+    if len(nonzero) > 2 or a.shape[0] != b.shape[0] or a.shape[0] == 0:
+        raise ValueError("w_m needs at most two nonzero entries and w_n its length")
+    first = nonzero[0] if len(nonzero) else -1
+    second = nonzero[1] if len(nonzero) > 1 else -1
+    return pair_dot(&a[0], &b[0], first, second), dense_dot(&a[0], &b[0], a.shape[0])
+
+
 cdef int pegasos_shrink(OnlineLearner lr, long long t, double lam) except -1 nogil:
     """Round ``t``'s shrink of every coefficient by ``1 − 1/t``: the stored
     values (``w_i = λ t α_i``, rows ``W_i``) are unchanged, the global scale
@@ -696,6 +739,15 @@ def _rule_problem(Py_ssize_t budget, double lam, int maintenance, bint track_gra
             return f"the Cholesky factor has {chol.shape[0]} rows, more than the {capacity} cells"
     return problem
 
+
+def _rows_problem(MulticlassBSGDLearner lr):
+    """A description unless every support vector's coefficient row is finite
+    (the rounds keep them so; the merge's pair_dot reads a row's two entries
+    only), else None."""
+    rows = np.asarray(lr.tau)[np.asarray(lr.order)[:lr.n_sv]]
+    if not np.all(np.isfinite(rows)):
+        return "a support vector's coefficient row is not finite"
+    return None
 
 
 def _merge_scratch(OnlineLearner learner, Py_ssize_t n_values):

@@ -54,7 +54,8 @@ cdef enum:
     LIVE = 22
     WANTED = 23
     # the Newton steps of the columns whose h still moves: their positions in
-    # the packed rows, and their exponents, then powers
+    # the packed rows, and their exponents, then powers (STEPPING_M and
+    # STEPPING_N, one after the other: one array of both)
     STEPPING = 24
     STEPPING_M = 25
     STEPPING_N = 26

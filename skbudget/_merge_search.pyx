@@ -546,8 +546,9 @@ cdef void newton_columns(double a, double[:, ::1] cand, Py_ssize_t k) noexcept n
     cdef double *low = table_row(cand, NEWTON_LOW), *high = table_row(cand, NEWTON_HIGH)
     cdef double *power_m = table_row(cand, NEWTON_POWER_M)
     cdef double *power_n = table_row(cand, NEWTON_POWER_N)
-    cdef double *stepping = table_row(cand, STEPPING), *exponent_m = table_row(cand, STEPPING_M)
-    cdef double *exponent_n = table_row(cand, STEPPING_N)
+    # (the exponents of A and B: rows STEPPING_M and STEPPING_N, which follow
+    # each other, as one array; n_stepping <= k, each row holds every column)
+    cdef double *stepping = table_row(cand, STEPPING), *exponents = table_row(cand, STEPPING_M)
     cdef double *final_m = table_row(cand, POWER_M), *final_n = table_row(cand, POWER_N)
     cdef double b, c, x, aa, bb, ab, phi, slope, newton
     for s in range(k):
@@ -563,14 +564,13 @@ cdef void newton_columns(double a, double[:, ::1] cand, Py_ssize_t k) noexcept n
         # vectorized exp each; a column whose h is settled keeps its powers)
         for t in range(n_stepping):    # (merge_powers' arithmetic)
             s = <Py_ssize_t> stepping[t]
-            exponent_m[t] = (1.0 - h[s]) * (1.0 - h[s]) * log_k[s]
-            exponent_n[t] = h[s] * h[s] * log_k[s]
-        exp_inplace(exponent_m, n_stepping)
-        exp_inplace(exponent_n, n_stepping)
+            exponents[t] = (1.0 - h[s]) * (1.0 - h[s]) * log_k[s]
+            exponents[n_stepping + t] = h[s] * h[s] * log_k[s]
+        exp_inplace(exponents, 2 * n_stepping)     # (elementwise: one call for both)
         for t in range(n_stepping):
             s = <Py_ssize_t> stepping[t]
-            power_m[s] = exponent_m[t]
-            power_n[s] = exponent_n[t]
+            power_m[s] = exponents[t]
+            power_n[s] = exponents[n_stepping + t]
         if step == SHARED_NEWTON_STEPS:
             break
         m = 0

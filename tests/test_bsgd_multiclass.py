@@ -12,7 +12,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.datasets import make_blobs, make_classification
 
 from skbudget import BudgetedSGDClassifier
-from skbudget._bsgd_fast import MulticlassBSGDLearner
+from skbudget._bsgd_fast import MulticlassBSGDLearner, _pair_dot
 from skbudget._merge_search import (_golden_section_h, _golden_section_rows, _newton_choice,
                                     _newton_rows)
 from tests.oracles import keeping_flags, mistake_flags
@@ -291,6 +291,40 @@ def test_the_shared_lookup_choice_computes_only_what_decides_it():
     for b, kappa in (([2.0, -1.0], [0.5, 0.5]), ([2.0, 2.0], [0.5, 1.5])):
         assert _newton_choice(2.0, b, [0.0, 0.0], kappa, False)[0] == _newton_choice(
             2.0, b, [0.0, 0.0], kappa, True)[0]
+
+
+def test_the_cross_product_of_a_row_never_merged_is_dense_dots():
+    # <W_m, W_n> for a row with at most two nonzero entries (a vector never
+    # merged) by its two products: the bits of the four-partial-sum
+    # dense_dot, signed zeros, cancellation, tiny and huge values included
+    rng = np.random.RandomState(5)
+    for _ in range(3000):
+        k = int(rng.randint(1, 30))
+        w_m = np.zeros(k)
+        at = rng.choice(k, size=min(k, int(rng.randint(0, 3))), replace=False)
+        w_m[at] = rng.choice([1.0, -1.0, 0.5, -0.0, 1e-300, 3.7], size=len(at))
+        w_n = rng.randn(k) * rng.choice([1.0, 1e-308, 1e300], size=k)
+        w_n[rng.uniform(size=k) < 0.3] = rng.choice([0.0, -0.0])
+        if rng.uniform() < 0.3:
+            w_n[at] = -w_m[at] if rng.uniform() < 0.5 else w_m[at]
+        pair, dense = _pair_dot(w_m, w_n)
+        assert np.array([pair]).view(np.int64)[0] == np.array([dense]).view(np.int64)[0]
+    with pytest.raises(ValueError, match="two nonzero"):
+        _pair_dot([1.0, 1.0, 1.0], [1.0, 2.0, 3.0])
+
+
+def test_a_loaded_state_with_a_row_not_finite_is_refused():
+    # the merge reads a row never merged by its two entries: every support
+    # row is checked finite on entry, and the model stays as it was
+    X, y = make_blobs(300, centers=4, n_features=5, random_state=0)
+    est = BudgetedSGDClassifier(budget=20, gamma=0.3).partial_fit(X[:100], y[:100])
+    learner = est._learners[0]
+    state = learner.get_state()
+    state["tau"][state["order"][0], 1] = np.inf
+    learner.set_state(state)
+    with pytest.raises(ValueError, match="coefficient row is not finite"):
+        est.partial_fit(X[100:120], y[100:120])
+    assert np.isinf(learner.get_state()["tau"][state["order"][0], 1])
 
 
 def test_the_shared_lookup_search_at_its_edges():
