@@ -31,6 +31,7 @@ Usage::
     python benchmarks/bench_tighter.py            # the full table (long)
     python benchmarks/bench_tighter.py --quick    # 2 repetitions, Adult cut to 6 000
     python benchmarks/bench_tighter.py --datasets ncheckerboard --reps 10
+    taskset -c 1 python benchmarks/bench_tighter.py --round-cost letters26   # issue 46's ratio
 
 Prints one table per budget (ours, then the paper's number) and writes
 ``benchmarks/results/bench_tighter[_quick].json`` and the Fig. 2 PNG
@@ -296,6 +297,38 @@ def plot_figure(columns, path, budget=500):
     print(f"wrote {path}")
 
 
+def round_cost(names, rounds):
+    """The shared multi-class round against the binary rule's (issue 46):
+    one-pass fit time per row of Tighter^B and Tightest at B = 100 on the
+    26-class set and mnist5k of ``bench_multiclass_all.py`` (its ``gamma``),
+    ``multi_class='crammer_singer'`` on the classes against ``'ovr'`` on
+    the two classes ``y >= k // 2``, the two fitted in turn ``rounds``
+    times (pin the process to one core): the median of the paired ratios,
+    per example and per update (the two streams update unequally often)."""
+    from bench_multiclass_all import GAMMA
+    from bench_multiclass_all import load as load_multiclass
+    from sklearn.base import clone
+    for name in names:
+        X, _, y, _ = load_multiclass(name)
+        binary = (y >= len(np.unique(y)) // 2).astype(int)
+        for Est in (skbudget.TighterPerceptron, skbudget.TightestPerceptron):
+            models = [Est(budget=100, gamma=GAMMA[name], multi_class=mode, shuffle=False,
+                          random_state=0) for mode in ("crammer_singer", "ovr")]
+            us, updates = [[], []], [0, 0]
+            for _ in range(rounds):
+                for i, (model, labels) in enumerate(zip(models, (y, binary))):
+                    fitted = clone(model)
+                    start = time.perf_counter()
+                    fitted.fit(X, labels)
+                    us[i].append(1e6 * (time.perf_counter() - start) / len(y))
+                    updates[i] = int(np.sum(fitted.n_updates_))
+            ratio = float(np.median(np.array(us[0]) / np.array(us[1])))
+            print(f"{name} {Est.__name__}: shared {np.median(us[0]):.2f} us/row, binary "
+                  f"{np.median(us[1]):.2f} us/row, ratio {ratio:.2f} per example, "
+                  f"{ratio * updates[1] / updates[0]:.2f} per update "
+                  f"(updates {updates[0]} / {updates[1]})", flush=True)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true",
@@ -315,7 +348,14 @@ def main(argv=None):
     parser.add_argument("--out", default=None,
                         help="JSON path (default in benchmarks/results/); data sets already in "
                              "it (same budgets) are kept, those run now replaced")
+    parser.add_argument("--round-cost", nargs="*", default=None,
+                        choices=["letters26", "mnist5k"],
+                        help="only the shared mode's round against the binary one "
+                             "(round_cost; default both sets), 7 paired fits each")
     args = parser.parse_args(argv)
+    if args.round_cost is not None:
+        round_cost(args.round_cost or ["letters26", "mnist5k"], 7)
+        return
     reps = args.reps or (2 if args.quick else 10)
     RESULTS.mkdir(parents=True, exist_ok=True)
     out = Path(args.out) if args.out else RESULTS / ("bench_tighter_quick.json" if args.quick

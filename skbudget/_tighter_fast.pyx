@@ -18,13 +18,108 @@ evaluation beyond the new example's row.
 
 import numpy as np
 from libc.math cimport fabs, INFINITY
+from libc.stdint cimport uint32_t
 from skbudget._numbers cimport is_nan, raise_not_finite, tied_or_below
 from scipy.special.cython_special cimport betainc
 
 from skbudget._engine cimport OnlineLearner
 from skbudget._shared_support cimport SharedSupportLearner
+from skbudget._vector_loops cimport skb_vector_loops_init
 from skbudget._engine import _grown_index, _resized, size_problem, square_problem
 from skbudget._shared_support import _resized_rows
+
+skb_vector_loops_init()     # the AVX2 loops where the CPU has AVX2
+
+cdef extern from *:
+    """
+    /* The tests of point_losses for the columns q < n of a candidate's
+     * kernel row k (classes a, b; t = |tau_a| + |tau_b|, u the larger):
+     * with the column's point's best two classes c1, c2 and its guarded
+     * gaps near (to the second) and far (to the third),
+     *     (c1 in {a, b} ? t : u) |k| - (c1 or c2 in {a, b} ? near : far) >= 0,
+     * bit i of flags[q / 32] for column q = 32 (q / 32) + i, the values
+     * rounded as the scalar test rounds them (a NaN: 0); in the AVX2 loops'
+     * two versions (the same values: the compiler's vectors compute each
+     * lane as the scalar code would). */
+    #if defined(__GNUC__) || defined(__clang__)
+    typedef double skb_v4d __attribute__((vector_size(32)));
+    typedef long long skb_v4i __attribute__((vector_size(32)));
+    #endif
+
+    static SKB_ALWAYS_INLINE int skb_column_reached(const double *k, const long long *c1,
+                                                    const long long *c2, const double *near,
+                                                    const double *far, long long a,
+                                                    long long b, double t, double u,
+                                                    ptrdiff_t q)
+    {
+        int top = c1[q] == a || c1[q] == b;
+        return (top ? t : u) * fabs(k[q])
+               - (top || c2[q] == a || c2[q] == b ? near[q] : far[q]) >= 0.0;
+    }
+
+    SKB_VERSIONS(int, skb_reached_columns,
+                 (const double *k, const long long *c1, const long long *c2,
+                  const double *near, const double *far, long long a, long long b, double t,
+                  double u, ptrdiff_t n, uint32_t *flags),
+                 (k, c1, c2, near, far, a, b, t, u, n, flags))
+    {
+        ptrdiff_t start, i;
+        uint64_t bits;
+    #if defined(__GNUC__) || defined(__clang__)
+        const skb_v4i va = {a, a, a, a}, vb = {b, b, b, b}, weight = {1, 2, 4, 8};
+        const skb_v4d vt = {t, t, t, t}, vu = {u, u, u, u};
+        const skb_v4i abs_mask = {0x7fffffffffffffffLL, 0x7fffffffffffffffLL,
+                                  0x7fffffffffffffffLL, 0x7fffffffffffffffLL};
+        skb_v4d kk, dn, df, coef, gap;
+        skb_v4i x1, x2, top, side, lanes;
+    #endif
+        for (start = 0; start < n; start += 32) {
+            i = 0;
+            bits = 0;
+    #if defined(__GNUC__) || defined(__clang__)
+            lanes = (skb_v4i){0, 0, 0, 0};
+            for (; i < 32 && start + i + 4 <= n; i += 4) {
+                memcpy(&kk, k + start + i, sizeof kk);
+                memcpy(&x1, c1 + start + i, sizeof x1);
+                memcpy(&x2, c2 + start + i, sizeof x2);
+                memcpy(&dn, near + start + i, sizeof dn);
+                memcpy(&df, far + start + i, sizeof df);
+                top = (x1 == va) | (x1 == vb);
+                side = top | (x2 == va) | (x2 == vb);
+                coef = (skb_v4d)((top & (skb_v4i)vt) | (~top & (skb_v4i)vu));
+                gap = (skb_v4d)((side & (skb_v4i)dn) | (~side & (skb_v4i)df));
+                /* (lane j of columns start + i ..: bit i + j) */
+                lanes |= (coef * (skb_v4d)((skb_v4i)kk & abs_mask) - gap >= 0.0) & (weight << i);
+            }
+            bits = (uint64_t)(lanes[0] | lanes[1] | lanes[2] | lanes[3]);
+    #endif
+            for (; i < 32 && start + i < n; i++)
+                bits |= (uint64_t)skb_column_reached(k, c1, c2, near, far, a, b, t, u,
+                                                     start + i) << i;
+            flags[start / 32] = (uint32_t)bits;
+        }
+        return 0;
+    }
+
+    /* The lowest set bit of bits (not 0). */
+    static SKB_ALWAYS_INLINE int skb_lowest_bit(uint32_t bits)
+    {
+    #if defined(__GNUC__) || defined(__clang__)
+        return __builtin_ctz(bits);
+    #else
+        int i = 0;
+        while (!(bits & 1u)) {
+            bits >>= 1;
+            i++;
+        }
+        return i;
+    #endif
+    }
+    """
+    int skb_reached_columns(const double* k, const long long* c1, const long long* c2,
+                            const double* near, const double* far, long long a, long long b,
+                            double t, double u, Py_ssize_t n, uint32_t* flags) nogil
+    int skb_lowest_bit(uint32_t bits) nogil
 
 
 cdef class ValidatedRemovalLearner(OnlineLearner):
@@ -570,28 +665,24 @@ cdef inline void rank_three(const double* s, Py_ssize_t k, Py_ssize_t* top,
                             double* tops) noexcept nogil:
     """The classes of the three largest of ``s[0:k]`` into ``top`` (largest
     first, ties: the lowest index first; -1 past ``k``), their scores into
-    ``tops``."""
-    cdef Py_ssize_t c
-    cdef double v
-    top[0] = top[1] = top[2] = -1
-    tops[0] = tops[1] = tops[2] = -INFINITY
+    ``tops`` (kept in locals while ranking: the stores may alias ``s``)."""
+    cdef Py_ssize_t c, c0 = -1, c1 = -1, c2 = -1
+    cdef double v, v0 = -INFINITY, v1 = -INFINITY, v2 = -INFINITY
     for c in range(k):
         v = s[c]
-        if top[0] < 0 or v > tops[0]:
-            top[2] = top[1]
-            tops[2] = tops[1]
-            top[1] = top[0]
-            tops[1] = tops[0]
-            top[0] = c
-            tops[0] = v
-        elif top[1] < 0 or v > tops[1]:
-            top[2] = top[1]
-            tops[2] = tops[1]
-            top[1] = c
-            tops[1] = v
-        elif top[2] < 0 or v > tops[2]:
-            top[2] = c
-            tops[2] = v
+        if c2 >= 0 and v <= v2:
+            continue        # (below the third: none of the tests below holds)
+        if c0 < 0 or v > v0:
+            c2, v2 = c1, v1
+            c1, v1 = c0, v0
+            c0, v0 = c, v
+        elif c1 < 0 or v > v1:
+            c2, v2 = c1, v1
+            c1, v1 = c, v
+        elif c2 < 0 or v > v2:
+            c2, v2 = c, v
+    top[0], top[1], top[2] = c0, c1, c2
+    tops[0], tops[1], tops[2] = v0, v1, v2
 
 
 cdef inline Py_ssize_t prediction_without(const Py_ssize_t* top, const double* tops,
@@ -665,9 +756,16 @@ cdef class SharedValidatedRemovalLearner(SharedSupportLearner):
     # scores; per candidate (by position) its loss
     cdef Py_ssize_t[:, ::1] ranked
     cdef double[:, ::1] ranked_scores
-    cdef double[::1] near                     # per point: see point_losses
-    cdef double[::1] far
     cdef double[::1] current                  # per point: its current value
+    # per kernel column (see point_losses): its point's guarded gaps and best
+    # two classes
+    cdef double[::1] near
+    cdef double[::1] far
+    cdef long long[::1] first_class
+    cdef long long[::1] second_class
+    cdef Py_ssize_t[::1] column_point         # per kernel column: its point (-1: none)
+    cdef uint32_t[::1] reached                # per block of 32 kernel columns: bits
+    cdef Py_ssize_t[::1] moved                # per candidate: the points it may move
     cdef double[::1] losses
 
     _per_class_names = SharedSupportLearner._per_class_names + ("new_row",)
@@ -681,6 +779,11 @@ cdef class SharedValidatedRemovalLearner(SharedSupportLearner):
         self.near = np.zeros(0)
         self.far = np.zeros(0)
         self.current = np.zeros(0)
+        self.first_class = np.zeros(0, dtype=np.int64)
+        self.second_class = np.zeros(0, dtype=np.int64)
+        self.column_point = np.zeros(0, dtype=np.intp)
+        self.reached = np.zeros(0, dtype=np.uint32)
+        self.moved = np.zeros(0, dtype=np.intp)
         self.losses = np.zeros(0)
         self.budget = budget        # (before the engine's __init__ reads capacity_limit)
         SharedSupportLearner.__init__(self, n_outputs, track_scores=track_scores, rng=rng)
@@ -769,7 +872,8 @@ cdef class SharedValidatedRemovalLearner(SharedSupportLearner):
         point's prediction under the model without the candidate.  Point
         ``p``'s index is ``q = rows[p]`` (``p`` if ``rows`` is NULL): its
         class scores are ``scores[q k : q k + k]`` and its kernel value with
-        the vector in cell ``c`` is ``kernel[c kernel_stride + q]``.
+        the vector in cell ``c`` is ``kernel[c kernel_stride + q]`` (column
+        ``q`` of the candidate's kernel row).
 
         The model without candidate ``j`` moves two class scores, ``a``
         and ``b``, by ``|tau_{j,a} K|`` and ``|tau_{j,b} K|``: a point keeps
@@ -779,30 +883,64 @@ cdef class SharedValidatedRemovalLearner(SharedSupportLearner):
         larger reaches ``s1 - s3`` (each gap less a guard of rounding,
         :func:`unchanged_below`).  Only the points it may move are
         predicted anew (:func:`prediction_without`, O(1) from their three
-        best scores)."""
+        best scores).
+
+        The tests run over the candidate's kernel row in one vectorized
+        pass (:c:func:`skb_reached_columns`, on per-column copies of each
+        point's ``c1``, ``c2`` and guarded gaps made once per decision: the
+        same values as one test per point), which returns the columns
+        that pass as bits; only those are looked at, in the order of
+        ``p`` (the sum of the changes the same floating-point sum as over
+        every point).  A column that is no point (a free support cell)
+        has no class and infinite gaps: it never passes."""
         cdef Py_ssize_t j, cj, p, q, a, b, c1, c2, pred, k = self.n_outputs
+        cdef Py_ssize_t m = n, n_moved, i, block
+        cdef uint32_t bits
         cdef double ta, tb, t, u, kk, reach, base = 0.0, total
         cdef bint top_moves
         cdef const double* row
         cdef const double* krow
-        if self.ranked.shape[0] < max(n, 1):    # (one row at least: the pointers below)
-            with gil:
-                size = max(n, self.capacity, 1)
+        if rows != NULL:            # (support cells: the columns up to the last one)
+            m = 0
+            for p in range(n):
+                m = max(m, rows[p] + 1)
+        if self.ranked.shape[0] < max(n, 1) or self.near.shape[0] < max(m, 1):
+            with gil:           # (one row at least: the pointers below)
+                size = max(n, m, self.capacity, 1)
                 self.ranked = np.zeros((size, 3), dtype=np.intp)
                 self.ranked_scores = np.zeros((size, 3))
                 self.near = np.zeros(size)
                 self.far = np.zeros(size)
                 self.current = np.zeros(size)
+                self.first_class = np.zeros(size, dtype=np.int64)
+                self.second_class = np.zeros(size, dtype=np.int64)
+                self.column_point = np.zeros(size, dtype=np.intp)
+                self.reached = np.zeros(size // 32 + 1, dtype=np.uint32)
+                self.moved = np.zeros(size, dtype=np.intp)
         cdef Py_ssize_t* ranked = &self.ranked[0, 0]
         cdef double* ranked_scores = &self.ranked_scores[0, 0]
         cdef double* near = &self.near[0]
         cdef double* far = &self.far[0]
         cdef double* current = &self.current[0]
+        cdef long long* first_class = &self.first_class[0]
+        cdef long long* second_class = &self.second_class[0]
+        cdef Py_ssize_t* column_point = &self.column_point[0]
+        cdef uint32_t* reached = &self.reached[0]
+        cdef Py_ssize_t* moved = &self.moved[0]
+        if rows != NULL:            # (a column that is no point: never reached)
+            for q in range(m):
+                first_class[q] = second_class[q] = -1
+                near[q] = far[q] = INFINITY
+                column_point[q] = -1
         for p in range(n):
             q = p if rows == NULL else rows[p]
             rank_three(scores + q * k, k, ranked + 3 * p, ranked_scores + 3 * p)
-            near[p] = unchanged_below(ranked_scores[3 * p], ranked_scores[3 * p + 1])
-            far[p] = unchanged_below(ranked_scores[3 * p], ranked_scores[3 * p + 2])
+            # (per column q: the point's gaps and classes)
+            near[q] = unchanged_below(ranked_scores[3 * p], ranked_scores[3 * p + 1])
+            far[q] = unchanged_below(ranked_scores[3 * p], ranked_scores[3 * p + 2])
+            first_class[q] = ranked[3 * p]
+            second_class[q] = ranked[3 * p + 1]
+            column_point[q] = p
             current[p] = self.point_value(q, ranked[3 * p])
             base += current[p]
         for j in range(self.n_sv):
@@ -813,18 +951,35 @@ cdef class SharedValidatedRemovalLearner(SharedSupportLearner):
             tb = self.tau[cj, b]
             t = fabs(ta) + fabs(tb)
             u = max(fabs(ta), fabs(tb))
-            krow = kernel + cj * kernel_stride
+            n_moved = 0
+            if m > 0:
+                krow = kernel + cj * kernel_stride
+                skb_reached_columns(krow, first_class, second_class, near, far, a, b, t, u, m,
+                                    reached)
+                for block in range((m + 31) // 32):
+                    bits = reached[block]
+                    while bits:
+                        q = 32 * block + skb_lowest_bit(bits)
+                        bits &= bits - 1
+                        p = column_point[q]
+                        if p < 0:
+                            continue
+                        i = n_moved         # (in the order of p)
+                        while i > 0 and moved[i - 1] > p:
+                            moved[i] = moved[i - 1]
+                            i -= 1
+                        moved[i] = p
+                        n_moved += 1
             total = base
-            for p in range(n):
+            for i in range(n_moved):
+                p = moved[i]
                 q = p if rows == NULL else rows[p]
-                kk = krow[q]
+                kk = kernel[cj * kernel_stride + q]
                 c1 = ranked[3 * p]
                 c2 = ranked[3 * p + 1]
                 top_moves = (c1 == a) | (c1 == b)
-                # (selects, not branches: the rare point to predict anew is
-                # the one branch the loop takes)
                 reach = (t if top_moves else u) * fabs(kk) - (
-                    near[p] if top_moves | (c2 == a) | (c2 == b) else far[p])
+                    near[q] if top_moves | (c2 == a) | (c2 == b) else far[q])
                 if reach >= 0.0:
                     row = scores + q * k
                     pred = prediction_without(ranked + 3 * p, ranked_scores + 3 * p,
@@ -839,6 +994,15 @@ cdef class SharedValidatedRemovalLearner(SharedSupportLearner):
         Gram matrix)."""
         return self.point_losses(losses, self.n_sv, &self.order[0], &self.support_scores[0, 0],
                                  &self.gram[0, 0], self.gram.shape[1])
+
+    def removal_losses(self):
+        """(n_sv,): the loss of each support vector as the candidate to
+        remove, oldest first, on the current state (what the next removal
+        compares; Tightest's weights from the current counts)."""
+        out = np.zeros(max(self.n_sv, 1))
+        cdef double[::1] view = out
+        self.candidate_losses(&view[0])
+        return out[:self.n_sv]
 
     # ---- hooks (defaults: nothing) --------------------------------------
     cdef int candidate_losses(self, double* losses) except -1 nogil:

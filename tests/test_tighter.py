@@ -485,3 +485,75 @@ def test_shared_skops_file_continues_the_stream(Est, params):
         model.partial_fit(X[120:], y[120:])
     assert_array_equal(loaded.dual_coef_, est.dual_coef_)
     assert_array_equal(loaded.decision_function(X), est.decision_function(X))
+
+
+# ---------------------------------------------------------------------------
+# The shared removal's screened evaluation against every point's prediction
+# ---------------------------------------------------------------------------
+def _adversarial_table(rng, n_points, k, kind):
+    """Class scores (n_points, k) with exact ties, equal rows, extreme and
+    tiny values (no NaN, no overflow of a gap)."""
+    if kind == "ties":          # small integers: ties everywhere
+        return rng.randint(-2, 3, size=(n_points, k)).astype(float)
+    if kind == "equal":         # every class the same score, or two tied on top
+        S = np.repeat(rng.randint(-1, 2, size=(n_points, 1)).astype(float), k, axis=1)
+        S[::3, rng.randint(k)] += 0.5
+        return S
+    if kind == "extreme":
+        return rng.choice([-1e150, -1.0, -1e-300, 0.0, 1e-300, 1.0, 1e150], size=(n_points, k))
+    return rng.normal(scale=0.3, size=(n_points, k))
+
+
+def _exhaustive_losses(scores, labels, kernel, cand_labels, cand_rivals, cand_tau):
+    """Minus the right predictions (argmax, ties to the lowest class) of the
+    model without each candidate, every point predicted."""
+    out = []
+    for j in range(len(cand_labels)):
+        a, b = cand_labels[j], cand_rivals[j]
+        S = scores.copy()
+        S[:, a] = scores[:, a] - cand_tau[j, a] * kernel[j]
+        S[:, b] = scores[:, b] - cand_tau[j, b] * kernel[j]
+        out.append(-float(np.sum(np.argmax(S, axis=1) == labels)))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("k", [3, 26])
+@pytest.mark.parametrize("kind", ["ties", "equal", "extreme", "normal"])
+@pytest.mark.parametrize("validation", ["full", "support"])
+@pytest.mark.parametrize("one_class", [False, True], ids=["classes", "one-class"])
+def test_shared_removal_screen_matches_every_point(k, kind, validation, one_class):
+    # a fitted shared Tighter's state overwritten with adversarial tables:
+    # its losses (the screened evaluation) are those of predicting every
+    # validation point without each candidate
+    rng = np.random.RandomState(k + 7 * len(kind) + (validation == "full") + 2 * one_class)
+    X, y = make_blobs(60 * k, centers=k, n_features=4, cluster_std=3.0, random_state=k)
+    est = TighterPerceptron(budget=13, validation=validation, multi_class="crammer_singer",
+                            shuffle=False, gamma=0.5).fit(X, y)
+    lr = est._learners[0]
+    cells = np.asarray(lr.order)[:lr.n_sv]
+    labels, rivals = np.asarray(lr.label), np.asarray(lr.rival)
+    tau = np.asarray(lr.tau)
+    for c in cells:             # each row's two entries, extreme ones too
+        if one_class:
+            labels[c], rivals[c] = 0, rng.randint(1, k)
+        tau[c] = 0.0
+        tau[c, labels[c]] = rng.choice([1.0, 0.5, 1e-300, 3.0])
+        tau[c, rivals[c]] = -rng.choice([1.0, 0.5, 2.0, 1e-300])
+    if validation == "support":
+        points, n = cells, lr.n_sv
+        scores, kernel = np.asarray(lr.support_scores), np.asarray(lr.gram)
+        point_labels = labels
+    else:
+        n = lr.n_val
+        points = np.arange(n)
+        scores, kernel = np.asarray(lr.vf), np.asarray(lr.kv)
+        point_labels = np.asarray(lr.vlabel)
+    scores[points] = _adversarial_table(rng, n, k, kind)
+    # kernel values that reach each gap exactly, zero, negative, tiny
+    K = rng.choice([0.0, 0.5, 1.0, -1.0, 1e-300, 2.0, 0.25], size=(len(cells), n))
+    kernel[np.ix_(cells, points)] = K
+    losses = lr.removal_losses()
+    expected = _exhaustive_losses(scores[points], point_labels[points], K, labels[cells],
+                                  rivals[cells], tau[cells])
+    assert_array_equal(losses, expected)
+    assert np.argmin(losses) == np.argmin(expected)     # (the first of the least)
