@@ -218,23 +218,100 @@ SKB_VERSIONS(int, skb_axpy, (double *y, double a, const double *x, ptrdiff_t n),
     return 0;
 }
 
-/* y[c] += a0 x0[c], then += a1 x1[c], += a2 x2[c], += a3 x3[c], for c < n:
- * four skb_axpy in turn, bit for bit (each y[c] takes the four terms in
- * that order), with one load and store of y per four rows. */
-SKB_VERSIONS(int, skb_axpy4, (double *y, const double *a, const double *x0, const double *x1,
-                              const double *x2, const double *x3, ptrdiff_t n),
-             (y, a, x0, x1, x2, x3, n))
+/* out[r] = (sum_i a_i tau[c_i k + r]) scale for r < k, a_i = k_row[c_i] and
+ * c_i = order[i], i = 0 .. n-1: the class scores of a shared support set.
+ * Each sum starts from +0 and takes the terms in the order of i, each a
+ * product then an addition (no fused multiply-add), so that the two
+ * versions give the same bits.  The baseline runs the patterns one after
+ * another over the k sums in memory; the AVX2 version keeps up to 32 sums
+ * in registers over the whole pass (skb_class_scores_avx2). */
+static SKB_ALWAYS_INLINE void skb_class_scores_base(double *out, const double *k_row,
+                                                    const ptrdiff_t *order, ptrdiff_t n,
+                                                    const double *tau, ptrdiff_t k, double scale)
 {
-    ptrdiff_t c;
-    const double a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
-    for (c = 0; c < n; c++) {
-        double v = y[c];
-        v += a0 * x0[c];
-        v += a1 * x1[c];
-        v += a2 * x2[c];
-        v += a3 * x3[c];
-        y[c] = v;
+    ptrdiff_t i, r;
+    for (r = 0; r < k; r++)
+        out[r] = 0.0;
+    for (i = 0; i < n; i++) {
+        const double a = k_row[order[i]];
+        const double *x = tau + order[i] * k;
+        for (r = 0; r < k; r++)
+            out[r] += a * x[r];
     }
+    for (r = 0; r < k; r++)
+        out[r] *= scale;
+}
+
+#ifdef SKB_DISPATCH_AVX2
+/* the largest number of four-lane registers of sums in one pass */
+#define SKB_SCORE_VECTORS 8
+
+/* skb_class_scores for the classes r0 .. r0 + 4 nv - 1 (nv <= SKB_SCORE_VECTORS
+ * registers of four sums; the last register's lanes those of ``last``, a
+ * mask of the classes below k): one pass over the patterns, the sums in
+ * registers.  nv is a constant where it is called, so the loops over the
+ * registers unroll. */
+__attribute__((target("avx2"))) static SKB_ALWAYS_INLINE void skb_class_scores_pass(
+    double *out, const double *k_row, const ptrdiff_t *order, ptrdiff_t n, const double *tau,
+    ptrdiff_t k, double scale, ptrdiff_t r0, int nv, __m256i last)
+{
+    __m256d acc[SKB_SCORE_VECTORS];
+    const __m256d factor = _mm256_set1_pd(scale);
+    ptrdiff_t i;
+    int v;
+    for (v = 0; v < nv; v++)
+        acc[v] = _mm256_setzero_pd();
+    for (i = 0; i < n; i++) {
+        const __m256d a = _mm256_set1_pd(k_row[order[i]]);
+        const double *x = tau + order[i] * k + r0;
+        for (v = 0; v < nv - 1; v++)
+            acc[v] = _mm256_add_pd(acc[v], _mm256_mul_pd(a, _mm256_loadu_pd(x + 4 * v)));
+        acc[nv - 1] = _mm256_add_pd(
+            acc[nv - 1], _mm256_mul_pd(a, _mm256_maskload_pd(x + 4 * (nv - 1), last)));
+    }
+    for (v = 0; v < nv - 1; v++)
+        _mm256_storeu_pd(out + r0 + 4 * v, _mm256_mul_pd(acc[v], factor));
+    _mm256_maskstore_pd(out + r0 + 4 * (nv - 1), last, _mm256_mul_pd(acc[nv - 1], factor));
+}
+
+__attribute__((target("avx2"))) static void skb_class_scores_avx2(
+    double *out, const double *k_row, const ptrdiff_t *order, ptrdiff_t n, const double *tau,
+    ptrdiff_t k, double scale)
+{
+    const __m256i all = _mm256_set1_epi64x(-1);
+    ptrdiff_t r0 = 0, m;
+    for (; r0 + 4 * SKB_SCORE_VECTORS <= k; r0 += 4 * SKB_SCORE_VECTORS)
+        skb_class_scores_pass(out, k_row, order, n, tau, k, scale, r0, SKB_SCORE_VECTORS, all);
+    m = k - r0;     /* 0 .. 31 classes left */
+    if (m > 0) {
+        /* lane j of the last register is in use iff 4 ((m - 1) / 4) + j < m */
+        const ptrdiff_t used = m - 4 * ((m - 1) / 4);
+        const __m256i last = _mm256_cmpgt_epi64(_mm256_set1_epi64x(used),
+                                                _mm256_set_epi64x(3, 2, 1, 0));
+        switch ((m + 3) / 4) {
+        case 1: skb_class_scores_pass(out, k_row, order, n, tau, k, scale, r0, 1, last); break;
+        case 2: skb_class_scores_pass(out, k_row, order, n, tau, k, scale, r0, 2, last); break;
+        case 3: skb_class_scores_pass(out, k_row, order, n, tau, k, scale, r0, 3, last); break;
+        case 4: skb_class_scores_pass(out, k_row, order, n, tau, k, scale, r0, 4, last); break;
+        case 5: skb_class_scores_pass(out, k_row, order, n, tau, k, scale, r0, 5, last); break;
+        case 6: skb_class_scores_pass(out, k_row, order, n, tau, k, scale, r0, 6, last); break;
+        case 7: skb_class_scores_pass(out, k_row, order, n, tau, k, scale, r0, 7, last); break;
+        default: skb_class_scores_pass(out, k_row, order, n, tau, k, scale, r0, 8, last); break;
+        }
+    }
+}
+#endif
+
+static SKB_UNUSED int skb_class_scores(double *out, const double *k_row, const ptrdiff_t *order,
+                                       ptrdiff_t n, const double *tau, ptrdiff_t k, double scale)
+{
+#ifdef SKB_DISPATCH_AVX2
+    if (skb_avx2_chosen > 0) {
+        skb_class_scores_avx2(out, k_row, order, n, tau, k, scale);
+        return 0;
+    }
+#endif
+    skb_class_scores_base(out, k_row, order, n, tau, k, scale);
     return 0;
 }
 

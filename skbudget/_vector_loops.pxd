@@ -33,8 +33,8 @@ cdef extern from "_vector_loops.h" nogil:
                                   Py_ssize_t* count, Py_ssize_t* n_nan)
     Py_ssize_t skb_last_position(const Py_ssize_t* items, Py_ssize_t n, Py_ssize_t item)
     int skb_axpy(double* y, double a, const double* x, Py_ssize_t n)
-    int skb_axpy4(double* y, const double* a, const double* x0, const double* x1,
-                  const double* x2, const double* x3, Py_ssize_t n)
+    int skb_class_scores(double* out, const double* k_row, const Py_ssize_t* order,
+                         Py_ssize_t n, const double* tau, Py_ssize_t k, double scale)
     int skb_fma_available()
     int skb_transpose(const double* rows, Py_ssize_t c, Py_ssize_t d, double* out, Py_ssize_t ld)
     int skb_fma_dots_rows(const double* x, Py_ssize_t rows, const double* cols_t, Py_ssize_t ld,
