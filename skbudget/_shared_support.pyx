@@ -35,7 +35,7 @@ from libc.math cimport INFINITY
 
 from skbudget._engine cimport OnlineLearner
 from skbudget._numbers cimport is_nan, raise_not_finite, tie_tolerance
-from skbudget._vector_loops cimport (skb_class_scores, skb_nonfinite_flags,
+from skbudget._vector_loops cimport (skb_class_scores, skb_nonfinite_flags, skb_runner_up,
                                      skb_vector_loops_init)
 from skbudget._engine import _resized, size_problem
 
@@ -162,20 +162,10 @@ cdef class SharedSupportLearner(OnlineLearner):
         and ``m = DBL_MAX``, the largest finite margin (no rule updates, no
         mistake; finite, so that no rule's arithmetic meets an infinity).  A score that is not finite
         raises (an overflow of the coefficients)."""
-        cdef Py_ssize_t c, best = -1, k = self.n_outputs
+        cdef Py_ssize_t best = skb_runner_up(&self.scores[0], self.n_outputs, y)
         cdef const double* scores = &self.scores[0]
-        cdef double top = -INFINITY, v
-        # (a NaN or an infinity raises below; finite scores: the largest
-        # rival without a branch per class, then the first that has it)
-        for c in range(k):
-            v = scores[c] if c != y else -INFINITY
-            top = v if v > top else top
-        for c in range(k):
-            if c != y and scores[c] == top:
-                best = c
-                break
         runner[0] = best
-        if skb_nonfinite_flags(scores, k) >> 63:
+        if skb_nonfinite_flags(scores, self.n_outputs) >> 63:
             with gil:
                 raise ValueError(
                     "the class scores are not finite numbers: the coefficients overflowed "

@@ -364,6 +364,19 @@ SKB_VERSIONS(double, skb_dot16, (const double *a, const double *b, ptrdiff_t n),
     return ((s0 + s2) + (s1 + s3)) + skb_dot4(a + j, b + j, n - j);     /* + the last n % 16 */
 }
 
+/* out[c] = skb_dot16(rows + c n, x, n) for c < k: the products of k rows
+ * (n values each, contiguous) with one vector, bit for bit skb_dot16's sums,
+ * in one call (e.g. the class scores of a multi-class linear model). */
+SKB_VERSIONS(int, skb_dot16_rows,
+             (const double *rows, ptrdiff_t k, const double *x, ptrdiff_t n, double *out),
+             (rows, k, x, n, out))
+{
+    ptrdiff_t c;
+    for (c = 0; c < k; c++)
+        out[c] = skb_dot16_body(rows + c * n, x, n);
+    return 0;
+}
+
 /* <a, b> of float32 rows (a float32 store's): each product exact in double
  * (24-bit significands), summed in double as skb_dot16 sums, sixteen
  * partial sums (the AVX2 version converts four floats a register). */
@@ -672,6 +685,24 @@ static SKB_UNUSED ptrdiff_t skb_first_at_least(const double *values, ptrdiff_t n
         }
     }
     return first;
+}
+
+/* argmax_{c != y} values[c] over c < k, the lowest index among ties (-1
+ * when no c != y): the runner-up of a multi-class round.  For values that
+ * are not NaN (a caller checks them): the largest without a branch per
+ * value, then the first that has it. */
+static SKB_UNUSED ptrdiff_t skb_runner_up(const double *values, ptrdiff_t k, ptrdiff_t y)
+{
+    double top = -HUGE_VAL, v;
+    ptrdiff_t c;
+    for (c = 0; c < k; c++) {
+        v = c != y ? values[c] : -HUGE_VAL;
+        top = v > top ? v : top;
+    }
+    for (c = 0; c < k; c++)
+        if (c != y && values[c] == top)
+            return c;
+    return -1;
 }
 
 /* The last i < n with items[i] == item, or -1 (a search from the end). */
