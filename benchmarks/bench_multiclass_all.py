@@ -34,12 +34,17 @@ each data set against the binary rule's on the same rows with two classes
 with the budget full for most of the stream (B = 100), minimum over
 alternated repeats; the ratio of the two, per estimator, and the updates
 each made (the two streams need not update equally often: a rule whose
-updates cost most of a round is compared per update too).
+updates cost most of a round is compared per update too).  Beside it the
+warm round: one more ``partial_fit`` pass over the training rows on each
+model already fitted (at its budget: the same number of vectors), best of
+the same alternated repeats (``warm_*`` in the JSON).
 
 Usage::
 
     python benchmarks/bench_multiclass_all.py --quick   # 26-class set, B = 100, 1 order
     python benchmarks/bench_multiclass_all.py           # everything
+    python benchmarks/bench_multiclass_all.py --part round-cost --data letters26
+                                                        # the cost of a round only
 
 Writes ``benchmarks/results/multiclass_all[_quick].json``.
 """
@@ -157,8 +162,10 @@ def accuracy_table(data_name, sizes, orders):
 
 
 def round_cost(data_name, repeats, size=100):
-    """Shared fit time per row against the binary rule's, same rows and B
-    (the binary labels: the first half of the classes against the rest)."""
+    """Shared time per row against the binary rule's, same rows and B (the
+    binary labels: the first half of the classes against the rest): a fit
+    from scratch, and a warm round, one more ``partial_fit`` pass over the
+    rows on the model already fitted (at its budget)."""
     X_tr, _, y_tr, _ = load(data_name)
     binary = (y_tr >= len(np.unique(y_tr)) // 2).astype(int)
     out = {}
@@ -173,29 +180,45 @@ def round_cost(data_name, repeats, size=100):
             warnings.simplefilter("ignore")
             times = best_times_alternating([lambda: clone(shared).fit(X_tr, y_tr),
                                             lambda: clone(two).fit(X_tr, binary)], repeats)
+            fitted = [clone(shared).fit(X_tr, y_tr), clone(two).fit(X_tr, binary)]
+            updates = [int(np.sum(model.n_updates_)) for model in fitted]
+            warm = best_times_alternating([lambda: fitted[0].partial_fit(X_tr, y_tr),
+                                           lambda: fitted[1].partial_fit(X_tr, binary)],
+                                          repeats)
         us = [1e6 * t / len(y_tr) for t in times]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            updates = [int(np.sum(clone(shared).fit(X_tr, y_tr).n_updates_)),
-                       int(np.sum(clone(two).fit(X_tr, binary).n_updates_))]
+        warm_us = [1e6 * t / len(y_tr) for t in warm]
         out[label] = {"shared_us_per_row": us[0], "binary_us_per_row": us[1],
-                      "ratio": us[0] / us[1], "updates": updates}
+                      "ratio": us[0] / us[1], "updates": updates,
+                      "warm_shared_us_per_row": warm_us[0],
+                      "warm_binary_us_per_row": warm_us[1],
+                      "warm_ratio": warm_us[0] / warm_us[1]}
         print(f"  round cost {data_name} {label:<45} shared {us[0]:7.2f} us/row, binary {us[1]:7.2f} "
-              f"us/row, ratio {us[0] / us[1]:.2f} (updates {updates[0]} / {updates[1]})",
+              f"us/row, ratio {us[0] / us[1]:.2f} (updates {updates[0]} / {updates[1]}); "
+              f"warm {warm_us[0]:.2f} / {warm_us[1]:.2f}, ratio {warm_us[0] / warm_us[1]:.2f}",
               flush=True)
     return out
 
 
 def main():
     parser = quick_parser(__doc__, "the 26-class set at B = 100, one order")
+    parser.add_argument("--part", choices=["all", "round-cost"], default="all",
+                        help="round-cost: only the cost of a round (printed, no JSON written)")
+    parser.add_argument("--data", choices=list(GAMMA), default=None,
+                        help="one data set only (default: both; letters26 with --quick)")
     args = parser.parse_args()
     orders, sizes = (1, (100,)) if args.quick else (3, (100, 500))
     data_sets = ("letters26",) if args.quick else ("letters26", "mnist5k")
+    if args.data is not None:
+        data_sets = (args.data,)
+    repeats = 2 if args.quick else 5
+    if args.part == "round-cost":
+        for name in data_sets:
+            round_cost(name, repeats)
+        return
     results = {"orders": orders, "gamma": GAMMA}
     for name in data_sets:
         results[name] = accuracy_table(name, sizes, orders)
-    results["round_cost"] = {name: round_cost(name, 2 if args.quick else 5)
-                             for name in data_sets}
+    results["round_cost"] = {name: round_cost(name, repeats) for name in data_sets}
     write_json(RESULTS / f"multiclass_all{'_quick' if args.quick else ''}.json", results)
 
 

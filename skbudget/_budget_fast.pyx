@@ -609,6 +609,9 @@ cdef class SharedForgetronLearner(SharedMistakeDrivenLearner):
         cdef Py_ssize_t i, c, r, y, runner = -1, k = self.n_outputs
         cdef Py_ssize_t label = self.label[cell]
         cdef double sigma, mu, rival, v, phi = 1.0, shrunk, a_y, a_r
+        cdef double* newer
+        cdef const double* k_row
+        cdef const Py_ssize_t* order
         self.M += 1
         if self.self_tuned:
             # the new row is a (e_y - e_r): add it to the older vectors' sums
@@ -617,10 +620,13 @@ cdef class SharedForgetronLearner(SharedMistakeDrivenLearner):
                     runner = r
             a_y = self.new_row[label]
             a_r = self.new_row[runner]
+            newer = &self.newer_sum[0, 0]
+            k_row = &self.k_row[0]
+            order = &self.order[0]
             for i in range(self.n_sv - 1):
-                c = self.order[i]
-                self.newer_sum[c, label] += a_y * self.k_row[c]
-                self.newer_sum[c, runner] += a_r * self.k_row[c]
+                c = order[i]
+                newer[c * k + label] += a_y * k_row[c]
+                newer[c * k + runner] += a_r * k_row[c]
             for r in range(k):
                 self.newer_sum[cell, r] = 0.0
         if self.n_sv <= self.budget:

@@ -60,7 +60,8 @@ from skbudget._engine import _check_csr_rows, size_problem
 from skbudget._feature_learner cimport FeatureLearner
 from skbudget._numbers cimport is_finite, raise_not_finite
 from skbudget._shared_support cimport SharedSupportLearner
-from skbudget._vector_loops cimport skb_axpy, skb_dot16, skb_vector_loops_init
+from skbudget._vector_loops cimport (skb_axpy, skb_dot16, skb_dot16_rows, skb_nonfinite_flags,
+                                     skb_runner_up, skb_vector_loops_init)
 
 skb_vector_loops_init()     # the AVX2 loops where the CPU has AVX2
 skb_fourier_loops_init()    # FOGD's features: AVX-512 where the CPU has it too
@@ -744,7 +745,7 @@ cdef class MulticlassHingeLearner(FeatureLearner):
         """One round on the features ``z[0:n_features]`` of an example of
         class index ``label`` (see the class docstring); a label that is
         no class index, or a score that is not finite, raises."""
-        cdef Py_ssize_t c, y, runner = -1, k = self.n_outputs, n = self.n_features
+        cdef Py_ssize_t y, runner, k = self.n_outputs, n = self.n_features
         cdef double* W = &self.W[0, 0]
         cdef double* s = &self.class_scores[0]
         cdef double margin
@@ -752,12 +753,10 @@ cdef class MulticlassHingeLearner(FeatureLearner):
             with gil:
                 raise ValueError(f"the label must be a class index in [0, {k}); got {label}")
         y = <Py_ssize_t>label
-        for c in range(k):
-            s[c] = skb_dot16(W + c * n, z, n)
-            if not is_finite(s[c]):
-                raise_not_finite(b"A class score w_c.z(x)")
-            if c != y and (runner < 0 or s[c] > s[runner]):
-                runner = c
+        skb_dot16_rows(W, k, z, n, s)
+        if skb_nonfinite_flags(s, k) >> 63:
+            raise_not_finite(b"A class score w_c.z(x)")
+        runner = skb_runner_up(s, k, y)
         if runner < 0:
             return DBL_MAX          # one class: no rival, no update, no mistake (as
                                     # SharedSupportLearner.top_two_margin)

@@ -33,11 +33,10 @@ import numpy as np
 from libc.float cimport DBL_MAX, DBL_MIN
 from libc.math cimport INFINITY
 
-from libc.string cimport memset
-
 from skbudget._engine cimport OnlineLearner
 from skbudget._numbers cimport is_nan, raise_not_finite, tie_tolerance
-from skbudget._vector_loops cimport skb_axpy, skb_axpy4, skb_vector_loops_init
+from skbudget._vector_loops cimport (skb_class_scores, skb_nonfinite_flags, skb_runner_up,
+                                     skb_vector_loops_init)
 from skbudget._engine import _resized, size_problem
 
 skb_vector_loops_init()     # the AVX2 loops where the CPU has AVX2
@@ -117,28 +116,12 @@ cdef class SharedSupportLearner(OnlineLearner):
     cdef void compute_scores(self) noexcept nogil:
         """scores[r] = s_r(x_t) for every class, from the gathered kernel
         row (support patterns oldest first), times the global scale: every
-        class's sum takes the patterns' terms in their order, four patterns'
-        rows per pass of the vector loops (AVX2 where the CPU has it; the
-        same bits as one pass per pattern)."""
-        cdef Py_ssize_t i = 0, c, k = self.n_outputs, n = self.n_sv
-        cdef double* out = &self.scores[0]
-        cdef const double* k_row = &self.k_row[0]
-        cdef const Py_ssize_t* order = &self.order[0]
-        cdef const double* tau = &self.tau[0, 0]
-        cdef double a[4]
-        memset(out, 0, k * sizeof(double))
-        while i + 4 <= n:
-            a[0], a[1] = k_row[order[i]], k_row[order[i + 1]]
-            a[2], a[3] = k_row[order[i + 2]], k_row[order[i + 3]]
-            skb_axpy4(out, a, tau + order[i] * k, tau + order[i + 1] * k,
-                      tau + order[i + 2] * k, tau + order[i + 3] * k, k)
-            i += 4
-        while i < n:
-            c = order[i]
-            skb_axpy(out, k_row[c], tau + c * k, k)
-            i += 1
-        for i in range(k):
-            out[i] *= self.scale
+        class's sum takes the patterns' terms in their order
+        (``skb_class_scores``: with AVX2, up to 32 classes' sums kept in
+        registers over the whole pass; the same bits as one pass per
+        pattern)."""
+        skb_class_scores(&self.scores[0], &self.k_row[0], &self.order[0], self.n_sv,
+                         &self.tau[0, 0], self.n_outputs, self.scale)
 
     cdef int rescale(self, double factor) except -1 nogil:
         """Every coefficient row times ``factor`` > 0 in O(1), by the global
@@ -179,15 +162,10 @@ cdef class SharedSupportLearner(OnlineLearner):
         and ``m = DBL_MAX``, the largest finite margin (no rule updates, no
         mistake; finite, so that no rule's arithmetic meets an infinity).  A score that is not finite
         raises (an overflow of the coefficients)."""
-        cdef Py_ssize_t c, best = -1
+        cdef Py_ssize_t best = skb_runner_up(&self.scores[0], self.n_outputs, y)
         cdef const double* scores = &self.scores[0]
-        cdef double spread = 0.0
-        for c in range(self.n_outputs):
-            spread += scores[c] * 0.0     # NaN if any score is NaN or +-inf
-            if c != y and (best < 0 or scores[c] > scores[best]):
-                best = c
         runner[0] = best
-        if is_nan(spread):
+        if skb_nonfinite_flags(scores, self.n_outputs) >> 63:
             with gil:
                 raise ValueError(
                     "the class scores are not finite numbers: the coefficients overflowed "
@@ -384,4 +362,20 @@ def _resized_rows(arr, Py_ssize_t n):
     out = np.zeros((n, arr.shape[1]), dtype=arr.dtype)
     m = min(n, arr.shape[0])
     out[:m] = arr[:m]
+    return out
+
+
+def _class_scores(const double[::1] k_row, const Py_ssize_t[::1] order,
+                  const double[:, ::1] tau, double scale):
+    """Python access for the tests: ``skb_class_scores`` (a shared round's
+    class scores) of the patterns ``order`` (cells of ``k_row`` and rows of
+    ``tau``, each checked) times ``scale``."""
+    cdef Py_ssize_t n = order.shape[0], k = tau.shape[1]
+    if k < 1 or k_row.shape[0] < tau.shape[0] or (
+            n and not (0 <= np.min(order) and np.max(order) < tau.shape[0])):
+        raise ValueError("order must name rows of tau, each with a kernel value, k >= 1")
+    out = np.empty(k)
+    cdef double[::1] scores = out
+    skb_class_scores(&scores[0], &k_row[0] if k_row.shape[0] else NULL,
+                     &order[0] if n else NULL, n, &tau[0, 0] if tau.shape[0] else NULL, k, scale)
     return out

@@ -218,23 +218,100 @@ SKB_VERSIONS(int, skb_axpy, (double *y, double a, const double *x, ptrdiff_t n),
     return 0;
 }
 
-/* y[c] += a0 x0[c], then += a1 x1[c], += a2 x2[c], += a3 x3[c], for c < n:
- * four skb_axpy in turn, bit for bit (each y[c] takes the four terms in
- * that order), with one load and store of y per four rows. */
-SKB_VERSIONS(int, skb_axpy4, (double *y, const double *a, const double *x0, const double *x1,
-                              const double *x2, const double *x3, ptrdiff_t n),
-             (y, a, x0, x1, x2, x3, n))
+/* out[r] = (sum_i a_i tau[c_i k + r]) scale for r < k, a_i = k_row[c_i] and
+ * c_i = order[i], i = 0 .. n-1: the class scores of a shared support set.
+ * Each sum starts from +0 and takes the terms in the order of i, each a
+ * product then an addition (no fused multiply-add), so that the two
+ * versions give the same bits.  The baseline runs the patterns one after
+ * another over the k sums in memory; the AVX2 version keeps up to 32 sums
+ * in registers over the whole pass (skb_class_scores_avx2). */
+static SKB_ALWAYS_INLINE void skb_class_scores_base(double *out, const double *k_row,
+                                                    const ptrdiff_t *order, ptrdiff_t n,
+                                                    const double *tau, ptrdiff_t k, double scale)
 {
-    ptrdiff_t c;
-    const double a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
-    for (c = 0; c < n; c++) {
-        double v = y[c];
-        v += a0 * x0[c];
-        v += a1 * x1[c];
-        v += a2 * x2[c];
-        v += a3 * x3[c];
-        y[c] = v;
+    ptrdiff_t i, r;
+    for (r = 0; r < k; r++)
+        out[r] = 0.0;
+    for (i = 0; i < n; i++) {
+        const double a = k_row[order[i]];
+        const double *x = tau + order[i] * k;
+        for (r = 0; r < k; r++)
+            out[r] += a * x[r];
     }
+    for (r = 0; r < k; r++)
+        out[r] *= scale;
+}
+
+#ifdef SKB_DISPATCH_AVX2
+/* the largest number of four-lane registers of sums in one pass */
+#define SKB_SCORE_VECTORS 8
+
+/* skb_class_scores for the classes r0 .. r0 + 4 nv - 1 (nv <= SKB_SCORE_VECTORS
+ * registers of four sums; the last register's lanes those of ``last``, a
+ * mask of the classes below k): one pass over the patterns, the sums in
+ * registers.  nv is a constant where it is called, so the loops over the
+ * registers unroll. */
+__attribute__((target("avx2"))) static SKB_ALWAYS_INLINE void skb_class_scores_pass(
+    double *out, const double *k_row, const ptrdiff_t *order, ptrdiff_t n, const double *tau,
+    ptrdiff_t k, double scale, ptrdiff_t r0, int nv, __m256i last)
+{
+    __m256d acc[SKB_SCORE_VECTORS];
+    const __m256d factor = _mm256_set1_pd(scale);
+    ptrdiff_t i;
+    int v;
+    for (v = 0; v < nv; v++)
+        acc[v] = _mm256_setzero_pd();
+    for (i = 0; i < n; i++) {
+        const __m256d a = _mm256_set1_pd(k_row[order[i]]);
+        const double *x = tau + order[i] * k + r0;
+        for (v = 0; v < nv - 1; v++)
+            acc[v] = _mm256_add_pd(acc[v], _mm256_mul_pd(a, _mm256_loadu_pd(x + 4 * v)));
+        acc[nv - 1] = _mm256_add_pd(
+            acc[nv - 1], _mm256_mul_pd(a, _mm256_maskload_pd(x + 4 * (nv - 1), last)));
+    }
+    for (v = 0; v < nv - 1; v++)
+        _mm256_storeu_pd(out + r0 + 4 * v, _mm256_mul_pd(acc[v], factor));
+    _mm256_maskstore_pd(out + r0 + 4 * (nv - 1), last, _mm256_mul_pd(acc[nv - 1], factor));
+}
+
+__attribute__((target("avx2"))) static void skb_class_scores_avx2(
+    double *out, const double *k_row, const ptrdiff_t *order, ptrdiff_t n, const double *tau,
+    ptrdiff_t k, double scale)
+{
+    const __m256i all = _mm256_set1_epi64x(-1);
+    ptrdiff_t r0 = 0, m;
+    for (; r0 + 4 * SKB_SCORE_VECTORS <= k; r0 += 4 * SKB_SCORE_VECTORS)
+        skb_class_scores_pass(out, k_row, order, n, tau, k, scale, r0, SKB_SCORE_VECTORS, all);
+    m = k - r0;     /* 0 .. 31 classes left */
+    if (m > 0) {
+        /* lane j of the last register is in use iff 4 ((m - 1) / 4) + j < m */
+        const ptrdiff_t used = m - 4 * ((m - 1) / 4);
+        const __m256i last = _mm256_cmpgt_epi64(_mm256_set1_epi64x(used),
+                                                _mm256_set_epi64x(3, 2, 1, 0));
+        switch ((m + 3) / 4) {
+        case 1: skb_class_scores_pass(out, k_row, order, n, tau, k, scale, r0, 1, last); break;
+        case 2: skb_class_scores_pass(out, k_row, order, n, tau, k, scale, r0, 2, last); break;
+        case 3: skb_class_scores_pass(out, k_row, order, n, tau, k, scale, r0, 3, last); break;
+        case 4: skb_class_scores_pass(out, k_row, order, n, tau, k, scale, r0, 4, last); break;
+        case 5: skb_class_scores_pass(out, k_row, order, n, tau, k, scale, r0, 5, last); break;
+        case 6: skb_class_scores_pass(out, k_row, order, n, tau, k, scale, r0, 6, last); break;
+        case 7: skb_class_scores_pass(out, k_row, order, n, tau, k, scale, r0, 7, last); break;
+        default: skb_class_scores_pass(out, k_row, order, n, tau, k, scale, r0, 8, last); break;
+        }
+    }
+}
+#endif
+
+static SKB_UNUSED int skb_class_scores(double *out, const double *k_row, const ptrdiff_t *order,
+                                       ptrdiff_t n, const double *tau, ptrdiff_t k, double scale)
+{
+#ifdef SKB_DISPATCH_AVX2
+    if (skb_avx2_chosen > 0) {
+        skb_class_scores_avx2(out, k_row, order, n, tau, k, scale);
+        return 0;
+    }
+#endif
+    skb_class_scores_base(out, k_row, order, n, tau, k, scale);
     return 0;
 }
 
@@ -285,6 +362,19 @@ SKB_VERSIONS(double, skb_dot16, (const double *a, const double *b, ptrdiff_t n),
     s0 += s8; s1 += s9; s2 += s10; s3 += s11; s4 += s12; s5 += s13; s6 += s14; s7 += s15;
     s0 += s4; s1 += s5; s2 += s6; s3 += s7;
     return ((s0 + s2) + (s1 + s3)) + skb_dot4(a + j, b + j, n - j);     /* + the last n % 16 */
+}
+
+/* out[c] = skb_dot16(rows + c n, x, n) for c < k: the products of k rows
+ * (n values each, contiguous) with one vector, bit for bit skb_dot16's sums,
+ * in one call (e.g. the class scores of a multi-class linear model). */
+SKB_VERSIONS(int, skb_dot16_rows,
+             (const double *rows, ptrdiff_t k, const double *x, ptrdiff_t n, double *out),
+             (rows, k, x, n, out))
+{
+    ptrdiff_t c;
+    for (c = 0; c < k; c++)
+        out[c] = skb_dot16_body(rows + c * n, x, n);
+    return 0;
 }
 
 /* <a, b> of float32 rows (a float32 store's): each product exact in double
@@ -606,6 +696,24 @@ static SKB_UNUSED ptrdiff_t skb_first_at_least(const double *values, ptrdiff_t n
         }
     }
     return first;
+}
+
+/* argmax_{c != y} values[c] over c < k, the lowest index among ties (-1
+ * when no c != y): the runner-up of a multi-class round.  For values that
+ * are not NaN (a caller checks them): the largest without a branch per
+ * value, then the first that has it. */
+static SKB_UNUSED ptrdiff_t skb_runner_up(const double *values, ptrdiff_t k, ptrdiff_t y)
+{
+    double top = -HUGE_VAL, v;
+    ptrdiff_t c;
+    for (c = 0; c < k; c++) {
+        v = c != y ? values[c] : -HUGE_VAL;
+        top = v > top ? v : top;
+    }
+    for (c = 0; c < k; c++)
+        if (c != y && values[c] == top)
+            return c;
+    return -1;
 }
 
 /* The last i < n with items[i] == item, or -1 (a search from the end). */

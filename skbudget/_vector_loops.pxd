@@ -17,6 +17,8 @@ cdef extern from "_vector_loops.h" nogil:
     uint64_t skb_affine_arguments(double* row, Py_ssize_t n, double gamma, double coef0)
     uint64_t skb_nonfinite_flags(const double* values, Py_ssize_t n)
     double skb_dot16(const double* a, const double* b, Py_ssize_t n)
+    int skb_dot16_rows(const double* rows, Py_ssize_t k, const double* x, Py_ssize_t n,
+                       double* out)
     double skb_dot16_f32(const float* a, const float* b, Py_ssize_t n)
     int skb_widening_axpy(double* y, double a, const float* x, Py_ssize_t n)
     int skb_row_norms(const double* rows, Py_ssize_t c, Py_ssize_t d, double* out)
@@ -32,10 +34,11 @@ cdef extern from "_vector_loops.h" nogil:
     double skb_largest(const double* values, Py_ssize_t n)
     Py_ssize_t skb_first_at_least(const double* values, Py_ssize_t n, double threshold,
                                   Py_ssize_t* count, Py_ssize_t* n_nan)
+    Py_ssize_t skb_runner_up(const double* values, Py_ssize_t k, Py_ssize_t y)
     Py_ssize_t skb_last_position(const Py_ssize_t* items, Py_ssize_t n, Py_ssize_t item)
     int skb_axpy(double* y, double a, const double* x, Py_ssize_t n)
-    int skb_axpy4(double* y, const double* a, const double* x0, const double* x1,
-                  const double* x2, const double* x3, Py_ssize_t n)
+    int skb_class_scores(double* out, const double* k_row, const Py_ssize_t* order,
+                         Py_ssize_t n, const double* tau, Py_ssize_t k, double scale)
     int skb_fma_available()
     int skb_transpose(const double* rows, Py_ssize_t c, Py_ssize_t d, double* out, Py_ssize_t ld)
     int skb_fma_dots_rows(const double* x, Py_ssize_t rows, const double* cols_t, Py_ssize_t ld,

@@ -342,6 +342,22 @@ def test_forgetron_phi_is_the_largest_feasible_shrink(sigma, mu, room):
     assert phi == 1 or np.all(beyond > room * (1 - 1e-9))
 
 
+def _printed_by_both_versions(script):
+    """The JSON that ``script`` prints, run in a fresh interpreter with the
+    AVX2 loops and with the baseline loops (SKBUDGET_DISABLE_AVX2)."""
+    import json
+    import os
+    import subprocess
+    import sys
+    runs = []
+    for disable in ("", "1"):
+        env = dict(os.environ, SKBUDGET_DISABLE_AVX2=disable)
+        done = subprocess.run([sys.executable, "-c", script], env=env,
+                              capture_output=True, text=True, check=True)
+        runs.append(json.loads(done.stdout))
+    return runs
+
+
 _FIRST_AT_LEAST_CASES = """
 import json, numpy as np
 from skbudget._budget_fast import _first_at_least
@@ -363,11 +379,6 @@ def test_removal_search_counts_ties_and_nans_as_a_plain_loop():
     # takes values >= threshold and NaNs together, a second tells them
     # apart only when it found more than one: the answer of the plain loop,
     # with the AVX2 loops and with the baseline loops
-    import json
-    import os
-    import subprocess
-    import sys
-
     from skbudget._budget_fast import _first_at_least
     rng = np.random.RandomState(0)
     for n in list(range(0, 14)) + [31, 100, 101]:
@@ -380,13 +391,56 @@ def test_removal_search_counts_ties_and_nans_as_a_plain_loop():
                 expected = (int(np.argmax(at_least)) if at_least.any() else -1,
                             int(at_least.sum()), int(np.isnan(values).sum()))
                 assert _first_at_least(values, threshold) == expected, (values, threshold)
-    runs = []
-    for disable in ("", "1"):
-        env = dict(os.environ, SKBUDGET_DISABLE_AVX2=disable)
-        done = subprocess.run([sys.executable, "-c", _FIRST_AT_LEAST_CASES], env=env,
-                              capture_output=True, text=True, check=True)
-        runs.append(json.loads(done.stdout))
-    assert runs[0] == runs[1]
+    with_avx2, baseline = _printed_by_both_versions(_FIRST_AT_LEAST_CASES)
+    assert with_avx2 == baseline
+
+
+_CLASS_SCORES_CASES = """
+import json, numpy as np
+from skbudget._shared_support import _class_scores
+rng = np.random.RandomState(0)
+out = []
+for k in list(range(1, 42)) + [64, 67]:
+    for n in (0, 1, 3, 4, 5, 9, 37):
+        cells = n + 3
+        tau = rng.choice([-1.5, -1.0, 0.0, -0.0, 0.25, 1.0, 3.0], size=(cells, k))
+        tau += rng.normal(size=(cells, k)) * (rng.rand(cells, k) < 0.5)
+        k_row = rng.normal(size=cells)
+        if k % 7 == 0 and n:
+            k_row[rng.randint(cells)] = rng.choice([np.inf, -np.inf, np.nan])
+        order = rng.permutation(cells)[:n].astype(np.intp)
+        scores = _class_scores(k_row, order, tau, float(rng.choice([1.0, 0.5, -0.0, 3.1])))
+        out.append(np.where(np.isnan(scores), np.nan, scores).view(np.int64).tolist())
+print(json.dumps(out))
+"""
+
+
+def test_class_scores_sum_the_patterns_in_order_in_either_version():
+    # skb_class_scores (a shared round's class scores): every class's sum
+    # from +0, the patterns' terms in their order, then times the scale:
+    # the bits of the plain loop, with the AVX2 loops (sums kept in
+    # registers, blocks of 32 classes, a masked last register) and with the
+    # baseline loops
+    from skbudget._shared_support import _class_scores
+    rng = np.random.RandomState(1)
+    for k in (1, 2, 3, 4, 5, 8, 26, 31, 32, 33, 40, 65):
+        for n in (0, 1, 2, 7, 30):
+            tau = rng.normal(size=(n + 2, k)) * (rng.rand(n + 2, k) < 0.7)
+            tau[rng.rand(n + 2, k) < 0.1] = -0.0
+            k_row = rng.normal(size=n + 2)
+            order = rng.permutation(n + 2)[:n].astype(np.intp)
+            expected = np.zeros(k)
+            for r in range(k):
+                total = 0.0
+                for c in order:
+                    total = total + float(k_row[c]) * float(tau[c, r])
+                expected[r] = total * 0.75
+            got = _class_scores(k_row, order, tau, 0.75)
+            assert got.view(np.int64).tolist() == expected.view(np.int64).tolist(), (k, n)
+    with pytest.raises(ValueError, match="order must name rows"):
+        _class_scores(np.ones(2), np.array([2], dtype=np.intp), np.ones((2, 3)), 1.0)
+    with_avx2, baseline = _printed_by_both_versions(_CLASS_SCORES_CASES)
+    assert with_avx2 == baseline
 
 
 # ---------------------------------------------------------------------------
