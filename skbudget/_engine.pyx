@@ -52,7 +52,7 @@ from skbudget._vector_loops cimport (
     SKB_FMA_PADDING, skb_affine_arguments, skb_axpy, skb_dot16, skb_dot16_f32, skb_fma_block,
     skb_fma_dots_rows, skb_last_position,
     skb_nonfinite_flags, skb_rbf_arguments, skb_rbf_block_arguments, skb_replace_in_margins,
-    skb_row_norms, skb_transpose, skb_vector_loops_init,
+    skb_row_norms, skb_row_norms_f32, skb_transpose, skb_vector_loops_init,
 )
 
 cdef uint64_t MAX_UINT32 = 4294967295
@@ -105,8 +105,8 @@ def check_rows_to_themselves(const floating[:, ::1] X, int kind, double gamma, d
     the row with itself that is not finite, a NonFiniteKernelValues, or an
     'rbf' row whose squared norm overflows, a ValueError), the first such
     row's; the rows' squared norms computed as a dense call's rounds
-    compute them (``skb_row_norms``; float32 rows: ``skb_dot16_f32``, as a
-    float32 store's rounds).  ``kind`` and the parameters are the kernel's
+    compute them (``skb_row_norms``; float32 rows: ``skb_row_norms_f32``, as
+    a float32 store's rounds).  ``kind`` and the parameters are the kernel's
     (:meth:`OnlineLearner.use_store`)."""
     cdef KernelSpec kspec
     kspec.kind = kind
@@ -121,8 +121,7 @@ def check_rows_to_themselves(const floating[:, ::1] X, int kind, double gamma, d
         if floating is double:
             skb_row_norms(&X[0, 0], n, X.shape[1], &norms[0])
         else:
-            for i in range(n):
-                norms[i] = skb_dot16_f32(&X[i, 0], &X[i, 0], X.shape[1])
+            skb_row_norms_f32(&X[0, 0], n, X.shape[1], &norms[0])
         for i in range(n):
             _check_self_value(&kspec, kernel_to_itself(&kspec, norms[i]), norms[i])
 
@@ -1653,7 +1652,7 @@ cdef class OnlineLearner:
 
     cdef int compute_chunk_blocks32(self, const float* rows, Py_ssize_t c) except -1 nogil:
         """:meth:`compute_chunk_blocks` for a float32 store: the rows' squared
-        norms from their float32 values summed in float64 (``skb_dot16_f32``),
+        norms from their float32 values summed in float64 (``skb_row_norms_f32``),
         the inner products with the stored rows by one ``sgemm`` (float32:
         half the bytes of ``dgemm``'s operands and twice its products per
         instruction), widened to float64, then the same kernel arithmetic
@@ -1662,8 +1661,7 @@ cdef class OnlineLearner:
         cdef Py_ssize_t i, n = self.n_slots, d = self.n_features
         cdef float* products
         self.ensure_chunk_buffers(c, 0, 0)
-        for i in range(c):
-            self.chunk_sq_buffer[i] = skb_dot16_f32(&rows[i * d], &rows[i * d], d)
+        skb_row_norms_f32(rows, c, d, &self.chunk_sq_buffer[0])
         self.start_chunk_block(c, False)
         self.chunk_x32 = rows
         if n == 0:

@@ -54,8 +54,8 @@ from scipy.linalg.cython_blas cimport dgemm, sgemm
 from skbudget._cpu cimport avx512_tiles, fma_kernels_for
 from skbudget._kernel_rows cimport LINEAR_KERNEL, POLY_KERNEL, RBF_KERNEL, SIGMOID_KERNEL
 from skbudget._vector_loops cimport (SKB_FMA_PADDING, skb_affine_arguments, skb_axpy,
-                                     skb_dot16_f32, skb_fma_block, skb_integer_power,
-                                     skb_rbf_block_arguments, skb_row_norms, skb_transpose,
+                                     skb_fma_block, skb_integer_power, skb_rbf_block_arguments,
+                                     skb_row_norms, skb_row_norms_f32, skb_transpose,
                                      skb_vector_loops_init, skb_widening_axpy)
 
 skb_vector_loops_init()     # the AVX2 loops where the CPU has AVX2
@@ -204,7 +204,7 @@ cdef _tiled_expansion(X, const floating[:, ::1] V, const double[:, ::1] coef, in
         if floating is double:
             v_norms = np.einsum("ij,ij->i", V, V)
         else:
-            _float_row_norms(&V[0, 0], n_sv, d, &v_norms[0])
+            skb_row_norms_f32(&V[0, 0], n_sv, d, &v_norms[0])
     cdef const floating[:, ::1] VT = V[:0]
     cdef const floating[::1] data
     cdef const int[::1] indices
@@ -307,11 +307,12 @@ cdef void _csr_row_norms(const floating[::1] data, const int[::1] indptr, Py_ssi
 cdef void _row_norms(const floating* rows, Py_ssize_t c, Py_ssize_t d,
                      double* out) noexcept nogil:
     """out[i] = ||rows[i]||^2 in float64: training's sums (``skb_row_norms``)
-    of float64 rows, :func:`_float_row_norms` of float32 ones."""
+    of float64 rows, ``skb_row_norms_f32`` of float32 ones (a float32
+    store's)."""
     if floating is double:
         skb_row_norms(rows, c, d, out)
     else:
-        _float_row_norms(rows, c, d, out)
+        skb_row_norms_f32(rows, c, d, out)
 
 
 cdef void _fma_transpose(const floating* rows, Py_ssize_t m, Py_ssize_t d,
@@ -327,16 +328,6 @@ cdef void _fma_dots(const double* rows_t, Py_ssize_t m, const floating* vectors,
     """tile (m x t) = the inner products by ``skb_fma_block`` (float64 only)."""
     if floating is double:
         skb_fma_block(rows_t, m, m, vectors, t, d, tile, avx512)
-
-
-cdef void _float_row_norms(const float* rows, Py_ssize_t c, Py_ssize_t d,
-                           double* out) noexcept nogil:
-    """out[i] = ||rows[i]||^2 of float32 rows in float64, as a float32
-    store's training rounds sum them (``skb_dot16_f32``: each square exact,
-    sixteen partial sums)."""
-    cdef Py_ssize_t i
-    for i in range(c):
-        out[i] = skb_dot16_f32(rows + i * d, rows + i * d, d)
 
 
 cdef void _gemm_dots(const floating[:, ::1] Xb, const floating[:, ::1] V, Py_ssize_t c0,

@@ -853,6 +853,17 @@ static SKB_UNUSED int skb_row_norms(const double *rows, ptrdiff_t c, ptrdiff_t d
     return 0;
 }
 
+/* out[i] = ||rows[i]||^2 of c float32 rows of d values in double: a float32
+ * store's sums (skb_dot16_f32: each square exact), in training and in
+ * prediction alike. */
+static SKB_UNUSED int skb_row_norms_f32(const float *rows, ptrdiff_t c, ptrdiff_t d, double *out)
+{
+    ptrdiff_t i;
+    for (i = 0; i < c; i++)
+        out[i] = skb_dot16_f32(rows + i * d, rows + i * d, d);
+    return 0;
+}
+
 #ifdef SKB_DISPATCH_AVX2
 /* out[0 : min(4 NV, n_out)] for the 4 NV columns from col (rows ld apart):
  * NV registers of four sums each, one fused multiply-add chain per column.

@@ -22,6 +22,7 @@ cdef extern from "_vector_loops.h" nogil:
     double skb_dot16_f32(const float* a, const float* b, Py_ssize_t n)
     int skb_widening_axpy(double* y, double a, const float* x, Py_ssize_t n)
     int skb_row_norms(const double* rows, Py_ssize_t c, Py_ssize_t d, double* out)
+    int skb_row_norms_f32(const float* rows, Py_ssize_t c, Py_ssize_t d, double* out)
     int skb_block_moments(const double* x, Py_ssize_t n, double shift, double* mean,
                           double* m2)
     int skb_range(const double* x, Py_ssize_t n, double* lowest, double* highest)
